@@ -1,0 +1,36 @@
+"""The loss waterfall: mean point recall at each step of the chain."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import pandas as pd
+
+
+class Step(StrEnum):
+    PARSE = "parse"
+    CORPUS = "corpus"
+    CHUNK_INTACT = "chunk-intact"
+    POOL = "pool"
+    CONTEXT = "context"
+    ANSWER = "answer"
+
+
+STEPS = list(Step)
+
+
+def waterfall(recalls: pd.DataFrame, by_query_type: bool = False) -> pd.DataFrame:
+    """``recalls`` has columns sample_id, query_type, step, value; returns mean per step.
+
+    Each step is averaged over the samples where it was judged; ``n`` says how many.
+    """
+    keys = ["query_type", "step"] if by_query_type else ["step"]
+    if recalls.empty:
+        return pd.DataFrame(columns=[*keys, "recall", "n"])
+    grouped = (
+        recalls.groupby(keys, observed=True)["value"].agg(recall="mean", n="count").reset_index()
+    )
+    grouped["step"] = pd.Categorical(
+        grouped["step"], categories=[s.value for s in STEPS], ordered=True
+    )
+    return grouped.sort_values(keys).reset_index(drop=True)

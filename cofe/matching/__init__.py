@@ -1,0 +1,31 @@
+"""Keyword matching: normalisation modes, bad-label checks, one-pass keyword index."""
+
+from cofe.matching._compile import BadLabel, CompiledPoint, CompiledSample, compile_sample
+from cofe.matching._index import KeywordIndex, UnitIndex, fuzzy_in
+from cofe.matching._labels import STOPWORDS, label_problem
+from cofe.matching._normalize import (
+    MatchMode,
+    normalize_cofe_rag,
+    normalize_strict,
+    normalizer,
+    strict_tokens,
+    surface,
+)
+
+__all__ = [
+    "STOPWORDS",
+    "BadLabel",
+    "CompiledPoint",
+    "CompiledSample",
+    "KeywordIndex",
+    "MatchMode",
+    "UnitIndex",
+    "compile_sample",
+    "fuzzy_in",
+    "label_problem",
+    "normalize_cofe_rag",
+    "normalize_strict",
+    "normalizer",
+    "strict_tokens",
+    "surface",
+]

@@ -1,0 +1,62 @@
+"""Measures are immutable values whose name is also their CLI spelling and column.
+
+``KeywordRecall(cutoff=4)`` is written ``KeywordRecall@4`` everywhere. A measure
+says *what* is measured; the stage scorers decide *what it is applied to*.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+
+@dataclass(frozen=True, slots=True)
+class Unscored:
+    """A measure that could not be computed for a sample, and why (never a silent NaN)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Measure:
+    cutoff: int | None = None
+
+    NAME: ClassVar[str] = ""
+    NEEDS_CUTOFF: ClassVar[bool] = False
+    REGISTRY: ClassVar[dict[str, type[Measure]]] = {}
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        Measure.REGISTRY[cls.NAME] = cls
+
+    def __post_init__(self) -> None:
+        if self.NEEDS_CUTOFF and self.cutoff is None:
+            raise ValueError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@4")
+        if self.cutoff is not None and self.cutoff < 1:
+            raise ValueError(f"{self.NAME}: cutoff must be at least 1, got {self.cutoff}")
+
+    @property
+    def name(self) -> str:
+        return self.NAME if self.cutoff is None else f"{self.NAME}@{self.cutoff}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_SPELLING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:@(?P<cutoff>\d+))?$")
+
+
+def parse_measure(text: str) -> Measure:
+    """``"KeywordRecall@4"`` -> ``KeywordRecall(cutoff=4)``."""
+    match = _SPELLING.match(text.strip())
+    if not match or match["name"] not in Measure.REGISTRY:
+        known = ", ".join(sorted(Measure.REGISTRY))
+        raise ValueError(f"unknown measure {text!r}; known: {known}")
+    cutoff = int(match["cutoff"]) if match["cutoff"] else None
+    return Measure.REGISTRY[match["name"]](cutoff)
+
+
+def top(ranks_cutoff: int | None, rank: int | None) -> bool:
+    """Is a 1-based rank inside the cutoff (no cutoff: any found rank counts)?"""
+    return rank is not None and (ranks_cutoff is None or rank <= ranks_cutoff)

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence, Set
+
+from cofe.measures._base import Measure, Unscored
+
+
+class NDCG(Measure):
+    """nDCG@K with binary gains: a chunk is relevant when it came from a source document.
+
+    The ideal ranking puts ``min(K, chunks of the source documents in the corpus)``
+    relevant chunks first.
+    """
+
+    NAME = "nDCG"
+    NEEDS_CUTOFF = True
+
+    def compute(
+        self, doc_ids: Sequence[str | None], relevant: Set[str], relevant_in_corpus: int
+    ) -> float | Unscored:
+        if relevant_in_corpus == 0:
+            return Unscored("no chunk of the source document is in the corpus")
+        assert self.cutoff is not None
+        dcg = sum(
+            1.0 / math.log2(rank + 1)
+            for rank, doc in enumerate(doc_ids[: self.cutoff], start=1)
+            if doc in relevant
+        )
+        ideal = sum(
+            1.0 / math.log2(rank + 1) for rank in range(1, min(self.cutoff, relevant_in_corpus) + 1)
+        )
+        return dcg / ideal

@@ -1,0 +1,30 @@
+"""The run log: the single record of what a pipeline did, read by scoring and reports."""
+
+from cofe.runlog._models import (
+    RUNLOG_SCHEMA_VERSION,
+    Chunk,
+    Manifest,
+    ParsedDocument,
+    RankedChunk,
+    SampleRecord,
+    Stage,
+    StageError,
+)
+from cofe.runlog._schema import runlog_json_schema
+from cofe.runlog._store import RunLog, RunWriter, read_manifest, read_run
+
+__all__ = [
+    "RUNLOG_SCHEMA_VERSION",
+    "Chunk",
+    "Manifest",
+    "ParsedDocument",
+    "RankedChunk",
+    "RunLog",
+    "RunWriter",
+    "SampleRecord",
+    "Stage",
+    "StageError",
+    "read_manifest",
+    "read_run",
+    "runlog_json_schema",
+]

@@ -1,0 +1,73 @@
+"""Retrieval and reranking: where in a ranked list each information point becomes complete.
+
+Strict mode takes the union of the filtered chunks up to a rank, chunk by
+chunk (no match across two chunks). cofe-rag mode reproduces the reference
+evaluator: the filtered chunks are concatenated and searched as one string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from cofe.matching import CompiledSample, MatchMode
+from cofe.runlog import RankedChunk
+from cofe.stages._context import RunContext
+from cofe.stages._judgements import RankedHits
+
+
+def judge_ranked(
+    ctx: RunContext,
+    cs: CompiledSample,
+    ranked: Sequence[RankedChunk],
+    passes: Callable[[int], bool],
+) -> RankedHits:
+    units: list[int] = []
+    unknown: list[str] = []
+    for item in ranked:
+        unit = ctx.chunk_pos.get(item.chunk_id)
+        if unit is None:
+            unknown.append(item.chunk_id)
+        else:
+            units.append(unit)
+    passing = tuple(passes(unit) for unit in units)
+    mentions = tuple(ctx.mentions_coarse(cs, unit) for unit in units)
+    # flatten (point, slot) so each rank only looks at slots still unfound
+    slots = [(p, slot) for p, point in enumerate(cs.points) for slot in point.slots]
+    slot_rank: list[int | None] = [None] * len(slots)
+    open_slots = list(range(len(slots)))
+    chunks = ctx.chunks
+    exact_only = ctx.config.fuzzy is None
+    joined = ctx.config.mode is MatchMode.COFE_RAG
+    keywords = ctx.index.keywords
+    text = ""
+    for rank, (unit, ok) in enumerate(zip(units, passing, strict=True), start=1):
+        if not open_slots:
+            break
+        if not ok:
+            continue
+        if joined:
+            text += chunks.normalized[unit]
+            found = [s for s in open_slots if any(keywords[i] in text for i in slots[s][1])]
+        elif exact_only:
+            in_chunk = chunks.found[unit]
+            found = [s for s in open_slots if not in_chunk.isdisjoint(slots[s][1])]
+        else:
+            found = [s for s in open_slots if any(chunks.has(unit, i) for i in slots[s][1])]
+        if found:
+            for s in found:
+                slot_rank[s] = rank
+            open_slots = [s for s in open_slots if slot_rank[s] is None]
+
+    point_ranks: list[int | None] = []
+    missing: list[tuple[str, ...]] = []
+    position = 0
+    for point in cs.points:
+        ranks = slot_rank[position : position + len(point.slots)]
+        position += len(point.slots)
+        absent = tuple(shown for shown, r in zip(point.keywords, ranks, strict=True) if r is None)
+        missing.append(absent)
+        point_ranks.append(None if absent else max(r for r in ranks if r is not None))
+    doc_ids = tuple(ctx.chunk_doc[unit] for unit in units)
+    return RankedHits(
+        tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), tuple(unknown)
+    )
