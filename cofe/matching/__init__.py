@@ -5,6 +5,7 @@ from cofe.matching._index import KeywordIndex, UnitIndex, fuzzy_in
 from cofe.matching._labels import STOPWORDS, label_problem
 from cofe.matching._normalize import (
     MatchMode,
+    is_cjk,
     normalize_cofe_rag,
     normalize_strict,
     normalizer,
@@ -22,6 +23,7 @@ __all__ = [
     "UnitIndex",
     "compile_sample",
     "fuzzy_in",
+    "is_cjk",
     "label_problem",
     "normalize_cofe_rag",
     "normalize_strict",

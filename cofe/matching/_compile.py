@@ -80,13 +80,7 @@ def compile_sample(sample: EvalSample, index: KeywordIndex, mode: MatchMode) -> 
             shown.append(" | ".join(alternatives))
         if not point:
             bad.append(BadLabel(f"fine_keywords[{p}]", "", "empty information point"))
-        elif broken:
-            bad.append(
-                BadLabel(
-                    f"fine_keywords[{p}]", "", "point dropped: one of its keywords is unusable"
-                )
-            )
-        else:
+        elif not broken:  # a point with an unusable keyword is dropped; that keyword is reported
             points.append(CompiledPoint(p, tuple(shown), tuple(slots)))
 
     unscorable = None

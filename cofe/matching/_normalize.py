@@ -35,9 +35,14 @@ class MatchMode(StrEnum):
     COFE_RAG = "cofe-rag"
 
 
-def strict_tokens(text: str) -> list[str]:
-    """The strict-mode tokens of ``text`` (also used for BLEU and ROUGE-L)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+def strict_tokens(text: str, *, fold: bool = True) -> list[str]:
+    """The strict-mode tokens of ``text`` (also used for BLEU and ROUGE-L).
+
+    ``fold=False`` keeps the case, for callers that look at capitals.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    if fold:
+        text = text.casefold()
     if "," in text or "'" in text:
         text = _THOUSANDS.sub("", text)
     return _TOKEN.findall(text)

@@ -325,7 +325,14 @@ class _SampleScorer:
 
 _FATE_KEYS = ("parse", "corpus", "intact", "pool_rank", "context_rank", "answer")
 # nullable types: a stage that was not judged is <NA>, never a float NaN posing as a rank
-_FATE_TYPES = {"parse": "boolean", "corpus": "boolean", "intact": "boolean", "pool_rank": "Int64", "context_rank": "Int64", "answer": "boolean"}
+_FATE_TYPES = {
+    "parse": "boolean",
+    "corpus": "boolean",
+    "intact": "boolean",
+    "pool_rank": "Int64",
+    "context_rank": "Int64",
+    "answer": "boolean",
+}
 
 
 def _ranks(hits: tuple[bool, ...]) -> tuple[int | None, ...]:
@@ -411,7 +418,7 @@ def score_run(
                     str(evals.path),
                     line,
                     bad.field,
-                    f"bad label {bad.keyword!r} in sample {sample.id!r}: {bad.reason}; not matched",
+                    f"bad label {bad.keyword!r} in sample {sample.id!r}: {bad.reason}; its information point is not scored",
                 )
             )
     pool_cutoff = config.candidates or max(

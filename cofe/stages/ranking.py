@@ -21,16 +21,11 @@ def judge_ranked(
     ranked: Sequence[RankedChunk],
     passes: Callable[[int], bool],
 ) -> RankedHits:
-    units: list[int] = []
-    unknown: list[str] = []
-    for item in ranked:
-        unit = ctx.chunk_pos.get(item.chunk_id)
-        if unit is None:
-            unknown.append(item.chunk_id)
-        else:
-            units.append(unit)
-    passing = tuple(passes(unit) for unit in units)
-    mentions = tuple(ctx.mentions_coarse(cs, unit) for unit in units)
+    # an id the corpus lacks keeps its rank (the pipeline did put it there) but holds no text
+    units = [ctx.chunk_pos.get(item.chunk_id) for item in ranked]
+    unknown = tuple(item.chunk_id for item, unit in zip(ranked, units, strict=True) if unit is None)
+    passing = tuple(unit is not None and passes(unit) for unit in units)
+    mentions = tuple(unit is not None and ctx.mentions_coarse(cs, unit) for unit in units)
     # flatten (point, slot) so each rank only looks at slots still unfound
     slots = [(p, slot) for p, point in enumerate(cs.points) for slot in point.slots]
     slot_rank: list[int | None] = [None] * len(slots)
@@ -45,6 +40,7 @@ def judge_ranked(
             break
         if not ok:
             continue
+        assert unit is not None  # only known chunks pass
         if joined:
             text += chunks.normalized[unit]
             found = [s for s in open_slots if any(keywords[i] in text for i in slots[s][1])]
@@ -67,7 +63,5 @@ def judge_ranked(
         absent = tuple(shown for shown, r in zip(point.keywords, ranks, strict=True) if r is None)
         missing.append(absent)
         point_ranks.append(None if absent else max(r for r in ranks if r is not None))
-    doc_ids = tuple(ctx.chunk_doc[unit] for unit in units)
-    return RankedHits(
-        tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), tuple(unknown)
-    )
+    doc_ids = tuple(None if unit is None else ctx.chunk_doc[unit] for unit in units)
+    return RankedHits(tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), unknown)

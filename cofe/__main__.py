@@ -1,0 +1,5 @@
+import sys
+
+from cofe.cli import main
+
+sys.exit(main())

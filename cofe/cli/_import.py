@@ -1,0 +1,43 @@
+"""``cofe import FORMAT FILE -o evalset.jsonl``: convert a labelled set to cofe's format."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cofe.evalset import write_evalset
+from cofe.evalset.importers import IMPORTERS
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "import", help="import an eval set (cofe-rag, squad, jsonl)", description=__doc__
+    )
+    p.add_argument("format", choices=sorted(IMPORTERS))
+    p.add_argument("file", type=Path)
+    p.add_argument(
+        "-o", "--output", type=Path, required=True, help="native eval set to write (JSONL)"
+    )
+    p.add_argument("--docs-out", type=Path, help="squad: write each article as a text file here")
+    p.add_argument("--limit", type=int, help="keep only the first N samples")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = IMPORTERS[args.format](args.file)
+    samples = result.samples[: args.limit] if args.limit else result.samples
+    written = write_evalset(args.output, samples)
+    if args.docs_out and result.documents:
+        args.docs_out.mkdir(parents=True, exist_ok=True)
+        used = {s.source.doc for s in samples if s.source}
+        for name, text in result.documents.items():
+            if name in used:
+                (args.docs_out / name).write_text(text, encoding="utf-8")
+        print(f"wrote {len(used)} document(s) to {args.docs_out}")
+    for problem in result.problems:
+        print(f"skipped: {problem}", file=sys.stderr)
+    print(f"wrote {written} sample(s) to {args.output}")
+    print(json.dumps(result.stats, ensure_ascii=False))
+    return 0

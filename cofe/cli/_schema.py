@@ -1,0 +1,26 @@
+"""``cofe schema``: the JSON Schema of eval sets and run-log files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from cofe.runlog import runlog_json_schema
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "schema", help="print the JSON Schema of every run-log file", description=__doc__
+    )
+    p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    text = json.dumps(runlog_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        print(text, end="")
+    return 0

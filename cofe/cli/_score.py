@@ -1,0 +1,64 @@
+"""``cofe score RUN_DIR``: score every stage and print the waterfall and verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cofe.matching import MatchMode
+from cofe.report import render_result
+from cofe.stages import ScoreConfig, score_run
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score a recorded run stage by stage", description=__doc__)
+    p.add_argument(
+        "run_dir", type=Path, help="run directory (manifest.json, chunks.jsonl, samples.jsonl, ...)"
+    )
+    p.add_argument("--evalset", type=Path, help="eval set (default: RUN_DIR/evalset.jsonl)")
+    p.add_argument(
+        "--top-k", type=int, default=4, help="size of the context the generator saw (default 4)"
+    )
+    p.add_argument(
+        "--candidates", type=int, help="cutoff of the candidate pool (default: longest pool)"
+    )
+    p.add_argument("--mode", choices=[m.value for m in MatchMode], default=MatchMode.STRICT.value)
+    p.add_argument(
+        "--no-coarse-filter", action="store_true", help="count fine keywords in every chunk"
+    )
+    p.add_argument(
+        "--same-source",
+        action="store_true",
+        help="count only chunks of the sample's source document",
+    )
+    p.add_argument(
+        "--fuzzy",
+        type=float,
+        metavar="RATIO",
+        help="accept approximate matches (error ratio, e.g. 0.15)",
+    )
+    p.add_argument("--out", type=Path, help="where to write the tables (default: RUN_DIR/scores)")
+    p.add_argument(
+        "--json", action="store_true", help="print the summary as JSON instead of tables"
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = ScoreConfig(
+        top_k=args.top_k,
+        candidates=args.candidates,
+        mode=MatchMode(args.mode),
+        coarse_filter=not args.no_coarse_filter,
+        same_source=args.same_source,
+        fuzzy=args.fuzzy,
+    )
+    result = score_run(args.run_dir, args.evalset, config, progress=sys.stderr.isatty())
+    out = result.write(args.out or args.run_dir / "scores")
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render_result(result, files_in=str(out)))
+    return 0

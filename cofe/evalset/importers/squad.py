@@ -1,0 +1,272 @@
+"""SQuAD v1.1 and CMRC 2018 (same format) to eval samples.
+
+One sample per question. Its answers become one information point whose only
+keyword is the set of distinct answer texts (``any_of``); the gold paragraph
+is the source span in the exported article document.
+
+Coarse keywords -- the rule (``derive_coarse``):
+
+Candidates are contiguous token spans of the question (up to 8 words, or up
+to 12 CJK characters) that do not start or end with a stopword, contain no
+interrogative (what/which/who/..., 什么/哪/谁/多少/...), do not overlap an
+answer, are not a bad label, and occur in the gold paragraph (strict match).
+
+1. ``name``: the candidate that is a proper-noun phrase (every non-stopword
+   capitalised or a number, not counting the question's first word) with the
+   most words;
+2. ``title``: else the article title (underscores read as spaces), if the
+   paragraph contains it;
+3. ``question``: else the longest candidate;
+4. ``none``: else no coarse keyword; the sample is scored without a coarse filter.
+
+So a derived coarse keyword is always in the gold paragraph; the importer
+reports how often one was found and how often it sits within 300 characters
+of the answer (a proxy for "in the same chunk").
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from cofe._errors import InputError, InputProblem
+from cofe.evalset._sample import AnyOf, EvalSample, Keyword, QueryType, SourceRef
+from cofe.evalset.importers._result import ImportResult
+from cofe.evalset.importers.cofe_rag import _load_json
+from cofe.matching import (
+    STOPWORDS,
+    MatchMode,
+    is_cjk,
+    label_problem,
+    normalize_strict,
+    strict_tokens,
+    surface,
+)
+
+_INTERROGATIVES_EN = frozenset(
+    ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"]
+)
+_INTERROGATIVES_ZH = (
+    "什么",
+    "哪",
+    "谁",
+    "多少",
+    "几",
+    "怎么",
+    "怎样",
+    "如何",
+    "为何",
+    "为什么",
+    "吗",
+)
+_UNSAFE = re.compile(r'[\\/:*?"<>|\s]+')
+NEAR_ANSWER_CHARS = 300
+
+
+def derive_coarse(
+    question: str, paragraph: str, answers: list[str], title: str
+) -> tuple[str | None, str]:
+    """The coarse keyword for a question, and which step of the rule chose it."""
+    raw = strict_tokens(question, fold=False)
+    tokens = [token.casefold() for token in raw]
+    norm_paragraph = normalize_strict(paragraph)
+    norm_answers = [normalize_strict(answer) for answer in answers]
+    best_name: tuple[int, int, int] | None = None
+    best_any: tuple[int, int] | None = None
+    name_text = any_text = None
+    for start in range(len(tokens)):
+        for end in range(start + 1, len(tokens) + 1):
+            span = tokens[start:end]
+            cjk = all(is_cjk(t) for t in span)
+            if end - start > (12 if cjk else 8):
+                break
+            if span[0] in STOPWORDS or span[-1] in STOPWORDS:
+                continue
+            text = surface(span)
+            if any(t in _INTERROGATIVES_EN for t in span) or any(
+                w in text for w in _INTERROGATIVES_ZH
+            ):
+                continue
+            normalized = " " + " ".join(span) + " "
+            if label_problem(normalized, MatchMode.STRICT) is not None:
+                continue
+            if any(normalized in a or (a.strip() and a in normalized) for a in norm_answers):
+                continue
+            if normalized not in norm_paragraph:
+                continue
+            # a proper-noun phrase: every non-stopword is capitalised or a number ("Super Bowl 50"),
+            # one at least capitalised; the question's first word is capitalised anyway
+            content = [i for i in range(start, end) if tokens[i] not in STOPWORDS]
+            capitalised = [raw[i][:1].isupper() for i in content]
+            if (
+                start > 0
+                and any(capitalised)
+                and all(
+                    cap or raw[i].isdigit() for cap, i in zip(capitalised, content, strict=True)
+                )
+            ):
+                key = (len(content), len(text), -start)
+                if best_name is None or key > best_name:
+                    best_name, name_text = key, surface(raw[start:end])
+            key2 = (len(text), -start)
+            if best_any is None or key2 > best_any:
+                best_any, any_text = key2, surface(raw[start:end])
+    if name_text is not None:
+        return name_text, "name"
+    readable = title.replace("_", " ").strip()
+    if readable and normalize_strict(readable) and normalize_strict(readable) in norm_paragraph:
+        return readable, "title"
+    if any_text is not None:
+        return any_text, "question"
+    return None, "none"
+
+
+def _doc_name(title: str, taken: set[str]) -> str:
+    base = _UNSAFE.sub("_", title).strip("._") or "article"
+    name, n = f"{base}.txt", 1
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}.txt"
+    taken.add(name)
+    return name
+
+
+def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) -> ImportResult:
+    path = Path(path)
+    data = _load_json(path)
+    articles = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(articles, list):
+        raise InputError(
+            InputProblem(str(path), None, "data", "expected SQuAD format: {'data': [articles]}")
+        )
+    dataset = dataset or path.stem
+    result = ImportResult([])
+    taken: set[str] = set()
+    counts = {
+        "articles": 0,
+        "paragraphs": 0,
+        "questions": 0,
+        "imported": 0,
+        "coarse_from_name": 0,
+        "coarse_from_title": 0,
+        "coarse_from_question": 0,
+        "coarse_none": 0,
+        "coarse_near_answer": 0,
+        "answer_start_mismatch": 0,
+    }
+    seen_ids: set[str] = set()
+    for a, article in enumerate(articles):
+        where_a = f"data[{a}]"
+        try:
+            title = str(article["title"])
+            paragraphs = article["paragraphs"]
+        except (KeyError, TypeError) as error:
+            result.problems.append(InputProblem(str(path), None, where_a, f"missing field {error}"))
+            continue
+        name = _doc_name(title, taken)
+        parts: list[str] = []
+        offset = 0
+        counts["articles"] += 1
+        for p, paragraph in enumerate(paragraphs):
+            where_p = f"{where_a}.paragraphs[{p}]"
+            context = paragraph.get("context") if isinstance(paragraph, dict) else None
+            if not isinstance(context, str):
+                result.problems.append(
+                    InputProblem(str(path), None, f"{where_p}.context", "missing or not text")
+                )
+                continue
+            if parts:
+                offset += 2  # the "\n\n" joining paragraphs
+            start = offset
+            parts.append(context)
+            offset += len(context)
+            counts["paragraphs"] += 1
+            for q, qa in enumerate(paragraph.get("qas", [])):
+                counts["questions"] += 1
+                sample = _question(
+                    path,
+                    f"{where_p}.qas[{q}]",
+                    qa,
+                    context,
+                    start,
+                    title,
+                    name,
+                    dataset,
+                    counts,
+                    result,
+                )
+                if sample is None:
+                    continue
+                if sample.id in seen_ids:
+                    result.problems.append(
+                        InputProblem(
+                            str(path),
+                            None,
+                            f"{where_p}.qas[{q}].id",
+                            f"duplicate id {sample.id!r}; skipped",
+                        )
+                    )
+                    continue
+                seen_ids.add(sample.id)
+                result.samples.append(sample)
+        result.documents[name] = "\n\n".join(parts)
+    counts["imported"] = len(result.samples)
+    found = (
+        counts["coarse_from_name"] + counts["coarse_from_title"] + counts["coarse_from_question"]
+    )
+    counts["coarse_found_share"] = round(found / max(counts["imported"], 1), 4)
+    counts["coarse_near_answer_share"] = round(counts["coarse_near_answer"] / max(found, 1), 4)
+    result.stats = counts
+    return result
+
+
+def _question(
+    path, where, qa, context, start, title, doc_name, dataset, counts, result
+) -> EvalSample | None:
+    if not isinstance(qa, dict):
+        result.problems.append(InputProblem(str(path), None, where, "expected an object"))
+        return None
+    answers = [
+        a for a in qa.get("answers") or [] if isinstance(a, dict) and str(a.get("text", "")).strip()
+    ]
+    if not answers:
+        result.problems.append(
+            InputProblem(str(path), None, f"{where}.answers", "no answer text; question skipped")
+        )
+        return None
+    texts = list(dict.fromkeys(str(a["text"]).strip() for a in answers))
+    keyword: Keyword = texts[0] if len(texts) == 1 else AnyOf(any_of=texts)
+    starts = []
+    for answer in answers:
+        s = answer.get("answer_start")
+        if isinstance(s, int) and context[s : s + len(str(answer["text"]))] == answer["text"]:
+            starts.append(start + s)
+        else:
+            counts["answer_start_mismatch"] += 1
+    coarse, how = derive_coarse(str(qa.get("question", "")), context, texts, title)
+    counts["coarse_none" if how == "none" else f"coarse_from_{how}"] += 1
+    if coarse and starts:
+        lo = max(0, starts[0] - start - NEAR_ANSWER_CHARS)
+        hi = starts[0] - start + len(texts[0]) + NEAR_ANSWER_CHARS
+        if normalize_strict(coarse) in normalize_strict(context[lo:hi]):
+            counts["coarse_near_answer"] += 1
+    try:
+        return EvalSample(
+            id=str(qa.get("id") or where),
+            query=qa.get("question"),
+            query_type=QueryType.FACTUAL,
+            coarse_keywords=[coarse] if coarse else [],
+            fine_keywords=[[keyword]],
+            reference_answer=texts[0],
+            source=SourceRef(doc=doc_name, start=start, end=start + len(context)),
+            meta={"dataset": dataset, "title": title, "answer_starts": starts, "coarse_rule": how},
+        )
+    except ValidationError as error:
+        problem = InputProblem.from_validation(str(path), None, error)
+        result.problems.append(
+            InputProblem(str(path), None, f"{where}.{problem.field}", problem.message)
+        )
+        return None

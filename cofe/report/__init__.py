@@ -1,0 +1,5 @@
+"""Human-readable renderings of score results."""
+
+from cofe.report._text import format_table, render_result
+
+__all__ = ["format_table", "render_result"]

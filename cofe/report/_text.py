@@ -1,0 +1,135 @@
+"""Plain-text tables for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from cofe.stages import ScoreResult
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Left-aligned first column, right-aligned numbers; floats to 3 decimals."""
+
+    def cell(value: object) -> str:
+        if value is None or (isinstance(value, float) and pd.isna(value)):
+            return "-"
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        return str(value)
+
+    cells = [[cell(v) for v in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [values[0].ljust(widths[0])] + [
+            v.rjust(w) for v, w in zip(values[1:], widths[1:], strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(list(header)), rule, *(line(r) for r in cells)])
+
+
+def _waterfall_table(result: ScoreResult) -> str:
+    overall = result.waterfall()
+    if overall.empty:
+        return "(no stage could be judged)"
+    by_type = result.waterfall(by_query_type=True)
+    types = (
+        sorted(by_type["query_type"].unique()) if len(by_type["query_type"].unique()) > 1 else []
+    )
+    header = ["step", "recall", "n", *types]
+    rows = []
+    for _, row in overall.iterrows():
+        per_type = [
+            _lookup(by_type, {"query_type": qtype, "step": row["step"]}, "recall")
+            for qtype in types
+        ]
+        rows.append([str(row["step"]), row["recall"], int(row["n"]), *per_type])
+    return format_table(header, rows)
+
+
+def _lookup(frame: pd.DataFrame, where: dict[str, object], column: str) -> object:
+    mask = pd.Series(True, index=frame.index)
+    for key, value in where.items():
+        mask &= frame[key] == value
+    values = frame.loc[mask, column]
+    return values.iloc[0] if len(values) else None
+
+
+def _verdict_table(result: ScoreResult) -> str:
+    counts = result.verdict_counts()
+    total = int(counts["count"].sum()) or 1
+    by_type = result.verdict_counts(by_query_type=True)
+    types = (
+        sorted(by_type["query_type"].unique()) if len(by_type["query_type"].unique()) > 1 else []
+    )
+    rows = []
+    for _, row in counts.iterrows():
+        per_type = [
+            _lookup(by_type, {"query_type": qtype, "verdict": row["verdict"]}, "count") or 0
+            for qtype in types
+        ]
+        rows.append(
+            [str(row["verdict"]), int(row["count"]), f"{row['count'] / total:.1%}", *per_type]
+        )
+    return format_table(["verdict", "count", "share", *types], rows)
+
+
+def render_result(result: ScoreResult, *, files_in: str | None = None, examples: int = 3) -> str:
+    cfg = result.config
+    summary = result.to_dict()
+    n = summary["samples"]
+    lines = [
+        f"cofe score: run {result.run_id!r} ({result.run})",
+        f"mode {cfg.mode}, context top-{cfg.top_k}, coarse filter {'on' if cfg.coarse_filter else 'off'}"
+        + (", same-source filter on" if cfg.same_source else "")
+        + (f", fuzzy error ratio {cfg.fuzzy}" if cfg.fuzzy else ""),
+        f"samples: {n['in_evalset']} in the eval set, {n['scored']} scored, {n['unscorable']} unscorable",
+        "",
+        "Loss waterfall (mean share of information points still present)",
+        _waterfall_table(result),
+        "",
+        "Verdicts (first stage that lost an information point)",
+        _verdict_table(result),
+        "",
+        "Stage measures",
+        format_table(
+            ["stage", "measure", "mean", "n"],
+            [
+                [r["stage"], r["measure"], r["mean"], int(r["n"])]
+                for _, r in result.summary().iterrows()
+            ],
+        ),
+    ]
+    bad = result.verdicts[~result.verdicts["verdict"].isin(["pass"])]
+    if examples and not bad.empty:
+        lines += ["", "Examples of bad cases"]
+        for _, row in bad.groupby("verdict", sort=False).head(1).head(examples * 2).iterrows():
+            lines.append(
+                f"  [{row['verdict']}] {row['sample_id']}: {_shorten(row['explanation'], 220)}"
+            )
+    if result.skipped.shape[0]:
+        reasons = (
+            result.skipped.groupby(["stage", "measure", "reason"])
+            .size()
+            .sort_values(ascending=False)
+        )
+        lines += ["", "Not measured (sample count and reason)"]
+        for (stage, measure, reason), count in reasons.head(8).items():
+            lines.append(f"  {count:>6}  {stage}/{measure}: {reason}")
+    if result.problems:
+        lines += ["", f"{len(result.problems)} input problem(s); first ones:"]
+        lines += [f"  {p}" for p in result.problems[:5]]
+    if files_in:
+        lines += [
+            "",
+            f"Files: {files_in}/ scores.csv points.csv verdicts.jsonl skipped.csv problems.txt summary.json",
+        ]
+    return "\n".join(lines)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
