@@ -34,6 +34,11 @@ def read_jsonl(
     for index, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
+        try:  # fast path: pydantic parses and validates the bytes in one go
+            yield index, model.model_validate_json(raw)
+            continue
+        except ValidationError:
+            pass  # parse again below to name the precise problem
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:

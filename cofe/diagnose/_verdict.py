@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -35,7 +36,7 @@ class StageOutcome:
 
     stage: Stage
     hits: tuple[bool, ...]
-    why: tuple[str, ...]  # per point; read only where the point is absent
+    why: Callable[[int], str]  # point index -> why it is absent; called only for the verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +53,11 @@ def diagnose(
     """Walk the stages in pipeline order; the verdict is the earliest stage losing any point."""
     outcomes = sorted(outcomes, key=lambda outcome: STAGE_ORDER[outcome.stage])
     lost_at: list[Stage | None] = []
-    reasons: list[str] = []
+    reasons: list[Callable[[int], str] | None] = []
     for p in range(len(point_labels)):
         first = next((o for o in outcomes if not o.hits[p]), None)
         lost_at.append(first.stage if first else None)
-        reasons.append(first.why[p] if first else "")
+        reasons.append(first.why if first else None)
     losses = [stage for stage in lost_at if stage is not None]
     first_loss = min(losses, key=STAGE_ORDER.__getitem__) if losses else None
     if error is not None and (
@@ -76,7 +77,7 @@ def diagnose(
             tuple(lost_at),
         )
     details = [
-        f"point {p} [{point_labels[p]}]: {reasons[p]}"
+        f"point {p} [{point_labels[p]}]: {reasons[p](p)}"  # type: ignore[misc]
         for p, stage in enumerate(lost_at)
         if stage is first_loss
     ]

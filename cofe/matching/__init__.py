@@ -1,6 +1,14 @@
 """Keyword matching: normalisation modes, bad-label checks, one-pass keyword index."""
 
-from cofe.matching._compile import BadLabel, CompiledPoint, CompiledSample, compile_sample
+from cofe.matching._compile import (
+    BadLabel,
+    CompiledPoint,
+    CompiledSample,
+    KeywordCache,
+    compile_sample,
+    keyword_texts,
+    register_keywords,
+)
 from cofe.matching._index import KeywordIndex, UnitIndex, fuzzy_in
 from cofe.matching._labels import STOPWORDS, label_problem
 from cofe.matching._normalize import (
@@ -18,16 +26,19 @@ __all__ = [
     "BadLabel",
     "CompiledPoint",
     "CompiledSample",
+    "KeywordCache",
     "KeywordIndex",
     "MatchMode",
     "UnitIndex",
     "compile_sample",
     "fuzzy_in",
     "is_cjk",
+    "keyword_texts",
     "label_problem",
     "normalize_cofe_rag",
     "normalize_strict",
     "normalizer",
+    "register_keywords",
     "strict_tokens",
     "surface",
 ]

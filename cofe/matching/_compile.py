@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from cofe._parallel import fork_map
 from cofe.evalset._sample import EvalSample, keyword_alternatives
 from cofe.matching._index import KeywordIndex
 from cofe.matching._labels import label_problem
@@ -38,22 +40,65 @@ class CompiledSample:
     unscorable: str | None  # why no stage can be scored, or None
 
 
-def compile_sample(sample: EvalSample, index: KeywordIndex, mode: MatchMode) -> CompiledSample:
+KeywordCache = dict[str, tuple[int | None, str | None]]
+"""Keyword text -> (keyword id, or None with the bad-label reason)."""
+
+
+def keyword_texts(sample: EvalSample) -> list[str]:
+    """Every keyword string of a sample: coarse ones and every alternative of fine ones."""
+    texts = list(sample.coarse_keywords)
+    for point in sample.fine_keywords:
+        for keyword in point:
+            texts.extend(keyword_alternatives(keyword))
+    return texts
+
+
+def _normalize_slice(state: tuple[list[str], MatchMode], bounds: tuple[int, int]) -> list[str]:
+    texts, mode = state
+    normalize = normalizer(mode)
+    return [normalize(text) for text in texts[bounds[0] : bounds[1]]]
+
+
+def register_keywords(
+    samples: list[EvalSample], index: KeywordIndex, mode: MatchMode, workers: int = 1
+) -> KeywordCache:
+    """Normalise every distinct keyword once (in parallel when large) and give it an id."""
+    distinct = list(dict.fromkeys(text for sample in samples for text in keyword_texts(sample)))
+    parts = fork_map(
+        _normalize_slice, (distinct, mode), len(distinct), slice_size=20_000, workers=workers
+    )
+    cache: KeywordCache = {}
+    for text, normalized in zip(distinct, (n for part in parts for n in part), strict=True):
+        reason = label_problem(normalized, mode)
+        cache[text] = (None if reason else index.add(normalized), reason)
+    return cache
+
+
+def compile_sample(
+    sample: EvalSample,
+    index: KeywordIndex,
+    mode: MatchMode,
+    cache: KeywordCache | None = None,
+) -> CompiledSample:
+    """``cache`` (keyword text -> id or bad-label reason) may be shared across samples."""
     normalize = normalizer(mode)
     bad: list[BadLabel] = []
+    known = {} if cache is None else cache
 
-    def usable(text: str, field: str) -> int | None:
-        normalized = normalize(text)
-        reason = label_problem(normalized, mode)
-        if reason is not None:
-            bad.append(BadLabel(field, text, reason))
-            return None
-        return index.add(normalized)
+    def usable(text: str, field: Callable[[], str]) -> int | None:
+        entry = known.get(text)
+        if entry is None:
+            normalized = normalize(text)
+            reason = label_problem(normalized, mode)
+            entry = known[text] = (None if reason else index.add(normalized), reason)
+        if entry[1] is not None:
+            bad.append(BadLabel(field(), text, entry[1]))
+        return entry[0]
 
     coarse_ids: list[int] = []
     coarse_text: list[str] = []
     for position, keyword in enumerate(sample.coarse_keywords):
-        ident = usable(keyword, f"coarse_keywords[{position}]")
+        ident = usable(keyword, lambda: f"coarse_keywords[{position}]")  # noqa: B023 (called at once)
         if ident is not None and ident not in coarse_ids:
             coarse_ids.append(ident)
             coarse_text.append(keyword)
@@ -67,10 +112,8 @@ def compile_sample(sample: EvalSample, index: KeywordIndex, mode: MatchMode) -> 
             alternatives = keyword_alternatives(keyword)
             ids = []
             for a, text in enumerate(alternatives):
-                where = f"fine_keywords[{p}][{k}]" + (
-                    "" if isinstance(keyword, str) else f".any_of[{a}]"
-                )
-                ident = usable(text, where)
+                suffix = "" if isinstance(keyword, str) else f".any_of[{a}]"
+                ident = usable(text, lambda: f"fine_keywords[{p}][{k}]{suffix}")  # noqa: B023
                 if ident is not None and ident not in ids:
                     ids.append(ident)
             if not ids:

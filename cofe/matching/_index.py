@@ -1,53 +1,63 @@
-"""Find every keyword of an eval set in a text with one Aho-Corasick pass."""
+"""Where keywords occur in a set of normalised texts (chunks or documents).
+
+Exact containment is a substring test on normalised text: the strict normal
+form puts a space on each side of every token, so a test of ``" kw "`` only
+ever matches whole tokens. Keywords that must be looked up across the whole
+corpus (``indexed``: coarse keywords, and fine keywords of samples with no
+coarse filter) get posting lists from one Aho-Corasick pass over all texts;
+any other keyword is only ever tested against a handful of chunks.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import ahocorasick
 from rapidfuzz import fuzz, process
 
+from cofe._parallel import fork_map
+
 
 class KeywordIndex:
-    """Distinct normalised keywords, each with an integer id, and their automaton."""
+    """Distinct normalised keywords, each with an integer id."""
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self.keywords: list[str] = []
-        self._automaton: ahocorasick.Automaton | None = None
 
     def add(self, normalized: str) -> int:
         ident = self._ids.get(normalized)
         if ident is None:
             ident = self._ids[normalized] = len(self.keywords)
             self.keywords.append(normalized)
-            self._automaton = None
         return ident
 
-    def _built(self) -> ahocorasick.Automaton | None:
-        if self._automaton is None and self.keywords:
-            automaton = ahocorasick.Automaton()
-            for ident, keyword in enumerate(self.keywords):
-                automaton.add_word(keyword, ident)
-            automaton.make_automaton()
-            self._automaton = automaton
-        return self._automaton
+    def automaton(self, ids: Iterable[int]) -> ahocorasick.Automaton | None:
+        """An Aho-Corasick automaton finding the given keywords (None when there are none)."""
+        automaton = ahocorasick.Automaton()
+        for ident in ids:
+            automaton.add_word(self.keywords[ident], ident)
+        if len(automaton) == 0:
+            return None
+        automaton.make_automaton()
+        return automaton
 
-    def scan(self, normalized_text: str) -> set[int]:
-        """Ids of the keywords that occur in an already normalised text."""
-        automaton = self._built()
-        if automaton is None or not normalized_text:
-            return set()
-        return {ident for _, ident in automaton.iter(normalized_text)}
+
+def scan(automaton: ahocorasick.Automaton | None, normalized_text: str) -> set[int]:
+    """Ids of the automaton's keywords that occur in a normalised text."""
+    if automaton is None or not normalized_text:
+        return set()
+    return {ident for _, ident in automaton.iter(normalized_text)}
 
 
 class UnitIndex:
-    """Texts (chunks, documents) normalised once and scanned once for all keywords.
+    """Normalised texts and keyword look-ups over them; see the module docstring.
 
-    ``has`` and ``units_with`` answer exact matches from the scan; with a fuzzy
-    error ratio they also accept an approximate match (rapidfuzz partial ratio)
-    for keywords long enough for that to mean something, computed lazily.
+    With ``lazy=True`` a text is normalised the first time it is needed (for
+    documents, of which a run usually needs few). With a fuzzy error ratio,
+    keywords long enough for it also match approximately (rapidfuzz partial
+    ratio), computed on demand and remembered.
     """
 
     def __init__(
@@ -56,39 +66,79 @@ class UnitIndex:
         index: KeywordIndex,
         normalize: Callable[[str], str],
         *,
+        indexed: Iterable[int] = (),
+        lazy: bool = False,
         fuzzy_ratio: float | None = None,
         fuzzy_min_chars: int = 6,
+        workers: int = 1,
     ) -> None:
         self.index = index
-        self.normalized = [normalize(text) for text in texts]
-        self.found = [index.scan(text) for text in self.normalized]
-        self._postings: dict[int, list[int]] | None = None
+        self._texts = texts
+        self._normalize = normalize
+        self._postings: dict[int, list[int]] = {}
+        self._searched: dict[int, list[int]] = {}
+        indexed = set(indexed)
+        if lazy and not indexed:
+            self._normalized: list[str | None] = [None] * len(texts)
+        else:
+            automaton = index.automaton(indexed)
+            parts = fork_map(
+                _scan_slice,
+                (texts, automaton, normalize),
+                len(texts),
+                slice_size=5_000,
+                workers=workers,
+            )
+            self._normalized = [text for normalized, _ in parts for text in normalized]
+            postings: dict[int, list[int]] = defaultdict(list)
+            unit = 0
+            for _, found in parts:
+                for ids in found:
+                    for ident in ids:
+                        postings[ident].append(unit)
+                    unit += 1
+            # every indexed keyword gets a list, so absence is known without searching
+            self._postings = {ident: postings.get(ident, []) for ident in indexed}
         self.fuzzy_cutoff = None if not fuzzy_ratio else 100.0 * (1.0 - fuzzy_ratio)
         self.fuzzy_min_chars = fuzzy_min_chars
         self._fuzzy_units: dict[int, set[int]] = {}
 
     def __len__(self) -> int:
-        return len(self.normalized)
+        return len(self._normalized)
+
+    def text(self, unit: int) -> str:
+        """The normalised text of a unit."""
+        normalized = self._normalized[unit]
+        if normalized is None:
+            normalized = self._normalized[unit] = self._normalize(self._texts[unit])
+        return normalized
+
+    def all_texts(self) -> list[str]:
+        return [self.text(unit) for unit in range(len(self))]
 
     def _fuzzy_ok(self, keyword: int) -> bool:
         text = self.index.keywords[keyword]
         return self.fuzzy_cutoff is not None and len(text.replace(" ", "")) >= self.fuzzy_min_chars
 
     def has(self, unit: int, keyword: int) -> bool:
-        if keyword in self.found[unit]:
+        if self.index.keywords[keyword] in self.text(unit):
             return True
-        if not self._fuzzy_ok(keyword):
-            return False
-        return unit in self._fuzzy(keyword)
+        return self._fuzzy_ok(keyword) and unit in self._fuzzy(keyword)
+
+    def postings(self, keyword: int) -> list[int] | None:
+        """The posting list of an indexed keyword (exact matches), or None: no search is made."""
+        return self._postings.get(keyword)
 
     def units_with(self, keyword: int) -> list[int] | set[int]:
-        if self._postings is None:
-            postings: dict[int, list[int]] = defaultdict(list)
-            for unit, found in enumerate(self.found):
-                for ident in found:
-                    postings[ident].append(unit)
-            self._postings = dict(postings)
-        exact = self._postings.get(keyword, [])
+        """Every unit holding the keyword: from the postings, or searched once and remembered."""
+        exact = self._postings.get(keyword)
+        if exact is None:
+            exact = self._searched.get(keyword)
+            if exact is None:
+                needle = self.index.keywords[keyword]
+                exact = self._searched[keyword] = [
+                    u for u, t in enumerate(self.all_texts()) if needle in t
+                ]
         if not self._fuzzy_ok(keyword):
             return exact
         return self._fuzzy(keyword).union(exact)
@@ -98,13 +148,22 @@ class UnitIndex:
         if units is None:
             matches = process.extract(
                 self.index.keywords[keyword],
-                self.normalized,
+                self.all_texts(),
                 scorer=fuzz.partial_ratio,
                 score_cutoff=self.fuzzy_cutoff,
                 limit=None,
             )
             units = self._fuzzy_units[keyword] = {position for _, _, position in matches}
         return units
+
+
+def _scan_slice(
+    state: tuple[Sequence[str], ahocorasick.Automaton | None, Callable[[str], str]],
+    bounds: tuple[int, int],
+) -> tuple[list[str], list[set[int]]]:
+    texts, automaton, normalize = state
+    normalized = [normalize(text) for text in texts[bounds[0] : bounds[1]]]
+    return normalized, [scan(automaton, text) for text in normalized]
 
 
 def fuzzy_in(keyword: str, text: str, ratio: float | None, min_chars: int = 6) -> bool:

@@ -40,9 +40,13 @@ def strict_tokens(text: str, *, fold: bool = True) -> list[str]:
 
     ``fold=False`` keeps the case, for callers that look at capitals.
     """
-    text = unicodedata.normalize("NFKC", text)
-    if fold:
-        text = text.casefold()
+    if text.isascii():  # ASCII is already NFKC, and lower() is its case folding
+        if fold:
+            text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKC", text)
+        if fold:
+            text = text.casefold()
     if "," in text or "'" in text:
         text = _THOUSANDS.sub("", text)
     return _TOKEN.findall(text)

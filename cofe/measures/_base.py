@@ -7,7 +7,7 @@ says *what* is measured; the stage scorers decide *what it is applied to*.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 
@@ -21,6 +21,7 @@ class Unscored:
 @dataclass(frozen=True)
 class Measure:
     cutoff: int | None = None
+    name: str = field(init=False, repr=False, compare=False)
 
     NAME: ClassVar[str] = ""
     NEEDS_CUTOFF: ClassVar[bool] = False
@@ -35,10 +36,9 @@ class Measure:
             raise ValueError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@4")
         if self.cutoff is not None and self.cutoff < 1:
             raise ValueError(f"{self.NAME}: cutoff must be at least 1, got {self.cutoff}")
-
-    @property
-    def name(self) -> str:
-        return self.NAME if self.cutoff is None else f"{self.NAME}@{self.cutoff}"
+        # the spelling is read for every score row: computed once
+        spelling = self.NAME if self.cutoff is None else f"{self.NAME}@{self.cutoff}"
+        object.__setattr__(self, "name", spelling)
 
     def __str__(self) -> str:
         return self.name

@@ -1,12 +1,42 @@
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
-
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from cofe.measures._base import Measure, Unscored
 
-_SMOOTH = SmoothingFunction().method1  # short answers have no 4-gram matches
+_EPSILON = 0.1  # "method1" smoothing: a zero n-gram match counts as 0.1 matches
+
+
+def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
+
+
+def sentence_bleu4(answer: Sequence[str], reference: Sequence[str]) -> float:
+    """Sentence BLEU-4 with uniform weights, brevity penalty and method-1 smoothing.
+
+    Gives the same value as ``nltk.translate.bleu_score.sentence_bleu`` with
+    ``SmoothingFunction().method1`` (checked in the tests) at a fraction of the cost.
+    """
+    hyp = len(answer)
+    if not hyp:
+        return 0.0
+    log_sum = 0.0
+    for n in range(1, 5):
+        total = hyp - n + 1  # n-grams in the answer
+        if total <= 0:
+            log_sum += 0.25 * math.log(_EPSILON)  # no n-gram at all: counted as 0 of 1
+            continue
+        counts = _ngrams(answer, n)
+        ref = _ngrams(reference, n)
+        matched = sum(min(count, ref[gram]) for gram, count in counts.items() if gram in ref)
+        if n == 1 and matched == 0:
+            return 0.0
+        log_sum += 0.25 * math.log((matched if matched else _EPSILON) / total)
+    ref_len = len(reference)
+    penalty = 1.0 if hyp > ref_len else math.exp(1 - ref_len / hyp)
+    return penalty * math.exp(log_sum)
 
 
 class BLEU(Measure):
@@ -17,6 +47,4 @@ class BLEU(Measure):
     def compute(self, answer: Sequence[str], reference: Sequence[str]) -> float | Unscored:
         if not reference:
             return Unscored("the reference answer has no words")
-        if not answer:
-            return 0.0
-        return float(sentence_bleu([list(reference)], list(answer), smoothing_function=_SMOOTH))
+        return sentence_bleu4(answer, reference)

@@ -2,90 +2,128 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
-from pathlib import PurePath
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from cofe.evalset import EvalSample
-from cofe.matching import CompiledSample, KeywordIndex, UnitIndex, compile_sample, normalizer
+from cofe.matching import (
+    CompiledSample,
+    KeywordIndex,
+    UnitIndex,
+    compile_sample,
+    normalizer,
+    register_keywords,
+)
 from cofe.runlog import RunLog
 from cofe.stages._config import ScoreConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Per sample: the chunks allowed to count (None = all) and those mentioning a coarse keyword."""
+
+    eligible: set[int] | None
+    mentions_coarse: set[int]
+
+    def allows(self, unit: int) -> bool:
+        return self.eligible is None or unit in self.eligible
 
 
 class RunContext:
     """The run's corpus prepared for matching: each text is normalised and scanned once."""
 
-    def __init__(self, run: RunLog, samples: Iterable[EvalSample], config: ScoreConfig) -> None:
+    def __init__(
+        self, run: RunLog, samples: Iterable[EvalSample], config: ScoreConfig, *, workers: int = 1
+    ) -> None:
         self.config = config
         self.normalize = normalizer(config.mode)
         self.index = KeywordIndex()
-        # every keyword is registered before any text is scanned, so one pass finds them all
+        samples = list(samples)
+        cache = register_keywords(samples, self.index, config.mode, workers)
         self.compiled: dict[str, CompiledSample] = {
-            sample.id: compile_sample(sample, self.index, config.mode) for sample in samples
+            sample.id: compile_sample(sample, self.index, config.mode, cache) for sample in samples
         }
-        fuzzy = {"fuzzy_ratio": config.fuzzy, "fuzzy_min_chars": config.fuzzy_min_chars}
 
         chunks = list(run.chunks.values())
         self.chunk_ids = [chunk.chunk_id for chunk in chunks]
         self.chunk_pos = {chunk_id: unit for unit, chunk_id in enumerate(self.chunk_ids)}
         self.chunk_doc = [chunk.doc_id for chunk in chunks]
-        self.chunks = UnitIndex(
-            [chunk.text for chunk in chunks], self.index, self.normalize, **fuzzy
-        )
+        self.chunk_doc_by_id = dict(zip(self.chunk_ids, self.chunk_doc, strict=True))
         self.chunks_per_doc = Counter(self.chunk_doc)
-
+        self.doc_units: dict[str, set[int]] = defaultdict(set)
+        for unit, doc_id in enumerate(self.chunk_doc):
+            self.doc_units[doc_id].add(unit)
         documents = list(run.documents.values())
         self.doc_ids = [doc.doc_id for doc in documents]
         self.doc_pos = {doc_id: unit for unit, doc_id in enumerate(self.doc_ids)}
-        self.docs = UnitIndex([doc.text for doc in documents], self.index, self.normalize, **fuzzy)
-
         # a sample may name its source by doc id, file name, path or stem
         names: dict[str, set[str]] = defaultdict(set)
         for doc in documents:
-            for name in (
-                doc.doc_id,
-                doc.source,
-                PurePath(doc.source).name,
-                PurePath(doc.source).stem,
-            ):
+            base = os.path.basename(doc.source)
+            for name in (doc.doc_id, doc.source, base, os.path.splitext(base)[0]):
                 names[name].add(doc.doc_id)
         for doc_id in self.chunks_per_doc:
             names[doc_id].add(doc_id)
         self._doc_names = names
+        self._resolved: dict[str, str | None] = {}
+
+        fuzzy = {"fuzzy_ratio": config.fuzzy, "fuzzy_min_chars": config.fuzzy_min_chars}
+        self.chunks = UnitIndex(
+            [chunk.text for chunk in chunks],
+            self.index,
+            self.normalize,
+            indexed=self._corpus_wide(samples),
+            workers=workers,
+            **fuzzy,
+        )
+        # documents are read only for the samples that name them: normalised on demand
+        self.docs = UnitIndex(
+            [doc.text for doc in documents], self.index, self.normalize, lazy=True, **fuzzy
+        )
+
+    def _corpus_wide(self, samples: list[EvalSample]) -> set[int]:
+        """Keywords looked up across the whole chunk corpus, so worth posting lists.
+
+        Coarse keywords always (they pick a sample's eligible chunks); fine
+        keywords only of samples that no filter narrows to a few chunks.
+        """
+        ids: set[int] = set()
+        for sample in samples:
+            compiled = self.compiled[sample.id]
+            ids.update(compiled.coarse)
+            source = self.resolve_doc(sample.source.doc) if sample.source else None
+            narrowed = (self.config.coarse_filter and compiled.coarse) or (
+                self.config.same_source and source is not None
+            )
+            if not narrowed:
+                ids.update(
+                    ident for point in compiled.points for slot in point.slots for ident in slot
+                )
+        return ids
 
     def resolve_doc(self, name: str) -> str | None:
         """The doc id a sample's ``source.doc`` names, or None when unknown or ambiguous."""
-        for key in (name, PurePath(name).name, PurePath(name).stem):
-            found = self._doc_names.get(key)
-            if found and len(found) == 1:
-                return next(iter(found))
-        return None
+        if name not in self._resolved:
+            self._resolved[name] = None
+            base = os.path.basename(name)
+            for key in (name, base, os.path.splitext(base)[0]):
+                found = self._doc_names.get(key)
+                if found and len(found) == 1:
+                    self._resolved[name] = next(iter(found))
+                    break
+        return self._resolved[name]
 
-    def mentions_coarse(self, compiled: CompiledSample, unit: int) -> bool:
-        if self.config.fuzzy is None:
-            return not self.chunks.found[unit].isdisjoint(compiled.coarse)
-        return any(self.chunks.has(unit, ident) for ident in compiled.coarse)
-
-    def chunk_filter(
-        self, compiled: CompiledSample, source_doc: str | None
-    ) -> Callable[[int], bool]:
-        """Which chunks may count for a sample: coarse filter, then optional same-source filter."""
-        coarse = compiled.coarse if self.config.coarse_filter else ()
-        same_source = self.config.same_source and source_doc is not None
-        chunk_doc = self.chunk_doc
-        exact_only = self.config.fuzzy is None
-        if not coarse and not same_source:
-            return lambda unit: True
-        coarse_set = frozenset(coarse)
-        found = self.chunks.found
-
-        def passes(unit: int) -> bool:
-            if same_source and chunk_doc[unit] != source_doc:
-                return False
-            if not coarse_set:
-                return True
-            if exact_only:
-                return not coarse_set.isdisjoint(found[unit])
-            return self.mentions_coarse(compiled, unit)
-
-        return passes
+    def scope(self, compiled: CompiledSample, source_doc: str | None) -> Scope:
+        """Which chunks mention the sample's entity, and which may count for it."""
+        coarse: set[int] = set()
+        for ident in compiled.coarse:
+            coarse.update(self.chunks.units_with(ident))
+        eligible: set[int] | None = None  # None: every chunk counts
+        if self.config.coarse_filter and compiled.coarse:
+            eligible = coarse
+        if self.config.same_source and source_doc is not None:
+            in_doc = self.doc_units.get(source_doc, set())
+            eligible = set(in_doc) if eligible is None else eligible & in_doc
+        return Scope(eligible, coarse)

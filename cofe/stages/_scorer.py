@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from cofe._errors import InputError, InputProblem
+from cofe._parallel import default_workers, fork_map
 from cofe.diagnose import StageOutcome, Step, Verdict, diagnose
-from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
+from cofe.evalset import EvalSample, EvalSet, QueryType, file_sha256, read_evalset
 from cofe.matching import CompiledSample, MatchMode, strict_tokens
 from cofe.measures import (
     BLEU,
@@ -40,15 +45,75 @@ from cofe.stages.parse import judge_parse
 from cofe.stages.ranking import judge_ranked
 
 
+class _LongForm:
+    """Rows of (sample index, key, value) in typed arrays.
+
+    Millions of score rows are cheap to append, to send back from a worker
+    process (arrays pickle as bytes) and to turn into DataFrame columns.
+    """
+
+    def __init__(self) -> None:
+        self.sample = array("q")
+        self.key = array("q")
+        self.value = array("d")
+        self.keys: dict[tuple[str, ...], int] = {}
+
+    def add(self, sample: int, key: tuple[str, ...], value: float) -> None:
+        code = self.keys.get(key)
+        if code is None:
+            code = self.keys[key] = len(self.keys)
+        self.sample.append(sample)
+        self.key.append(code)
+        self.value.append(value)
+
+    def extend(self, other: _LongForm) -> None:
+        # the other table numbered its keys in its own order (dicts keep insertion order)
+        remap = np.array(
+            [self.keys.setdefault(k, len(self.keys)) for k in other.keys], dtype=np.int64
+        )
+        self.sample.extend(other.sample)
+        if other.key:
+            self.key.frombytes(remap[np.frombuffer(other.key, dtype=np.int64)].tobytes())
+        self.value.extend(other.value)
+
+    def frame(
+        self, samples: list[EvalSample], key_columns: list[str], value_column: str
+    ) -> pd.DataFrame:
+        index = (
+            np.frombuffer(self.sample, dtype=np.int64)
+            if self.sample
+            else np.zeros(0, dtype=np.int64)
+        )
+        codes = np.frombuffer(self.key, dtype=np.int64) if self.key else np.zeros(0, dtype=np.int64)
+        ids = np.array([s.id for s in samples], dtype=object)
+        types = np.array([s.query_type.value for s in samples], dtype=object)
+        ordered = sorted(self.keys, key=self.keys.__getitem__)
+        columns: dict[str, object] = {"sample_id": ids[index], "query_type": types[index]}
+        for position, name in enumerate(key_columns):
+            values = np.array([key[position] for key in ordered], dtype=object)
+            columns[name] = values[codes] if len(ordered) else np.zeros(0, dtype=object)
+        columns[value_column] = (
+            np.frombuffer(self.value, dtype=np.float64) if self.value else np.zeros(0)
+        )
+        return pd.DataFrame(columns)
+
+
 @dataclass
 class _Tables:
-    """Rows collected while scoring, turned into DataFrames once at the end."""
+    """Everything scoring produces, turned into DataFrames once at the end."""
 
-    scores: list[tuple] = field(default_factory=list)
+    scores: _LongForm = field(default_factory=_LongForm)
+    recalls: _LongForm = field(default_factory=_LongForm)
     points: list[tuple] = field(default_factory=list)
     verdicts: list[dict] = field(default_factory=list)
     skipped: list[tuple] = field(default_factory=list)
-    recalls: list[tuple] = field(default_factory=list)
+
+    def extend(self, other: _Tables) -> None:
+        self.scores.extend(other.scores)
+        self.recalls.extend(other.recalls)
+        self.points.extend(other.points)
+        self.verdicts.extend(other.verdicts)
+        self.skipped.extend(other.skipped)
 
 
 class _SampleScorer:
@@ -59,19 +124,23 @@ class _SampleScorer:
         self.n, self.k = pool_cutoff, ctx.config.top_k
         self._tokens: dict[int, list[str]] = {}
 
-    def emit(
-        self, sample: EvalSample, stage: Stage, measure: Measure, value: float | Unscored
-    ) -> None:
-        if isinstance(value, Unscored):
-            self.t.skipped.append((sample.id, stage.value, measure.name, value.reason))
-        else:
-            self.t.scores.append(
-                (sample.id, sample.query_type.value, stage.value, measure.name, value)
-            )
+    def emit(self, stage: Stage, measure: Measure, value: float | Unscored) -> None:
+        """One score row for the current sample (or a skipped row saying why)."""
+        if value.__class__ is Unscored:
+            self.t.skipped.append((self._sid, _TEXT[stage], measure.name, value.reason))  # type: ignore[union-attr]
+            return
+        scores = self.t.scores  # the hottest line of scoring: _LongForm.add, inlined
+        key = (_TEXT[stage], measure.name)
+        code = scores.keys.get(key)
+        if code is None:
+            code = scores.keys[key] = len(scores.keys)
+        scores.sample.append(self._index)
+        scores.key.append(code)
+        scores.value.append(value)  # type: ignore[arg-type]
 
-    def skip(self, sample: EvalSample, stage: Stage, measures: list[Measure], reason: str) -> None:
+    def skip(self, stage: Stage, measures: list[Measure], reason: str) -> None:
         for measure in measures:
-            self.t.skipped.append((sample.id, stage.value, measure.name, reason))
+            self.t.skipped.append((self._sid, _TEXT[stage], measure.name, reason))
 
     def unscorable(self, sample: EvalSample, reason: str) -> None:
         self.t.verdicts.append(_verdict_row(sample, Verdict.UNSCORABLE, None, reason))
@@ -80,14 +149,15 @@ class _SampleScorer:
         tokens = self._tokens.get(unit)
         if tokens is None:
             if self.ctx.config.mode is MatchMode.STRICT:
-                tokens = self.ctx.chunks.normalized[unit].split()
+                tokens = self.ctx.chunks.text(unit).split()
             else:
-                tokens = strict_tokens(self.ctx.chunks.normalized[unit])
+                tokens = strict_tokens(self.ctx.chunks.text(unit))
             self._tokens[unit] = tokens
         return tokens
 
-    def score(self, sample: EvalSample, record: SampleRecord | None) -> None:
+    def score(self, index: int, sample: EvalSample, record: SampleRecord | None) -> None:
         ctx, n, k = self.ctx, self.n, self.k
+        self._sid, self._qtype, self._index = sample.id, _TEXT[sample.query_type], index
         cs = ctx.compiled[sample.id]
         if cs.unscorable:
             return self.unscorable(sample, cs.unscorable)
@@ -97,7 +167,7 @@ class _SampleScorer:
             )
         labels = tuple(" & ".join(point.keywords) for point in cs.points)
         source_doc = ctx.resolve_doc(sample.source.doc) if sample.source else None
-        passes = ctx.chunk_filter(cs, source_doc)
+        scope = ctx.scope(cs, source_doc)
         outcomes: list[StageOutcome] = []
         steps: dict[Step, tuple[bool, ...]] = {}
         fates: dict[str, list] = {}
@@ -105,15 +175,18 @@ class _SampleScorer:
         # parse
         parse = judge_parse(ctx, cs, source_doc)
         self.emit(
-            sample,
             Stage.PARSE,
-            KeywordRecall(),
-            parse if isinstance(parse, Unscored) else KeywordRecall().compute(parse.ranks),
+            _m(KeywordRecall),
+            parse if isinstance(parse, Unscored) else _m(KeywordRecall).compute(parse.ranks),
         )
         if not isinstance(parse, Unscored):
             where = f"the parsed text of {source_doc!r}" if source_doc else "any parsed document"
-            why = tuple(f"{_quote(m)} not in {where}" for m in parse.missing)
-            outcomes.append(StageOutcome(Stage.PARSE, parse.hits, why))
+            missing_parse = parse.missing
+            outcomes.append(
+                StageOutcome(
+                    Stage.PARSE, parse.hits, lambda p: f"{_quote(missing_parse[p])} not in {where}"
+                )
+            )
             steps[Step.PARSE] = parse.hits
             fates["parse"] = list(parse.hits)
 
@@ -121,29 +194,25 @@ class _SampleScorer:
         corpus = None
         if len(ctx.chunks) == 0:
             self.skip(
-                sample,
                 Stage.CHUNKING,
-                [KeywordRecall(), ChunkIntegrity()],
+                [_m(KeywordRecall), _m(ChunkIntegrity)],
                 "the run log has no chunks",
             )
         else:
-            corpus = judge_chunking(ctx, cs, passes, source_doc)
+            corpus = judge_chunking(ctx, cs, scope, source_doc)
             self.emit(
-                sample,
                 Stage.CHUNKING,
-                KeywordRecall(),
-                KeywordRecall().compute(_ranks(corpus.hits)),
+                _m(KeywordRecall),
+                _m(KeywordRecall).compute(_ranks(corpus.hits)),
             )
-            self.emit(
-                sample, Stage.CHUNKING, ChunkIntegrity(), ChunkIntegrity().compute(corpus.intact)
-            )
-            why = tuple(
-                "; ".join(
-                    f"{_quote((m,))} {reason}" for m, reason in zip(missing, reasons, strict=True)
-                )
-                for missing, reasons in zip(corpus.missing, corpus.why_missing, strict=True)
-            )
-            outcomes.append(StageOutcome(Stage.CHUNKING, corpus.hits, why))
+            self.emit(Stage.CHUNKING, _m(ChunkIntegrity), _m(ChunkIntegrity).compute(corpus.intact))
+            found = corpus
+
+            def chunk_why(p: int) -> str:
+                pairs = zip(found.missing[p], found.why_missing[p], strict=True)
+                return "; ".join(f"{_quote((m,))} {reason}" for m, reason in pairs)
+
+            outcomes.append(StageOutcome(Stage.CHUNKING, corpus.hits, chunk_why))
             steps[Step.CORPUS] = corpus.hits
             steps[Step.CHUNK_INTACT] = corpus.intact
             fates["corpus"], fates["intact"] = list(corpus.hits), list(corpus.intact)
@@ -151,28 +220,26 @@ class _SampleScorer:
         # retrieval (candidate pool) and reranking (final context)
         pool = context = None
         if record.pool is not None:
-            pool = judge_ranked(ctx, cs, record.pool, passes)
+            pool = judge_ranked(ctx, cs, record.pool, scope)
             self._ranked_measures(sample, Stage.RETRIEVAL, cs, pool, source_doc, cutoffs=(n, k))
             fates["pool_rank"] = list(pool.point_ranks)
             steps[Step.POOL] = tuple(r is not None and r <= n for r in pool.point_ranks)
             self._unknown(record, pool)
         if record.context is not None:
-            context = judge_ranked(ctx, cs, record.context, passes)
+            context = judge_ranked(ctx, cs, record.context, scope)
             self._ranked_measures(sample, Stage.RERANKING, cs, context, source_doc, cutoffs=(k,))
             fates["context_rank"] = list(context.point_ranks)
             self._unknown(record, context)
             if pool is not None:
                 self.emit(
-                    sample,
                     Stage.RERANKING,
-                    RerankLoss(k),
-                    RerankLoss(k).compute(pool.point_ranks, context.point_ranks),
+                    _m(RerankLoss, k),
+                    _m(RerankLoss, k).compute(pool.point_ranks, context.point_ranks),
                 )
                 self.emit(
-                    sample,
                     Stage.RERANKING,
-                    RerankGain(k),
-                    RerankGain(k).compute(pool.point_ranks, context.point_ranks),
+                    _m(RerankGain, k),
+                    _m(RerankGain, k).compute(pool.point_ranks, context.point_ranks),
                 )
                 in_pool = tuple(r is not None and r <= n for r in pool.point_ranks)
                 outcomes.append(
@@ -195,45 +262,46 @@ class _SampleScorer:
         else:
             given, given_stage = None, Stage.RETRIEVAL
             self.skip(
-                sample,
                 Stage.RETRIEVAL,
-                [KeywordRecall(k)],
+                [_m(KeywordRecall, k)],
                 "the record has neither pool nor context",
             )
 
         reference = strict_tokens(sample.reference_answer) if sample.reference_answer else None
         if given is not None:
             if reference is None:
-                self.skip(sample, given_stage, [RougeLRecall(k)], "no reference answer")
+                self.skip(given_stage, [_m(RougeLRecall, k)], "no reference answer")
             else:
                 self.emit(
-                    sample,
                     given_stage,
-                    RougeLRecall(k),
-                    RougeLRecall(k).compute(self._context_tokens(given), reference),
+                    _m(RougeLRecall, k),
+                    _m(RougeLRecall, k).compute(self._context_tokens(given), reference),
                 )
 
         # generation
         if record.answer is not None:
             answer = judge_answer(ctx, cs, record.answer)
-            self.emit(
-                sample, Stage.GENERATION, KeywordRecall(), KeywordRecall().compute(answer.ranks)
+            self.emit(Stage.GENERATION, _m(KeywordRecall), _m(KeywordRecall).compute(answer.ranks))
+            lacking = answer.missing
+            outcomes.append(
+                StageOutcome(
+                    Stage.GENERATION,
+                    answer.hits,
+                    lambda p: f"the answer lacks {_quote(lacking[p])}",
+                )
             )
-            why = tuple(f"the answer lacks {_quote(m)}" for m in answer.missing)
-            outcomes.append(StageOutcome(Stage.GENERATION, answer.hits, why))
             steps[Step.ANSWER] = answer.hits
             fates["answer"] = list(answer.hits)
             if reference is None:
-                self.skip(sample, Stage.GENERATION, [BLEU(), RougeL()], "no reference answer")
+                self.skip(Stage.GENERATION, [_m(BLEU), _m(RougeL)], "no reference answer")
             else:
                 tokens = strict_tokens(record.answer)
-                self.emit(sample, Stage.GENERATION, BLEU(), BLEU().compute(tokens, reference))
-                self.emit(sample, Stage.GENERATION, RougeL(), RougeL().compute(tokens, reference))
+                self.emit(Stage.GENERATION, _m(BLEU), _m(BLEU).compute(tokens, reference))
+                self.emit(Stage.GENERATION, _m(RougeL), _m(RougeL).compute(tokens, reference))
         elif record.error is None:
             self.skip(
-                sample,
                 Stage.GENERATION,
-                [KeywordRecall()],
+                [_m(KeywordRecall)],
                 "the record has no answer (generation not run)",
             )
 
@@ -243,9 +311,9 @@ class _SampleScorer:
                 sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation, len(cs.points)
             )
         )
-        qtype = sample.query_type.value
+        qtype = self._qtype
         for step, hits in steps.items():
-            self.t.recalls.append((sample.id, qtype, step.value, sum(hits) / len(hits)))
+            self.t.recalls.add(index, (_TEXT[step],), sum(hits) / len(hits))
         for p, point in enumerate(cs.points):
             self.t.points.append(
                 (
@@ -270,37 +338,34 @@ class _SampleScorer:
     ) -> None:
         ranks = hits.point_ranks
         for cutoff in dict.fromkeys(cutoffs):
-            self.emit(sample, stage, KeywordRecall(cutoff), KeywordRecall(cutoff).compute(ranks))
+            self.emit(stage, _m(KeywordRecall, cutoff), _m(KeywordRecall, cutoff).compute(ranks))
             self.emit(
-                sample, stage, KeywordAccuracy(cutoff), KeywordAccuracy(cutoff).compute(ranks)
+                stage, _m(KeywordAccuracy, cutoff), _m(KeywordAccuracy, cutoff).compute(ranks)
             )
         k = self.k
         if cs.coarse:
             self.emit(
-                sample, stage, CoarsePrecision(k), CoarsePrecision(k).compute(hits.mentions_coarse)
+                stage, _m(CoarsePrecision, k), _m(CoarsePrecision, k).compute(hits.mentions_coarse)
             )
         else:
-            self.skip(
-                sample, stage, [CoarsePrecision(k)], "the sample has no usable coarse keyword"
-            )
-        doc_measures = [DocRecall(k), DocPrecision(k), NDCG(k)]
+            self.skip(stage, [_m(CoarsePrecision, k)], "the sample has no usable coarse keyword")
+        doc_measures = [_m(DocRecall, k), _m(DocPrecision, k), _m(NDCG, k)]
         if sample.source is None:
-            self.skip(sample, stage, doc_measures, "the sample names no source document")
+            self.skip(stage, doc_measures, "the sample names no source document")
         elif source_doc is None:
             self.skip(
-                sample,
                 stage,
                 doc_measures,
                 f"source {sample.source.doc!r} matches no document of the run",
             )
         else:
             relevant = {source_doc}
-            self.emit(sample, stage, DocRecall(k), DocRecall(k).compute(hits.doc_ids, relevant))
+            self.emit(stage, _m(DocRecall, k), _m(DocRecall, k).compute(hits.doc_ids, relevant))
             self.emit(
-                sample, stage, DocPrecision(k), DocPrecision(k).compute(hits.doc_ids, relevant)
+                stage, _m(DocPrecision, k), _m(DocPrecision, k).compute(hits.doc_ids, relevant)
             )
             in_corpus = self.ctx.chunks_per_doc.get(source_doc, 0)
-            self.emit(sample, stage, NDCG(k), NDCG(k).compute(hits.doc_ids, relevant, in_corpus))
+            self.emit(stage, _m(NDCG, k), _m(NDCG, k).compute(hits.doc_ids, relevant, in_corpus))
 
     def _context_tokens(self, given: list[RankedChunk]) -> list[str]:
         tokens: list[str] = []
@@ -323,6 +388,13 @@ class _SampleScorer:
             )
 
 
+@cache
+def _m(kind: type[Measure], cutoff: int | None = None) -> Measure:
+    """Each measure value is built once: the scorer asks for them millions of times."""
+    return kind(cutoff)
+
+
+_TEXT = {member: member.value for enum in (Stage, QueryType, Step) for member in enum}
 _FATE_KEYS = ("parse", "corpus", "intact", "pool_rank", "context_rank", "answer")
 # nullable types: a stage that was not judged is <NA>, never a float NaN posing as a rank
 _FATE_TYPES = {
@@ -345,17 +417,18 @@ def _quote(keywords: tuple[str, ...]) -> str:
 
 def _ranked_why(
     hits: RankedHits, cutoff: int, name: str, pool: RankedHits | None = None
-) -> tuple[str, ...]:
-    reasons = []
-    for p, (rank, missing) in enumerate(zip(hits.point_ranks, hits.missing, strict=True)):
+) -> Callable[[int], str]:
+    def why(p: int) -> str:
+        rank, missing = hits.point_ranks[p], hits.missing[p]
         if missing:
             reason = f"{_quote(missing)} not in the {name} ({len(hits.doc_ids)} chunk(s))"
         else:
             reason = f"complete only at {name} rank {rank}, below the cutoff {cutoff}"
         if pool is not None and pool.point_ranks[p] is not None:
             reason = f"complete at pool rank {pool.point_ranks[p]}, but {reason}"
-        reasons.append(reason)
-    return tuple(reasons)
+        return reason
+
+    return why
 
 
 def _verdict_row(
@@ -399,17 +472,21 @@ def score_run(
     config: ScoreConfig | None = None,
     *,
     progress: bool = False,
+    workers: int | None = None,
 ) -> ScoreResult:
     """Score every stage of a recorded run against the eval set's keywords.
 
     Bad records never stop scoring: they are listed in ``result.problems`` and
-    the samples they concern are marked unscorable with the reason.
+    the samples they concern are marked unscorable with the reason. ``workers``
+    processes score slices of the samples (default: one per core for large runs).
     """
     config = config or ScoreConfig()
     log = run if isinstance(run, RunLog) else read_run(run)
     evals = _load_evalset(log, evalset)
     problems = [*log.problems, *evals.problems]
-    ctx = RunContext(log, evals.samples, config)
+    if workers is None:
+        workers = default_workers(len(evals.samples), _PARALLEL_FROM)
+    ctx = RunContext(log, evals.samples, config, workers=workers)
     for sample in evals.samples:
         line = evals.lines.get(sample.id)
         for bad in ctx.compiled[sample.id].bad_labels:
@@ -424,12 +501,7 @@ def score_run(
     pool_cutoff = config.candidates or max(
         (len(r.pool) for r in log.records.values() if r.pool), default=config.top_k
     )
-    tables = _Tables()
-    scorer = _SampleScorer(ctx, tables, pool_cutoff)
-    for sample in tqdm(
-        evals.samples, desc="scoring", unit="sample", disable=not progress, mininterval=0.5
-    ):
-        scorer.score(sample, log.records.get(sample.id))
+    tables = _score_samples(ctx, evals.samples, log.records, pool_cutoff, workers, progress)
     known = evals.by_id()
     for sample_id in log.records:
         if sample_id not in known:
@@ -445,7 +517,7 @@ def score_run(
         config=config,
         run=str(log.path),
         run_id=log.manifest.run_id,
-        scores=_frame(tables.scores, ["sample_id", "query_type", "stage", "measure", "value"]),
+        scores=tables.scores.frame(evals.samples, ["stage", "measure"], "value"),
         points=_frame(
             tables.points, ["sample_id", "query_type", "point", "keywords", *_FATE_KEYS, "lost_at"]
         ),
@@ -454,10 +526,54 @@ def score_run(
             columns=["sample_id", "query_type", "verdict", "stage", "points", "explanation"],
         ),
         skipped=_frame(tables.skipped, ["sample_id", "stage", "measure", "reason"]),
-        recalls=_frame(tables.recalls, ["sample_id", "query_type", "step", "value"]),
+        recalls=tables.recalls.frame(evals.samples, ["step"], "value"),
         latency=_latency(log),
         problems=problems,
     )
+
+
+_SLICE = 2_000  # samples per task: small enough for a smooth progress bar
+_PARALLEL_FROM = 8_000  # below this, starting processes costs more than it saves
+
+
+def _score_slice(
+    state: tuple[RunContext, list[EvalSample], dict[str, SampleRecord], int],
+    bounds: tuple[int, int],
+) -> _Tables:
+    ctx, samples, records, pool_cutoff = state
+    tables = _Tables()
+    scorer = _SampleScorer(ctx, tables, pool_cutoff)
+    for index in range(*bounds):
+        sample = samples[index]
+        scorer.score(index, sample, records.get(sample.id))
+    return tables
+
+
+def _score_samples(
+    ctx: RunContext,
+    samples: list[EvalSample],
+    records: dict[str, SampleRecord],
+    pool_cutoff: int,
+    workers: int,
+    progress: bool,
+) -> _Tables:
+    """Score every sample, in slices, in forked worker processes when it pays."""
+    bar = tqdm(
+        total=len(samples), desc="scoring", unit="sample", disable=not progress, mininterval=0.5
+    )
+    merged = _Tables()
+    with bar:
+        parts = fork_map(
+            _score_slice,
+            (ctx, samples, records, pool_cutoff),
+            len(samples),
+            slice_size=_SLICE,
+            workers=workers,
+            on_done=lambda bounds: bar.update(bounds[1] - bounds[0]),
+        )
+    for part in parts:
+        merged.extend(part)
+    return merged
 
 
 def _frame(rows: list[tuple], columns: list[str]) -> pd.DataFrame:

@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from cofe.matching import CompiledSample
-from cofe.stages._context import RunContext
+from cofe.stages._context import RunContext, Scope
 from cofe.stages._judgements import CorpusHits
 
 
 def judge_chunking(
-    ctx: RunContext, cs: CompiledSample, passes: Callable[[int], bool], source_doc: str | None
+    ctx: RunContext, cs: CompiledSample, scope: Scope, source_doc: str | None
 ) -> CorpusHits:
-    chunks = ctx.chunks
     hits, intact, missing, why, example = [], [], [], [], []
     for point in cs.points:
         slot_units: list[set[int]] = []
         absent: list[str] = []
         reasons: list[str] = []
         for shown, slot in zip(point.keywords, point.slots, strict=True):
-            anywhere = set().union(*(chunks.units_with(ident) for ident in slot))
-            eligible = {unit for unit in anywhere if passes(unit)}
-            slot_units.append(eligible)
-            if eligible:
+            units = _units_holding(ctx, slot, scope.eligible)
+            slot_units.append(units)
+            if units:
                 continue
             absent.append(shown)
-            if anywhere:
+            if _in_some_chunk(ctx, slot, source_doc):
                 reasons.append("only in chunks that fail the coarse/source filter")
             elif _in_document(ctx, slot, source_doc):
                 reasons.append("in the parsed document but in no chunk (cut by a chunk boundary)")
@@ -38,6 +34,30 @@ def judge_chunking(
         why.append(tuple(reasons))
         example.append(ctx.chunk_ids[min(whole)] if whole else None)
     return CorpusHits(tuple(hits), tuple(intact), tuple(missing), tuple(why), tuple(example))
+
+
+def _units_holding(ctx: RunContext, slot: tuple[int, ...], eligible: set[int] | None) -> set[int]:
+    """Eligible chunks holding any alternative of a keyword, walking the smaller side."""
+    chunks = ctx.chunks
+    if eligible is None:
+        return set().union(*(chunks.units_with(ident) for ident in slot))
+    postings = [chunks.postings(ident) for ident in slot]
+    if (
+        ctx.config.fuzzy is None
+        and all(p is not None for p in postings)
+        and sum(len(p) for p in postings) <= len(eligible)  # type: ignore[arg-type]
+    ):
+        return {unit for p in postings for unit in p if unit in eligible}  # type: ignore[union-attr]
+    return {unit for unit in eligible if any(chunks.has(unit, ident) for ident in slot)}
+
+
+def _in_some_chunk(ctx: RunContext, slot: tuple[int, ...], source_doc: str | None) -> bool:
+    """Is the keyword in any chunk at all (of the source document, when it is known)?"""
+    if source_doc is not None and source_doc in ctx.doc_units:
+        return any(
+            ctx.chunks.has(unit, ident) for unit in ctx.doc_units[source_doc] for ident in slot
+        )
+    return any(ctx.chunks.units_with(ident) for ident in slot)
 
 
 def _in_document(ctx: RunContext, slot: tuple[int, ...], source_doc: str | None) -> bool:

@@ -9,12 +9,13 @@ from cofe.stages._judgements import PointHits
 
 def judge_answer(ctx: RunContext, cs: CompiledSample, answer: str) -> PointHits:
     normalized = ctx.normalize(answer)
-    found = ctx.index.scan(normalized)
     keywords = ctx.index.keywords
     ratio, min_chars = ctx.config.fuzzy, ctx.config.fuzzy_min_chars
 
     def has(ident: int) -> bool:
-        return ident in found or fuzzy_in(keywords[ident], normalized, ratio, min_chars)
+        return keywords[ident] in normalized or fuzzy_in(
+            keywords[ident], normalized, ratio, min_chars
+        )
 
     hits, missing = [], []
     for point in cs.points:

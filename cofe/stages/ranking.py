@@ -7,11 +7,11 @@ evaluator: the filtered chunks are concatenated and searched as one string.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from cofe.matching import CompiledSample, MatchMode
 from cofe.runlog import RankedChunk
-from cofe.stages._context import RunContext
+from cofe.stages._context import RunContext, Scope
 from cofe.stages._judgements import RankedHits
 
 
@@ -19,13 +19,21 @@ def judge_ranked(
     ctx: RunContext,
     cs: CompiledSample,
     ranked: Sequence[RankedChunk],
-    passes: Callable[[int], bool],
+    scope: Scope,
 ) -> RankedHits:
     # an id the corpus lacks keeps its rank (the pipeline did put it there) but holds no text
-    units = [ctx.chunk_pos.get(item.chunk_id) for item in ranked]
-    unknown = tuple(item.chunk_id for item, unit in zip(ranked, units, strict=True) if unit is None)
-    passing = tuple(unit is not None and passes(unit) for unit in units)
-    mentions = tuple(unit is not None and ctx.mentions_coarse(cs, unit) for unit in units)
+    ids = [item.chunk_id for item in ranked]
+    units = list(map(ctx.chunk_pos.get, ids))
+    unknown = (
+        tuple(i for i, unit in zip(ids, units, strict=True) if unit is None)
+        if None in units
+        else ()
+    )
+    if scope.eligible is None:
+        passing = tuple(unit is not None for unit in units)
+    else:
+        passing = tuple(map(scope.eligible.__contains__, units))
+    mentions = tuple(map(scope.mentions_coarse.__contains__, units))
     # flatten (point, slot) so each rank only looks at slots still unfound
     slots = [(p, slot) for p, point in enumerate(cs.points) for slot in point.slots]
     slot_rank: list[int | None] = [None] * len(slots)
@@ -42,11 +50,11 @@ def judge_ranked(
             continue
         assert unit is not None  # only known chunks pass
         if joined:
-            text += chunks.normalized[unit]
+            text += chunks.text(unit)
             found = [s for s in open_slots if any(keywords[i] in text for i in slots[s][1])]
         elif exact_only:
-            in_chunk = chunks.found[unit]
-            found = [s for s in open_slots if not in_chunk.isdisjoint(slots[s][1])]
+            in_chunk = chunks.text(unit)
+            found = [s for s in open_slots if any(keywords[i] in in_chunk for i in slots[s][1])]
         else:
             found = [s for s in open_slots if any(chunks.has(unit, i) for i in slots[s][1])]
         if found:
@@ -63,5 +71,5 @@ def judge_ranked(
         absent = tuple(shown for shown, r in zip(point.keywords, ranks, strict=True) if r is None)
         missing.append(absent)
         point_ranks.append(None if absent else max(r for r in ranks if r is not None))
-    doc_ids = tuple(None if unit is None else ctx.chunk_doc[unit] for unit in units)
+    doc_ids = tuple(map(ctx.chunk_doc_by_id.get, ids))
     return RankedHits(tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), unknown)

@@ -5,7 +5,7 @@ from cofe.runlog import Stage, StageError
 
 
 def outcome(stage, *hits):
-    return StageOutcome(stage, tuple(hits), tuple(f"lost at {stage}" for _ in hits))
+    return StageOutcome(stage, tuple(hits), lambda p: f"lost at {stage}")
 
 
 def test_the_earliest_losing_stage_wins_whatever_the_order_given():

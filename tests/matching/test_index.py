@@ -1,4 +1,5 @@
 from cofe.matching import KeywordIndex, UnitIndex, fuzzy_in, normalize_strict
+from cofe.matching._index import scan
 
 
 def _index(*keywords):
@@ -7,24 +8,50 @@ def _index(*keywords):
     return index, ids
 
 
-def test_scan_finds_overlapping_keywords_once_each():
+def test_automaton_finds_overlapping_keywords_once_each():
     index, (cat, the_cat, sat) = _index("cat", "the cat", "sat")
     assert index.add(normalize_strict("CAT")) == cat  # same normalised keyword, same id
-    assert index.scan(normalize_strict("The cat sat; the cat sat.")) == {cat, the_cat, sat}
-    assert index.scan("") == set()
-    assert KeywordIndex().scan(" anything ") == set()
+    automaton = index.automaton([cat, the_cat, sat])
+    assert scan(automaton, normalize_strict("The cat sat; the cat sat.")) == {cat, the_cat, sat}
+    assert scan(automaton, "") == set()
+    assert index.automaton([]) is None and scan(None, " anything ") == set()
 
 
-def test_unit_index_postings_and_fuzzy():
+def test_indexed_and_searched_keywords_agree():
+    index, (broncos, panthers) = _index("Denver Broncos", "Carolina Panthers")
+    texts = [
+        "The Denver Broncos won.",
+        "The Carolina Panthers lost to the Denver Broncos.",
+        "Nothing here.",
+    ]
+    with_postings = UnitIndex(texts, index, normalize_strict, indexed=[broncos])
+    lazy = UnitIndex(texts, index, normalize_strict, lazy=True)
+    for units in (with_postings, lazy):
+        assert list(units.units_with(broncos)) == [0, 1]
+        assert list(units.units_with(panthers)) == [1]
+        assert units.has(1, panthers) and not units.has(2, broncos)
+    assert lazy.text(2) == " nothing here "
+
+
+def test_fuzzy_matching_only_for_long_keywords():
     index, (broncos, short) = _index("Denver Broncos", "Denvr")
     texts = ["The Denver Broncos won.", "The Denvr Bronocs lost.", "Nothing here."]
-    exact = UnitIndex(texts, index, normalize_strict)
+    exact = UnitIndex(texts, index, normalize_strict, indexed=[broncos])
     assert list(exact.units_with(broncos)) == [0] and not exact.has(1, broncos)
     fuzzy = UnitIndex(texts, index, normalize_strict, fuzzy_ratio=0.2)
     assert fuzzy.has(1, broncos) and sorted(fuzzy.units_with(broncos)) == [0, 1]
     assert not fuzzy.has(2, broncos)
     # keywords shorter than fuzzy_min_chars stay exact: fuzzy matching them means nothing
     assert not fuzzy.has(0, short)
+
+
+def test_parallel_scan_gives_the_same_index():
+    index, ids = _index(*(f"word{i}" for i in range(50)))
+    texts = [" ".join(f"word{(i * 7 + j) % 60}" for j in range(5)) for i in range(12_000)]
+    one = UnitIndex(texts, index, normalize_strict, indexed=ids, workers=1)
+    two = UnitIndex(texts, index, normalize_strict, indexed=ids, workers=2)
+    assert one.all_texts() == two.all_texts()
+    assert all(list(one.units_with(i)) == list(two.units_with(i)) for i in ids)
 
 
 def test_fuzzy_in():

@@ -78,3 +78,18 @@ def test_text_measures():
     assert isinstance(RougeL().compute(["a"], []), Unscored)
     # character-level for Chinese: strict tokens split CJK characters
     assert RougeL().compute(list("北京大学"), list("北京")) == pytest.approx(2 / 3)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+tokens = st.lists(st.sampled_from(list("abcdefg") + ["北", "京"]), min_size=1, max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(answer=tokens, reference=tokens)
+def test_bleu_equals_nltk_sentence_bleu_with_method1(answer, reference):
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    expected = sentence_bleu([reference], answer, smoothing_function=SmoothingFunction().method1)
+    assert BLEU().compute(answer, reference) == pytest.approx(expected, abs=1e-12)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from cofe import EvalSample, SampleRecord, ScoreConfig, SourceRef, StageError, Verdict, score_run
@@ -267,3 +268,14 @@ def test_fuzzy_matching(make_run, fuzzy, expected):
         make_run, record, chunks=chunks, docs={}, config=ScoreConfig(top_k=2, fuzzy=fuzzy)
     )
     assert recall_at(result, "retrieval", "KeywordRecall@1") == pytest.approx(0.5 + expected / 2)
+
+
+def test_parallel_scoring_equals_serial_scoring():
+    from benchmarks._synthetic import make_run
+
+    run, evalset = make_run(4_500, seed=3)
+    serial = score_run(run, evalset, workers=1)
+    parallel = score_run(run, evalset, workers=2)  # three slices over two processes
+    for name in ("scores", "points", "verdicts", "skipped", "recalls"):
+        pd.testing.assert_frame_equal(getattr(serial, name), getattr(parallel, name))
+    assert len(serial.scores) > 50_000
