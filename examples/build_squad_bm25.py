@@ -75,6 +75,68 @@ def content(tokens: list[str]) -> set[str]:
     return {t for t in tokens if t not in STOPWORDS}
 
 
+def chunk_documents(documents: dict[str, str]) -> list[Chunk]:
+    """Word-window chunks of every document, with offsets into its text."""
+    chunks: list[Chunk] = []
+    for name, text in documents.items():
+        doc_id = Path(name).stem
+        for i, (s, e) in enumerate(word_windows(text)):
+            chunks.append(
+                Chunk(chunk_id=f"{doc_id}#{i}", doc_id=doc_id, text=text[s:e], start=s, end=e)
+            )
+    return chunks
+
+
+def answer_all(samples: list, chunks: list[Chunk], *, rerank: bool = True) -> list[SampleRecord]:
+    """BM25 pool, optional query-term-coverage reranking, extractive answer: one record per sample."""
+    chunk_tokens = [strict_tokens(c.text) for c in chunks]
+    by_id = {c.chunk_id: c for c in chunks}
+    retriever = bm25s.BM25()
+    retriever.index(chunk_tokens, show_progress=False)
+    records = []
+    for sample in samples:
+        started = time.perf_counter()
+        query = strict_tokens(sample.query)
+        ids, scores = retriever.retrieve(
+            [query], k=min(CANDIDATES, len(chunks)), show_progress=False
+        )
+        pool = [
+            RankedChunk(chunk_id=chunks[i].chunk_id, score=round(float(s), 4))
+            for i, s in zip(ids[0], scores[0], strict=True)
+        ]
+        retrieved = time.perf_counter()
+        wanted = content(query) or set(query)
+        context = None
+        given = pool[:TOP_K]
+        if rerank:
+            coverage = [len(wanted & set(chunk_tokens[i])) / max(len(wanted), 1) for i in ids[0]]
+            order = np.lexsort((-scores[0], -np.array(coverage)))[:TOP_K]
+            context = given = [
+                RankedChunk(chunk_id=pool[j].chunk_id, score=round(coverage[j], 4)) for j in order
+            ]
+        reranked = time.perf_counter()
+        sentences = [
+            m.group().strip()
+            for c in given
+            for m in _SENTENCE.finditer(by_id[c.chunk_id].text)
+            if m.group().strip()
+        ]
+        answer = max(sentences, key=lambda s: len(wanted & set(strict_tokens(s))), default="")
+        done = time.perf_counter()
+        latency = {
+            "retrieval": round(retrieved - started, 6),
+            "generation": round(done - reranked, 6),
+        }
+        if rerank:
+            latency["reranking"] = round(reranked - retrieved, 6)
+        records.append(
+            SampleRecord(
+                sample_id=sample.id, pool=pool, context=context, answer=answer, latency=latency
+            )
+        )
+    return records
+
+
 def main() -> None:
     squad = import_squad(DATA / "squad" / "squad-v1.1-dev-part-b.json")
     cmrc = import_squad(DATA / "cmrc2018" / "cmrc2018-trial.json")
@@ -119,57 +181,9 @@ def main() -> None:
         ParsedDocument(doc_id=Path(name).stem, source=name, text=text)
         for name, text in documents.items()
     )
-    chunks: list[Chunk] = []
-    for name, text in documents.items():
-        doc_id = Path(name).stem
-        for i, (s, e) in enumerate(word_windows(text)):
-            chunks.append(
-                Chunk(chunk_id=f"{doc_id}#{i}", doc_id=doc_id, text=text[s:e], start=s, end=e)
-            )
+    chunks = chunk_documents(documents)
     writer.add_chunks(chunks)
-
-    chunk_tokens = [strict_tokens(c.text) for c in chunks]
-    retriever = bm25s.BM25()
-    retriever.index(chunk_tokens, show_progress=False)
-    records = []
-    for sample in samples:
-        started = time.perf_counter()
-        query = strict_tokens(sample.query)
-        ids, scores = retriever.retrieve([query], k=CANDIDATES, show_progress=False)
-        pool = [
-            RankedChunk(chunk_id=chunks[i].chunk_id, score=round(float(s), 4))
-            for i, s in zip(ids[0], scores[0], strict=True)
-        ]
-        retrieved = time.perf_counter()
-        wanted = content(query) or set(query)
-        coverage = [len(wanted & set(chunk_tokens[i])) / max(len(wanted), 1) for i in ids[0]]
-        order = np.lexsort((-scores[0], -np.array(coverage)))[:TOP_K]
-        context = [
-            RankedChunk(chunk_id=pool[j].chunk_id, score=round(coverage[j], 4)) for j in order
-        ]
-        reranked = time.perf_counter()
-        by_id = {c.chunk_id: c for c in chunks}
-        sentences = [
-            m.group().strip()
-            for c in context
-            for m in _SENTENCE.finditer(by_id[c.chunk_id].text)
-            if m.group().strip()
-        ]
-        answer = max(sentences, key=lambda s: len(wanted & set(strict_tokens(s))), default="")
-        done = time.perf_counter()
-        records.append(
-            SampleRecord(
-                sample_id=sample.id,
-                pool=pool,
-                context=context,
-                answer=answer,
-                latency={
-                    "retrieval": round(retrieved - started, 6),
-                    "reranking": round(reranked - retrieved, 6),
-                    "generation": round(done - reranked, 6),
-                },
-            )
-        )
+    records = answer_all(samples, chunks)
     writer.add_samples(records)
     print(f"wrote {OUT}: {len(documents)} documents, {len(chunks)} chunks, {len(records)} samples")
 

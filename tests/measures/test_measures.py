@@ -83,7 +83,7 @@ def test_text_measures():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-tokens = st.lists(st.sampled_from(list("abcdefg") + ["北", "京"]), min_size=1, max_size=14)
+tokens = st.lists(st.sampled_from([*"abcdefg", "北", "京"]), min_size=1, max_size=14)
 
 
 @settings(max_examples=300, deadline=None)
