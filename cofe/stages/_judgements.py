@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+CUT_BY_BOUNDARY = "in the parsed document but in no chunk (cut by a chunk boundary)"
+
 
 @dataclass(frozen=True, slots=True)
 class PointHits:
@@ -26,6 +28,14 @@ class CorpusHits:
     missing: tuple[tuple[str, ...], ...]
     why_missing: tuple[tuple[str, ...], ...]  # per point, per missing keyword: the reason
     example_chunk: tuple[str | None, ...]  # a chunk id holding the whole point, for evidence
+
+    @property
+    def cut(self) -> tuple[tuple[str, ...], ...]:
+        """Per point: keywords in the parsed document but in no chunk (cut by a boundary)."""
+        return tuple(
+            tuple(k for k, why in zip(missing, reasons, strict=True) if why == CUT_BY_BOUNDARY)
+            for missing, reasons in zip(self.missing, self.why_missing, strict=True)
+        )
 
 
 @dataclass(frozen=True, slots=True)

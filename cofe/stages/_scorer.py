@@ -216,6 +216,7 @@ class _SampleScorer:
             steps[Step.CORPUS] = corpus.hits
             steps[Step.CHUNK_INTACT] = corpus.intact
             fates["corpus"], fates["intact"] = list(corpus.hits), list(corpus.intact)
+            fates["cut_keywords"] = [" | ".join(cut) or None for cut in corpus.cut]
 
         # retrieval (candidate pool) and reranking (final context)
         pool = context = None
@@ -395,7 +396,7 @@ def _m(kind: type[Measure], cutoff: int | None = None) -> Measure:
 
 
 _TEXT = {member: member.value for enum in (Stage, QueryType, Step) for member in enum}
-_FATE_KEYS = ("parse", "corpus", "intact", "pool_rank", "context_rank", "answer")
+_FATE_KEYS = ("parse", "corpus", "intact", "cut_keywords", "pool_rank", "context_rank", "answer")
 # nullable types: a stage that was not judged is <NA>, never a float NaN posing as a rank
 _FATE_TYPES = {
     "parse": "boolean",

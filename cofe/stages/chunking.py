@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cofe.matching import CompiledSample
 from cofe.stages._context import RunContext, Scope
-from cofe.stages._judgements import CorpusHits
+from cofe.stages._judgements import CUT_BY_BOUNDARY, CorpusHits
 
 
 def judge_chunking(
@@ -24,7 +24,7 @@ def judge_chunking(
             if _in_some_chunk(ctx, slot, source_doc):
                 reasons.append("only in chunks that fail the coarse/source filter")
             elif _in_document(ctx, slot, source_doc):
-                reasons.append("in the parsed document but in no chunk (cut by a chunk boundary)")
+                reasons.append(CUT_BY_BOUNDARY)
             else:
                 reasons.append("in no chunk")
         whole = set.intersection(*slot_units) if slot_units else set()

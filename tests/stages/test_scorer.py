@@ -81,6 +81,9 @@ def test_chunk_split_by_a_boundary(make_run):
     points = result.points.set_index("point")
     assert bool(points.loc[0, "parse"]) and not bool(points.loc[0, "corpus"])
     assert points.loc[0, "lost_at"] == "chunking" and points.loc[1, "lost_at"] == "generation"
+    assert points.loc[0, "cut_keywords"] == "Denver Broncos" and pd.isna(
+        points.loc[1, "cut_keywords"]
+    )
 
 
 def test_chunk_split_from_its_entity(make_run):
