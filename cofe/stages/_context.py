@@ -27,9 +27,6 @@ class Scope:
     eligible: set[int] | None
     mentions_coarse: set[int]
 
-    def allows(self, unit: int) -> bool:
-        return self.eligible is None or unit in self.eligible
-
 
 class RunContext:
     """The run's corpus prepared for matching: each text is normalised and scanned once."""

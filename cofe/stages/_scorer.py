@@ -37,7 +37,7 @@ from cofe.measures import (
 from cofe.runlog import RankedChunk, RunLog, SampleRecord, Stage, read_run
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext
-from cofe.stages._judgements import RankedHits
+from cofe.stages._judgements import CorpusHits, RankedHits
 from cofe.stages._result import ScoreResult
 from cofe.stages.chunking import judge_chunking
 from cofe.stages.generation import judge_answer
@@ -244,7 +244,9 @@ class _SampleScorer:
                 )
                 in_pool = tuple(r is not None and r <= n for r in pool.point_ranks)
                 outcomes.append(
-                    StageOutcome(Stage.RETRIEVAL, in_pool, _ranked_why(pool, n, "pool"))
+                    StageOutcome(
+                        Stage.RETRIEVAL, in_pool, _ranked_why(pool, n, "pool", corpus=corpus)
+                    )
                 )
             in_context = tuple(r is not None and r <= k for r in context.point_ranks)
             outcomes.append(
@@ -256,7 +258,9 @@ class _SampleScorer:
             # no reranker: the generator saw the pool's top-K, so a loss below K is retrieval's
             in_top = tuple(r is not None and r <= k for r in pool.point_ranks)
             outcomes.append(
-                StageOutcome(Stage.RETRIEVAL, in_top, _ranked_why(pool, k, "pool top-K"))
+                StageOutcome(
+                    Stage.RETRIEVAL, in_top, _ranked_why(pool, k, "pool top-K", corpus=corpus)
+                )
             )
             steps[Step.CONTEXT] = in_top
             given, given_stage = record.pool[:k], Stage.RETRIEVAL
@@ -417,12 +421,18 @@ def _quote(keywords: tuple[str, ...]) -> str:
 
 
 def _ranked_why(
-    hits: RankedHits, cutoff: int, name: str, pool: RankedHits | None = None
+    hits: RankedHits,
+    cutoff: int,
+    name: str,
+    pool: RankedHits | None = None,
+    corpus: CorpusHits | None = None,
 ) -> Callable[[int], str]:
     def why(p: int) -> str:
         rank, missing = hits.point_ranks[p], hits.missing[p]
         if missing:
             reason = f"{_quote(missing)} not in the {name} ({len(hits.doc_ids)} chunk(s))"
+            if corpus is not None and corpus.example_chunk[p] is not None:
+                reason += f"; chunk {corpus.example_chunk[p]!r} holds the whole point"
         else:
             reason = f"complete only at {name} rank {rank}, below the cutoff {cutoff}"
         if pool is not None and pool.point_ranks[p] is not None:

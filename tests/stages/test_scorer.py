@@ -119,6 +119,7 @@ def test_not_retrieved(make_run):
     result = run_one(make_run, record)
     verdict, why = verdict_of(result)
     assert verdict == Verdict.NOT_RETRIEVED and "not in the pool" in why
+    assert "chunk 'result' holds the whole point" in why
     assert recall_at(result, "retrieval", "KeywordRecall@3") == 0.0
     assert recall_at(result, "retrieval", "CoarsePrecision@2") == 1.0
     assert recall_at(result, "chunking", "KeywordRecall") == 1.0
