@@ -113,6 +113,10 @@ class UnitIndex:
             normalized = self._normalized[unit] = self._normalize(self._texts[unit])
         return normalized
 
+    def raw(self, unit: int) -> str:
+        """The text of a unit as given, before normalisation."""
+        return self._texts[unit]
+
     def all_texts(self) -> list[str]:
         return [self.text(unit) for unit in range(len(self))]
 

@@ -122,7 +122,6 @@ class _SampleScorer:
     def __init__(self, ctx: RunContext, tables: _Tables, pool_cutoff: int) -> None:
         self.ctx, self.t = ctx, tables
         self.n, self.k = pool_cutoff, ctx.config.top_k
-        self._tokens: dict[int, list[str]] = {}
 
     def emit(self, stage: Stage, measure: Measure, value: float | Unscored) -> None:
         """One score row for the current sample (or a skipped row saying why)."""
@@ -146,14 +145,10 @@ class _SampleScorer:
         self.t.verdicts.append(_verdict_row(sample, Verdict.UNSCORABLE, None, reason))
 
     def chunk_tokens(self, unit: int) -> list[str]:
-        tokens = self._tokens.get(unit)
-        if tokens is None:
-            if self.ctx.config.mode is MatchMode.STRICT:
-                tokens = self.ctx.chunks.text(unit).split()
-            else:
-                tokens = strict_tokens(self.ctx.chunks.text(unit))
-            self._tokens[unit] = tokens
-        return tokens
+        """Strict tokens of a chunk, for ROUGE, whatever the matching mode."""
+        if self.ctx.config.mode is MatchMode.STRICT:
+            return self.ctx.chunks.text(unit).split()  # the strict normal form is its tokens
+        return strict_tokens(self.ctx.chunks.raw(unit))
 
     def score(self, index: int, sample: EvalSample, record: SampleRecord | None) -> None:
         ctx, n, k = self.ctx, self.n, self.k

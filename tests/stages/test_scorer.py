@@ -283,3 +283,21 @@ def test_parallel_scoring_equals_serial_scoring():
     for name in ("scores", "points", "verdicts", "skipped", "recalls"):
         pd.testing.assert_frame_equal(getattr(serial, name), getattr(parallel, name))
     assert len(serial.scores) > 50_000
+
+
+def test_rouge_uses_words_in_both_matching_modes(make_run):
+    """cofe-rag's glued normal form must not leak into ROUGE's tokens."""
+    record = SampleRecord(
+        sample_id="q",
+        pool=ranked("result"),
+        context=ranked("result"),
+        answer="The Denver Broncos won 24–10.",
+    )
+    strict = run_one(make_run, record)
+    reference = run_one(make_run, record, config=ScoreConfig(top_k=2, mode="cofe-rag"))
+    for stage, measure in (
+        ("reranking", "RougeLRecall@2"),
+        ("generation", "RougeL"),
+        ("generation", "BLEU"),
+    ):
+        assert recall_at(strict, stage, measure) == recall_at(reference, stage, measure) > 0.5
