@@ -36,7 +36,7 @@ from cofe.measures import (
 )
 from cofe.runlog import RankedChunk, RunLog, SampleRecord, Stage, read_run
 from cofe.stages._config import ScoreConfig
-from cofe.stages._context import RunContext
+from cofe.stages._context import RunContext, Scope
 from cofe.stages._judgements import CorpusHits, RankedHits
 from cofe.stages._result import ScoreResult
 from cofe.stages.chunking import judge_chunking
@@ -116,6 +116,18 @@ class _Tables:
         self.skipped.extend(other.skipped)
 
 
+@dataclass
+class _Judged:
+    """What the stage judges found for one sample, gathered for the verdict and the tables."""
+
+    outcomes: list[StageOutcome] = field(default_factory=list)
+    steps: dict[Step, tuple[bool, ...]] = field(default_factory=dict)  # waterfall
+    fates: dict[str, list] = field(default_factory=dict)  # per point, by points.csv column
+
+    def add(self, stage: Stage, hits: tuple[bool, ...], why: Callable[[int], str]) -> None:
+        self.outcomes.append(StageOutcome(stage, hits, why))
+
+
 class _SampleScorer:
     """Scores one sample into the shared tables."""
 
@@ -151,181 +163,167 @@ class _SampleScorer:
         return strict_tokens(self.ctx.chunks.raw(unit))
 
     def score(self, index: int, sample: EvalSample, record: SampleRecord | None) -> None:
-        ctx, n, k = self.ctx, self.n, self.k
         self._sid, self._qtype, self._index = sample.id, _TEXT[sample.query_type], index
-        cs = ctx.compiled[sample.id]
+        cs = self.ctx.compiled[sample.id]
         if cs.unscorable:
             return self.unscorable(sample, cs.unscorable)
         if record is None:
             return self.unscorable(
                 sample, "no record in samples.jsonl: the pipeline did not answer it"
             )
-        labels = tuple(" & ".join(point.keywords) for point in cs.points)
-        source_doc = ctx.resolve_doc(sample.source.doc) if sample.source else None
-        scope = ctx.scope(cs, source_doc)
-        outcomes: list[StageOutcome] = []
-        steps: dict[Step, tuple[bool, ...]] = {}
-        fates: dict[str, list] = {}
+        source_doc = self.ctx.resolve_doc(sample.source.doc) if sample.source else None
+        scope = self.ctx.scope(cs, source_doc)
+        judged = _Judged()
+        self._parse(cs, source_doc, judged)
+        corpus = self._chunking(cs, scope, source_doc, judged)
+        given = self._ranking(sample, cs, record, scope, source_doc, corpus, judged)
+        reference = strict_tokens(sample.reference_answer) if sample.reference_answer else None
+        if given is not None:
+            chunks, stage = given
+            if reference is None:
+                self.skip(stage, [_m(RougeLRecall, self.k)], "no reference answer")
+            else:
+                coverage = _m(RougeLRecall, self.k).compute(self._context_tokens(chunks), reference)
+                self.emit(stage, _m(RougeLRecall, self.k), coverage)
+        self._generation(cs, record, reference, judged)
+        self._record(sample, cs, record, judged)
+        return None
 
-        # parse
-        parse = judge_parse(ctx, cs, source_doc)
-        self.emit(
-            Stage.PARSE,
-            _m(KeywordRecall),
-            parse if isinstance(parse, Unscored) else _m(KeywordRecall).compute(parse.ranks),
-        )
-        if not isinstance(parse, Unscored):
-            where = f"the parsed text of {source_doc!r}" if source_doc else "any parsed document"
-            missing_parse = parse.missing
-            outcomes.append(
-                StageOutcome(
-                    Stage.PARSE, parse.hits, lambda p: f"{_quote(missing_parse[p])} not in {where}"
-                )
-            )
-            steps[Step.PARSE] = parse.hits
-            fates["parse"] = list(parse.hits)
+    def _parse(self, cs: CompiledSample, source_doc: str | None, judged: _Judged) -> None:
+        parse = judge_parse(self.ctx, cs, source_doc)
+        if isinstance(parse, Unscored):
+            self.emit(Stage.PARSE, _m(KeywordRecall), parse)
+            return
+        self.emit(Stage.PARSE, _m(KeywordRecall), _m(KeywordRecall).compute(parse.ranks))
+        where = f"the parsed text of {source_doc!r}" if source_doc else "any parsed document"
+        judged.add(Stage.PARSE, parse.hits, lambda p: f"{_quote(parse.missing[p])} not in {where}")
+        judged.steps[Step.PARSE] = parse.hits
+        judged.fates["parse"] = list(parse.hits)
 
-        # chunking
-        corpus = None
-        if len(ctx.chunks) == 0:
+    def _chunking(
+        self, cs: CompiledSample, scope: Scope, source_doc: str | None, judged: _Judged
+    ) -> CorpusHits | None:
+        if len(self.ctx.chunks) == 0:
             self.skip(
-                Stage.CHUNKING,
-                [_m(KeywordRecall), _m(ChunkIntegrity)],
-                "the run log has no chunks",
+                Stage.CHUNKING, [_m(KeywordRecall), _m(ChunkIntegrity)], "the run log has no chunks"
             )
-        else:
-            corpus = judge_chunking(ctx, cs, scope, source_doc)
-            self.emit(
-                Stage.CHUNKING,
-                _m(KeywordRecall),
-                _m(KeywordRecall).compute(_ranks(corpus.hits)),
-            )
-            self.emit(Stage.CHUNKING, _m(ChunkIntegrity), _m(ChunkIntegrity).compute(corpus.intact))
-            found = corpus
+            return None
+        corpus = judge_chunking(self.ctx, cs, scope, source_doc)
+        self.emit(Stage.CHUNKING, _m(KeywordRecall), _m(KeywordRecall).compute(_ranks(corpus.hits)))
+        self.emit(Stage.CHUNKING, _m(ChunkIntegrity), _m(ChunkIntegrity).compute(corpus.intact))
 
-            def chunk_why(p: int) -> str:
-                pairs = zip(found.missing[p], found.why_missing[p], strict=True)
-                return "; ".join(f"{_quote((m,))} {reason}" for m, reason in pairs)
+        def why(p: int) -> str:
+            pairs = zip(corpus.missing[p], corpus.why_missing[p], strict=True)
+            return "; ".join(f"{_quote((m,))} {reason}" for m, reason in pairs)
 
-            outcomes.append(StageOutcome(Stage.CHUNKING, corpus.hits, chunk_why))
-            steps[Step.CORPUS] = corpus.hits
-            steps[Step.CHUNK_INTACT] = corpus.intact
-            fates["corpus"], fates["intact"] = list(corpus.hits), list(corpus.intact)
-            fates["cut_keywords"] = [" | ".join(cut) or None for cut in corpus.cut]
+        judged.add(Stage.CHUNKING, corpus.hits, why)
+        judged.steps[Step.CORPUS] = corpus.hits
+        judged.steps[Step.CHUNK_INTACT] = corpus.intact
+        judged.fates["corpus"], judged.fates["intact"] = list(corpus.hits), list(corpus.intact)
+        judged.fates["cut_keywords"] = [" | ".join(cut) or None for cut in corpus.cut]
+        return corpus
 
-        # retrieval (candidate pool) and reranking (final context)
-        pool = context = None
+    def _ranking(
+        self,
+        sample: EvalSample,
+        cs: CompiledSample,
+        record: SampleRecord,
+        scope: Scope,
+        source_doc: str | None,
+        corpus: CorpusHits | None,
+        judged: _Judged,
+    ) -> tuple[list[RankedChunk], Stage] | None:
+        """Judge the pool and the context; return what the generator saw, and whose it was."""
+        ctx, n, k = self.ctx, self.n, self.k
+        pool = None
         if record.pool is not None:
             pool = judge_ranked(ctx, cs, record.pool, scope)
             self._ranked_measures(sample, Stage.RETRIEVAL, cs, pool, source_doc, cutoffs=(n, k))
-            fates["pool_rank"] = list(pool.point_ranks)
-            steps[Step.POOL] = tuple(r is not None and r <= n for r in pool.point_ranks)
             self._unknown(record, pool)
-        if record.context is not None:
-            context = judge_ranked(ctx, cs, record.context, scope)
-            self._ranked_measures(sample, Stage.RERANKING, cs, context, source_doc, cutoffs=(k,))
-            fates["context_rank"] = list(context.point_ranks)
-            self._unknown(record, context)
-            if pool is not None:
-                self.emit(
-                    Stage.RERANKING,
-                    _m(RerankLoss, k),
-                    _m(RerankLoss, k).compute(pool.point_ranks, context.point_ranks),
-                )
-                self.emit(
-                    Stage.RERANKING,
-                    _m(RerankGain, k),
-                    _m(RerankGain, k).compute(pool.point_ranks, context.point_ranks),
-                )
-                in_pool = tuple(r is not None and r <= n for r in pool.point_ranks)
-                outcomes.append(
-                    StageOutcome(
-                        Stage.RETRIEVAL, in_pool, _ranked_why(pool, n, "pool", corpus=corpus)
-                    )
-                )
-            in_context = tuple(r is not None and r <= k for r in context.point_ranks)
-            outcomes.append(
-                StageOutcome(Stage.RERANKING, in_context, _ranked_why(context, k, "context", pool))
+            judged.fates["pool_rank"] = list(pool.point_ranks)
+            judged.steps[Step.POOL] = _within(pool.point_ranks, n)
+        if record.context is None and pool is None:
+            self.skip(
+                Stage.RETRIEVAL, [_m(KeywordRecall, k)], "the record has neither pool nor context"
             )
-            steps[Step.CONTEXT] = in_context
-            given, given_stage = record.context[:k], Stage.RERANKING
-        elif pool is not None:
+            return None
+        if record.context is None:
             # no reranker: the generator saw the pool's top-K, so a loss below K is retrieval's
-            in_top = tuple(r is not None and r <= k for r in pool.point_ranks)
-            outcomes.append(
-                StageOutcome(
-                    Stage.RETRIEVAL, in_top, _ranked_why(pool, k, "pool top-K", corpus=corpus)
-                )
-            )
-            steps[Step.CONTEXT] = in_top
-            given, given_stage = record.pool[:k], Stage.RETRIEVAL
-        else:
-            given, given_stage = None, Stage.RETRIEVAL
-            self.skip(
-                Stage.RETRIEVAL,
-                [_m(KeywordRecall, k)],
-                "the record has neither pool nor context",
-            )
-
-        reference = strict_tokens(sample.reference_answer) if sample.reference_answer else None
-        if given is not None:
-            if reference is None:
-                self.skip(given_stage, [_m(RougeLRecall, k)], "no reference answer")
-            else:
+            assert pool is not None and record.pool is not None
+            in_top = _within(pool.point_ranks, k)
+            judged.add(Stage.RETRIEVAL, in_top, _ranked_why(pool, k, "pool top-K", corpus=corpus))
+            judged.steps[Step.CONTEXT] = in_top
+            return record.pool[:k], Stage.RETRIEVAL
+        context = judge_ranked(ctx, cs, record.context, scope)
+        self._ranked_measures(sample, Stage.RERANKING, cs, context, source_doc, cutoffs=(k,))
+        self._unknown(record, context)
+        judged.fates["context_rank"] = list(context.point_ranks)
+        if pool is not None:
+            for measure in (_m(RerankLoss, k), _m(RerankGain, k)):
                 self.emit(
-                    given_stage,
-                    _m(RougeLRecall, k),
-                    _m(RougeLRecall, k).compute(self._context_tokens(given), reference),
+                    Stage.RERANKING, measure, measure.compute(pool.point_ranks, context.point_ranks)
                 )
+            judged.add(
+                Stage.RETRIEVAL,
+                _within(pool.point_ranks, n),
+                _ranked_why(pool, n, "pool", corpus=corpus),
+            )
+        in_context = _within(context.point_ranks, k)
+        judged.add(Stage.RERANKING, in_context, _ranked_why(context, k, "context", pool))
+        judged.steps[Step.CONTEXT] = in_context
+        return record.context[:k], Stage.RERANKING
 
-        # generation
-        if record.answer is not None:
-            answer = judge_answer(ctx, cs, record.answer)
-            self.emit(Stage.GENERATION, _m(KeywordRecall), _m(KeywordRecall).compute(answer.ranks))
-            lacking = answer.missing
-            outcomes.append(
-                StageOutcome(
+    def _generation(
+        self, cs: CompiledSample, record: SampleRecord, reference: list[str] | None, judged: _Judged
+    ) -> None:
+        if record.answer is None:
+            if record.error is None:
+                self.skip(
                     Stage.GENERATION,
-                    answer.hits,
-                    lambda p: f"the answer lacks {_quote(lacking[p])}",
+                    [_m(KeywordRecall)],
+                    "the record has no answer (generation not run)",
                 )
-            )
-            steps[Step.ANSWER] = answer.hits
-            fates["answer"] = list(answer.hits)
-            if reference is None:
-                self.skip(Stage.GENERATION, [_m(BLEU), _m(RougeL)], "no reference answer")
-            else:
-                tokens = strict_tokens(record.answer)
-                self.emit(Stage.GENERATION, _m(BLEU), _m(BLEU).compute(tokens, reference))
-                self.emit(Stage.GENERATION, _m(RougeL), _m(RougeL).compute(tokens, reference))
-        elif record.error is None:
-            self.skip(
-                Stage.GENERATION,
-                [_m(KeywordRecall)],
-                "the record has no answer (generation not run)",
-            )
+            return
+        answer = judge_answer(self.ctx, cs, record.answer)
+        self.emit(Stage.GENERATION, _m(KeywordRecall), _m(KeywordRecall).compute(answer.ranks))
+        judged.add(
+            Stage.GENERATION, answer.hits, lambda p: f"the answer lacks {_quote(answer.missing[p])}"
+        )
+        judged.steps[Step.ANSWER] = answer.hits
+        judged.fates["answer"] = list(answer.hits)
+        if reference is None:
+            self.skip(Stage.GENERATION, [_m(BLEU), _m(RougeL)], "no reference answer")
+            return
+        tokens = strict_tokens(record.answer)
+        for measure in (_m(BLEU), _m(RougeL)):
+            self.emit(Stage.GENERATION, measure, measure.compute(tokens, reference))
 
-        diagnosis = diagnose(labels, outcomes, record.error)
+    def _record(
+        self, sample: EvalSample, cs: CompiledSample, record: SampleRecord, judged: _Judged
+    ) -> None:
+        """The verdict, the waterfall steps and one row per information point."""
+        labels = tuple(" & ".join(point.keywords) for point in cs.points)
+        diagnosis = diagnose(labels, judged.outcomes, record.error)
         self.t.verdicts.append(
             _verdict_row(
                 sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation, len(cs.points)
             )
         )
-        qtype = self._qtype
-        for step, hits in steps.items():
-            self.t.recalls.add(index, (_TEXT[step],), sum(hits) / len(hits))
+        for step, hits in judged.steps.items():
+            self.t.recalls.add(self._index, (_TEXT[step],), sum(hits) / len(hits))
+        fates = judged.fates
         for p, point in enumerate(cs.points):
+            lost = diagnosis.lost_at[p]
             self.t.points.append(
                 (
                     sample.id,
-                    qtype,
+                    self._qtype,
                     point.index,
                     labels[p],
                     *(fates[key][p] if key in fates else None for key in _FATE_KEYS),
-                    diagnosis.lost_at[p].value if diagnosis.lost_at[p] else None,
+                    lost.value if lost else None,
                 )
             )
-        return None
 
     def _ranked_measures(
         self,
@@ -405,6 +403,10 @@ _FATE_TYPES = {
     "context_rank": "Int64",
     "answer": "boolean",
 }
+
+
+def _within(ranks: tuple[int | None, ...], cutoff: int) -> tuple[bool, ...]:
+    return tuple(r is not None and r <= cutoff for r in ranks)
 
 
 def _ranks(hits: tuple[bool, ...]) -> tuple[int | None, ...]:
