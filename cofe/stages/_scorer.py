@@ -461,6 +461,10 @@ def _load_evalset(run: RunLog, evalset: str | os.PathLike[str] | EvalSet | None)
             InputProblem(str(path), None, None, "eval set not found (pass --evalset FILE)")
         )
     loaded = read_evalset(path)
+    if not loaded.samples:
+        loaded.problems.append(
+            InputProblem(str(path), None, None, "the eval set holds no sample: nothing to score")
+        )
     expected = run.manifest.evalset_sha256
     if expected and file_sha256(path) != expected:
         loaded.problems.append(

@@ -301,3 +301,11 @@ def test_rouge_uses_words_in_both_matching_modes(make_run):
         ("generation", "BLEU"),
     ):
         assert recall_at(strict, stage, measure) == recall_at(reference, stage, measure) > 0.5
+
+
+def test_an_empty_eval_set_is_reported_not_silently_scored(make_run):
+    run = make_run([], CHUNKS, [])
+    result = score_run(run)
+    assert result.verdicts.empty and result.scores.empty
+    assert any("holds no sample" in p.message for p in result.problems)
+    assert result.to_dict()["samples"] == {"in_evalset": 0, "scored": 0, "unscorable": 0}
