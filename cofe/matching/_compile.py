@@ -29,6 +29,7 @@ class CompiledPoint:
     index: int  # position in the sample's fine_keywords
     keywords: tuple[str, ...]  # for people: "a | b" for alternatives
     slots: tuple[tuple[int, ...], ...]
+    label: str  # the whole point for people: "a & b | c"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +68,16 @@ def register_keywords(
     parts = fork_map(
         _normalize_slice, (distinct, mode), len(distinct), slice_size=20_000, workers=workers
     )
-    cache: KeywordCache = {}
-    for text, normalized in zip(distinct, (n for part in parts for n in part), strict=True):
-        reason = label_problem(normalized, mode)
-        cache[text] = (None if reason else index.add(normalized), reason)
-    return cache
+    normalized = (n for part in parts for n in part)
+    return {text: _register(n, index, mode) for text, n in zip(distinct, normalized, strict=True)}
+
+
+def _register(
+    normalized: str, index: KeywordIndex, mode: MatchMode
+) -> tuple[int | None, str | None]:
+    """A usable keyword gets an id; a bad label gets the reason instead."""
+    reason = label_problem(normalized, mode)
+    return (None if reason else index.add(normalized), reason)
 
 
 def compile_sample(
@@ -88,9 +94,7 @@ def compile_sample(
     def usable(text: str, field: Callable[[], str]) -> int | None:
         entry = known.get(text)
         if entry is None:
-            normalized = normalize(text)
-            reason = label_problem(normalized, mode)
-            entry = known[text] = (None if reason else index.add(normalized), reason)
+            entry = known[text] = _register(normalize(text), index, mode)
         if entry[1] is not None:
             bad.append(BadLabel(field(), text, entry[1]))
         return entry[0]
@@ -124,7 +128,7 @@ def compile_sample(
         if not point:
             bad.append(BadLabel(f"fine_keywords[{p}]", "", "empty information point"))
         elif not broken:  # a point with an unusable keyword is dropped; that keyword is reported
-            points.append(CompiledPoint(p, tuple(shown), tuple(slots)))
+            points.append(CompiledPoint(p, tuple(shown), tuple(slots), " & ".join(shown)))
 
     unscorable = None
     if not sample.fine_keywords:

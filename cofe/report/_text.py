@@ -32,50 +32,47 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str
     return "\n".join([line(list(header)), rule, *(line(r) for r in cells)])
 
 
+def _per_type(by_type: pd.DataFrame, key: str, value: str, fill: object) -> pd.DataFrame:
+    """``value`` by ``key`` (rows) and query type (columns); no columns for a single type."""
+    if by_type.empty or by_type["query_type"].nunique() < 2:
+        return pd.DataFrame()
+    table = by_type.pivot_table(
+        index=key, columns="query_type", values=value, aggfunc="first", observed=True
+    )
+    return table.reindex(columns=sorted(table.columns)).astype(object).where(table.notna(), fill)
+
+
 def _waterfall_table(result: ScoreResult) -> str:
     overall = result.waterfall()
     if overall.empty:
         return "(no stage could be judged)"
-    by_type = result.waterfall(by_query_type=True)
-    types = (
-        sorted(by_type["query_type"].unique()) if len(by_type["query_type"].unique()) > 1 else []
-    )
-    header = ["step", "recall", "n", *types]
-    rows = []
-    for _, row in overall.iterrows():
-        per_type = [
-            _lookup(by_type, {"query_type": qtype, "step": row["step"]}, "recall")
-            for qtype in types
+    types = _per_type(result.waterfall(by_query_type=True), "step", "recall", None)
+    rows = [
+        [
+            str(row["step"]),
+            row["recall"],
+            int(row["n"]),
+            *(types.loc[row["step"]] if len(types) else []),
         ]
-        rows.append([str(row["step"]), row["recall"], int(row["n"]), *per_type])
-    return format_table(header, rows)
-
-
-def _lookup(frame: pd.DataFrame, where: dict[str, object], column: str) -> object:
-    mask = pd.Series(True, index=frame.index)
-    for key, value in where.items():
-        mask &= frame[key] == value
-    values = frame.loc[mask, column]
-    return values.iloc[0] if len(values) else None
+        for _, row in overall.iterrows()
+    ]
+    return format_table(["step", "recall", "n", *types.columns], rows)
 
 
 def _verdict_table(result: ScoreResult) -> str:
     counts = result.verdict_counts()
     total = int(counts["count"].sum()) or 1
-    by_type = result.verdict_counts(by_query_type=True)
-    types = (
-        sorted(by_type["query_type"].unique()) if len(by_type["query_type"].unique()) > 1 else []
-    )
-    rows = []
-    for _, row in counts.iterrows():
-        per_type = [
-            _lookup(by_type, {"query_type": qtype, "verdict": row["verdict"]}, "count") or 0
-            for qtype in types
+    types = _per_type(result.verdict_counts(by_query_type=True), "verdict", "count", 0)
+    rows = [
+        [
+            str(row["verdict"]),
+            int(row["count"]),
+            f"{row['count'] / total:.1%}",
+            *(int(v) for v in (types.loc[row["verdict"]] if len(types) else [])),
         ]
-        rows.append(
-            [str(row["verdict"]), int(row["count"]), f"{row['count'] / total:.1%}", *per_type]
-        )
-    return format_table(["verdict", "count", "share", *types], rows)
+        for _, row in counts.iterrows()
+    ]
+    return format_table(["verdict", "count", "share", *types.columns], rows)
 
 
 def render_result(result: ScoreResult, *, files_in: str | None = None, examples: int = 3) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -48,7 +48,6 @@ class RunContext:
         self.chunk_pos = {chunk_id: unit for unit, chunk_id in enumerate(self.chunk_ids)}
         self.chunk_doc = [chunk.doc_id for chunk in chunks]
         self.chunk_doc_by_id = dict(zip(self.chunk_ids, self.chunk_doc, strict=True))
-        self.chunks_per_doc = Counter(self.chunk_doc)
         self.doc_units: dict[str, set[int]] = defaultdict(set)
         for unit, doc_id in enumerate(self.chunk_doc):
             self.doc_units[doc_id].add(unit)
@@ -61,7 +60,7 @@ class RunContext:
             base = os.path.basename(doc.source)
             for name in (doc.doc_id, doc.source, base, os.path.splitext(base)[0]):
                 names[name].add(doc.doc_id)
-        for doc_id in self.chunks_per_doc:
+        for doc_id in self.doc_units:
             names[doc_id].add(doc_id)
         self._doc_names = names
         self._resolved: dict[str, str | None] = {}

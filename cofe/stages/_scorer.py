@@ -302,7 +302,7 @@ class _SampleScorer:
         self, sample: EvalSample, cs: CompiledSample, record: SampleRecord, judged: _Judged
     ) -> None:
         """The verdict, the waterfall steps and one row per information point."""
-        labels = tuple(" & ".join(point.keywords) for point in cs.points)
+        labels = tuple(point.label for point in cs.points)
         diagnosis = diagnose(labels, judged.outcomes, record.error)
         self.t.verdicts.append(
             _verdict_row(
@@ -362,7 +362,7 @@ class _SampleScorer:
             self.emit(
                 stage, _m(DocPrecision, k), _m(DocPrecision, k).compute(hits.doc_ids, relevant)
             )
-            in_corpus = self.ctx.chunks_per_doc.get(source_doc, 0)
+            in_corpus = len(self.ctx.doc_units.get(source_doc, ()))
             self.emit(stage, _m(NDCG, k), _m(NDCG, k).compute(hits.doc_ids, relevant, in_corpus))
 
     def _context_tokens(self, given: list[RankedChunk]) -> list[str]:

@@ -9,16 +9,14 @@ point holding all of them, which is what the reference evaluator requires.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from cofe._errors import InputError, InputProblem
 from cofe.evalset._sample import EvalSample, QueryType, SourceRef
-from cofe.evalset.importers._result import ImportResult
+from cofe.evalset.importers._result import ImportResult, load_json
 
 QUERY_TYPES = {
     "事实类": QueryType.FACTUAL,
@@ -38,22 +36,9 @@ _KNOWN = {
 }
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(
-            InputProblem(str(path), error.lineno, None, f"invalid JSON: {error.msg}")
-        ) from None
-    except UnicodeDecodeError as error:
-        raise InputError(
-            InputProblem(str(path), None, None, f"not UTF-8 text ({error.reason})")
-        ) from None
-
-
 def import_cofe_rag(path: str | os.PathLike[str]) -> ImportResult:
     path = Path(path)
-    data = _load_json(path)
+    data = load_json(path)
     examples = data.get("examples") if isinstance(data, dict) else data
     if not isinstance(examples, list):
         raise InputError(InputProblem(str(path), None, "examples", "expected a list of examples"))

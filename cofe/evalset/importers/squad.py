@@ -34,8 +34,7 @@ from pydantic import ValidationError
 
 from cofe._errors import InputError, InputProblem
 from cofe.evalset._sample import AnyOf, EvalSample, Keyword, QueryType, SourceRef
-from cofe.evalset.importers._result import ImportResult
-from cofe.evalset.importers.cofe_rag import _load_json
+from cofe.evalset.importers._result import ImportResult, load_json
 from cofe.matching import (
     STOPWORDS,
     MatchMode,
@@ -136,7 +135,7 @@ def _doc_name(title: str, taken: set[str]) -> str:
 
 def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) -> ImportResult:
     path = Path(path)
-    data = _load_json(path)
+    data = load_json(path)
     articles = data.get("data") if isinstance(data, dict) else None
     if not isinstance(articles, list):
         raise InputError(
