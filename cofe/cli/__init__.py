@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from cofe._errors import InputError
 from cofe._version import __version__
-from cofe.cli import _import, _schema, _score
+from cofe.cli import _demo, _import, _run, _schema, _score
 
-COMMANDS = (_score, _import, _schema)
+COMMANDS = (_demo, _run, _score, _import, _schema)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except InputError as error:
+        print(f"cofe: error: {error}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError) as error:  # bad options or paths: one line, no traceback
         print(f"cofe: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,0 +1,129 @@
+"""A content-addressed on-disk cache for parsed files, chunk lists, embeddings and indexes.
+
+Keys are built from the *content* (file bytes, document texts, chunk texts)
+plus every parameter that changes the output, so a second run with another
+top-K or reranker reuses parsing, chunking and embeddings, and any change to
+the inputs misses. Entries are written to a temporary name and renamed, so a
+crash never leaves a half-written entry behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("COFE_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "cofe"
+
+
+def content_key(*parts: Any) -> str:
+    """A SHA-256 over JSON-encoded parts (strings, numbers, lists of texts...)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(json.dumps(part, ensure_ascii=False, sort_keys=True).encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+class Cache:
+    """``Cache(root)``; ``Cache(None)`` is a cache that never stores anything."""
+
+    def __init__(self, root: str | os.PathLike[str] | None) -> None:
+        self.root = Path(root) if root is not None else None
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, kind: str, key: str, suffix: str) -> Path | None:
+        if self.root is None:
+            return None
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        return self.root / kind / digest[:2] / f"{digest}{suffix}"
+
+    def _count(self, hit: bool) -> None:
+        if hit:
+            self.hits += 1
+        else:
+            self.misses += 1
+
+    def _atomic(self, target: Path, write: Callable[[Path], None]) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+        os.close(fd)
+        try:
+            write(Path(tmp))
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def get_json(self, kind: str, key: str) -> Any | None:
+        path = self._path(kind, key, ".json")
+        hit = path is not None and path.exists()
+        self._count(hit)
+        if not hit:
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # a damaged entry is a miss; it will be rewritten
+
+    def put_json(self, kind: str, key: str, value: Any) -> None:
+        path = self._path(kind, key, ".json")
+        if path is not None:
+            self._atomic(
+                path,
+                lambda p: p.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8"),
+            )
+
+    def get_array(self, kind: str, key: str) -> np.ndarray | None:
+        path = self._path(kind, key, ".npy")
+        hit = path is not None and path.exists()
+        self._count(hit)
+        if not hit:
+            return None
+        try:
+            return np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+
+    def put_array(self, kind: str, key: str, value: np.ndarray) -> None:
+        path = self._path(kind, key, ".npy")
+        if path is not None:
+            self._atomic(path, lambda p: np.save(p, value, allow_pickle=False))
+
+    def directory(
+        self, kind: str, key: str, build: Callable[[Path], None]
+    ) -> tuple[Path | None, bool]:
+        """A cached folder made by ``build(folder)``; returns (folder, was_hit)."""
+        path = self._path(kind, key, "")
+        if path is None:
+            return None, False
+        if path.is_dir():
+            self._count(True)
+            return path, True
+        self._count(False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=".tmp-"))
+        try:
+            build(tmp)
+            os.replace(tmp, path)
+        except OSError:
+            if not path.is_dir():  # another process may have won the race
+                raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return path, False

@@ -1,0 +1,34 @@
+"""Adapters: record what each stage of a user's pipeline produced.
+
+- :class:`PythonPipeline` -- plain callables for chunk, retrieve, rerank, generate;
+- :class:`LlamaIndexPipeline` -- an existing LlamaIndex query engine or retriever,
+  observed through LlamaIndex's own instrumentation (imported lazily);
+- any other language writes the run-log files directly (``docs/runlog.md``).
+"""
+
+from typing import TYPE_CHECKING
+
+from cofe.adapters._base import Pipeline, PythonPipeline, StagedPipeline
+from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
+
+if TYPE_CHECKING:
+    from cofe.adapters._llamaindex import LlamaIndexPipeline
+
+
+def __getattr__(name: str):
+    if name == "LlamaIndexPipeline":
+        from cofe.adapters._llamaindex import LlamaIndexPipeline
+
+        return LlamaIndexPipeline
+    raise AttributeError(name)
+
+
+__all__ = [
+    "ChunkRegistry",
+    "LlamaIndexPipeline",
+    "Pipeline",
+    "PythonPipeline",
+    "StageFailed",
+    "StagedPipeline",
+    "Trace",
+]

@@ -1,0 +1,141 @@
+"""What one query produced at each stage, and the registry that names chunks."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import traceback
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage, StageError
+
+
+class StageFailed(Exception):
+    """A stage raised; the trace holds the error and later stages do not run."""
+
+
+@dataclass
+class Trace:
+    pool: list[RankedChunk] | None = None
+    context: list[RankedChunk] | None = None
+    answer: str | None = None
+    latency: dict[Stage, float] = field(default_factory=dict)
+    error: StageError | None = None
+
+    @contextmanager
+    def stage(self, stage: Stage) -> Iterator[None]:
+        """Time a stage; an exception is recorded with its traceback and ends the query."""
+        started = time.perf_counter()
+        try:
+            yield
+        except StageFailed:
+            raise
+        except Exception as error:
+            self.error = StageError(
+                stage=stage,
+                type=type(error).__name__,
+                message=str(error)[:2000],
+                traceback=traceback.format_exc(limit=20),
+            )
+            raise StageFailed from error
+        finally:
+            self.latency[stage] = round(time.perf_counter() - started, 6)
+
+    def record(self, sample_id: str) -> SampleRecord:
+        return SampleRecord(
+            sample_id=sample_id,
+            pool=self.pool,
+            context=self.context,
+            answer=self.answer,
+            latency=self.latency,
+            error=self.error,
+        )
+
+
+def text_id(text: str) -> str:
+    return "sha1:" + hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+class ChunkRegistry:
+    """The chunk corpus, found by id or by text.
+
+    A pipeline may return chunk ids, chunk texts or objects carrying either;
+    texts not seen at chunking time get a content id and are kept in ``new``
+    so the runner can append them to ``chunks.jsonl``.
+    """
+
+    def __init__(self, chunks: Iterable[Chunk] = ()) -> None:
+        self.chunks: list[Chunk] = []
+        self.by_id: dict[str, Chunk] = {}
+        self._by_text: dict[str, str] = {}
+        self._new: list[Chunk] = []
+        self._lock = threading.Lock()
+        for chunk in chunks:
+            self._add(chunk)
+
+    def _add(self, chunk: Chunk) -> None:
+        if chunk.chunk_id in self.by_id:
+            raise ValueError(f"two chunks have the id {chunk.chunk_id!r}")
+        self.chunks.append(chunk)
+        self.by_id[chunk.chunk_id] = chunk
+        self._by_text.setdefault(chunk.text, chunk.chunk_id)
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def resolve(self, item: Any) -> tuple[str, float | None]:
+        """(chunk id, score) of one ranked item, registering unseen texts."""
+        score = None
+        if isinstance(item, tuple) and len(item) == 2:
+            item, score = item
+        if isinstance(item, Chunk):
+            with self._lock:
+                if item.chunk_id not in self.by_id:
+                    self._add(item)
+                    self._new.append(item)
+            return item.chunk_id, score
+        if isinstance(item, RankedChunk):
+            return item.chunk_id, item.score if score is None else score
+        elif isinstance(item, dict):
+            ident = item.get("chunk_id") or item.get("id")
+            text = item.get("text")
+            score = item.get("score", score)
+        elif isinstance(item, str):
+            if item in self.by_id:
+                return item, score
+            ident, text = None, item
+        else:
+            ident = getattr(item, "chunk_id", None) or getattr(item, "id", None)
+            text = getattr(item, "text", None)
+            score = getattr(item, "score", score)
+        if ident is not None and ident in self.by_id:
+            return ident, score
+        if text is None:
+            raise ValueError(
+                f"ranked item {item!r:.80} names no known chunk id and carries no text"
+            )
+        with self._lock:
+            known = self._by_text.get(text)
+            if known is not None:
+                return known, score
+            chunk = Chunk(chunk_id=ident or text_id(text), doc_id="(unknown)", text=text,
+                          meta={"registered": "first seen in a ranked list"})  # fmt: skip
+            self._add(chunk)
+            self._new.append(chunk)
+            return chunk.chunk_id, score
+
+    def ranked(self, items: Iterable[Any]) -> list[RankedChunk]:
+        out = []
+        for item in items:
+            ident, score = self.resolve(item)
+            out.append(RankedChunk(chunk_id=ident, score=None if score is None else float(score)))
+        return out
+
+    def take_new(self) -> list[Chunk]:
+        with self._lock:
+            new, self._new = self._new, []
+        return new

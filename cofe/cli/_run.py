@@ -1,0 +1,117 @@
+"""``cofe run``: answer an eval set with a pipeline, record every stage, then score the run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cofe._cache import Cache, default_cache_dir
+from cofe.report import render_result
+from cofe.stages import ScoreConfig, score_run
+
+
+def add_pipeline_options(p: argparse.ArgumentParser) -> None:
+    """The default pipeline's knobs (shared by ``run`` and ``demo``)."""
+    g = p.add_argument_group("default pipeline")
+    g.add_argument("--splitter", choices=["sentence", "token"], default="sentence")
+    g.add_argument("--chunk-size", type=int, default=256, help="tokens per chunk (default 256)")
+    g.add_argument("--chunk-overlap", type=int, default=20, help="tokens (default 20)")
+    g.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="bm25")
+    g.add_argument(
+        "--reranker", default="none", help="none | minilm | llm | cross-encoder:PATH (default none)"
+    )
+    g.add_argument("--candidates", type=int, default=30, help="retrieved pool size (default 30)")
+    g.add_argument("--top-k", type=int, default=4, help="chunks given to the generator (default 4)")
+    g.add_argument(
+        "--generator",
+        choices=["extractive", "openai"],
+        default="extractive",
+        help="extractive (offline, not an LLM) or openai (any OpenAI-compatible endpoint)",
+    )
+    g.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
+    g.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help=f"cache of parsed files, chunks, embeddings, indexes (default {default_cache_dir()}; "
+        "'none' disables it)",
+    )
+    p.add_argument(
+        "--concurrency", type=int, default=4, help="queries answered at once (default 4)"
+    )
+
+
+def pipeline_options(args: argparse.Namespace) -> dict:
+    options = {
+        "splitter": args.splitter,
+        "chunk_size": args.chunk_size,
+        "chunk_overlap": args.chunk_overlap,
+        "retriever": args.retriever,
+        "reranker": args.reranker,
+        "candidates": args.candidates,
+        "top_k": args.top_k,
+        "generator": args.generator,
+    }
+    if args.generator == "openai" or args.reranker == "llm":
+        from cofe.llm import Endpoint
+
+        options["endpoint"] = Endpoint.from_env(base_url=args.base_url, model=args.model)
+    return options
+
+
+def make_cache(path: Path | None) -> Cache:
+    if path is not None and str(path) == "none":
+        return Cache(None)
+    return Cache(path or default_cache_dir())
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run", help="run a pipeline over an eval set and score it", description=__doc__
+    )
+    p.add_argument(
+        "--pipeline",
+        default="default",
+        help="'default' (built-in offline pipeline) or 'package.module:factory'",
+    )
+    p.add_argument("--docs", type=Path, help="folder (or file) of documents to parse and index")
+    p.add_argument("--evalset", type=Path, required=True, help="eval set (JSONL)")
+    p.add_argument("--out", type=Path, required=True, help="run directory to write (or resume)")
+    p.add_argument(
+        "--fresh", action="store_true", help="discard a run already in --out instead of resuming it"
+    )
+    p.add_argument("--no-score", action="store_true", help="record the run only")
+    add_pipeline_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cofe.runner import load_pipeline, run_pipeline
+
+    if args.pipeline == "default":
+        if args.docs is None:
+            print("cofe: error: the default pipeline needs --docs", file=sys.stderr)
+            return 2
+        pipeline = load_pipeline("default", **pipeline_options(args))
+    else:
+        pipeline = load_pipeline(args.pipeline)
+    report = run_pipeline(
+        pipeline,
+        args.evalset,
+        args.out,
+        docs=args.docs,
+        cache=make_cache(args.cache),
+        concurrency=args.concurrency,
+        fresh=args.fresh,
+    )
+    print(report.summary())
+    if args.no_score:
+        return 0
+    top_k = getattr(pipeline, "top_k", None) or args.top_k
+    result = score_run(args.out, config=ScoreConfig(top_k=top_k), progress=sys.stderr.isatty())
+    files = result.write(args.out / "scores")
+    print()
+    print(render_result(result, files_in=str(files)))
+    return 0

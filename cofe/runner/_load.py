@@ -1,0 +1,43 @@
+"""Find a pipeline by name: ``default`` or ``package.module:factory``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from cofe.adapters._base import Pipeline
+
+
+def load_pipeline(spec: str, **options: Any) -> Pipeline:
+    """``default`` builds :class:`DefaultPipeline` from ``options``; ``mod:factory`` calls ``factory()``.
+
+    The current directory is importable, as with ``python -m``, so a user's
+    own ``my_rag.py`` is found as ``my_rag:build``.
+    """
+    if spec == "default":
+        from cofe.pipeline import DefaultPipeline, PipelineConfig
+
+        endpoint = options.pop("endpoint", None)
+        return DefaultPipeline(PipelineConfig(**options), endpoint)
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"--pipeline {spec!r}: use 'default' or 'package.module:factory'")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"--pipeline {spec!r}: cannot import {module_name!r}: {error}") from None
+    factory = getattr(module, attr, None)
+    if factory is None:
+        raise ValueError(f"--pipeline {spec!r}: {module_name} has no attribute {attr!r}")
+    pipeline = factory() if callable(factory) and not isinstance(factory, Pipeline) else factory
+    missing = [m for m in ("describe", "prepare", "answer") if not hasattr(pipeline, m)]
+    if missing:
+        raise ValueError(
+            f"--pipeline {spec!r} gave a {type(pipeline).__name__} without {', '.join(missing)}; "
+            "return a cofe pipeline (e.g. cofe.adapters.PythonPipeline or LlamaIndexPipeline)"
+        )
+    return pipeline

@@ -1,0 +1,305 @@
+"""Drive a pipeline over an eval set into a run directory, resumably.
+
+Order of writes (each atomic or append-only):
+
+1. ``documents.jsonl`` and ``chunks.jsonl`` (atomic renames), then
+   ``manifest.json`` -- so a manifest means the corpus is complete;
+2. ``samples.jsonl``, appended in small fsync'ed batches as samples finish.
+
+Running the same command again after a crash checks that the pipeline and
+eval set are unchanged, rebuilds the pipeline's state (from the cache: no
+re-parsing or re-embedding) and answers only the samples not yet recorded,
+so every sample ends up in the run exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+import traceback
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from cofe._cache import Cache
+from cofe._errors import InputError, InputProblem
+from cofe._jsonl import write_jsonl
+from cofe._version import __version__
+from cofe.adapters._base import Pipeline
+from cofe.adapters._trace import Trace
+from cofe.evalset import EvalSample, read_evalset
+from cofe.evalset._io import file_sha256
+from cofe.runlog import (
+    Manifest,
+    ParsedDocument,
+    RunWriter,
+    SampleRecord,
+    Stage,
+    StageError,
+)
+from cofe.runlog._store import CHUNKS, DOCUMENTS, EVALSET, MANIFEST, SAMPLES, read_manifest
+
+FLUSH_EVERY_SECONDS = 0.5
+FLUSH_EVERY_RECORDS = 64
+_VERSIONED = (
+    "llama-index-core",
+    "unstructured",
+    "bm25s",
+    "sentence-transformers",
+    "torch",
+    "openai",
+)
+
+
+@dataclass
+class RunReport:
+    """What a call of :func:`run_pipeline` did."""
+
+    run_dir: Path
+    samples: int
+    answered: int
+    already_done: int
+    resumed: bool
+    documents: int
+    chunks: int
+    parse_problems: list[InputProblem] = field(default_factory=list)
+    evalset_problems: list[InputProblem] = field(default_factory=list)
+    errors: Counter = field(default_factory=Counter)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        lines = [
+            f"run: {self.run_dir}",
+            f"  documents {self.documents}, chunks {self.chunks}, samples {self.samples}"
+            + (f" ({self.already_done} already recorded, resumed)" if self.resumed else ""),
+            f"  answered now {self.answered}"
+            + (
+                "; errors: " + ", ".join(f"{s} {n}" for s, n in sorted(self.errors.items()))
+                if self.errors
+                else ""
+            ),
+            "  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items()),
+        ]
+        for problem in self.parse_problems:
+            lines.append(f"  parse problem: {problem}")
+        if self.evalset_problems:
+            lines.append(f"  {len(self.evalset_problems)} eval-set record(s) skipped, first: "
+                         f"{self.evalset_problems[0]}")  # fmt: skip
+        return "\n".join(lines)
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"cofe": __version__}
+    for name in _VERSIONED:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
+    return versions
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _check_resumable(out: Path, pipeline_config: dict, evalset_sha: str) -> None:
+    old = read_manifest(out)
+    manifest_file = str(out / MANIFEST)
+    if old.evalset_sha256 != evalset_sha:
+        raise InputError(InputProblem(manifest_file, None, "evalset_sha256",
+            "this run answered a different eval set; choose another --out or pass --fresh"))  # fmt: skip
+    if _canonical(old.pipeline) != _canonical(pipeline_config):
+        changed = sorted(
+            k
+            for k in set(old.pipeline) | set(pipeline_config)
+            if _canonical(old.pipeline.get(k)) != _canonical(pipeline_config.get(k))
+        )
+        raise InputError(InputProblem(manifest_file, None, "pipeline",
+            f"this run used another pipeline configuration (differs in: {', '.join(changed)}); "
+            "choose another --out or pass --fresh"))  # fmt: skip
+
+
+def _clear(out: Path) -> None:
+    for name in (MANIFEST, DOCUMENTS, CHUNKS, SAMPLES, EVALSET):
+        (out / name).unlink(missing_ok=True)
+
+
+def _answer(pipeline: Pipeline, sample: EvalSample) -> SampleRecord:
+    try:
+        trace = pipeline.answer(sample.query)
+    except Exception as error:  # a broken adapter fails one sample, not the run
+        trace = Trace(
+            error=StageError(
+                stage=Stage.RETRIEVAL,
+                type=type(error).__name__,
+                message=f"the pipeline raised outside any recorded stage: {error}"[:2000],
+                traceback=traceback.format_exc(limit=20),
+            )
+        )
+    return trace.record(sample.id)
+
+
+def run_pipeline(
+    pipeline: Pipeline,
+    evalset: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    documents: list[ParsedDocument] | None = None,
+    docs: str | os.PathLike[str] | None = None,
+    cache: Cache | None = None,
+    concurrency: int = 4,
+    fresh: bool = False,
+    progress: bool | None = None,
+    run_id: str | None = None,
+) -> RunReport:
+    """Answer every sample of ``evalset`` with ``pipeline`` and record the run in ``out``.
+
+    The corpus is ``documents`` (already parsed), or the files under ``docs``
+    parsed with unstructured, or whatever the pipeline indexed itself (a
+    LlamaIndex index). Safe to call again after a crash: see the module doc.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    out = Path(out)
+    progress = sys.stderr.isatty() if progress is None else progress
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    evalset_path = Path(evalset)
+    evalset_sha = file_sha256(evalset_path)
+    eval_data = read_evalset(evalset_path)
+    if not eval_data.samples:
+        raise InputError(InputProblem(str(evalset_path), None, None,
+            "no valid sample" + (f"; first problem: {eval_data.problems[0]}" if eval_data.problems else "")))  # fmt: skip
+    config = pipeline.describe()
+
+    resumed = (out / MANIFEST).exists() and not fresh
+    if resumed:
+        _check_resumable(out, config, evalset_sha)
+    elif fresh:
+        _clear(out)
+
+    parse_problems: list[InputProblem] = []
+    if documents is None and docs is not None:
+        from cofe.pipeline._parse import parse_documents
+
+        parsed = parse_documents(docs, cache=cache)
+        documents, parse_problems = parsed.documents, parsed.problems
+        timings["parse"] = parsed.seconds
+        if not documents:
+            raise InputError(InputProblem(str(docs), None, None,
+                f"no document could be parsed ({len(parse_problems)} problem(s))"))  # fmt: skip
+    if documents is None:
+        documents = getattr(pipeline, "documents", None) or []
+
+    t = time.perf_counter()
+    registry = pipeline.prepare(documents, cache)
+    timings["prepare"] = time.perf_counter() - t
+
+    writer = RunWriter(out)
+    if resumed:
+        recorded = {c.chunk_id for c in _read_chunk_ids(out)}
+        current = {c.chunk_id for c in registry.chunks}
+        if not current <= recorded:
+            raise InputError(InputProblem(str(out / CHUNKS), None, "chunk_id",
+                f"{len(current - recorded)} chunk(s) of the pipeline are not in the recorded run: "
+                "the corpus or chunking changed; choose another --out or pass --fresh"))  # fmt: skip
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        write_jsonl(out / DOCUMENTS, documents)
+        write_jsonl(out / CHUNKS, registry.chunks)
+        registry.take_new()
+        manifest = Manifest(
+            run_id=run_id or f"{config.get('name', 'run')}-{time.strftime('%Y%m%dT%H%M%S')}",
+            pipeline=config,
+            evalset_sha256=evalset_sha,
+            versions=package_versions(),
+            parse_problems=[str(p) for p in parse_problems],
+        )
+        writer.start(manifest, evalset_path)
+
+    done = writer.done()
+    todo = [s for s in eval_data.samples if s.id not in done]
+    already = len(eval_data.samples) - len(todo)
+    errors: Counter = Counter()
+    t = time.perf_counter()
+    _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors)
+    timings["answer"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - started
+    return RunReport(
+        run_dir=out,
+        samples=len(eval_data.samples),
+        answered=len(todo),
+        already_done=already,
+        resumed=resumed,
+        documents=len(documents),
+        chunks=len(registry.chunks),
+        parse_problems=parse_problems,
+        evalset_problems=eval_data.problems,
+        errors=errors,
+        seconds={k: round(v, 2) for k, v in timings.items()},
+    )
+
+
+def _read_chunk_ids(out: Path):
+    from cofe._jsonl import read_jsonl
+    from cofe.runlog import Chunk
+
+    for _, item in read_jsonl(out / CHUNKS, Chunk):
+        if isinstance(item, Chunk):
+            yield item
+
+
+def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors) -> None:
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), desc="answering", unit="q", file=sys.stderr)
+    pending_records: list[SampleRecord] = []
+    last_flush = time.monotonic()
+
+    def flush() -> None:
+        nonlocal last_flush
+        new_chunks = registry.take_new()
+        if new_chunks:  # chunks first: a sample never names a chunk the run does not hold
+            writer.add_chunks(new_chunks)
+        if pending_records:
+            writer.add_samples(pending_records)
+            pending_records.clear()
+        last_flush = time.monotonic()
+
+    def collect(future: Future) -> None:
+        record = future.result()
+        if record.error is not None:
+            errors[record.error.stage.value] += 1
+        pending_records.append(record)
+        if bar is not None:
+            bar.update(1)
+        if (len(pending_records) >= FLUSH_EVERY_RECORDS
+                or time.monotonic() - last_flush >= FLUSH_EVERY_SECONDS):  # fmt: skip
+            flush()
+
+    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cofe-run")
+    try:
+        queue = iter(todo)
+        running: set[Future] = set()
+        # a bounded window of submitted work: an interrupt loses at most that window
+        for sample in queue:
+            running.add(executor.submit(_answer, pipeline, sample))
+            if len(running) >= 2 * concurrency:
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    collect(future)
+        for future in list(running):
+            collect(future)
+            running.discard(future)
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+        flush()
+        if bar is not None:
+            bar.close()
