@@ -104,3 +104,64 @@ def recall_at(result, stage: str, measure: str, sample_id: str = "q") -> float:
         f"{stage}/{measure} not scored for {sample_id}: {result.skipped.to_dict('records')}"
     )
     return float(rows.value.iloc[0])
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any connection that is not to loopback (what CI's closed network would do, but loudly)."""
+    import socket
+
+    real_connect = socket.socket.connect
+
+    def guarded(self, address):  # type: ignore[no-untyped-def]
+        host = address[0] if isinstance(address, tuple) else address
+        if (
+            isinstance(host, str)
+            and host not in ("127.0.0.1", "::1", "localhost")
+            and "/" not in host
+        ):
+            raise AssertionError(f"network access attempted: {address!r}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+CAPITALS = {
+    "france.txt": "Paris is the capital of France. The Eiffel Tower was finished in 1889.\n\n"
+    "The Louvre is the most visited museum in the world.",
+    "germany.md": "# Germany\n\nBerlin is the capital of Germany. The Brandenburg Gate stands in Berlin.",
+    "italy.html": "<html><body><h1>Italy</h1><p>Rome is the capital of Italy. "
+    "The Colosseum held 50,000 spectators.</p></body></html>",
+}
+
+
+@pytest.fixture
+def small_docs(tmp_path: Path) -> Path:
+    """A folder of three small documents in three formats."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in CAPITALS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def small_evalset(tmp_path: Path) -> Path:
+    from cofe import EvalSample
+
+    samples = [
+        EvalSample(id="q1", query="When was the Eiffel Tower finished?", query_type="factual",
+                   coarse_keywords=["Eiffel Tower"], fine_keywords=[["1889"]], reference_answer="In 1889.",
+                   source={"doc": "france.txt"}),
+        EvalSample(id="q2", query="What is the capital of Germany?", query_type="factual",
+                   coarse_keywords=["Germany"], fine_keywords=[["Berlin"]], reference_answer="Berlin.",
+                   source={"doc": "germany.md"}),
+        EvalSample(id="q3", query="How many spectators did the Colosseum hold?",
+                   query_type="factual", coarse_keywords=["Colosseum"], fine_keywords=[["50,000"]],
+                   reference_answer="50,000.", source={"doc": "italy.html"}),
+    ]  # fmt: skip
+    path = tmp_path / "evalset.jsonl"
+    write_evalset(path, samples)
+    return path

@@ -31,6 +31,7 @@ AS_MD = 2  # ... the next ones as Markdown, the rest as plain text
 class DemoConfig:
     chunk_sizes: tuple[int, ...] = (128, 512)
     squad_per_article: int = 10
+    squad_articles: int | None = None  # None: every shipped article
     cmrc_articles: int = 40
     retriever: str = "bm25"
     reranker: str = "none"
@@ -71,7 +72,7 @@ def build_demo_inputs(workdir: Path, config: DemoConfig) -> tuple[Path, Path, in
     docs.mkdir(parents=True, exist_ok=True)
     samples: list[EvalSample] = []
     renamed: dict[str, str] = {}
-    for i, name in enumerate(sorted(squad.documents)):
+    for i, name in enumerate(sorted(squad.documents)[: config.squad_articles]):
         fmt = "html" if i < AS_HTML else "md" if i < AS_HTML + AS_MD else "txt"
         renamed[name] = _write_doc(docs, name, squad.documents[name], fmt)
         of_article = [s for s in squad.samples if s.source and s.source.doc == name]

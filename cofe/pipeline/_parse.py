@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -48,7 +50,18 @@ def doc_id_for(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
+_PARTITIONERS = {
+    "text": ("unstructured.partition.text", "partition_text"),
+    "md": ("unstructured.partition.md", "partition_md"),
+    "html": ("unstructured.partition.html", "partition_html"),
+    "docx": ("unstructured.partition.docx", "partition_docx"),
+    "pptx": ("unstructured.partition.pptx", "partition_pptx"),
+    "xlsx": ("unstructured.partition.xlsx", "partition_xlsx"),
+}
+
+
 def _partition(path: Path, kind: str) -> list:
+    """The partitioner the extension names (not content sniffing: a corrupt .docx must fail)."""
     offline_unstructured()
     if kind == "pdf":
         try:
@@ -57,8 +70,10 @@ def _partition(path: Path, kind: str) -> list:
             raise RuntimeError(f"{PDF_HINT} ({error})") from None
         # "fast" reads the text layer with pdfminer: no OCR model, no layout model
         return partition_pdf(filename=str(path), strategy="fast", languages=["eng"])
-    from unstructured.partition.auto import partition
-
+    module, name = _PARTITIONERS[kind]
+    partition = getattr(importlib.import_module(module), name)
+    if kind in ("docx", "pptx", "xlsx") and not zipfile.is_zipfile(path):
+        raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
     return partition(filename=str(path), languages=["eng"])
 
 

@@ -1,0 +1,158 @@
+"""A real HTTP server on 127.0.0.1 that speaks OpenAI chat completions with scripted replies.
+
+LLM code paths are tested against it exactly as against a hosted endpoint
+(the real ``openai`` client, real sockets, real retries), with faults that
+can be injected per request: an HTTP status with headers (429 with
+Retry-After, 500), a delay, or a raw body (invalid JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = Callable[[list[dict[str, Any]], dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What to do instead of (or before) answering one request."""
+
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    body: str | None = None
+
+
+def _count_tokens(text: str) -> int:
+    return max(1, len(text.split()))
+
+
+class ScriptedOpenAI:
+    """``with ScriptedOpenAI(reply) as server: OpenAI(base_url=server.base_url, ...)``.
+
+    ``reply(messages, request)`` returns the assistant's text; ``faults`` are
+    consumed one per request before replying; ``latency`` delays every reply.
+    Every request body is kept in ``requests``.
+    """
+
+    def __init__(self, reply: Reply | None = None, *, latency: float = 0.0) -> None:
+        self.reply = reply or (lambda messages, request: "ok")
+        self.latency = latency
+        self.faults: deque[Fault] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the server is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def inject(self, *faults: Fault) -> None:
+        with self._lock:
+            self.faults.extend(faults)
+
+    def _next_fault(self) -> Fault | None:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send(self, status: int, body: str, headers: dict[str, str] | None = None):
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [
+                        {"id": "scripted", "object": "model", "owned_by": "cofe"}]}))  # fmt: skip
+                else:
+                    self._send(404, json.dumps({"error": {"message": "not found"}}))
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                try:
+                    request = json.loads(self.rfile.read(length) or b"{}")
+                except ValueError:
+                    self._send(400, json.dumps({"error": {"message": "invalid JSON body"}}))
+                    return
+                with server._lock:
+                    server.requests.append(request)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, json.dumps({"error": {"message": "not found"}}))
+                    return
+                fault = server._next_fault()
+                if fault is not None and fault.delay:
+                    time.sleep(fault.delay)
+                if fault is not None and fault.status is not None:
+                    message = {"error": {"message": f"scripted {fault.status}", "type": "scripted"}}
+                    self._send(fault.status, fault.body or json.dumps(message), fault.headers)
+                    return
+                if fault is not None and fault.body is not None:
+                    self._send(200, fault.body, fault.headers)
+                    return
+                if server.latency:
+                    time.sleep(server.latency)
+                messages = request.get("messages", [])
+                try:
+                    text = server.reply(messages, request)
+                except Exception as error:  # a broken script is a 500, like a broken server
+                    self._send(500, json.dumps({"error": {"message": repr(error)}}))
+                    return
+                prompt = " ".join(str(m.get("content", "")) for m in messages)
+                usage = {"prompt_tokens": _count_tokens(prompt),
+                         "completion_tokens": _count_tokens(text)}  # fmt: skip
+                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                self._send(200, json.dumps({
+                    "id": f"chatcmpl-{len(server.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": request.get("model", "scripted"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": usage,
+                }))  # fmt: skip
+
+        return Handler
+
+    def start(self) -> ScriptedOpenAI:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ScriptedOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,62 @@
+"""BM25, dense and hybrid retrieval over a real chunk corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cofe.pipeline import (
+    BM25Retriever,
+    Cache,
+    DenseRetriever,
+    HybridRetriever,
+    reciprocal_rank_fusion,
+)
+from cofe.runlog import Chunk
+
+TEXTS = [
+    "Paris is the capital and most populous city of France.",
+    "The Amazon rainforest covers much of the Amazon basin of South America.",
+    "Photosynthesis turns light energy into chemical energy in plants.",
+    "北京是中华人民共和国的首都，也是政治和文化中心。",
+    "The stock market fell sharply after the announcement of new tariffs.",
+]
+CHUNKS = [Chunk(chunk_id=f"c{i}", doc_id="d", text=t) for i, t in enumerate(TEXTS)]
+
+
+def test_bm25_ranks_the_lexical_match_first_and_handles_chinese(tmp_path: Path) -> None:
+    retriever = BM25Retriever()
+    retriever.index(CHUNKS, Cache(tmp_path))
+    assert retriever.search("capital city of France", 3)[0][0] == 0
+    assert retriever.search("中国的首都", 3)[0][0] == 3
+    assert retriever.search("zzzz unknownword", 3) == []  # no term in common: nothing, not noise
+    again = BM25Retriever()
+    again.index(CHUNKS, Cache(tmp_path))  # loaded from the cached index
+    assert again.search("Amazon basin", 2) == retriever.search("Amazon basin", 2)
+
+
+def test_dense_retrieval_finds_a_paraphrase_with_no_shared_word(tmp_path: Path) -> None:
+    retriever = DenseRetriever()
+    retriever.index(CHUNKS, Cache(tmp_path))
+    hits = retriever.search("How do green leaves make food from sunshine?", 5)
+    assert hits[0][0] == 2
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    bm25 = BM25Retriever()
+    bm25.index(CHUNKS, None)
+    assert all(
+        pos != 2 for pos, _ in bm25.search("How do green leaves make food from sunshine?", 5)
+    )
+
+
+def test_reciprocal_rank_fusion_rewards_agreement() -> None:
+    fused = reciprocal_rank_fusion([[(1, 9.0), (2, 8.0), (3, 7.0)], [(3, 0.9), (1, 0.8)]], k=3)
+    assert [pos for pos, _ in fused] == [1, 3, 2]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_hybrid_returns_k_fused_results() -> None:
+    retriever = HybridRetriever()
+    retriever.index(CHUNKS, None)
+    hits = retriever.search("capital of France", 3)
+    assert len(hits) == 3 and hits[0][0] == 0
