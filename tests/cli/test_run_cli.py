@@ -103,3 +103,25 @@ def test_demo_runs_both_chunk_sizes_and_prints_them_side_by_side(tmp_path: Path,
         n: int((r.verdicts["verdict"] == "chunk_split").sum()) for n, (_, r) in outcomes.items()
     }
     assert splits["chunk512"] <= splits["chunk128"]
+
+
+@pytest.mark.parametrize("reranker", ["minilm", "llm"])
+def test_hybrid_retrieval_with_a_reranker_records_pool_and_context(
+    tmp_path, small_docs, small_evalset, reranker
+) -> None:
+    from cofe.testing import ScriptedOpenAI
+
+    with ScriptedOpenAI(lambda messages, request: '{"ranking": [2, 1]}') as server:
+        code = main(["run", "--docs", str(small_docs), "--evalset", str(small_evalset),
+                     "--out", str(tmp_path / "run"), "--retriever", "hybrid", "--reranker", reranker,
+                     "--top-k", "2", "--candidates", "5", "--chunk-size", "16", "--chunk-overlap", "0",
+                     "--base-url", server.base_url, "--model", "m", "--cache", "none"])  # fmt: skip
+        calls = len(server.requests)
+    assert code == 0
+    run = read_run(tmp_path / "run")
+    assert run.manifest.pipeline["reranker"] == reranker
+    for record in run.records.values():
+        assert record.error is None and len(record.context) == 2 and len(record.pool) >= 2
+        if reranker == "llm":  # the model's order: the pool's second chunk first
+            assert [c.chunk_id for c in record.context] == [p.chunk_id for p in record.pool[1::-1]]
+    assert calls == (3 if reranker == "llm" else 0)
