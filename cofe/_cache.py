@@ -69,16 +69,19 @@ class Cache:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
-    def get_json(self, kind: str, key: str) -> Any | None:
-        path = self._path(kind, key, ".json")
+    def _get(self, kind: str, key: str, suffix: str, load: Callable[[Path], Any]) -> Any | None:
+        path = self._path(kind, key, suffix)
         hit = path is not None and path.exists()
         self._count(hit)
         if not hit:
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return load(path)
         except (OSError, ValueError):
             return None  # a damaged entry is a miss; it will be rewritten
+
+    def get_json(self, kind: str, key: str) -> Any | None:
+        return self._get(kind, key, ".json", lambda p: json.loads(p.read_text(encoding="utf-8")))
 
     def put_json(self, kind: str, key: str, value: Any) -> None:
         path = self._path(kind, key, ".json")
@@ -89,15 +92,7 @@ class Cache:
             )
 
     def get_array(self, kind: str, key: str) -> np.ndarray | None:
-        path = self._path(kind, key, ".npy")
-        hit = path is not None and path.exists()
-        self._count(hit)
-        if not hit:
-            return None
-        try:
-            return np.load(path, allow_pickle=False)
-        except (OSError, ValueError):
-            return None
+        return self._get(kind, key, ".npy", lambda p: np.load(p, allow_pickle=False))
 
     def put_array(self, kind: str, key: str, value: np.ndarray) -> None:
         path = self._path(kind, key, ".npy")
