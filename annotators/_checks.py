@@ -1,0 +1,176 @@
+"""Automatic checks of drafted queries (what the CoFE-RAG authors did by hand).
+
+1. ``verbatim``: every coarse and fine keyword must occur in the segment after
+   the matcher's strict normalisation. A near miss (case, a typo, a dropped
+   word: rapidfuzz alignment ≥ ``REPAIR_MIN_RATIO``) is replaced by the
+   segment's own text at the best-matching span, widened to whole words, and
+   counted as *repaired*; anything further off rejects the query.
+2. ``labels``: a keyword the matcher would refuse (a single letter, stopwords
+   only...) rejects the query.
+3. ``coarse_anchor``: at least one coarse keyword must also occur in the query
+   or the document's title; coarse keywords that do not are dropped.
+4. ``duplicate``: a query equal (after normalisation) or near-equal
+   (token-set ratio ≥ ``NEAR_DUPLICATE``) to one already accepted is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+from annotators._reply import DraftQuery
+from cofe.matching import MatchMode, is_cjk, label_problem, normalize_strict
+
+REPAIR_MIN_RATIO = 85.0
+NEAR_DUPLICATE = 90.0
+CHECKS = ("verbatim", "labels", "coarse_anchor", "duplicate")
+_WORD_CHAR = re.compile(r"\w")
+
+
+@dataclass
+class CheckStats:
+    """Per check: items that passed, were repaired, were rejected."""
+
+    passed: Counter = field(default_factory=Counter)
+    repaired: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)
+
+    def merge(self, other: CheckStats) -> None:
+        self.passed.update(other.passed)
+        self.repaired.update(other.repaired)
+        self.rejected.update(other.rejected)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        out = {}
+        for check in CHECKS:
+            seen = self.passed[check] + self.repaired[check] + self.rejected[check]
+            out[check] = {
+                "checked": seen,
+                "passed": self.passed[check],
+                "repaired": self.repaired[check],
+                "rejected": self.rejected[check],
+                "acceptance": round((seen - self.rejected[check]) / seen, 4) if seen else None,
+            }
+        return out
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A query that passed every check (keywords possibly repaired), or the reason it failed."""
+
+    draft: DraftQuery
+    coarse: list[str] = field(default_factory=list)
+    fine: list[list[str]] = field(default_factory=list)
+    repairs: list[dict[str, str]] = field(default_factory=list)
+    rejected: str | None = None
+    check: str | None = None
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """Grow a span to whole words (CJK characters are words of their own)."""
+
+    def inside_word(i: int) -> bool:
+        return 0 <= i < len(text) and bool(_WORD_CHAR.match(text[i])) and not is_cjk(text[i])
+
+    while start > 0 and inside_word(start) and inside_word(start - 1):
+        start -= 1
+    while end < len(text) and inside_word(end - 1) and inside_word(end):
+        end += 1
+    return start, end
+
+
+def locate(keyword: str, segment: str, normalized_segment: str) -> tuple[str | None, float]:
+    """(text as it occurs in the segment, match ratio); ``None`` when nothing is close enough."""
+    norm = normalize_strict(keyword)
+    if norm and norm in normalized_segment:
+        return keyword, 100.0
+    if not keyword.strip():
+        return None, 0.0
+    alignment = fuzz.partial_ratio_alignment(keyword.casefold(), segment.casefold())
+    if alignment is None or alignment.score < REPAIR_MIN_RATIO:
+        return None, alignment.score if alignment else 0.0
+    start, end = _widen(segment, alignment.dest_start, alignment.dest_end)
+    candidate = segment[start:end].strip(" ,.;:!?，。；：！？、")
+    if candidate and normalize_strict(candidate) in normalized_segment:
+        return candidate, alignment.score
+    return None, alignment.score
+
+
+class Checker:
+    """Checks drafts in order; remembers accepted queries to catch duplicates."""
+
+    def __init__(self) -> None:
+        self.accepted_queries: list[str] = []
+        self._seen: set[str] = set()
+
+    def remember(self, query: str) -> None:
+        norm = normalize_strict(query)
+        self._seen.add(norm)
+        self.accepted_queries.append(norm)
+
+    def check(self, draft: DraftQuery, segment: str, title: str, stats: CheckStats) -> Checked:
+        normalized = normalize_strict(segment)
+        repairs: list[dict[str, str]] = []
+
+        def fix(keyword: str, where: str) -> str | None:
+            found, ratio = locate(keyword, segment, normalized)
+            if found is None:
+                return None
+            if found != keyword:
+                repairs.append(
+                    {"field": where, "from": keyword, "to": found, "ratio": f"{ratio:.0f}"}
+                )
+            return found
+
+        coarse, fine = [], []
+        for i, keyword in enumerate(draft.coarse_keywords):
+            found = fix(keyword, f"coarse_keywords[{i}]")
+            if found is None:
+                stats.rejected["verbatim"] += 1
+                return Checked(draft, rejected=f"coarse keyword {keyword!r} is not in the segment",
+                               check="verbatim")  # fmt: skip
+            coarse.append(found)
+        for i, point in enumerate(draft.fine_keywords):
+            fixed = []
+            for j, keyword in enumerate(point):
+                found = fix(keyword, f"fine_keywords[{i}][{j}]")
+                if found is None:
+                    stats.rejected["verbatim"] += 1
+                    return Checked(draft, rejected=f"fine keyword {keyword!r} is not in the segment",
+                                   check="verbatim")  # fmt: skip
+                fixed.append(found)
+            fine.append(fixed)
+        (stats.repaired if repairs else stats.passed)["verbatim"] += 1
+
+        for keyword in [*coarse, *(k for point in fine for k in point)]:
+            problem = label_problem(normalize_strict(keyword), MatchMode.STRICT)
+            if problem:
+                stats.rejected["labels"] += 1
+                return Checked(draft, rejected=f"keyword {keyword!r}: {problem}", check="labels")
+        stats.passed["labels"] += 1
+
+        anchor_text = normalize_strict(draft.query + " \n " + title)
+        anchored = [k for k in coarse if normalize_strict(k) in anchor_text]
+        if not anchored:
+            stats.rejected["coarse_anchor"] += 1
+            return Checked(draft, rejected="no coarse keyword occurs in the query or the document "
+                           f"title ({', '.join(map(repr, coarse))})", check="coarse_anchor")  # fmt: skip
+        (stats.repaired if len(anchored) < len(coarse) else stats.passed)["coarse_anchor"] += 1
+
+        norm_query = normalize_strict(draft.query)
+        if norm_query in self._seen:
+            stats.rejected["duplicate"] += 1
+            return Checked(draft, rejected="duplicate of an accepted query", check="duplicate")
+        if self.accepted_queries:
+            near = process.extractOne(norm_query, self.accepted_queries,
+                                      scorer=fuzz.token_set_ratio, score_cutoff=NEAR_DUPLICATE)  # fmt: skip
+            if near is not None:
+                stats.rejected["duplicate"] += 1
+                return Checked(draft, rejected=f"near-duplicate ({near[1]:.0f}%) of an accepted "
+                               f"query: {near[0].strip()!r}", check="duplicate")  # fmt: skip
+        stats.passed["duplicate"] += 1
+        self.remember(draft.query)
+        return Checked(draft, coarse=anchored, fine=fine, repairs=repairs)

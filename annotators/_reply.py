@@ -1,0 +1,42 @@
+"""The JSON an annotation call must return, validated with pydantic."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DraftType = Literal["factual", "analytical", "comparative", "tutorial"]
+
+
+class DraftQuery(BaseModel):
+    """One query the model proposes for a segment (before the automatic checks)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: DraftType
+    query: str = Field(min_length=3)
+    coarse_keywords: list[str] = Field(min_length=1)
+    fine_keywords: list[list[str]] = Field(min_length=1)
+    answer: str = Field(min_length=1)
+
+    @field_validator("fine_keywords")
+    @classmethod
+    def _points_not_empty(cls, points: list[list[str]]) -> list[list[str]]:
+        if any(not point or not all(k.strip() for k in point) for point in points):
+            raise ValueError("every information point needs at least one non-empty fragment")
+        return points
+
+
+class DraftReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    queries: list[DraftQuery] = Field(max_length=4)
+
+    @field_validator("queries")
+    @classmethod
+    def _one_per_type(cls, queries: list[DraftQuery]) -> list[DraftQuery]:
+        types = [q.type for q in queries]
+        if len(types) != len(set(types)):
+            raise ValueError("at most one query per type")
+        return queries
