@@ -24,6 +24,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--segment-tokens", type=int, default=400, help="segment size (default 400)")
     p.add_argument("--max-segments", type=int, help="annotate only the first N segments")
     p.add_argument("--language", choices=["auto", "en", "zh"], default="auto")
+    p.add_argument(
+        "--json-mode",
+        choices=["off", "json_object", "json_schema"],
+        default="off",
+        help="ask the endpoint to constrain replies to JSON (small local models need it)",
+    )
     p.add_argument("--types", default="factual,analytical,comparative,tutorial")
     p.add_argument(
         "--cache", type=Path, help="cache folder for replies and parsing ('none' disables)"
@@ -63,7 +69,7 @@ def run_annotate(args: argparse.Namespace) -> int:
         return 0
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout,
                                  max_retries=args.retries)  # fmt: skip
-    client = LLMClient(endpoint, cache=cache)
+    client = LLMClient(endpoint, cache=cache, json_mode=args.json_mode)
     summary = annotate(None, args.out, client, config, documents=documents, fresh=args.fresh)
     print(summary.render())
     return 0 if summary.accepted or not summary.segments else 1

@@ -27,6 +27,8 @@ from cofe._cache import Cache, content_key
 from cofe.llm._endpoint import Endpoint
 
 T = TypeVar("T", bound=BaseModel)
+# off: plain chat (works everywhere); json_object / json_schema: the endpoint constrains the reply
+JSON_MODES = ("off", "json_object", "json_schema")
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
 
@@ -119,7 +121,10 @@ class LLMClient:
     """One endpoint, one cache, one usage counter; safe to share between threads."""
 
     def __init__(self, endpoint: Endpoint, *, cache: Cache | None = None, max_tokens: int = 1500,
-                 temperature: float = 0.0) -> None:  # fmt: skip
+                 temperature: float = 0.0, json_mode: str = "off") -> None:  # fmt: skip
+        if json_mode not in JSON_MODES:
+            raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {json_mode!r}")
+        self.json_mode = json_mode
         self.endpoint = endpoint
         self.cache = cache or Cache(None)
         self.max_tokens, self.temperature = max_tokens, temperature
@@ -134,8 +139,19 @@ class LLMClient:
                 self._client = self.endpoint.client()
         return self._client
 
-    def _chat(self, messages: list[dict[str, str]]) -> str:
-        params = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+    def _params(self, model: type[BaseModel] | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.json_mode == "json_object":
+            params["response_format"] = {"type": "json_object"}
+            if model is not None:  # llama.cpp's server turns this schema into a grammar
+                params["response_format"]["schema"] = model.model_json_schema()
+        elif self.json_mode == "json_schema" and model is not None:
+            params["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": model.__name__, "schema": model.model_json_schema()}}  # fmt: skip
+        return params
+
+    def _chat(self, messages: list[dict[str, str]], model: type[BaseModel] | None = None) -> str:
+        params = self._params(model)
         key = content_key("chat-1", self.endpoint.model, messages, params)
         stored = self.cache.get_json("llm", key)
         if stored is not None:
@@ -160,7 +176,7 @@ class LLMClient:
         """A reply validated as ``model``; one repair call on invalid JSON, then a failure."""
         calls_before = self.usage.calls
         try:
-            raw = self._chat(messages)
+            raw = self._chat(messages, model)
         except Exception as error:  # transport errors after the client's own retries
             self.usage.add(failures=1)
             return Structured(None, f"call failed: {type(error).__name__}: {error}"[:500],
@@ -176,7 +192,7 @@ class LLMClient:
         ]  # fmt: skip
         self.usage.add(repairs=1)
         try:
-            raw2 = self._chat(repair)
+            raw2 = self._chat(repair, model)
         except Exception as error:
             self.usage.add(failures=1)
             return Structured(None, f"repair call failed: {type(error).__name__}: {error}"[:500],

@@ -76,3 +76,17 @@ def test_extract_json_finds_the_object_in_prose() -> None:
     assert extract_json('Here you go: {"a": 1} hope it helps') == {"a": 1}
     with pytest.raises(ValueError, match="no JSON object"):
         extract_json("nothing here")
+
+
+@pytest.mark.parametrize("mode", ["json_object", "json_schema"])
+def test_json_modes_send_a_response_format_with_the_schema(mode: str) -> None:
+    with ScriptedOpenAI(lambda m, r: '{"city": "Paris", "year": 1889}') as server:
+        client = LLMClient(Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"),
+                           json_mode=mode)  # fmt: skip
+        assert client.structured(MESSAGES, Answer).ok
+        sent = server.requests[0]["response_format"]
+    assert sent["type"] == mode
+    schema = sent["schema"] if mode == "json_object" else sent["json_schema"]["schema"]
+    assert set(schema["properties"]) == {"city", "year"}
+    with pytest.raises(ValueError, match="json_mode must be one of"):
+        LLMClient(client.endpoint, json_mode="yaml")
