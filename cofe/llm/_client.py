@@ -129,15 +129,6 @@ class LLMClient:
         self.cache = cache or Cache(None)
         self.max_tokens, self.temperature = max_tokens, temperature
         self.usage = Usage()
-        self._client = None
-        self._lock = threading.Lock()
-
-    @property
-    def client(self):
-        with self._lock:
-            if self._client is None:
-                self._client = self.endpoint.client()
-        return self._client
 
     def _params(self, model: type[BaseModel] | None) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -158,7 +149,7 @@ class LLMClient:
             self.usage.add(cached=1)
             return stored["text"]
         started = time.perf_counter()
-        reply = self.client.chat.completions.create(
+        reply = self.endpoint.client().chat.completions.create(
             model=self.endpoint.model, messages=messages, **params
         )
         text = (reply.choices[0].message.content or "") if reply.choices else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 
@@ -51,19 +52,25 @@ class Endpoint:
         return {"base_url": self.base_url or "https://api.openai.com/v1", "model": self.model}
 
     def client(self):
-        from openai import OpenAI
-
-        # the openai client retries 408/409/429/5xx and connection errors with
-        # exponential backoff and honours Retry-After
-        return OpenAI(
-            base_url=self.base_url,
-            api_key=self.api_key,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-        )
+        """One ``openai.OpenAI`` per endpoint, shared by every caller and thread (it is thread-safe)."""
+        return _client_for(self)
 
     def chat(self, client, messages: list[dict[str, str]], **params: Any) -> str:
         reply = client.chat.completions.create(model=self.model, messages=messages, **params)
         if not reply.choices:
             raise RuntimeError("the endpoint returned no choices")
         return reply.choices[0].message.content or ""
+
+
+@lru_cache(maxsize=32)
+def _client_for(endpoint: Endpoint):
+    from openai import OpenAI
+
+    # the openai client retries 408/409/429/5xx and connection errors with
+    # exponential backoff and honours Retry-After
+    return OpenAI(
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        timeout=endpoint.timeout,
+        max_retries=endpoint.max_retries,
+    )

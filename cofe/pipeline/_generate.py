@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any
 
 from cofe.llm import Endpoint
@@ -53,15 +52,6 @@ class OpenAIGenerator:
 
     def __init__(self, endpoint: Endpoint, *, max_tokens: int = 256, temperature: float = 0.0):
         self.endpoint, self.max_tokens, self.temperature = endpoint, max_tokens, temperature
-        self._client = None
-        self._lock = threading.Lock()
-
-    @property
-    def client(self):
-        with self._lock:
-            if self._client is None:
-                self._client = self.endpoint.client()
-        return self._client
 
     @staticmethod
     def messages(query: str, context: list[Chunk]) -> list[dict[str, str]]:
@@ -73,7 +63,7 @@ class OpenAIGenerator:
 
     def __call__(self, query: str, context: list[Chunk]) -> str:
         return self.endpoint.chat(
-            self.client,
+            self.endpoint.client(),
             self.messages(query, context),
             max_tokens=self.max_tokens,
             temperature=self.temperature,

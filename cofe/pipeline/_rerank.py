@@ -93,10 +93,9 @@ class LLMReranker:
 
     def __init__(self, endpoint: Endpoint, top_k: int) -> None:
         self.endpoint, self.top_k = endpoint, top_k
-        self._client = None
 
     def prepare(self, chunks: list[Chunk], cache: Cache | None) -> None:
-        self._client = self.endpoint.client()
+        pass  # nothing to load: the endpoint's client is made on first use
 
     def prompt(self, query: str, candidates: list[Chunk]) -> list[dict[str, str]]:
         passages = "\n".join(
@@ -131,7 +130,9 @@ class LLMReranker:
     def __call__(self, query: str, candidates: list[Chunk]) -> list[tuple[Chunk, float]]:
         if not candidates:
             return []
-        reply = self.endpoint.chat(self._client, self.prompt(query, candidates), temperature=0.0)
+        reply = self.endpoint.chat(
+            self.endpoint.client(), self.prompt(query, candidates), temperature=0.0
+        )
         order = self.parse(reply, len(candidates))[: self.top_k]
         return [(candidates[i], float(len(order) - r)) for r, i in enumerate(order)]
 
