@@ -30,6 +30,7 @@ from cofe.runlog import (
     StageError,
     read_run,
 )
+from cofe.runner import RunReport, run_pipeline
 from cofe.stages import ScoreConfig, ScoreResult, score_run
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "QueryType",
     "RankedChunk",
     "RunLog",
+    "RunReport",
     "RunWriter",
     "SampleRecord",
     "ScoreConfig",
@@ -56,6 +58,7 @@ __all__ = [
     "__version__",
     "read_evalset",
     "read_run",
+    "run_pipeline",
     "score_run",
     "write_evalset",
 ]
