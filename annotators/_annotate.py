@@ -235,6 +235,7 @@ def annotate(
         raise InputError(InputProblem(str(out), None, None,
             "exists and is not an annotation in progress (no .progress.jsonl); pass --fresh to replace it"))  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
+    out.touch()  # the eval set exists from the start, even if nothing is accepted
 
     previous = _read_progress(state)
     finished = {sid for sid, d in previous.items() if d.error is None}

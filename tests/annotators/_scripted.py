@@ -29,6 +29,9 @@ def draft(messages, request=None, *, fragment=None) -> str:
     """One query per type, each from its own sentence, keywords copied from the passage."""
     title, passage = passage_of(messages)
     queries = []
+    if title not in passage:  # like a model would: name an entity the passage does mention
+        names = re.findall(r"\b[A-Z][a-z]{3,}(?: [A-Z][a-z]+)*", passage)
+        title = names[0] if names else title
     for i, (kind, sentence) in enumerate(zip(TYPES, sentences(passage), strict=False)):
         if re.search(r"[\u4e00-\u9fff]", sentence):
             piece = sentence[2:7]
