@@ -6,7 +6,7 @@ Two pipelines, each timed bare (the user's own loop) and through
 ``run_pipeline`` (adapter + trace + run-log writes), serially (concurrency 1),
 alternating three times and keeping the fastest of each:
 
-1. LlamaIndex: VectorStoreIndex with all-MiniLM-L6-v2, top-10, a node
+1. LlamaIndex: VectorStoreIndex (256-token nodes) with all-MiniLM-L6-v2, top-6, a node
    postprocessor, and an OpenAILike LLM on a loopback OpenAI-protocol server
    that answers after ``--llm-latency`` seconds (a stand-in for a real model;
    the cost measured is cofe's, not the model's);
@@ -58,7 +58,7 @@ def compare(name: str, bare, through) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--llm-latency", type=float, default=0.05)
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -82,11 +82,15 @@ def main() -> None:
 
     embed = HuggingFaceEmbedding(model_name=minilm_path(), device="cpu")
     docs = [Document(text=t, id_=n, metadata={"file_name": n}) for n, t in texts]
-    index = VectorStoreIndex.from_documents(docs, embed_model=embed)
+    from llama_index.core.node_parser import SentenceSplitter
+
+    # 256-token nodes, top 6: one LLM call per query (no refine rounds)
+    index = VectorStoreIndex.from_documents(docs, embed_model=embed,
+                                            transformations=[SentenceSplitter(chunk_size=256)])  # fmt: skip
     with ScriptedOpenAI(lambda m, r: "an answer", latency=args.llm_latency) as server:
         llm = OpenAILike(model="scripted", api_base=server.base_url, api_key="none",
                          is_chat_model=True, max_retries=0)  # fmt: skip
-        engine = index.as_query_engine(similarity_top_k=10, llm=llm,
+        engine = index.as_query_engine(similarity_top_k=6, llm=llm,
             node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=0.0)])  # fmt: skip
 
         def bare_llama() -> float:

@@ -129,9 +129,19 @@ class ChunkRegistry:
             return chunk.chunk_id, score
 
     def ranked(self, items: Iterable[Any]) -> list[RankedChunk]:
+        by_id = self.by_id
         out = []
-        for item in items:
-            ident, score = self.resolve(item)
+        for original in items:
+            item, score = original, None
+            if type(item) is tuple and len(item) == 2:
+                item, score = item
+            # fast paths (the common case on every query): a known chunk or chunk id
+            if type(item) is Chunk and by_id.get(item.chunk_id) is item:
+                ident = item.chunk_id
+            elif type(item) is str and item in by_id:
+                ident = item
+            else:
+                ident, score = self.resolve(original)
             out.append(RankedChunk(chunk_id=ident, score=None if score is None else float(score)))
         return out
 

@@ -73,7 +73,8 @@ class BM25Retriever:
         k = min(k, self._size)
         if not tokens or k == 0:
             return []
-        ids, scores = self._bm25.retrieve([tokens], k=k, show_progress=False, n_threads=1)
+        # n_threads=0: in this thread (any other value starts a thread pool per call)
+        ids, scores = self._bm25.retrieve([tokens], k=k, show_progress=False, n_threads=0)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
 
 

@@ -284,6 +284,17 @@ def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors)
                 or time.monotonic() - last_flush >= FLUSH_EVERY_SECONDS):  # fmt: skip
             flush()
 
+    if concurrency == 1:  # in this thread: no hand-off between threads fighting for the GIL
+        try:
+            for sample in todo:
+                done_now: Future = Future()
+                done_now.set_result(_answer(pipeline, sample))
+                collect(done_now)
+        finally:
+            flush()
+            if bar is not None:
+                bar.close()
+        return
     executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cofe-run")
     try:
         queue = iter(todo)
