@@ -80,7 +80,6 @@ def test_a_real_small_model_annotates_one_shipped_document(
     )
     client = LLMClient(endpoint, json_mode="json_object", max_tokens=700)
     out = tmp_path / "normans.jsonl"
-    print_progress = True
     summary = annotate(None, out, client, AnnotateConfig(max_segment_tokens=300, concurrency=1,
                        max_segments=2), documents=documents, progress=False)  # fmt: skip
     assert summary.segments == 2
