@@ -115,34 +115,31 @@ class Checker:
         normalized = normalize_strict(segment)
         repairs: list[dict[str, str]] = []
 
-        def fix(keyword: str, where: str) -> str | None:
-            found, ratio = locate(keyword, segment, normalized)
-            if found is None:
-                return None
-            if found != keyword:
-                repairs.append(
-                    {"field": where, "from": keyword, "to": found, "ratio": f"{ratio:.0f}"}
-                )
-            return found
-
-        coarse, fine = [], []
-        for i, keyword in enumerate(draft.coarse_keywords):
-            found = fix(keyword, f"coarse_keywords[{i}]")
-            if found is None:
-                stats.rejected["verbatim"] += 1
-                return Checked(draft, rejected=f"coarse keyword {keyword!r} is not in the segment",
-                               check="verbatim")  # fmt: skip
-            coarse.append(found)
-        for i, point in enumerate(draft.fine_keywords):
+        def fix_all(keywords: list[str], where: str) -> tuple[list[str], str | None]:
+            """The keywords as the segment writes them, or the first one it does not hold."""
             fixed = []
-            for j, keyword in enumerate(point):
-                found = fix(keyword, f"fine_keywords[{i}][{j}]")
+            for j, keyword in enumerate(keywords):
+                found, ratio = locate(keyword, segment, normalized)
                 if found is None:
-                    stats.rejected["verbatim"] += 1
-                    return Checked(draft, rejected=f"fine keyword {keyword!r} is not in the segment",
-                                   check="verbatim")  # fmt: skip
+                    return fixed, keyword
+                if found != keyword:
+                    repairs.append({"field": f"{where}[{j}]", "from": keyword, "to": found,
+                                    "ratio": f"{ratio:.0f}"})  # fmt: skip
                 fixed.append(found)
-            fine.append(fixed)
+            return fixed, None
+
+        groups = [("coarse keyword", "coarse_keywords", draft.coarse_keywords)] + [
+            ("fine keyword", f"fine_keywords[{i}]", point) for i, point in enumerate(draft.fine_keywords)
+        ]  # fmt: skip
+        fixed_groups = []
+        for label, where, keywords in groups:
+            fixed, missing = fix_all(keywords, where)
+            if missing is not None:
+                stats.rejected["verbatim"] += 1
+                return Checked(draft, rejected=f"{label} {missing!r} is not in the segment",
+                               check="verbatim")  # fmt: skip
+            fixed_groups.append(fixed)
+        coarse, fine = fixed_groups[0], fixed_groups[1:]
         (stats.repaired if repairs else stats.passed)["verbatim"] += 1
 
         for keyword in [*coarse, *(k for point in fine for k in point)]:
