@@ -18,24 +18,24 @@ import os
 import sys
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, Field
 
-from annotators._checks import CHECKS, Checker, CheckStats
+from annotators._checks import Checker, CheckStats
 from annotators._prompts import PROMPT_VERSION, build_messages, detect_language
-from annotators._reply import DraftReply
+from annotators._reply import DraftReply, DraftType
 from annotators._segment import Segment, segment_documents
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import append_jsonl, read_jsonl, write_jsonl
+from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, QueryType, SourceRef, read_evalset
 from cofe.llm import LLMClient, estimate_tokens
 from cofe.runlog import ParsedDocument
 
-TYPES = ("factual", "analytical", "comparative", "tutorial")
+TYPES: tuple[str, ...] = get_args(DraftType)  # the four types the reply may use
 COMPLETION_TOKENS_PER_SEGMENT = 450  # a typical four-query reply; used only by the dry run
 
 
@@ -244,12 +244,6 @@ def annotate(
     todo = [s for s in segments if s.segment_id not in finished]
     resumed = len(segments) - len(todo)
 
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), desc="annotating", unit="segment", file=sys.stderr)
-
     def call(segment: Segment):
         language = _language(segment, config)
         return (
@@ -258,7 +252,8 @@ def annotate(
             client.structured(build_messages(segment.title, segment.text, language), DraftReply),
         )
 
-    def finish(segment: Segment, language: str, result) -> None:
+    def finish(outcome) -> None:
+        segment, language, result = outcome
         stats = CheckStats()
         if not result.ok:
             record = SegmentDone(
@@ -279,36 +274,15 @@ def annotate(
                 segment_id=segment.segment_id,
                 accepted=[s.id for s in accepted],
                 rejected=rejected,
-                checks={
-                    "passed": dict(stats.passed),
-                    "repaired": dict(stats.repaired),
-                    "rejected": dict(stats.rejected),
-                },
+                checks=stats.counts(),
                 calls=result.calls,
                 drafted=len(drafts),
             )
         append_jsonl(state, [record])
         previous[segment.segment_id] = record
-        if bar is not None:
-            bar.update(1)
 
-    executor = ThreadPoolExecutor(
-        max_workers=config.concurrency, thread_name_prefix="cofe-annotate"
-    )
-    try:
-        running: set = set()
-        for segment in todo:
-            running.add(executor.submit(call, segment))
-            if len(running) >= 2 * config.concurrency:
-                finished_now, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished_now:
-                    finish(*future.result())
-        for future in list(running):
-            finish(*future.result())
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)
-        if bar is not None:
-            bar.close()
+    thread_map(call, todo, finish, concurrency=config.concurrency,
+               progress=("annotating", "segment") if progress else None, name="cofe-annotate")  # fmt: skip
     done_now = {s.segment_id for s in todo}
     return _summarise(segments, resumed, previous, done_now, client, out,
                       time.perf_counter() - started)  # fmt: skip
@@ -319,9 +293,7 @@ def _summarise(segments, resumed, records, done_now, client, out, seconds) -> An
     stats = CheckStats()
     rejected = Counter()
     for record in current:
-        stats.passed.update(record.checks.get("passed", {}))
-        stats.repaired.update(record.checks.get("repaired", {}))
-        stats.rejected.update(record.checks.get("rejected", {}))
+        stats.add_counts(record.checks)
         rejected.update(r["check"] for r in record.rejected)
     accepted_ids = [i for r in current for i in r.accepted]
     accepted_now = sum(len(r.accepted) for r in current if r.segment_id in done_now)
@@ -336,7 +308,7 @@ def _summarise(segments, resumed, records, done_now, client, out, seconds) -> An
         accepted=len(accepted_ids),
         rejected_by_check=rejected,
         type_mix=type_mix,
-        checks={k: v for k, v in stats.to_dict().items() if k in CHECKS},
+        checks=stats.to_dict(),
         usage=usage,
         seconds=seconds,
         failures=failures,

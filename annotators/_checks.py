@@ -38,10 +38,15 @@ class CheckStats:
     repaired: Counter = field(default_factory=Counter)
     rejected: Counter = field(default_factory=Counter)
 
-    def merge(self, other: CheckStats) -> None:
-        self.passed.update(other.passed)
-        self.repaired.update(other.repaired)
-        self.rejected.update(other.rejected)
+    def counts(self) -> dict[str, dict[str, int]]:
+        """The raw counters, as a progress line stores them."""
+        return {"passed": dict(self.passed), "repaired": dict(self.repaired),
+                "rejected": dict(self.rejected)}  # fmt: skip
+
+    def add_counts(self, counts: dict[str, dict[str, int]]) -> None:
+        self.passed.update(counts.get("passed", {}))
+        self.repaired.update(counts.get("repaired", {}))
+        self.rejected.update(counts.get("rejected", {}))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out = {}

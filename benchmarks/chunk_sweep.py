@@ -36,12 +36,6 @@ WORK = ROOT / "benchmarks" / "_work" / "sweep"
 VERDICTS = ("pass", "chunk_split", "not_retrieved", "not_in_answer", "unscorable")
 
 
-def measure(result, stage: str, name: str) -> float | None:
-    s = result.summary()
-    hit = s[(s["stage"] == stage) & (s["measure"] == name)]
-    return float(hit["mean"].iloc[0]) if len(hit) else None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=1000)
@@ -82,10 +76,10 @@ def main() -> None:
             counts = Counter(result.verdicts["verdict"])
             rows.append([
                 f"{size} {retriever}", report.chunks,
-                measure(result, "chunking", "ChunkIntegrity"),
-                measure(result, "retrieval", "KeywordRecall@30"),
-                measure(result, "retrieval", "KeywordRecall@4"),
-                measure(loose, "retrieval", "KeywordRecall@4"),
+                result.mean("chunking", "ChunkIntegrity"),
+                result.mean("retrieval", "KeywordRecall@30"),
+                result.mean("retrieval", "KeywordRecall@4"),
+                loose.mean("retrieval", "KeywordRecall@4"),
                 *(counts.get(v, 0) for v in VERDICTS),
                 f"{report.seconds['prepare']:.1f}", f"{report.seconds['answer']:.1f}",
                 f"{t2 - t1:.1f}", f"{t1 - t0:.1f}",

@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,11 @@ def default_cache_dir() -> Path:
         return Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "cofe"
+
+
+def text_digests(texts: Iterable[str]) -> list[str]:
+    """SHA-256 of each text: a cache key part that stands for a list of texts."""
+    return [hashlib.sha256(t.encode()).hexdigest() for t in texts]
 
 
 def content_key(*parts: Any) -> str:

@@ -1,8 +1,11 @@
-"""Map a function over slices of a large job in forked worker processes.
+"""Parallel maps: slices of a CPU-bound job in forked processes, I/O-bound calls in threads.
 
-The state (indexes, samples) is inherited by the fork, copy-on-write, never
-pickled; only each slice's result travels back. Below ``min_items`` or where
-fork is unavailable, everything runs in this process.
+``fork_map``: the state (indexes, samples) is inherited by the fork,
+copy-on-write, never pickled; only each slice's result travels back. Below
+``min_items`` or where fork is unavailable, everything runs in this process.
+
+``thread_map``: calls that wait on a pipeline or an endpoint, a bounded window
+in flight, each result handed back to the calling thread as it finishes.
 """
 
 from __future__ import annotations
@@ -10,10 +13,13 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 _STATE: Any = None  # set just before the fork, read by the workers
 
@@ -64,3 +70,54 @@ def fork_map(
         _STATE = None
         gc.unfreeze()
     return results
+
+
+def thread_map(
+    function: Callable[[T], R],
+    items: Sequence[T],
+    on_result: Callable[[R], None],
+    *,
+    concurrency: int,
+    progress: tuple[str, str] | None = None,
+    name: str = "cofe",
+) -> None:
+    """``on_result(function(item))`` for every item, in the calling thread, in finishing order.
+
+    At most ``2 * concurrency`` calls are submitted ahead, so an interrupt
+    loses at most that window. With ``concurrency == 1`` the calls run in this
+    thread: handing each one to a worker would only add GIL waits.
+    ``progress=(description, unit)`` shows a bar on stderr.
+    """
+    bar = None
+    if progress is not None:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(items), desc=progress[0], unit=progress[1], file=sys.stderr)
+
+    def done(result: R) -> None:
+        on_result(result)
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        if concurrency == 1:
+            for item in items:
+                done(function(item))
+            return
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as executor:
+            try:
+                running: set = set()
+                for item in items:
+                    running.add(executor.submit(function, item))
+                    if len(running) >= 2 * concurrency:
+                        finished, running = wait(running, return_when=FIRST_COMPLETED)
+                        for future in finished:
+                            done(future.result())
+                for future in list(running):
+                    done(future.result())
+            except BaseException:
+                executor.shutdown(wait=False, cancel_futures=True)
+                raise
+    finally:
+        if bar is not None:
+            bar.close()

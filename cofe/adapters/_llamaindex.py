@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -50,7 +50,6 @@ class _Recording:
     synth_start: float | None = None
     synth_end: float | None = None
     response: Any = None
-    marks: list[str] = field(default_factory=list)
 
 
 _CURRENT: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 from enum import StrEnum
 
-from cofe._cache import Cache, content_key
+from cofe._cache import Cache, content_key, text_digests
 from cofe.runlog import Chunk, ParsedDocument
 
 
@@ -40,9 +39,8 @@ def split_documents(
 ) -> list[Chunk]:
     """Chunks of every document (ids ``doc_id#i``), with character offsets when found."""
     check_chunking(chunk_size, chunk_overlap)
-    texts = [hashlib.sha256(d.text.encode()).hexdigest() for d in documents]
     key = content_key("chunks-1", splitter.value, chunk_size, chunk_overlap,
-                      [d.doc_id for d in documents], texts)  # fmt: skip
+                      [d.doc_id for d in documents], text_digests(d.text for d in documents))  # fmt: skip
     if cache is not None:
         stored = cache.get_json("chunks", key)
         if stored is not None:

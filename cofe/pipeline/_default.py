@@ -62,28 +62,25 @@ class DefaultPipeline(StagedPipeline):
         self.endpoint = endpoint
         self.top_k = config.top_k
         self.retriever = make_retriever(config.retriever)
+        # StagedPipeline.answer calls these two; None means the stage is absent
         if config.reranker == "none":
-            self.reranker = None
+            self.rerank = None
         elif config.reranker == "minilm":
-            self.reranker = MiniLMReranker(config.top_k)
+            self.rerank = MiniLMReranker(config.top_k)
         elif config.reranker == "llm":
-            self.reranker = LLMReranker(endpoint, config.top_k)
+            self.rerank = LLMReranker(endpoint, config.top_k)
         else:
-            self.reranker = CrossEncoderReranker(
-                config.reranker[len(CROSS_ENCODER) :], config.top_k
-            )
-        self.generator = (
+            self.rerank = CrossEncoderReranker(config.reranker[len(CROSS_ENCODER) :], config.top_k)
+        self.generate = (
             OpenAIGenerator(endpoint) if config.generator == "openai" else ExtractiveGenerator()
         )
-        self.generate = self.generator
-        self.rerank = self.reranker
         self.timings: dict[str, float] = {}
 
     def describe(self) -> dict[str, Any]:
         described = {"name": "default", **self.config.model_dump(mode="json")}
-        described.update(self.generator.describe())
-        if self.reranker is not None:
-            described.update(self.reranker.describe())
+        described.update(self.generate.describe())
+        if self.rerank is not None:
+            described.update(self.rerank.describe())
         return described
 
     def prepare(self, documents: Sequence[ParsedDocument], cache: Cache | None) -> ChunkRegistry:
@@ -98,8 +95,8 @@ class DefaultPipeline(StagedPipeline):
         chunked = time.perf_counter()
         self.registry = ChunkRegistry(chunks)
         self.retriever.index(chunks, cache)
-        if self.reranker is not None:
-            self.reranker.prepare(chunks, cache)
+        if self.rerank is not None:
+            self.rerank.prepare(chunks, cache)
         self.timings = {"chunking": chunked - started, "indexing": time.perf_counter() - chunked}
         return self.registry
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from functools import cache
 
 import numpy as np
 
-from cofe._cache import Cache, content_key
+from cofe._cache import Cache, content_key, text_digests
 from cofe.pipeline._offline import OfflineSetupError, quiet_environment
 
 MINILM = "all-MiniLM-L6-v2"
@@ -34,6 +33,9 @@ class Embedder:
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()
+        # the last corpus encoded: dense retrieval and MiniLM reranking ask for the same one,
+        # and without a disk cache it would be encoded twice
+        self._last: tuple[str, np.ndarray] | None = None
 
     @property
     def model(self):
@@ -58,15 +60,15 @@ class Embedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def encode_cached(self, texts: list[str], cache: Cache | None, *, progress: bool = False):
-        key = content_key(
-            "embed-1", self.name, [hashlib.sha256(t.encode()).hexdigest() for t in texts]
-        )
-        stored = cache.get_array("embeddings", key) if cache else None
-        if stored is not None and stored.shape[0] == len(texts):
-            return stored
-        vectors = self.encode(texts, progress=progress)
-        if cache:
-            cache.put_array("embeddings", key, vectors)
+        key = content_key("embed-1", self.name, text_digests(texts))
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        vectors = cache.get_array("embeddings", key) if cache else None
+        if vectors is None or vectors.shape[0] != len(texts):
+            vectors = self.encode(texts, progress=progress)
+            if cache:
+                cache.put_array("embeddings", key, vectors)
+        self._last = (key, vectors)
         return vectors
 
 

@@ -8,7 +8,7 @@ import os
 import time
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,8 +121,6 @@ def parse_documents(
     root: str | os.PathLike[str],
     *,
     cache: Cache | None = None,
-    on_file: Callable[[Path], None] | None = None,
-    parse: Callable[[Path, str], ParsedDocument] = parse_file,
 ) -> ParseResult:
     """Parse every file under ``root``. A file that fails is reported and skipped."""
     root = Path(root)
@@ -133,20 +131,20 @@ def parse_documents(
     for path in paths:
         doc_id = doc_id_for(path, base)
         try:
-            key = _file_key(path)
-            text = cache.get_json("parsed", key) if cache else None
-            if text is not None:
-                doc = ParsedDocument.model_validate({**text, "doc_id": doc_id, "source": path.name})
+            key = _file_key(path) if cache else None
+            stored = cache.get_json("parsed", key) if cache else None
+            if stored is not None:  # the same bytes parsed before, perhaps under another name
+                doc = ParsedDocument.model_validate(
+                    {**stored, "doc_id": doc_id, "source": path.name}
+                )
             else:
-                doc = parse(path, doc_id)
+                doc = parse_file(path, doc_id)
                 if cache:
                     cache.put_json("parsed", key, doc.model_dump(mode="json"))
             result.documents.append(doc)
         except Exception as error:  # any parser failure skips only this file
             message = f"skipped: {type(error).__name__}: {error}"
             result.problems.append(InputProblem(str(path), None, None, message))
-        if on_file:
-            on_file(path)
     result.seconds = time.perf_counter() - started
     return result
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from enum import StrEnum
 from typing import Protocol
 
 import numpy as np
 
-from cofe._cache import Cache, content_key
+from cofe._cache import Cache, content_key, text_digests
 from cofe.matching import strict_tokens
 from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.runlog import Chunk
@@ -30,10 +29,6 @@ class Retriever(Protocol):
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Positions of the best ``k`` chunks in the indexed list, best first, with scores."""
         ...
-
-
-def _texts_key(chunks: list[Chunk]) -> list[str]:
-    return [hashlib.sha256(c.text.encode()).hexdigest() for c in chunks]
 
 
 class BM25Retriever:
@@ -63,7 +58,9 @@ class BM25Retriever:
         if cache is None or cache.root is None:
             self._bm25 = build()
             return
-        folder, _ = cache.directory("bm25", content_key("bm25-1", _texts_key(chunks)), build)
+        folder, _ = cache.directory(
+            "bm25", content_key("bm25-1", text_digests(c.text for c in chunks)), build
+        )
         self._bm25 = bm25s.BM25.load(str(folder))
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:

@@ -21,7 +21,6 @@ import sys
 import time
 import traceback
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -29,13 +28,15 @@ from typing import Any
 
 from cofe._cache import Cache
 from cofe._errors import InputError, InputProblem
-from cofe._jsonl import write_jsonl
+from cofe._jsonl import read_jsonl, write_jsonl
+from cofe._parallel import thread_map
 from cofe._version import __version__
 from cofe.adapters._base import Pipeline
 from cofe.adapters._trace import Trace
 from cofe.evalset import EvalSample, read_evalset
 from cofe.evalset._io import file_sha256
 from cofe.runlog import (
+    Chunk,
     Manifest,
     ParsedDocument,
     RunWriter,
@@ -202,7 +203,7 @@ def run_pipeline(
 
     writer = RunWriter(out)
     if resumed:
-        recorded = {c.chunk_id for c in _read_chunk_ids(out)}
+        recorded = _recorded_chunk_ids(out)
         current = {c.chunk_id for c in registry.chunks}
         if not current <= recorded:
             raise InputError(InputProblem(str(out / CHUNKS), None, "chunk_id",
@@ -212,7 +213,7 @@ def run_pipeline(
         out.mkdir(parents=True, exist_ok=True)
         write_jsonl(out / DOCUMENTS, documents)
         write_jsonl(out / CHUNKS, registry.chunks)
-        registry.take_new()
+        registry.take_new()  # written just above: not to be appended again by the first flush
         manifest = Manifest(
             run_id=run_id or f"{config.get('name', 'run')}-{time.strftime('%Y%m%dT%H%M%S')}",
             pipeline=config,
@@ -245,22 +246,12 @@ def run_pipeline(
     )
 
 
-def _read_chunk_ids(out: Path):
-    from cofe._jsonl import read_jsonl
-    from cofe.runlog import Chunk
-
-    for _, item in read_jsonl(out / CHUNKS, Chunk):
-        if isinstance(item, Chunk):
-            yield item
+def _recorded_chunk_ids(out: Path) -> set[str]:
+    return {item.chunk_id for _, item in read_jsonl(out / CHUNKS, Chunk) if isinstance(item, Chunk)}
 
 
 def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors) -> None:
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), desc="answering", unit="q", file=sys.stderr)
-    pending_records: list[SampleRecord] = []
+    pending: list[SampleRecord] = []
     last_flush = time.monotonic()
 
     def flush() -> None:
@@ -268,49 +259,22 @@ def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors)
         new_chunks = registry.take_new()
         if new_chunks:  # chunks first: a sample never names a chunk the run does not hold
             writer.add_chunks(new_chunks)
-        if pending_records:
-            writer.add_samples(pending_records)
-            pending_records.clear()
+        if pending:
+            writer.add_samples(pending)
+            pending.clear()
         last_flush = time.monotonic()
 
-    def collect(future: Future) -> None:
-        record = future.result()
+    def collect(record: SampleRecord) -> None:
         if record.error is not None:
             errors[record.error.stage.value] += 1
-        pending_records.append(record)
-        if bar is not None:
-            bar.update(1)
-        if (len(pending_records) >= FLUSH_EVERY_RECORDS
+        pending.append(record)
+        if (len(pending) >= FLUSH_EVERY_RECORDS
                 or time.monotonic() - last_flush >= FLUSH_EVERY_SECONDS):  # fmt: skip
             flush()
 
-    if concurrency == 1:  # in this thread: no hand-off between threads fighting for the GIL
-        try:
-            for sample in todo:
-                done_now: Future = Future()
-                done_now.set_result(_answer(pipeline, sample))
-                collect(done_now)
-        finally:
-            flush()
-            if bar is not None:
-                bar.close()
-        return
-    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cofe-run")
     try:
-        queue = iter(todo)
-        running: set[Future] = set()
-        # a bounded window of submitted work: an interrupt loses at most that window
-        for sample in queue:
-            running.add(executor.submit(_answer, pipeline, sample))
-            if len(running) >= 2 * concurrency:
-                finished, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    collect(future)
-        for future in list(running):
-            collect(future)
-            running.discard(future)
+        thread_map(lambda sample: _answer(pipeline, sample), todo, collect,
+                   concurrency=concurrency, progress=("answering", "q") if progress else None,
+                   name="cofe-run")  # fmt: skip
     finally:
-        executor.shutdown(wait=False, cancel_futures=True)
-        flush()
-        if bar is not None:
-            bar.close()
+        flush()  # what was answered before an interrupt is kept

@@ -47,6 +47,12 @@ class ScoreResult:
             self.scores.groupby(keys, sort=False)["value"].agg(mean="mean", n="count").reset_index()
         )
 
+    def mean(self, stage: str, measure: str) -> float | None:
+        """The mean of one measure over the samples it was computed for (None: never computed)."""
+        s = self.scores
+        values = s.loc[(s["stage"] == stage) & (s["measure"] == measure), "value"]
+        return float(values.mean()) if len(values) else None
+
     def waterfall(self, by_query_type: bool = False) -> pd.DataFrame:
         return waterfall(self.recalls, by_query_type)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-TYPES = ("factual", "analytical", "comparative", "tutorial")
+from annotators import TYPES
+
 _OPENERS = ("What is stated about", "Why does the text mention", "How does the text compare",
             "How can one use")  # fmt: skip
 
