@@ -4,10 +4,11 @@ A small but real pipeline, written with cofe's run-log writer:
 
 - parse: the articles as plain text (paragraphs joined by blank lines);
 - chunking: windows of 120 words (or 200 CJK characters), no overlap, with offsets;
-- retrieval: BM25 (bm25s) over strict tokens, a pool of 30 candidates;
+- retrieval: cofe's BM25 (bm25s over strict tokens, equal scores in corpus
+  order), a pool of up to 30 candidates sharing a term with the query;
 - reranking: query-term coverage (share of the query's content words in the
   chunk, BM25 score breaking ties) -- a deliberately simple reranker;
-- generation: an *extractive* generator, not an LLM: it answers with the
+- generation: cofe's ``ExtractiveGenerator``, not an LLM: it answers with the
   context sentence sharing most content words with the query.
 
 Run ``python examples/build_squad_bm25.py`` (needs ``pip install -e .[bm25]``);
@@ -22,7 +23,6 @@ import time
 from pathlib import Path
 
 import bm25s
-import numpy as np
 
 import cofe
 from cofe import (
@@ -37,6 +37,7 @@ from cofe import (
 from cofe.evalset import file_sha256
 from cofe.evalset.importers import import_squad
 from cofe.matching import STOPWORDS, is_cjk, strict_tokens
+from cofe.pipeline import BM25Retriever, ExtractiveGenerator
 
 DATA = Path(cofe.__file__).parent / "_data"
 OUT = Path(__file__).parent / "squad-bm25"
@@ -46,7 +47,6 @@ CMRC_ARTICLES = 20
 WINDOW_WORDS, WINDOW_CJK = 120, 200
 CANDIDATES, TOP_K = 30, 4
 _WORD = re.compile(r"\S+")
-_SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
 
 
 def word_windows(text: str) -> list[tuple[int, int]]:
@@ -91,37 +91,28 @@ def answer_all(samples: list, chunks: list[Chunk], *, rerank: bool = True) -> li
     """BM25 pool, optional query-term-coverage reranking, extractive answer: one record per sample."""
     chunk_tokens = [strict_tokens(c.text) for c in chunks]
     by_id = {c.chunk_id: c for c in chunks}
-    retriever = bm25s.BM25()
-    retriever.index(chunk_tokens, show_progress=False)
+    retriever = BM25Retriever()  # cofe's: equal scores ranked in corpus order
+    retriever.index(chunks, None)
+    generator = ExtractiveGenerator()
     records = []
     for sample in samples:
         started = time.perf_counter()
-        query = strict_tokens(sample.query)
-        ids, scores = retriever.retrieve(
-            [query], k=min(CANDIDATES, len(chunks)), show_progress=False
-        )
-        pool = [
-            RankedChunk(chunk_id=chunks[i].chunk_id, score=round(float(s), 4))
-            for i, s in zip(ids[0], scores[0], strict=True)
-        ]
+        hits = retriever.search(sample.query, CANDIDATES)
+        pool = [RankedChunk(chunk_id=chunks[i].chunk_id, score=round(s, 4)) for i, s in hits]
         retrieved = time.perf_counter()
+        query = strict_tokens(sample.query)
         wanted = content(query) or set(query)
         context = None
         given = pool[:TOP_K]
         if rerank:
-            coverage = [len(wanted & set(chunk_tokens[i])) / max(len(wanted), 1) for i in ids[0]]
-            order = np.lexsort((-scores[0], -np.array(coverage)))[:TOP_K]
+            coverage = [len(wanted & set(chunk_tokens[i])) / max(len(wanted), 1) for i, _ in hits]
+            # coverage first, then the BM25 score, then the pool order (a stable sort)
+            order = sorted(range(len(hits)), key=lambda j: (-coverage[j], -hits[j][1]))[:TOP_K]
             context = given = [
                 RankedChunk(chunk_id=pool[j].chunk_id, score=round(coverage[j], 4)) for j in order
             ]
         reranked = time.perf_counter()
-        sentences = [
-            m.group().strip()
-            for c in given
-            for m in _SENTENCE.finditer(by_id[c.chunk_id].text)
-            if m.group().strip()
-        ]
-        answer = max(sentences, key=lambda s: len(wanted & set(strict_tokens(s))), default="")
+        answer = generator(sample.query, [by_id[c.chunk_id] for c in given])
         done = time.perf_counter()
         latency = {
             "retrieval": round(retrieved - started, 6),
@@ -165,11 +156,11 @@ def main() -> None:
             pipeline={
                 "parser": "plain text (SQuAD/CMRC paragraphs)",
                 "chunker": f"word windows of {WINDOW_WORDS} words / {WINDOW_CJK} CJK characters, no overlap",
-                "retriever": "bm25s over strict tokens",
+                "retriever": "cofe BM25Retriever (bm25s over strict tokens)",
                 "candidates": CANDIDATES,
                 "reranker": "query-term coverage (example)",
                 "top_k": TOP_K,
-                "generator": "extractive best sentence (not an LLM)",
+                "generator": ExtractiveGenerator.name,
             },
             evalset_sha256=file_sha256(evalset_file),
             versions={"cofe": cofe.__version__, "bm25s": bm25s.__version__},

@@ -1,15 +1,19 @@
-"""Structured calls to an OpenAI-compatible endpoint: validated, repaired once, cached, counted.
+"""Every call cofe makes to an OpenAI-compatible endpoint: cached, counted, retried.
 
 ``LLMClient.structured(messages, Model)`` asks for JSON, validates it with
 pydantic and, if the reply is not valid, asks once more with the validation
 error (the *repair* call). If that fails too the call returns a failure with
 the reason; it never raises for a bad reply, so one item never stops a
-batch. Transport errors (429/5xx/timeouts) are retried by the ``openai``
-client with exponential backoff honouring ``Retry-After``; when those
-retries run out the failure is returned with the reason as well.
+batch. ``LLMClient.complete(messages)`` is the plain-text call (a generator's
+answer); it raises when the endpoint cannot be reached, so the caller's
+stage records the error.
 
-Replies are cached on disk keyed by (model, messages, params): a re-run costs
-no calls. The API key is never part of a key, a log line or a file.
+Both go through one ``_chat``: transport errors (429/5xx/timeouts) are
+retried by the ``openai`` client with exponential backoff honouring
+``Retry-After``; replies are cached on disk keyed by (model, messages,
+params), so a re-run costs no calls; ``usage`` counts calls, cache hits,
+repairs, failures, tokens and seconds. The API key is never part of a key, a
+log line or a file.
 """
 
 from __future__ import annotations
@@ -130,18 +134,26 @@ class LLMClient:
         self.max_tokens, self.temperature = max_tokens, temperature
         self.usage = Usage()
 
+    def use_cache(self, cache: Cache | None) -> None:
+        """Cache replies in ``cache`` (a pipeline's run cache) unless this client has its own."""
+        if cache is not None and self.cache.root is None:
+            self.cache = cache
+
     def _params(self, model: type[BaseModel] | None) -> dict[str, Any]:
+        """Call parameters; ``model=None`` is a plain-text call (no response format)."""
         params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if model is None:
+            return params
         if self.json_mode == "json_object":
-            params["response_format"] = {"type": "json_object"}
-            if model is not None:  # llama.cpp's server turns this schema into a grammar
-                params["response_format"]["schema"] = model.model_json_schema()
-        elif self.json_mode == "json_schema" and model is not None:
+            # llama.cpp's server turns this schema into a grammar
+            params["response_format"] = {"type": "json_object", "schema": model.model_json_schema()}
+        elif self.json_mode == "json_schema":
             params["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": model.__name__, "schema": model.model_json_schema()}}  # fmt: skip
         return params
 
     def _chat(self, messages: list[dict[str, str]], model: type[BaseModel] | None = None) -> str:
+        """The one place a request is sent: cache lookup, the call (retried by ``openai``), usage."""
         params = self._params(model)
         key = content_key("chat-1", self.endpoint.model, messages, params)
         stored = self.cache.get_json("llm", key)
@@ -152,7 +164,10 @@ class LLMClient:
         reply = self.endpoint.client().chat.completions.create(
             model=self.endpoint.model, messages=messages, **params
         )
-        text = (reply.choices[0].message.content or "") if reply.choices else ""
+        if not reply.choices:  # an error, not an empty answer: never cached
+            self.usage.add(calls=1, seconds=time.perf_counter() - started)
+            raise RuntimeError("the endpoint returned no choices")
+        text = reply.choices[0].message.content or ""
         usage = reply.usage
         self.usage.add(
             calls=1,
@@ -162,6 +177,19 @@ class LLMClient:
         )
         self.cache.put_json("llm", key, {"text": text})
         return text
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        """The reply's text (cached and counted like ``structured``).
+
+        Raises the transport error once the ``openai`` client's retries run
+        out (counted as a failure): a plain-text reply has nothing to repair,
+        and the caller's stage records the error for its sample.
+        """
+        try:
+            return self._chat(messages)
+        except Exception:
+            self.usage.add(failures=1)
+            raise
 
     def structured(self, messages: list[dict[str, str]], model: type[T]) -> Structured[T]:
         """A reply validated as ``model``; one repair call on invalid JSON, then a failure."""

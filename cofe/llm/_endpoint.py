@@ -52,14 +52,11 @@ class Endpoint:
         return {"base_url": self.base_url or "https://api.openai.com/v1", "model": self.model}
 
     def client(self):
-        """One ``openai.OpenAI`` per endpoint, shared by every caller and thread (it is thread-safe)."""
-        return _client_for(self)
+        """One ``openai.OpenAI`` per endpoint, shared by every caller and thread (it is thread-safe).
 
-    def chat(self, client, messages: list[dict[str, str]], **params: Any) -> str:
-        reply = client.chat.completions.create(model=self.model, messages=messages, **params)
-        if not reply.choices:
-            raise RuntimeError("the endpoint returned no choices")
-        return reply.choices[0].message.content or ""
+        Only ``LLMClient`` calls it: every request goes through its cache and usage counts.
+        """
+        return _client_for(self)
 
 
 @lru_cache(maxsize=32)

@@ -83,6 +83,20 @@ class DefaultPipeline(StagedPipeline):
             described.update(self.rerank.describe())
         return described
 
+    @property
+    def usage(self) -> dict[str, dict[str, float]]:
+        """LLM usage per stage that calls one (``reranking``, ``generation``), for the runner.
+
+        Calls, cache hits, repairs, failures, tokens and seconds, counted since
+        this pipeline was made (a resumed run counts only its own calls).
+        """
+        stages = {"reranking": self.rerank, "generation": self.generate}
+        return {
+            stage: part.usage.to_dict()
+            for stage, part in stages.items()
+            if isinstance(part, LLMReranker | OpenAIGenerator)
+        }
+
     def prepare(self, documents: Sequence[ParsedDocument], cache: Cache | None) -> ChunkRegistry:
         started = time.perf_counter()
         chunks = split_documents(
@@ -97,6 +111,8 @@ class DefaultPipeline(StagedPipeline):
         self.retriever.index(chunks, cache)
         if self.rerank is not None:
             self.rerank.prepare(chunks, cache)
+        if isinstance(self.generate, OpenAIGenerator):
+            self.generate.prepare(chunks, cache)  # its replies are cached with the run's cache
         self.timings = {"chunking": chunked - started, "indexing": time.perf_counter() - chunked}
         return self.registry
 

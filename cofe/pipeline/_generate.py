@@ -5,11 +5,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cofe.llm import Endpoint
+from cofe._cache import Cache
+from cofe.llm import Endpoint, LLMClient, Usage
 from cofe.matching import STOPWORDS, strict_tokens
 from cofe.runlog import Chunk
 
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_CLOSERS = re.escape("\"'”’)]」』）")
+# A sentence ends after a run of 。！？ (Chinese puts no space after them), after a
+# run of . ! ? followed by a space or the end of the text (so "3.5" and "e.g.x" do
+# not end one), either optionally followed by closing quotes or brackets, or at a
+# line break.
+_SENTENCE = re.compile(rf"[^\n]*?(?:[。！？]+[{_CLOSERS}]*|[.!?]+[{_CLOSERS}]*(?=\s|\Z)|(?=\n)|\Z)")
 
 SYSTEM_PROMPT = (
     "You answer questions using only the numbered context passages. "
@@ -18,11 +24,24 @@ SYSTEM_PROMPT = (
 )
 
 
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, English or Chinese, stripped, empty ones left out.
+
+    A sentence ends at a run of ``。！？``; at a run of ``. ! ?`` followed by
+    whitespace or the end of the text; or at a line break. Closing quotes and
+    brackets right after the punctuation belong to the sentence.
+    """
+    return [s for m in _SENTENCE.finditer(text) if (s := m.group().strip())]
+
+
 class ExtractiveGenerator:
     """NOT an LLM: answers with the context sentence sharing most content words with the query.
 
-    It lets the whole chain run offline; its answers measure whether the
-    information reached the context, not how well a model would use it.
+    Sentences are cut by :func:`split_sentences`; the query's content words
+    are its strict tokens minus stopwords (all its tokens when every one is a
+    stopword); the first sentence with the largest overlap wins. It lets the
+    whole chain run offline; its answers measure whether the information
+    reached the context, not how well a model would use it.
     """
 
     name = "extractive (not an LLM)"
@@ -32,10 +51,7 @@ class ExtractiveGenerator:
         wanted = {t for t in query_tokens if t not in STOPWORDS} or set(query_tokens)
         best, best_overlap = "", -1
         for chunk in context:
-            for match in _SENTENCE.finditer(chunk.text):
-                sentence = match.group().strip()
-                if not sentence:
-                    continue
+            for sentence in split_sentences(chunk.text):
                 overlap = len(wanted & set(strict_tokens(sentence)))
                 if overlap > best_overlap:
                     best, best_overlap = sentence, overlap
@@ -46,12 +62,34 @@ class ExtractiveGenerator:
 
 
 class OpenAIGenerator:
-    """Chat completion on any OpenAI-compatible endpoint, context passages numbered in the prompt."""
+    """Chat completion on any OpenAI-compatible endpoint, context passages numbered in the prompt.
+
+    Every call goes through an :class:`~cofe.llm.LLMClient` (``client``: an
+    endpoint, or a client shared with other stages), so replies are cached and
+    ``usage`` counts calls, cache hits, failures, tokens and seconds. When the
+    endpoint cannot be reached after the client's retries the error is raised
+    and the run records it for that sample.
+    """
 
     name = "openai"
 
-    def __init__(self, endpoint: Endpoint, *, max_tokens: int = 256, temperature: float = 0.0):
-        self.endpoint, self.max_tokens, self.temperature = endpoint, max_tokens, temperature
+    def __init__(self, client: Endpoint | LLMClient, *, max_tokens: int = 256,
+                 temperature: float = 0.0) -> None:  # fmt: skip
+        if isinstance(client, Endpoint):
+            client = LLMClient(client, max_tokens=max_tokens, temperature=temperature)
+        self.client = client
+        self.endpoint = client.endpoint
+
+    @property
+    def max_tokens(self) -> int:
+        return self.client.max_tokens
+
+    @property
+    def usage(self) -> Usage:
+        return self.client.usage
+
+    def prepare(self, chunks: list[Chunk], cache: Cache | None) -> None:
+        self.client.use_cache(cache)
 
     @staticmethod
     def messages(query: str, context: list[Chunk]) -> list[dict[str, str]]:
@@ -62,12 +100,7 @@ class OpenAIGenerator:
         ]
 
     def __call__(self, query: str, context: list[Chunk]) -> str:
-        return self.endpoint.chat(
-            self.endpoint.client(),
-            self.messages(query, context),
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-        ).strip()
+        return self.client.complete(self.messages(query, context)).strip()
 
     def describe(self) -> dict[str, Any]:
         return {"generator": self.name, **self.endpoint.describe(), "max_tokens": self.max_tokens}

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import re
 import threading
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import BaseModel, Field, create_model
 
 from cofe._cache import Cache
-from cofe.llm import Endpoint
+from cofe.llm import Endpoint, LLMClient, Usage
 from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.runlog import Chunk
 
@@ -78,24 +78,54 @@ class CrossEncoderReranker:
         return {"reranker": self.name, "model": self.model_path}
 
 
-_NUMBERS = re.compile(r"\d+")
+class RerankFailed(RuntimeError):
+    """The LLM gave no valid ranking for one query, even after the client's one repair call."""
+
+
+@lru_cache(maxsize=64)
+def ranking_model(n: int) -> type[BaseModel]:
+    """The reply asked of the LLM reranker for ``n`` passages: ``{"ranking": [1..n, ...]}``."""
+    number = Annotated[int, Field(ge=1, le=n)]
+    return create_model(
+        "Ranking",
+        ranking=(list[number], Field(min_length=1, description="passage numbers, best first")),
+    )
 
 
 class LLMReranker:
-    """Listwise reranking by a chat model: it returns the passage numbers, most relevant first.
+    """Listwise reranking by a chat model, its reply validated as ``{"ranking": [numbers]}``.
 
-    Passages the reply leaves out keep their retrieval order after the ones it
-    ranks; a reply with no usable number raises (recorded as a reranking error).
+    The call goes through :meth:`cofe.llm.LLMClient.structured` (``client``: an
+    endpoint, or a client shared with other stages): the reply must hold a
+    JSON object whose ``ranking`` lists passage numbers from 1 to the pool
+    size, most relevant first; anything else (prose, numbers out of range)
+    gets one repair call with the validation error. Replies are cached and
+    counted in ``usage``. Repeated numbers count once; passages the ranking
+    leaves out keep their retrieval order after the ones it ranks.
+
+    When there is still no valid ranking (or the endpoint cannot be reached),
+    the reranker raises :class:`RerankFailed` with the client's reason. It
+    does not silently fall back to the retrieval order, which would be scored
+    as if the reranker had chosen it: the runner records the error for that
+    sample at the reranking stage, the record keeps the retrieval pool in its
+    order, and no context or answer is given for it.
     """
 
     name = "llm"
     PASSAGE_CHARS = 700
 
-    def __init__(self, endpoint: Endpoint, top_k: int) -> None:
-        self.endpoint, self.top_k = endpoint, top_k
+    def __init__(self, client: Endpoint | LLMClient, top_k: int, *, max_tokens: int = 512) -> None:
+        if isinstance(client, Endpoint):
+            client = LLMClient(client, max_tokens=max_tokens, temperature=0.0)
+        self.client, self.top_k = client, top_k
+        self.endpoint = client.endpoint
+
+    @property
+    def usage(self) -> Usage:
+        return self.client.usage
 
     def prepare(self, chunks: list[Chunk], cache: Cache | None) -> None:
-        pass  # nothing to load: the endpoint's client is made on first use
+        self.client.use_cache(cache)  # the endpoint's HTTP client is made on first use
 
     def prompt(self, query: str, candidates: list[Chunk]) -> list[dict[str, str]]:
         passages = "\n".join(
@@ -110,30 +140,20 @@ class LLMReranker:
             {"role": "user", "content": f"Question: {query}\n\nPassages:\n{passages}"},
         ]
 
-    def parse(self, reply: str, n: int) -> list[int]:
-        try:
-            numbers = json.loads(reply[reply.index("{") : reply.rindex("}") + 1])["ranking"]
-        except (ValueError, KeyError, TypeError):
-            numbers = _NUMBERS.findall(reply)
-        order: list[int] = []
-        for value in numbers:
-            try:
-                i = int(value) - 1
-            except (TypeError, ValueError):
-                continue
-            if 0 <= i < n and i not in order:
-                order.append(i)
-        if not order:
-            raise ValueError(f"the reranker's reply names no passage number: {reply[:200]!r}")
-        return order + [i for i in range(n) if i not in order]
+    def order(self, query: str, candidates: list[Chunk]) -> list[int]:
+        """Positions in ``candidates``, best first: the model's ranking, then the rest in order."""
+        reply = self.client.structured(
+            self.prompt(query, candidates), ranking_model(len(candidates))
+        )
+        if reply.value is None:
+            raise RerankFailed(f"no valid ranking from the LLM reranker: {reply.error}")
+        ranked = dict.fromkeys(number - 1 for number in reply.value.ranking)  # first mention
+        return [*ranked, *(i for i in range(len(candidates)) if i not in ranked)]
 
     def __call__(self, query: str, candidates: list[Chunk]) -> list[tuple[Chunk, float]]:
         if not candidates:
             return []
-        reply = self.endpoint.chat(
-            self.endpoint.client(), self.prompt(query, candidates), temperature=0.0
-        )
-        order = self.parse(reply, len(candidates))[: self.top_k]
+        order = self.order(query, candidates)[: self.top_k]
         return [(candidates[i], float(len(order) - r)) for r, i in enumerate(order)]
 
     def describe(self) -> dict[str, Any]:

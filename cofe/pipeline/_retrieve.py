@@ -35,7 +35,8 @@ class BM25Retriever:
     """Okapi BM25 (bm25s defaults k1=1.5, b=0.75) over cofe's strict tokens.
 
     Strict tokens split CJK text character by character, so Chinese needs no
-    word segmenter.
+    word segmenter. Equal scores are ranked in corpus order; chunks scoring 0
+    (no query term) are left out.
     """
 
     name = "bm25"
@@ -70,9 +71,10 @@ class BM25Retriever:
         k = min(k, self._size)
         if not tokens or k == 0:
             return []
-        # n_threads=0: in this thread (any other value starts a thread pool per call)
-        ids, scores = self._bm25.retrieve([tokens], k=k, show_progress=False, n_threads=0)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+        # every chunk's score, then our own selection: bm25s's top-k (numpy or jax) leaves
+        # the order of equal scores to the machine
+        scores = np.asarray(self._bm25.get_scores(tokens))
+        return [(int(i), float(scores[i])) for i in top_positions(scores, k) if scores[i] > 0]
 
 
 class DenseRetriever:
@@ -93,10 +95,26 @@ class DenseRetriever:
         if len(self._matrix) == 0:
             return []
         scores = self._matrix @ self.embedder.encode([query])[0]
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(i), float(scores[i])) for i in top]
+        return [(int(i), float(scores[i])) for i in top_positions(scores, k)]
+
+
+def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest scores, best first; equal scores in corpus order.
+
+    The tie order is part of the result (it decides which chunks make a pool
+    cut at ``k``), so it must not depend on how numpy or jax select: select
+    by value, then sort by (score descending, position ascending).
+    """
+    n = len(scores)
+    k = min(k, n)
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    if k < n:
+        kth = np.partition(scores, n - k)[n - k]  # the k-th highest score
+        positions = np.flatnonzero(scores >= kth)  # ascending: ties stay in corpus order
+    else:
+        positions = np.arange(n)
+    return positions[np.argsort(-scores[positions], kind="stable")][:k]
 
 
 def reciprocal_rank_fusion(lists: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:

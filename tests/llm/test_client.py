@@ -90,3 +90,52 @@ def test_json_modes_send_a_response_format_with_the_schema(mode: str) -> None:
     assert set(schema["properties"]) == {"city", "year"}
     with pytest.raises(ValueError, match="json_mode must be one of"):
         LLMClient(client.endpoint, json_mode="yaml")
+
+
+def test_complete_is_a_plain_text_call_cached_and_counted(tmp_path: Path) -> None:
+    with ScriptedOpenAI(lambda m, r: " Paris. ") as server:
+        client = LLMClient(Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"),
+                           cache=Cache(tmp_path), json_mode="json_object", max_tokens=32)  # fmt: skip
+        assert client.complete(MESSAGES) == " Paris. "
+        again = LLMClient(client.endpoint, cache=Cache(tmp_path), json_mode="json_object",
+                          max_tokens=32)  # fmt: skip
+        assert again.complete(MESSAGES) == " Paris. "
+        assert len(server.requests) == 1
+        sent = server.requests[0]
+    assert "response_format" not in sent and sent["max_tokens"] == 32  # no JSON mode for text
+    assert client.usage.calls == 1 and client.usage.completion_tokens == 1
+    assert again.usage.calls == 0 and again.usage.cached == 1
+
+
+def test_complete_raises_after_the_retries_and_counts_a_failure() -> None:
+    from openai import InternalServerError
+
+    with ScriptedOpenAI() as server:
+        server.inject(*[Fault(status=500)] * 3)
+        client = _client(server, max_retries=1)
+        with pytest.raises(InternalServerError):
+            client.complete(MESSAGES)
+        assert len(server.requests) == 2
+    assert client.usage.failures == 1 and client.usage.calls == 0
+
+
+def test_a_reply_with_no_choices_is_an_error_and_is_not_cached(tmp_path: Path) -> None:
+    empty = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                        "choices": []})  # fmt: skip
+    with ScriptedOpenAI(lambda m, r: "Paris.") as server:
+        server.inject(Fault(body=empty))
+        client = _client(server, cache=Cache(tmp_path))
+        with pytest.raises(RuntimeError, match="no choices"):
+            client.complete(MESSAGES)
+        assert client.complete(MESSAGES) == "Paris."  # asked again, not read from the cache
+        assert len(server.requests) == 2
+    assert client.usage.calls == 2 and client.usage.failures == 1
+
+
+def test_use_cache_adopts_a_run_cache_only_when_the_client_has_none(tmp_path: Path) -> None:
+    with ScriptedOpenAI() as server:
+        own, bare = _client(server, cache=Cache(tmp_path / "own")), _client(server)
+    own.use_cache(Cache(tmp_path / "run"))
+    bare.use_cache(Cache(tmp_path / "run"))
+    bare.use_cache(None)
+    assert own.cache.root == tmp_path / "own" and bare.cache.root == tmp_path / "run"

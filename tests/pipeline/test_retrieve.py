@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cofe.pipeline import (
@@ -13,6 +14,7 @@ from cofe.pipeline import (
     HybridRetriever,
     reciprocal_rank_fusion,
 )
+from cofe.pipeline._retrieve import top_positions
 from cofe.runlog import Chunk
 
 TEXTS = [
@@ -60,3 +62,25 @@ def test_hybrid_returns_k_fused_results() -> None:
     retriever.index(CHUNKS, None)
     hits = retriever.search("capital of France", 3)
     assert len(hits) == 3 and hits[0][0] == 0
+
+
+def test_bm25_ranks_equal_scores_in_corpus_order() -> None:
+    # four copies of one text score the same for any query: the pool must not depend on
+    # how numpy (or jax) selects the top k
+    texts = ["tariffs and markets", "photosynthesis in plants"] + ["the capital of France"] * 4
+    chunks = [Chunk(chunk_id=f"t{i}", doc_id="d", text=t) for i, t in enumerate(texts)]
+    retriever = BM25Retriever()
+    retriever.index(chunks, None)
+    for k in (1, 2, 3, 4, 6):
+        hits = retriever.search("capital of France", k)
+        assert [pos for pos, _ in hits] == [2, 3, 4, 5][:k]
+        assert len({s for _, s in hits}) == 1
+
+
+def test_top_positions_breaks_ties_by_position_at_the_cut_and_inside_it() -> None:
+    scores = np.array([1.0, 3.0, 2.0, 3.0, 2.0, 2.0, 0.5, 3.0], dtype=np.float32)
+    assert top_positions(scores, 2).tolist() == [1, 3]
+    assert top_positions(scores, 5).tolist() == [1, 3, 7, 2, 4]
+    assert top_positions(scores, 20).tolist() == [1, 3, 7, 2, 4, 5, 0, 6]
+    assert top_positions(scores, 0).tolist() == []
+    assert top_positions(np.zeros(0), 3).tolist() == []
