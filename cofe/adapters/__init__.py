@@ -8,7 +8,13 @@
 
 from typing import TYPE_CHECKING
 
-from cofe.adapters._base import Pipeline, PythonPipeline, StagedPipeline
+from cofe.adapters._base import (
+    Pipeline,
+    PipelineShape,
+    PythonPipeline,
+    StagedPipeline,
+    pipeline_shape,
+)
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
 
 if TYPE_CHECKING:
@@ -27,8 +33,10 @@ __all__ = [
     "ChunkRegistry",
     "LlamaIndexPipeline",
     "Pipeline",
+    "PipelineShape",
     "PythonPipeline",
     "StageFailed",
     "StagedPipeline",
     "Trace",
+    "pipeline_shape",
 ]

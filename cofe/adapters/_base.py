@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from cofe._cache import Cache
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage
+from cofe.runlog._compat import staged, stages_from, top_k_from
+
+
+@dataclass(frozen=True)
+class PipelineShape:
+    """What the run's manifest records so that scoring need not guess (``Manifest.top_k``
+    and ``Manifest.stages``); ``None`` means unknown."""
+
+    top_k: int | None = None
+    stages: tuple[Stage, ...] | None = None
 
 
 @runtime_checkable
@@ -17,6 +28,10 @@ class Pipeline(Protocol):
     ``prepare`` chunks and indexes the parsed documents (or reads the chunks
     of an index the pipeline already has) and returns the chunk registry;
     ``answer`` answers one query and says what each stage produced.
+
+    Optionally, ``shape() -> PipelineShape`` says how many of the pool's
+    chunks the generator receives and which stages the pipeline has; without
+    it, :func:`pipeline_shape` reads ``top_k`` and ``stages`` from ``describe()``.
     """
 
     def describe(self) -> dict[str, Any]: ...
@@ -28,12 +43,28 @@ class Pipeline(Protocol):
     def answer(self, query: str) -> Trace: ...
 
 
+def pipeline_shape(pipeline: Any, described: dict[str, Any]) -> PipelineShape:
+    """The pipeline's own ``shape()``, else ``top_k``/``stages`` of its description, else unknown."""
+    shape = getattr(pipeline, "shape", None)
+    if callable(shape):
+        given = shape()
+        if isinstance(given, PipelineShape):
+            return given
+    stages = stages_from(described.get("stages"))
+    return PipelineShape(
+        top_k=top_k_from(described.get("top_k")),
+        stages=tuple(stages) if stages is not None else None,
+    )
+
+
 class StagedPipeline:
     """A pipeline whose stages are separate calls; any stage may be ``None``.
 
     Subclasses (or :class:`PythonPipeline`) set ``retrieve``, ``rerank`` and
     ``generate``; ``answer`` times each, records its output and stops at the
-    first stage that raises.
+    first stage that raises. Without a reranker the generator receives the
+    pool's first ``top_k`` chunks and the record's ``context`` stays null
+    (the manifest's ``top_k`` says how many).
     """
 
     retrieve: Callable[[str], Sequence[Any]] | None = None
@@ -46,6 +77,14 @@ class StagedPipeline:
 
     def describe(self) -> dict[str, Any]:
         return {}
+
+    def shape(self) -> PipelineShape:
+        stages = staged(
+            retrieve=self.retrieve is not None,
+            rerank=self.rerank is not None,
+            generate=self.generate is not None,
+        )
+        return PipelineShape(top_k=self.top_k, stages=tuple(stages))
 
     def prepare(self, documents: Sequence[ParsedDocument], cache: Cache | None) -> ChunkRegistry:
         return self.registry

@@ -7,10 +7,15 @@ LlamaIndex's root dispatcher and, while it answers a query, listens for
   *before* any node postprocessor (the pool);
 - ``SynthesizeStart/EndEvent``: the response; its ``source_nodes`` are the
   nodes the synthesizer was given, i.e. *after* the postprocessors (the context).
+  They are recorded whenever the engine synthesizes, with or without
+  postprocessors: what the generator saw is never left to a default top-K.
 
-The time between the end of retrieval and the start of synthesis is the
-postprocessors' (reranking) time. Events reach the handler in the thread
-that emitted them, so a context variable tells concurrent queries apart.
+The run's manifest says which stages the engine has (``reranking`` only with
+node postprocessors, ``generation`` only with a synthesizer) and ``top_k``,
+the retriever's ``similarity_top_k`` when it can be read. The time between
+the end of retrieval and the start of synthesis is the postprocessors'
+(reranking) time. Events reach the handler in the thread that emitted them,
+so a context variable tells concurrent queries apart.
 """
 
 from __future__ import annotations
@@ -37,8 +42,10 @@ from llama_index.core.instrumentation.events.synthesis import (
 )
 
 from cofe._cache import Cache
+from cofe.adapters._base import PipelineShape
 from cofe.adapters._trace import ChunkRegistry, Trace
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError
+from cofe.runlog._compat import top_k_from
 
 
 @dataclass
@@ -155,14 +162,21 @@ class LlamaIndexPipeline:
         )
         self._ids: dict[str, str] = {}
 
+    def _retriever(self) -> Any:
+        return self.engine if self.is_retriever else getattr(self.engine, "retriever", None)
+
+    def _similarity_top_k(self) -> Any:
+        retriever = self._retriever()
+        return getattr(retriever, "similarity_top_k", None) or getattr(
+            retriever, "_similarity_top_k", None
+        )
+
     def describe(self) -> dict[str, Any]:
         described: dict[str, Any] = {"name": self.name, "engine": type(self.engine).__name__}
         retriever = getattr(self.engine, "retriever", None)
         if retriever is not None:
             described["retriever"] = type(retriever).__name__
-            top_k = getattr(retriever, "similarity_top_k", None) or getattr(
-                retriever, "_similarity_top_k", None
-            )
+            top_k = self._similarity_top_k()
             if top_k is not None:
                 described["similarity_top_k"] = top_k
         posts = getattr(self.engine, "_node_postprocessors", None)
@@ -175,6 +189,23 @@ class LlamaIndexPipeline:
             if llm is not None:
                 described["llm"] = getattr(llm, "model", None) or type(llm).__name__
         return described
+
+    def shape(self) -> PipelineShape:
+        """``top_k``: the retriever's ``similarity_top_k``; ``stages``: reranking only with node
+        postprocessors, generation only with a synthesizer; unknown for an engine whose parts
+        cannot be read."""
+        top_k = top_k_from(self._similarity_top_k())
+        corpus = (Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL)
+        if self.is_retriever:
+            return PipelineShape(top_k=top_k, stages=corpus)
+        posts = self._has_postprocessors()
+        synth = getattr(self.engine, "_response_synthesizer", None)
+        if posts is None or synth is None:
+            return PipelineShape(top_k=top_k, stages=None)
+        return PipelineShape(
+            top_k=top_k,
+            stages=(*corpus, *((Stage.RERANKING,) if posts else ()), Stage.GENERATION),
+        )
 
     def _corpus_nodes(self) -> list[Any]:
         if self._nodes is not None:
@@ -223,9 +254,11 @@ class LlamaIndexPipeline:
             _CURRENT.reset(token)
         self._fill(trace, rec, response)
         if failure is not None:
+            # between retrieval and synthesis run the postprocessors; without any, it is the
+            # synthesizer's failure (never blame a reranker the engine does not have)
             stage = (
                 Stage.RETRIEVAL if rec.pool is None
-                else Stage.RERANKING if rec.synth_start is None
+                else Stage.RERANKING if rec.synth_start is None and self._has_postprocessors() is not False
                 else Stage.GENERATION
             )  # fmt: skip
             trace.error = StageError(
@@ -245,14 +278,14 @@ class LlamaIndexPipeline:
         if response is None:
             return
         source = getattr(response, "source_nodes", None)
-        if source is not None and trace.pool is not None:
-            context = self._ranked(source)
-            has_posts = self._has_postprocessors()
-            pool_ids = [r.chunk_id for r in trace.pool[: len(context)]]
-            if has_posts or (has_posts is None and pool_ids != [r.chunk_id for r in context]):
-                trace.context = context
-                if rec.retrieval_end is not None and rec.synth_start is not None:
-                    trace.latency[Stage.RERANKING] = round(rec.synth_start - rec.retrieval_end, 6)
+        if source is not None:  # what the synthesizer was given, postprocessors or not
+            trace.context = self._ranked(source)
+            if (
+                self._has_postprocessors()
+                and rec.retrieval_end is not None
+                and rec.synth_start is not None
+            ):
+                trace.latency[Stage.RERANKING] = round(rec.synth_start - rec.retrieval_end, 6)
         text = getattr(response, "response", None)
         if text is not None:
             trace.answer = str(text)

@@ -17,9 +17,11 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-RUNLOG_SCHEMA_VERSION = 1
+RUNLOG_SCHEMA_VERSION = 2
+"""2: ``top_k``, ``stages`` and ``meta`` in the manifest, and no other unknown field there.
+A version-1 manifest is migrated when read (``cofe.runlog._compat``)."""
 
 
 class Stage(StrEnum):
@@ -30,16 +32,28 @@ class Stage(StrEnum):
     GENERATION = "generation"
 
 
+STAGE_ORDER: dict[Stage, int] = {stage: i for i, stage in enumerate(Stage)}
+"""Pipeline order: parse, chunking, retrieval, reranking, generation."""
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Manifest(_Record):
-    """How the run was made: enough to reproduce it and to refuse mixing runs."""
+    """How the run was made: enough to reproduce it, to refuse mixing runs, and to score it.
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    ``top_k`` and ``stages`` say what the scorer must not guess: how many of
+    the pool's chunks the generator received when a record's ``context`` is
+    null, and which stages the pipeline has (a pipeline without ``reranking``
+    is never blamed on a reranker). ``None`` means unknown.
+    """
 
-    schema_version: int = RUNLOG_SCHEMA_VERSION
+    schema_version: int = Field(
+        default=RUNLOG_SCHEMA_VERSION,
+        ge=1,
+        description="Version of this file's layout; a newer one than the reader knows is refused.",
+    )
     run_id: str = Field(min_length=1)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     pipeline: dict[str, Any] = Field(
@@ -49,6 +63,36 @@ class Manifest(_Record):
         default=None, description="SHA-256 of the eval-set file the run answered."
     )
     versions: dict[str, str] = Field(default_factory=dict, description="Package versions used.")
+    top_k: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "How many chunks of the pool (its first top_k) the generator received, for records "
+            "whose context is null. null: unknown."
+        ),
+    )
+    stages: list[Stage] | None = Field(
+        default=None,
+        description=(
+            "The stages the pipeline has, in pipeline order, e.g. "
+            '["parse", "chunking", "retrieval", "generation"] for one without a reranker. '
+            "null: unknown."
+        ),
+        json_schema_extra={"uniqueItems": True},
+    )
+    meta: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form values (anything not a field above)."
+    )
+
+    @field_validator("stages")
+    @classmethod
+    def _one_each_in_pipeline_order(cls, stages: list[Stage] | None) -> list[Stage] | None:
+        if stages is None:
+            return None
+        twice = sorted({s.value for s in stages if stages.count(s) > 1})
+        if twice:
+            raise ValueError(f"a stage is listed more than once: {', '.join(twice)}")
+        return sorted(stages, key=STAGE_ORDER.__getitem__)
 
 
 class ParsedDocument(_Record):
@@ -91,9 +135,9 @@ class SampleRecord(_Record):
     """What the pipeline produced for one eval sample.
 
     ``pool`` is the retriever's ranked candidate pool (before any reranking);
-    ``context`` the final ranked context given to the generator, or ``null``
-    when the pipeline has no reranking stage (the context is then the pool's
-    top-K). ``answer`` is ``null`` when generation did not run.
+    ``context`` the ranked chunks the generator received, or ``null`` when
+    they are the pool's first ``Manifest.top_k`` (a pipeline that slices its
+    pool without reranking). ``answer`` is ``null`` when generation did not run.
     """
 
     sample_id: str = Field(min_length=1)

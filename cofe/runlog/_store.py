@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterable
@@ -12,7 +13,14 @@ from pydantic import ValidationError
 
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import append_jsonl, read_jsonl
-from cofe.runlog._models import Chunk, Manifest, ParsedDocument, SampleRecord
+from cofe.runlog._compat import MIGRATIONS
+from cofe.runlog._models import (
+    RUNLOG_SCHEMA_VERSION,
+    Chunk,
+    Manifest,
+    ParsedDocument,
+    SampleRecord,
+)
 
 MANIFEST = "manifest.json"
 EVALSET = "evalset.jsonl"
@@ -68,19 +76,42 @@ def _read_keyed(
 
 
 def read_manifest(run_dir: str | os.PathLike[str]) -> Manifest:
+    """Read ``manifest.json``: a newer layout is refused, an older one migrated, an unknown
+    field refused (free-form values belong under ``meta``)."""
     path = Path(run_dir) / MANIFEST
+    file = str(path)
     if not path.exists():
-        raise InputError(
-            InputProblem(str(path), None, None, "no manifest.json: not a run directory")
-        )
+        raise InputError(InputProblem(file, None, None, "no manifest.json: not a run directory"))
     try:
-        return Manifest.model_validate_json(path.read_bytes())
+        raw = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        line = getattr(error, "lineno", None)
+        raise InputError(InputProblem(file, line, None, f"not valid JSON: {error}")) from None
+    if not isinstance(raw, dict):
+        raise InputError(InputProblem(file, None, None,
+            f"a manifest is a JSON object, not {type(raw).__name__}"))  # fmt: skip
+    version = raw.get("schema_version", RUNLOG_SCHEMA_VERSION)
+    if isinstance(version, int) and not isinstance(version, bool):
+        if version > RUNLOG_SCHEMA_VERSION:
+            raise InputError(InputProblem(file, None, "schema_version",
+                f"schema_version {version}: written by a newer cofe (this one reads up to "
+                f"{RUNLOG_SCHEMA_VERSION}); upgrade cofe to read this run"))  # fmt: skip
+        while version in MIGRATIONS and version < RUNLOG_SCHEMA_VERSION:
+            raw = MIGRATIONS[version](raw)
+            version += 1
+    unknown = [name for name in raw if name not in Manifest.model_fields]
+    if unknown:
+        more = f" (and {len(unknown) - 1} more unknown field(s))" if len(unknown) > 1 else ""
+        raise InputError(InputProblem(file, None, unknown[0],
+            f"unknown manifest field{more}; free-form values go under \"meta\""))  # fmt: skip
+    try:
+        return Manifest.model_validate(raw)
     except ValidationError as error:
-        raise InputError(InputProblem.from_validation(str(path), None, error)) from None
+        raise InputError(InputProblem.from_validation(file, None, error)) from None
 
 
 def read_run(run_dir: str | os.PathLike[str]) -> RunLog:
-    """Read a run directory. Only a missing or broken manifest is fatal."""
+    """Read a run directory. Only a missing, broken or too new manifest is fatal."""
     root = Path(run_dir)
     manifest = read_manifest(root)
     problems: list[InputProblem] = []

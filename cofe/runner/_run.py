@@ -31,11 +31,12 @@ from cofe._errors import InputError, InputProblem
 from cofe._jsonl import read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe._version import __version__
-from cofe.adapters._base import Pipeline
+from cofe.adapters._base import Pipeline, pipeline_shape
 from cofe.adapters._trace import Trace
 from cofe.evalset import EvalSample, read_evalset
 from cofe.evalset._io import file_sha256
 from cofe.runlog import (
+    RUNLOG_SCHEMA_VERSION,
     Chunk,
     Manifest,
     ParsedDocument,
@@ -107,21 +108,32 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _check_resumable(out: Path, pipeline_config: dict, evalset_sha: str) -> None:
+def _check_resumable(out: Path, manifest: Manifest) -> None:
+    """Refuse to add samples to a run made by another pipeline, eval set or run-log layout."""
     old = read_manifest(out)
     manifest_file = str(out / MANIFEST)
-    if old.evalset_sha256 != evalset_sha:
+    if old.schema_version != RUNLOG_SCHEMA_VERSION:
+        raise InputError(InputProblem(manifest_file, None, "schema_version",
+            f"this run was written by an older cofe (run-log schema {old.schema_version}, now "
+            f"{RUNLOG_SCHEMA_VERSION}) and records differ; choose another --out or pass --fresh"))  # fmt: skip
+    if old.evalset_sha256 != manifest.evalset_sha256:
         raise InputError(InputProblem(manifest_file, None, "evalset_sha256",
             "this run answered a different eval set; choose another --out or pass --fresh"))  # fmt: skip
-    if _canonical(old.pipeline) != _canonical(pipeline_config):
+    if _canonical(old.pipeline) != _canonical(manifest.pipeline):
         changed = sorted(
             k
-            for k in set(old.pipeline) | set(pipeline_config)
-            if _canonical(old.pipeline.get(k)) != _canonical(pipeline_config.get(k))
+            for k in set(old.pipeline) | set(manifest.pipeline)
+            if _canonical(old.pipeline.get(k)) != _canonical(manifest.pipeline.get(k))
         )
         raise InputError(InputProblem(manifest_file, None, "pipeline",
             f"this run used another pipeline configuration (differs in: {', '.join(changed)}); "
             "choose another --out or pass --fresh"))  # fmt: skip
+    for name in ("top_k", "stages"):
+        was, now = getattr(old, name), getattr(manifest, name)
+        if was != now:
+            raise InputError(InputProblem(manifest_file, None, name,
+                f"this run recorded {name} {_canonical(was)}, the pipeline now gives "
+                f"{_canonical(now)}; choose another --out or pass --fresh"))  # fmt: skip
 
 
 def _clear(out: Path) -> None:
@@ -177,10 +189,19 @@ def run_pipeline(
         raise InputError(InputProblem(str(evalset_path), None, None,
             "no valid sample" + (f"; first problem: {eval_data.problems[0]}" if eval_data.problems else "")))  # fmt: skip
     config = pipeline.describe()
+    shape = pipeline_shape(pipeline, config)
+    manifest = Manifest(
+        run_id=run_id or f"{config.get('name', 'run')}-{time.strftime('%Y%m%dT%H%M%S')}",
+        pipeline=config,
+        evalset_sha256=evalset_sha,
+        versions=package_versions(),
+        top_k=shape.top_k,
+        stages=list(shape.stages) if shape.stages is not None else None,
+    )
 
     resumed = (out / MANIFEST).exists() and not fresh
     if resumed:
-        _check_resumable(out, config, evalset_sha)
+        _check_resumable(out, manifest)
     elif fresh:
         _clear(out)
 
@@ -214,14 +235,8 @@ def run_pipeline(
         write_jsonl(out / DOCUMENTS, documents)
         write_jsonl(out / CHUNKS, registry.chunks)
         registry.take_new()  # written just above: not to be appended again by the first flush
-        manifest = Manifest(
-            run_id=run_id or f"{config.get('name', 'run')}-{time.strftime('%Y%m%dT%H%M%S')}",
-            pipeline=config,
-            evalset_sha256=evalset_sha,
-            versions=package_versions(),
-            parse_problems=[str(p) for p in parse_problems],
-        )
-        writer.start(manifest, evalset_path)
+        meta = {"parse_problems": [str(p) for p in parse_problems]}
+        writer.start(manifest.model_copy(update={"meta": meta}), evalset_path)
 
     done = writer.done()
     todo = [s for s in eval_data.samples if s.id not in done]

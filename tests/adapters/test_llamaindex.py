@@ -73,13 +73,16 @@ def test_query_engine_with_postprocessor_records_all_four_stages(
     assert set(record.latency) == {Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION}
     assert any("1889" in p for p in prompts)  # the LLM really got the retrieved text
     assert run.manifest.pipeline["postprocessors"] == ["ReverseTopTwo"]
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.RERANKING,
+                                   Stage.GENERATION]  # fmt: skip
+    assert run.manifest.top_k == 4  # the retriever's similarity_top_k
     chunk = run.chunks[record.pool[0].chunk_id]
     assert (
         chunk.doc_id in CAPITALS
         and run.documents[chunk.doc_id].text[chunk.start : chunk.end] == chunk.text
     )
     result = score_run(tmp_path / "run")
-    assert len(result.verdicts) == 3 and "reranking" in set(result.scores["stage"])
+    assert len(result.verdicts) == 3 and result.scores["measure"].str.startswith("Rerank").any()
 
 
 def test_bm25_retriever_engine_without_postprocessors_has_no_reranking_stage(
@@ -99,17 +102,86 @@ def test_bm25_retriever_engine_without_postprocessors_has_no_reranking_stage(
                      progress=False)  # fmt: skip
     run = read_run(tmp_path / "run")
     record = run.records["q2"]
-    assert record.context is None and Stage.RERANKING not in record.latency
+    # no postprocessor: the synthesizer got the whole pool, and that is recorded as the context
+    assert [c.chunk_id for c in record.context] == [c.chunk_id for c in record.pool]
+    assert len(record.pool) == 3 and Stage.RERANKING not in record.latency
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
+    assert run.manifest.top_k == 3
     assert "Berlin" in run.chunks[record.pool[0].chunk_id].text and record.answer == "Berlin."
-    assert "reranking" not in set(score_run(tmp_path / "run").scores["stage"])
+    scores = score_run(tmp_path / "run").scores
+    assert not scores["measure"].str.startswith("Rerank").any()
 
 
 def test_a_bare_retriever_records_the_pool_only(tmp_path, small_evalset, embed_model, llama_docs):
     index = VectorStoreIndex.from_documents(llama_docs, embed_model=embed_model)
     pipeline = LlamaIndexPipeline(index.as_retriever(similarity_top_k=2), index=index)
     run_pipeline(pipeline, small_evalset, tmp_path / "run", progress=False)
-    record = read_run(tmp_path / "run").records["q3"]
+    run = read_run(tmp_path / "run")
+    record = run.records["q3"]
     assert len(record.pool) == 2 and record.answer is None and record.context is None
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL]
+    assert run.manifest.top_k == 2
+
+
+def _mock_engine_run(tmp_path: Path, evalset_for):
+    """A real VectorStoreIndex with LlamaIndex's MockEmbedding and MockLLM (which answers with
+    its prompt), similarity_top_k=10 and no postprocessor. ``evalset_for(pool_texts)`` writes
+    the eval set once the (deterministic) retrieval order is known."""
+    from llama_index.core import get_response_synthesizer
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.schema import TextNode
+
+    facts = [f"Archive note {i}: the vault code is {1000 + 37 * i}." for i in range(14)]
+    nodes = [TextNode(text=t, id_=f"note-{i}", metadata={"file_name": "notes.txt"})
+             for i, t in enumerate(facts)]  # fmt: skip
+    index = VectorStoreIndex(nodes, embed_model=MockEmbedding(embed_dim=8))
+    synthesizer = get_response_synthesizer(llm=MockLLM(), response_mode="compact")
+    engine = RetrieverQueryEngine(index.as_retriever(similarity_top_k=10), synthesizer)
+    order = [n.node.get_content() for n in index.as_retriever(similarity_top_k=10).retrieve("q")]
+    evalset = evalset_for(order)
+    run_pipeline(LlamaIndexPipeline(engine, index=index), evalset, tmp_path / "run",
+                 progress=False)  # fmt: skip
+    return read_run(tmp_path / "run"), order
+
+
+def test_an_engine_without_postprocessor_records_the_ten_nodes_its_synthesizer_got(
+    tmp_path: Path,
+) -> None:
+    from cofe import EvalSample, write_evalset
+
+    def evalset_for(order: list[str]) -> Path:
+        code = order[6].split()[-1].rstrip(".")  # the fact at rank 7 of 10
+        path = tmp_path / "evalset.jsonl"
+        write_evalset(path, [EvalSample(id="q", query="What is the vault code?",
+                                        coarse_keywords=["vault code"], fine_keywords=[[code]],
+                                        reference_answer=code)])  # fmt: skip
+        return path
+
+    run, order = _mock_engine_run(tmp_path, evalset_for)
+    assert run.problems == []
+    record = run.records["q"]
+    assert len(record.pool) == 10 and record.context is not None and len(record.context) == 10
+    assert [run.chunks[c.chunk_id].text for c in record.context] == order
+    # MockLLM answers with its prompt: every recorded context chunk is what the synthesizer got
+    positions = [record.answer.index(run.chunks[c.chunk_id].text) for c in record.context]
+    assert positions == sorted(positions)
+    assert run.manifest.top_k == 10
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
+    # the fact at rank 7 reached the generator: it is not "below the cutoff"
+    result = score_run(tmp_path / "run")
+    assert result.verdicts.set_index("sample_id")["verdict"]["q"] == "pass"
+    assert result.shape["top_k"] == 10
+    assert not result.scores["measure"].str.startswith("Rerank").any()
+
+
+def test_an_engine_whose_parts_cannot_be_read_has_an_unknown_shape() -> None:
+    class Opaque:
+        def query(self, text):  # pragma: no cover - never called
+            raise AssertionError
+
+    shape = LlamaIndexPipeline(Opaque()).shape()
+    assert shape.top_k is None and shape.stages is None
 
 
 def test_an_llm_failure_is_a_generation_error_and_the_run_goes_on(

@@ -54,9 +54,12 @@ def test_all_four_stages_are_recorded(tmp_path, small_docs, small_evalset) -> No
     assert set(q1.latency) == {Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION}
     assert run.chunks[q1.pool[0].chunk_id].text == "The Eiffel Tower was finished in 1889."
     assert run.manifest.pipeline["stages"]["rerank"].endswith("Toy.rerank")
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.RERANKING,
+                                   Stage.GENERATION]  # fmt: skip
+    assert run.manifest.top_k == 4
     result = score_run(out)
     assert set(result.verdicts["verdict"]) <= {"pass", "not_in_answer", "cut_by_rerank"}
-    assert "reranking" in set(result.scores["stage"])
+    assert result.scores["measure"].str.startswith("Rerank").any()
 
 
 def test_a_pipeline_without_reranker_is_scored_without_that_stage(
@@ -68,9 +71,44 @@ def test_a_pipeline_without_reranker_is_scored_without_that_stage(
     run = read_run(out)
     assert all(r.context is None and r.error is None for r in run.records.values())
     assert all(Stage.RERANKING not in r.latency for r in run.records.values())
+    # the generator got the pool's first top_k, and the run says so: the scorer need not guess
+    assert run.manifest.top_k == 4
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
     result = score_run(out)
-    assert "reranking" not in set(result.scores["stage"])
+    assert not result.scores["measure"].str.startswith("Rerank").any()
     assert result.verdicts["verdict"].eq("pass").all()
+
+
+def test_the_generator_gets_the_pool_cut_at_top_k_which_the_manifest_records(
+    tmp_path, small_docs, small_evalset
+):
+    seen: list[int] = []
+
+    def retrieve(query: str) -> list[str]:
+        return [f"filler {i}" for i in range(6)] + ["The Eiffel Tower was finished in 1889."]
+
+    def generate(query: str, context: list[Chunk]) -> str:
+        seen.append(len(context))
+        return context[-1].text
+
+    out = tmp_path / "run"
+    pipeline = PythonPipeline(retrieve=retrieve, generate=generate, top_k=7)
+    run_pipeline(pipeline, small_evalset, out, docs=small_docs, progress=False)
+    run = read_run(out)
+    assert set(seen) == {7} and run.manifest.top_k == 7
+    assert all(r.context is None and len(r.pool) == 7 for r in run.records.values())
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
+    # the fact at rank 7 reached the generator: judged at 7, not at a default of 4
+    result = score_run(out)
+    assert result.verdicts.set_index("sample_id")["verdict"]["q1"] == "pass"
+    assert result.shape["top_k"] == 7
+
+
+def test_a_retrieval_only_pipeline_has_no_generation_stage(tmp_path, small_docs, small_evalset):
+    toy = Toy()
+    out = _run(tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index,
+               retrieve=toy.retrieve)  # fmt: skip
+    assert read_run(out).manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL]
 
 
 def test_a_stage_that_raises_is_recorded_with_its_traceback_and_the_run_goes_on(

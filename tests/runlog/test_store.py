@@ -1,11 +1,12 @@
 import json
 
 import pytest
+from pydantic import ValidationError
 
 from cofe import Chunk, InputError, Manifest, RunWriter, SampleRecord, read_run
 from cofe._jsonl import repair_torn_tail
-from cofe.runlog import read_manifest, runlog_json_schema
-from tests.conftest import REPO, ranked
+from cofe.runlog import RUNLOG_SCHEMA_VERSION, Stage, read_manifest, runlog_json_schema
+from tests.conftest import EXAMPLE_RUN, REPO, ranked
 
 
 def test_round_trip_and_resume(tmp_path):
@@ -53,6 +54,12 @@ def test_missing_or_broken_manifest_is_a_clear_error(tmp_path):
     with pytest.raises(InputError) as info:
         read_manifest(tmp_path)
     assert info.value.problem.field == "run_id" and "manifest.json" in info.value.problem.file
+    (tmp_path / "manifest.json").write_text('{"run_id": "r",\n')
+    with pytest.raises(InputError, match=r"manifest.json:2: not valid JSON"):
+        read_manifest(tmp_path)
+    (tmp_path / "manifest.json").write_text("[]")
+    with pytest.raises(InputError, match="a manifest is a JSON object"):
+        read_manifest(tmp_path)
 
 
 def test_committed_schema_matches_the_models():
@@ -70,3 +77,103 @@ def test_schema_describes_every_file():
         "samples.jsonl",
     }
     assert files["samples.jsonl"]["required"] == ["sample_id"]
+    manifest = files["manifest.json"]
+    assert manifest["additionalProperties"] is False  # every field is in the schema
+    assert {"top_k", "stages", "meta"} <= set(manifest["properties"])
+
+
+# --- the manifest says what the scorer must not guess ------------------------------------------
+
+
+def _manifest_file(root, **fields) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "manifest.json").write_text(json.dumps({"run_id": "r", **fields}), encoding="utf-8")
+
+
+def test_top_k_and_stages_round_trip_in_pipeline_order(tmp_path):
+    writer = RunWriter(tmp_path)
+    writer.start(Manifest(run_id="r", top_k=10, stages=["generation", "retrieval", "chunking"]))
+    manifest = read_run(tmp_path).manifest
+    assert manifest.schema_version == RUNLOG_SCHEMA_VERSION == 2
+    assert manifest.top_k == 10
+    assert manifest.stages == [Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
+    assert Manifest(run_id="r").top_k is None and Manifest(run_id="r").stages is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [({"top_k": 0}, "top_k"), ({"stages": ["retrieval", "retrieval"]}, "stages"),
+     ({"stages": ["rerank"]}, "stages.0")],
+)  # fmt: skip
+def test_a_bad_top_k_or_stages_names_the_field(tmp_path, fields, field):
+    _manifest_file(tmp_path, **fields)
+    with pytest.raises(InputError) as info:
+        read_run(tmp_path)
+    assert info.value.problem.field == field and info.value.problem.file.endswith("manifest.json")
+
+
+def test_a_manifest_from_a_newer_cofe_is_refused(tmp_path):
+    _manifest_file(tmp_path, schema_version=RUNLOG_SCHEMA_VERSION + 1, brand_new_field=1)
+    with pytest.raises(InputError) as info:
+        read_run(tmp_path)
+    problem = info.value.problem
+    assert problem.file == str(tmp_path / "manifest.json") and problem.field == "schema_version"
+    assert f"schema_version {RUNLOG_SCHEMA_VERSION + 1}" in problem.message
+    assert f"up to {RUNLOG_SCHEMA_VERSION}" in problem.message
+    assert "written by a newer cofe" in problem.message and "upgrade" in problem.message
+
+
+def test_an_unknown_manifest_field_is_refused_and_meta_holds_free_form_values(tmp_path):
+    _manifest_file(tmp_path, parse_problems=["a.pdf: broken"])
+    with pytest.raises(InputError) as info:
+        read_run(tmp_path)
+    problem = info.value.problem
+    assert problem.file == str(tmp_path / "manifest.json") and problem.field == "parse_problems"
+    assert "meta" in problem.message
+    with pytest.raises(ValidationError):
+        Manifest(run_id="r", parse_problems=[])
+    _manifest_file(tmp_path, meta={"parse_problems": ["a.pdf: broken"], "team": "search"})
+    assert read_run(tmp_path).manifest.meta["team"] == "search"
+
+
+def test_a_version_1_manifest_is_migrated_on_read(tmp_path):
+    _manifest_file(
+        tmp_path / "staged",
+        schema_version=1,
+        pipeline={"name": "python", "top_k": 6, "stages": {"chunk": None, "retrieve": "m.r",
+                                                           "rerank": None, "generate": "m.g"}},
+        parse_problems=["a.pdf: broken"],
+        team="search",
+    )  # fmt: skip
+    manifest = read_run(tmp_path / "staged").manifest
+    assert manifest.schema_version == 1  # what the file says: a reader can tell it was migrated
+    assert manifest.top_k == 6
+    assert manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
+    assert manifest.meta == {"parse_problems": ["a.pdf: broken"], "team": "search"}
+    assert manifest.pipeline["top_k"] == 6  # the configuration itself is left as it was
+
+    _manifest_file(tmp_path / "listed", schema_version=1,
+                   pipeline={"stages": ["retrieval", "reranking", "generation"]})  # fmt: skip
+    manifest = read_run(tmp_path / "listed").manifest
+    assert manifest.top_k is None and manifest.stages == ["retrieval", "reranking", "generation"]
+
+    _manifest_file(tmp_path / "bare", schema_version=1, pipeline={"top_k": "four"})
+    manifest = read_run(tmp_path / "bare").manifest
+    assert manifest.top_k is None and manifest.stages is None and manifest.meta == {}
+
+
+def test_the_committed_version_1_example_run_still_reads():
+    run = read_run(EXAMPLE_RUN)
+    assert run.manifest.schema_version == 1 and run.manifest.top_k == 4
+    assert run.manifest.stages is None  # it never said: unknown, not guessed
+    assert run.records and not run.problems
+
+
+def test_cofe_schema_prints_the_current_schema(capsys):
+    from cofe.cli import main
+
+    assert main(["schema"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == runlog_json_schema()
+    assert printed["runlog_schema_version"] == RUNLOG_SCHEMA_VERSION
+    assert "top_k" in printed["files"]["manifest.json"]["properties"]

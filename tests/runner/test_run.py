@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import signal
 import subprocess
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from cofe import EvalSample, InputError, read_run, write_evalset
-from cofe.adapters import PythonPipeline
+from cofe.adapters import ChunkRegistry, PipelineShape, PythonPipeline, Trace
+from cofe.runlog import Stage
 from cofe.runner import run_pipeline
 from tests.conftest import REPO
 from tests.runner._slow_pipeline import CHUNKS, build
@@ -140,3 +142,81 @@ def test_concurrent_answers_land_on_their_own_samples(tmp_path, many_evalset) ->
     for i in range(N):
         expected = sum(map(ord, f"question {i}?")) % 50
         assert run.records[f"s{i:03d}"].pool[0].chunk_id == f"c{expected}"
+
+
+# --- the manifest records what the generator saw and which stages ran -------------------------
+
+
+def test_the_default_pipeline_records_top_k_and_stages(tmp_path, small_docs, small_evalset):
+    from cofe.pipeline import DefaultPipeline, PipelineConfig
+
+    config = PipelineConfig(chunk_size=32, chunk_overlap=0, candidates=6, top_k=3)
+    run_pipeline(DefaultPipeline(config), small_evalset, tmp_path / "run", docs=small_docs,
+                 progress=False)  # fmt: skip
+    run = read_run(tmp_path / "run")
+    assert run.manifest.schema_version == 2 and run.manifest.top_k == 3
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
+    assert all(r.context is None and 0 < len(r.pool) <= 6 for r in run.records.values())
+    assert run.manifest.meta == {"parse_problems": []}
+
+
+class _Described:
+    """A pipeline of the user's own (no cofe base class): only describe, prepare, answer."""
+
+    def __init__(self, described: dict, shape=None) -> None:
+        self.described = described
+        if shape is not None:
+            self.shape = lambda: shape
+
+    def describe(self) -> dict:
+        return self.described
+
+    def prepare(self, documents, cache) -> ChunkRegistry:
+        self.registry = ChunkRegistry(CHUNKS)
+        return self.registry
+
+    def answer(self, query: str) -> Trace:
+        return Trace(pool=self.registry.ranked(["c0", "c1"]), answer="fact")
+
+
+@pytest.mark.parametrize(
+    ("described", "top_k", "stages"),
+    [({"name": "mine", "top_k": 2, "stages": ["retrieval", "generation"]}, 2,
+      [Stage.RETRIEVAL, Stage.GENERATION]),
+     ({"name": "mine", "top_k": "two", "stages": "some"}, None, None),
+     ({"name": "mine"}, None, None)],
+)  # fmt: skip
+def test_a_pipeline_without_shape_is_read_from_its_description_or_unknown(
+    tmp_path, many_evalset, described, top_k, stages
+) -> None:
+    run_pipeline(_Described(described), many_evalset, tmp_path / "run", progress=False)
+    manifest = read_run(tmp_path / "run").manifest
+    assert manifest.top_k == top_k and manifest.stages == stages
+
+
+def test_a_run_is_not_resumed_with_another_shape(tmp_path, many_evalset) -> None:
+    out = tmp_path / "run"
+    shape = PipelineShape(top_k=2, stages=(Stage.RETRIEVAL, Stage.GENERATION))
+    run_pipeline(_Described({"name": "mine"}, shape), many_evalset, out, progress=False)
+    other = PipelineShape(top_k=5, stages=shape.stages)
+    with pytest.raises(InputError, match=r"manifest.json: top_k: .*recorded top_k 2.* gives 5"):
+        run_pipeline(_Described({"name": "mine"}, other), many_evalset, out, progress=False)
+    report = run_pipeline(_Described({"name": "mine"}, shape), many_evalset, out, progress=False)
+    assert report.resumed and report.answered == 0
+
+
+def test_a_version_1_run_is_read_but_not_resumed(tmp_path, many_evalset) -> None:
+    out = tmp_path / "run"
+    run_pipeline(build(), many_evalset, out, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    for name in ("top_k", "stages", "meta"):
+        del manifest[name]
+    manifest.update(schema_version=1, parse_problems=[])  # as an older cofe wrote it
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    run = read_run(out)
+    assert run.manifest.top_k == 4 and run.manifest.meta == {"parse_problems": []}
+    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
+    with pytest.raises(InputError, match=r"manifest.json: schema_version: .*older cofe"):
+        run_pipeline(build(), many_evalset, out, progress=False)
+    assert not run_pipeline(build(), many_evalset, out, fresh=True, progress=False).resumed
+    assert read_run(out).manifest.schema_version == 2
