@@ -22,12 +22,22 @@ answer, are not a bad label, and occur in the gold paragraph (strict match).
 So a derived coarse keyword is always in the gold paragraph; the importer
 reports how often one was found and how often it sits within 300 characters
 of the answer (a proxy for "in the same chunk").
+
+Bad answer labels are reported, by record (``data[i].paragraphs[j].qas[k].answers[m]``),
+and the sample is still imported with the flag in ``meta["label_flags"]``:
+
+* ``answer_start_mismatch``: ``answer_start`` is missing, -1, or does not point
+  at the answer text (the span is left out of ``meta["answer_starts"]``);
+* ``answer_mid_word``: the span starts or ends inside a word -- a Latin letter or
+  digit of the span touches one just outside it ("AXR" inside "JAXR"). CJK
+  text has no word boundaries and is never flagged.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -123,6 +133,70 @@ def derive_coarse(
     return None, "none"
 
 
+MISMATCH = "answer_start_mismatch"
+MID_WORD = "answer_mid_word"
+
+
+def _latin_or_digit(char: str) -> bool:
+    """A letter of the Latin script or an ASCII digit: the characters a word is made of here."""
+    if char.isascii():
+        return char.isalnum()
+    return char.isalpha() and unicodedata.name(char, "").startswith("LATIN")
+
+
+def _label_flag(context: str, text: str, start: object) -> str | None:
+    """What is wrong with one answer span of ``context``, as a flag; None if nothing is."""
+    if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+        return f"{MISMATCH}: answer_start is {start!r}, not an offset into the paragraph"
+    found = context[start : start + len(text)]
+    if found != text:
+        nearest = _nearest(context, text, start)
+        where = f"; the text occurs at {nearest}" if nearest is not None else ""
+        return (
+            f"{MISMATCH}: answer_start {start} points at {_short(found)}, "
+            f"not at the answer {_short(text)}{where}"
+        )
+    # the span without surrounding spaces
+    lo = start + len(text) - len(text.lstrip())
+    hi = start + len(text.rstrip())
+    cuts = []
+    if lo > 0 and _latin_or_digit(context[lo - 1]) and _latin_or_digit(context[lo]):
+        word_lo = lo - 1
+        while word_lo > 0 and _latin_or_digit(context[word_lo - 1]):
+            word_lo -= 1
+        word_hi = lo
+        while word_hi < len(context) and _latin_or_digit(context[word_hi]):
+            word_hi += 1
+        cuts.append((context[lo : min(word_hi, hi)], context[word_lo:word_hi]))
+    if hi < len(context) and _latin_or_digit(context[hi - 1]) and _latin_or_digit(context[hi]):
+        word_hi = hi + 1
+        while word_hi < len(context) and _latin_or_digit(context[word_hi]):
+            word_hi += 1
+        word_lo = hi - 1
+        while word_lo > 0 and _latin_or_digit(context[word_lo - 1]):
+            word_lo -= 1
+        cut = (context[max(word_lo, lo) : hi], context[word_lo:word_hi])
+        if cut not in cuts:
+            cuts.append(cut)
+    if not cuts:
+        return None
+    return f"{MID_WORD}: " + " and ".join(f"{part!r} inside {word!r}" for part, word in cuts)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _nearest(context: str, text: str, start: int) -> int | None:
+    """The occurrence of ``text`` in ``context`` closest to ``start``, if any."""
+    best, at = None, context.find(text)
+    while at >= 0:
+        if best is None or abs(at - start) < abs(best - start):
+            best = at
+        at = context.find(text, at + 1)
+    return best
+
+
 def _doc_name(title: str, taken: set[str]) -> str:
     base = _UNSAFE.sub("_", title).strip("._") or "article"
     name, n = f"{base}.txt", 1
@@ -155,6 +229,8 @@ def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) ->
         "coarse_none": 0,
         "coarse_near_answer": 0,
         "answer_start_mismatch": 0,
+        "answer_mid_word": 0,
+        "label_flagged": 0,
     }
     seen_ids: set[str] = set()
     for a, article in enumerate(articles):
@@ -185,7 +261,7 @@ def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) ->
             counts["paragraphs"] += 1
             for q, qa in enumerate(paragraph.get("qas", [])):
                 counts["questions"] += 1
-                sample = _question(
+                imported = _question(
                     path,
                     f"{where_p}.qas[{q}]",
                     qa,
@@ -197,8 +273,9 @@ def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) ->
                     counts,
                     result,
                 )
-                if sample is None:
+                if imported is None:
                     continue
+                sample, label_problems = imported
                 if sample.id in seen_ids:
                     result.problems.append(
                         InputProblem(
@@ -211,6 +288,8 @@ def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) ->
                     continue
                 seen_ids.add(sample.id)
                 result.samples.append(sample)
+                result.problems.extend(label_problems)
+                counts["label_flagged"] += bool(label_problems)
         result.documents[name] = "\n\n".join(parts)
     counts["imported"] = len(result.samples)
     found = (
@@ -224,27 +303,48 @@ def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) ->
 
 def _question(
     path, where, qa, context, start, title, doc_name, dataset, counts, result
-) -> EvalSample | None:
+) -> tuple[EvalSample, list[InputProblem]] | None:
+    """The sample of one question and the problems of its answer labels (reported only if the
+    sample is kept); None, with the problem reported, when it cannot be imported."""
     if not isinstance(qa, dict):
         result.problems.append(InputProblem(str(path), None, where, "expected an object"))
         return None
     answers = [
-        a for a in qa.get("answers") or [] if isinstance(a, dict) and str(a.get("text", "")).strip()
+        (m, a)
+        for m, a in enumerate(qa.get("answers") or [])
+        if isinstance(a, dict) and str(a.get("text", "")).strip()
     ]
     if not answers:
         result.problems.append(
             InputProblem(str(path), None, f"{where}.answers", "no answer text; question skipped")
         )
         return None
-    texts = list(dict.fromkeys(str(a["text"]).strip() for a in answers))
+    texts = list(dict.fromkeys(str(a["text"]).strip() for _, a in answers))
     keyword: Keyword = texts[0] if len(texts) == 1 else AnyOf(any_of=texts)
     starts = []
-    for answer in answers:
+    flags: dict[str, list[int]] = {}  # flag -> the answers it concerns: one problem per flag
+    for m, answer in answers:
         s = answer.get("answer_start")
-        if isinstance(s, int) and context[s : s + len(str(answer["text"]))] == answer["text"]:
+        text = str(answer["text"])
+        flag = _label_flag(context, text, s)
+        if flag is None or flag.startswith(MID_WORD):
             starts.append(start + s)
-        else:
-            counts["answer_start_mismatch"] += 1
+        if flag is not None:
+            counts[flag.split(":")[0]] += 1
+            flags.setdefault(flag, []).append(m)
+    label_problems = []
+    for flag, indices in flags.items():
+        also = "".join(f", answers[{m}]" for m in indices[1:])
+        label_problems.append(
+            InputProblem(
+                str(path),
+                None,
+                f"{where}.answers[{indices[0]}]",
+                f"{flag}"
+                + (f" (same in {also[2:]})" if also else "")
+                + "; the sample is kept, flagged in meta.label_flags",
+            )
+        )
     coarse, how = derive_coarse(str(qa.get("question", "")), context, texts, title)
     counts["coarse_none" if how == "none" else f"coarse_from_{how}"] += 1
     if coarse and starts:
@@ -253,7 +353,7 @@ def _question(
         if normalize_strict(coarse) in normalize_strict(context[lo:hi]):
             counts["coarse_near_answer"] += 1
     try:
-        return EvalSample(
+        sample = EvalSample(
             id=str(qa.get("id") or where),
             query=qa.get("question"),
             query_type=QueryType.FACTUAL,
@@ -261,7 +361,13 @@ def _question(
             fine_keywords=[[keyword]],
             reference_answer=texts[0],
             source=SourceRef(doc=doc_name, start=start, end=start + len(context)),
-            meta={"dataset": dataset, "title": title, "answer_starts": starts, "coarse_rule": how},
+            meta={
+                "dataset": dataset,
+                "title": title,
+                "answer_starts": starts,
+                "coarse_rule": how,
+                **({"label_flags": list(flags)} if flags else {}),
+            },
         )
     except ValidationError as error:
         problem = InputProblem.from_validation(str(path), None, error)
@@ -269,3 +375,4 @@ def _question(
             InputProblem(str(path), None, f"{where}.{problem.field}", problem.message)
         )
         return None
+    return sample, label_problems
