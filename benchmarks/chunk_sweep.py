@@ -72,14 +72,14 @@ def main() -> None:
             t1 = time.perf_counter()
             result = score_run(out, config=ScoreConfig(top_k=4))
             t2 = time.perf_counter()
-            loose = score_run(out, config=ScoreConfig(top_k=4, coarse_filter=False))
+            loose = score_run(out, config=ScoreConfig(top_k=4, coarse_scope="off"))
             counts = Counter(result.verdicts["verdict"])
             rows.append([
                 f"{size} {retriever}", report.chunks,
-                result.mean("chunking", "ChunkIntegrity"),
-                result.mean("retrieval", "KeywordRecall@30"),
-                result.mean("retrieval", "KeywordRecall@4"),
-                loose.mean("retrieval", "KeywordRecall@4"),
+                result.mean("corpus", "ChunkIntegrity"),
+                result.mean("pool", "KeywordRecall@30"),
+                result.mean("context", "KeywordRecall@4"),
+                loose.mean("context", "KeywordRecall@4"),
                 *(counts.get(v, 0) for v in VERDICTS),
                 f"{report.seconds['prepare']:.1f}", f"{report.seconds['answer']:.1f}",
                 f"{t2 - t1:.1f}", f"{t1 - t0:.1f}",

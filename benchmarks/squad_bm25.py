@@ -42,7 +42,7 @@ def main() -> None:
 
     run = RunLog(
         Path("memory"),
-        Manifest(run_id="squad-bm25-benchmark"),
+        Manifest(run_id="squad-bm25-benchmark", top_k=4),
         {
             Path(n).stem: ParsedDocument(doc_id=Path(n).stem, source=n, text=t)
             for n, t in imported.documents.items()
@@ -51,19 +51,19 @@ def main() -> None:
         {r.sample_id: r for r in records},
     )
     for mode in (MatchMode.STRICT, MatchMode.COFE_RAG):
-        for coarse in (True, False):
-            config = ScoreConfig(mode=mode, coarse_filter=coarse)
+        for scope in ("document", "chunk", "off"):
+            config = ScoreConfig(mode=mode, coarse_scope=scope)
             t = time.perf_counter()
             result = score_run(run, EvalSet(samples), config)
             took = time.perf_counter() - t
-            summary = result.summary().set_index(["stage", "measure"])["mean"]
+            summary = result.summary().set_index(["step", "measure"])["mean"]
             verdicts = dict(Counter(result.verdicts.verdict))
             print(
-                f"mode={mode.value:<8} coarse_filter={'on ' if coarse else 'off'} "
+                f"mode={mode.value:<8} coarse_scope={scope:<8} "
                 f"score {took:.2f} s ({len(samples) / took:.0f} samples/s)  "
-                f"KeywordRecall@30={summary[('retrieval', 'KeywordRecall@30')]:.3f}  "
-                f"KeywordRecall@4={summary[('retrieval', 'KeywordRecall@4')]:.3f}  "
-                f"answer KeywordRecall={summary[('generation', 'KeywordRecall')]:.3f}  verdicts={verdicts}"
+                f"KeywordRecall@30={summary[('pool', 'KeywordRecall@30')]:.3f}  "
+                f"KeywordRecall@4={summary[('context', 'KeywordRecall@4')]:.3f}  "
+                f"answer KeywordRecall={summary[('answer', 'KeywordRecall')]:.3f}  verdicts={verdicts}"
             )
 
     # how often the coarse keyword sits in the chunk that holds the answer

@@ -18,6 +18,7 @@ from cofe.evalset import (
     write_evalset,
 )
 from cofe.matching import MatchMode
+from cofe.results import ScoreResult, read_scores
 from cofe.runlog import (
     Chunk,
     Manifest,
@@ -31,11 +32,12 @@ from cofe.runlog import (
     read_run,
 )
 from cofe.runner import RunReport, run_pipeline
-from cofe.stages import ScoreConfig, ScoreResult, score_run
+from cofe.stages import CoarseScope, ScoreConfig, score_run
 
 __all__ = [
     "AnyOf",
     "Chunk",
+    "CoarseScope",
     "EvalSample",
     "EvalSet",
     "InputError",
@@ -58,6 +60,7 @@ __all__ = [
     "__version__",
     "read_evalset",
     "read_run",
+    "read_scores",
     "run_pipeline",
     "score_run",
     "write_evalset",

@@ -94,14 +94,14 @@ def memory_run(
     )
 
 
-def recall_at(result, stage: str, measure: str, sample_id: str = "q") -> float:
+def recall_at(result, step: str, measure: str, sample_id: str = "q") -> float:
     rows = result.scores[
         (result.scores.sample_id == sample_id)
-        & (result.scores.stage == stage)
+        & (result.scores.step == step)
         & (result.scores.measure == measure)
     ]
     assert len(rows) == 1, (
-        f"{stage}/{measure} not scored for {sample_id}: {result.skipped.to_dict('records')}"
+        f"{step}/{measure} not scored for {sample_id}: {result.skipped.to_dict('records')}"
     )
     return float(rows.value.iloc[0])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cofe.matching import MatchMode
 from cofe.report import render_result
-from cofe.stages import ScoreConfig, score_run
+from cofe.stages import CoarseScope, ScoreConfig, score_run
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,15 +19,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--evalset", type=Path, help="eval set (default: RUN_DIR/evalset.jsonl)")
     p.add_argument(
-        "--top-k", type=int, default=4, help="size of the context the generator saw (default 4)"
+        "--top-k",
+        type=int,
+        help="size of the context the generator saw (default: what the run recorded)",
     )
     p.add_argument(
         "--candidates", type=int, help="cutoff of the candidate pool (default: longest pool)"
     )
     p.add_argument("--mode", choices=[m.value for m in MatchMode], default=MatchMode.STRICT.value)
     p.add_argument(
-        "--no-coarse-filter", action="store_true", help="count fine keywords in every chunk"
+        "--coarse-scope",
+        choices=[s.value for s in CoarseScope],
+        help="where a chunk's entity (coarse keyword) must be named for the chunk to count: "
+        "its document (strict default), the chunk itself (cofe-rag default), or off",
     )
+    p.add_argument("--no-coarse-filter", action="store_true", help="same as --coarse-scope off")
     p.add_argument(
         "--same-source",
         action="store_true",
@@ -38,6 +44,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=float,
         metavar="RATIO",
         help="accept approximate matches (error ratio, e.g. 0.15)",
+    )
+    p.add_argument(
+        "--fail-on-error",
+        type=float,
+        metavar="RATE",
+        help="exit 1 when the pipeline raised for more than this share of samples at any stage",
     )
     p.add_argument("--out", type=Path, help="where to write the tables (default: RUN_DIR/scores)")
     p.add_argument(
@@ -51,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         candidates=args.candidates,
         mode=MatchMode(args.mode),
-        coarse_filter=not args.no_coarse_filter,
+        coarse_scope=CoarseScope.OFF if args.no_coarse_filter else args.coarse_scope,
         same_source=args.same_source,
         fuzzy=args.fuzzy,
     )
@@ -61,4 +73,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         print(render_result(result, files_in=str(out)))
+    if args.fail_on_error is not None:
+        worst = max(result.error_rates().items(), key=lambda item: item[1], default=("", 0.0))
+        if worst[1] > args.fail_on_error:
+            print(
+                f"cofe score: the pipeline raised at {worst[0]} for {worst[1]:.1%} of the samples "
+                f"(--fail-on-error {args.fail_on_error:g})",
+                file=sys.stderr,
+            )
+            return 1
     return 0

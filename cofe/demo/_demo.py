@@ -104,11 +104,12 @@ def _side_by_side(results: dict[str, ScoreResult]) -> str:
     rows = [[v, *(int(counts[n].get(v, 0)) for n in names)] for v in verdicts]
     lines += ["Verdicts (first stage that lost an information point)",
               format_table(["verdict", *names], rows), ""]  # fmt: skip
-    shown = [("chunking", "ChunkIntegrity"), ("retrieval", "KeywordRecall@30"),
-             ("retrieval", "KeywordRecall@4"), ("generation", "RougeL")]  # fmt: skip
-    rows = [[f"{stage}/{measure}", *(results[n].mean(stage, measure) for n in names)]
-            for stage, measure in shown]  # fmt: skip
-    lines += ["Stage measures", format_table(["measure", *names], rows)]
+    shown = [("corpus", "ChunkIntegrity"), ("corpus", "EntityAnchoring"),
+             ("pool", "KeywordRecall@30"), ("context", "KeywordRecall@4"),
+             ("answer", "RougeL")]  # fmt: skip
+    rows = [[f"{step}/{measure}", *(results[n].mean(step, measure) for n in names)]
+            for step, measure in shown]  # fmt: skip
+    lines += ["Measures by step", format_table(["measure", *names], rows)]
     return "\n".join(lines)
 
 

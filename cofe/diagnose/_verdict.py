@@ -1,4 +1,10 @@
-"""Per-sample verdicts: the first stage that lost an information point, with evidence."""
+"""Per-sample verdicts: the first stage that lost an information point, with evidence.
+
+A verdict is a (stage, code) pair: the stage blamed and what kind of loss it
+was, so one stage can lose information in several ways (a chunk boundary cut
+the point, or the chunker dropped the text). Passes say how far the sample was
+judged: ``pass`` only when the answer was judged and holds every point.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +12,55 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from cofe.measures import Step
 from cofe.runlog import Stage, StageError
 
 
 class Verdict(StrEnum):
     PARSE_LOST = "parse_lost"
-    CHUNK_SPLIT = "chunk_split"
+    CHUNK_SPLIT = "chunk_split"  # a chunk boundary cut the point
+    CHUNK_DROPPED = "chunk_dropped"  # the chunker left the text out of every chunk
+    NOT_IN_CORPUS = "not_in_corpus"  # in no chunk; no parsed text recorded to say which stage
     NOT_RETRIEVED = "not_retrieved"
     CUT_BY_RERANK = "cut_by_rerank"
     NOT_IN_ANSWER = "not_in_answer"
-    PASS = "pass"
+    PASS = "pass"  # the answer was judged and holds every point
+    PASS_TO_CONTEXT = (
+        "pass_to_context"  # every point reached the context; the answer was not judged
+    )
+    PASS_TO_POOL = "pass_to_pool"
+    PASS_TO_CORPUS = "pass_to_corpus"
+    PASS_TO_PARSE = "pass_to_parse"
     PIPELINE_ERROR = "pipeline_error"
     UNSCORABLE = "unscorable"
 
+    @property
+    def stage(self) -> Stage | None:
+        """The stage a loss verdict blames (None for passes, errors and unscorable)."""
+        return _BLAMED.get(self)
 
+    @property
+    def is_pass(self) -> bool:
+        return self in _PASSES
+
+
+_BLAMED = {
+    Verdict.PARSE_LOST: Stage.PARSE,
+    Verdict.CHUNK_SPLIT: Stage.CHUNKING,
+    Verdict.CHUNK_DROPPED: Stage.CHUNKING,
+    Verdict.NOT_IN_CORPUS: Stage.CHUNKING,
+    Verdict.NOT_RETRIEVED: Stage.RETRIEVAL,
+    Verdict.CUT_BY_RERANK: Stage.RERANKING,
+    Verdict.NOT_IN_ANSWER: Stage.GENERATION,
+}
+PASS_AT = {
+    Step.ANSWER: Verdict.PASS,
+    Step.CONTEXT: Verdict.PASS_TO_CONTEXT,
+    Step.POOL: Verdict.PASS_TO_POOL,
+    Step.CORPUS: Verdict.PASS_TO_CORPUS,
+    Step.PARSE: Verdict.PASS_TO_PARSE,
+}
+_PASSES = frozenset(PASS_AT.values())
 LOSS_VERDICT = {
     Stage.PARSE: Verdict.PARSE_LOST,
     Stage.CHUNKING: Verdict.CHUNK_SPLIT,
@@ -27,16 +68,29 @@ LOSS_VERDICT = {
     Stage.RERANKING: Verdict.CUT_BY_RERANK,
     Stage.GENERATION: Verdict.NOT_IN_ANSWER,
 }
+_ORDER = list(Verdict)
 STAGE_ORDER = {stage: position for position, stage in enumerate(Stage)}
+STEP_ORDER = {step: position for position, step in enumerate(Step)}
 
 
 @dataclass(frozen=True, slots=True)
 class StageOutcome:
-    """One judged stage of one sample: per point, present or not, and why not."""
+    """One step of one sample, judged (``hits``) or not (``unjudged`` says why).
 
+    ``stage`` is the stage blamed for a loss at this step (the context is the
+    reranker's output, or the retriever's when there is no reranker);
+    ``kind`` gives the verdict of a lost point (default: the stage's loss verdict).
+    """
+
+    step: Step
     stage: Stage
-    hits: tuple[bool, ...]
-    why: Callable[[int], str]  # point index -> why it is absent; called only for the verdict
+    hits: tuple[bool, ...] | None
+    why: Callable[[int], str] = lambda p: ""
+    kind: Callable[[int], Verdict] | None = None
+    unjudged: str | None = None
+
+    def verdict(self, point: int) -> Verdict:
+        return self.kind(point) if self.kind else LOSS_VERDICT[self.stage]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,41 +98,60 @@ class Diagnosis:
     verdict: Verdict
     stage: Stage | None
     explanation: str
-    lost_at: tuple[Stage | None, ...]  # per point: the first stage where it was absent
+    lost_at: tuple[Stage | None, ...]  # per point: the stage blamed where it was first absent
 
 
 def diagnose(
     point_labels: tuple[str, ...], outcomes: list[StageOutcome], error: StageError | None
 ) -> Diagnosis:
-    """Walk the stages in pipeline order; the verdict is the earliest stage losing any point."""
-    outcomes = sorted(outcomes, key=lambda outcome: STAGE_ORDER[outcome.stage])
-    lost_at: list[Stage | None] = []
-    reasons: list[Callable[[int], str] | None] = []
-    for p in range(len(point_labels)):
-        first = next((o for o in outcomes if not o.hits[p]), None)
-        lost_at.append(first.stage if first else None)
-        reasons.append(first.why if first else None)
-    losses = [stage for stage in lost_at if stage is not None]
-    first_loss = min(losses, key=STAGE_ORDER.__getitem__) if losses else None
+    """Walk the steps in pipeline order; the verdict is the earliest step losing any point.
+
+    A step that could not be judged for this sample (unknown chunk ids, a source
+    naming no document, a stage that raised) before the first loss makes the
+    verdict ``unscorable``: the loss may have begun there.
+    """
+    outcomes = sorted(outcomes, key=lambda outcome: STEP_ORDER[outcome.step])
+    judged = [o for o in outcomes if o.hits is not None]
+    first: list[StageOutcome | None] = [
+        next((o for o in judged if not o.hits[p]), None)  # type: ignore[index]
+        for p in range(len(point_labels))
+    ]
+    lost_at = tuple(o.stage if o else None for o in first)
+    losing = [o for o in first if o is not None]
+    first_loss = min(losing, key=lambda o: STEP_ORDER[o.step]) if losing else None
     if error is not None and (
-        first_loss is None or STAGE_ORDER[error.stage] <= STAGE_ORDER[first_loss]
+        first_loss is None or STAGE_ORDER[error.stage] <= STAGE_ORDER[first_loss.stage]
     ):
         return Diagnosis(
             Verdict.PIPELINE_ERROR,
             error.stage,
             f"{error.stage} raised {error.type}: {error.message}",
-            tuple(lost_at),
+            lost_at,
         )
+    horizon = STEP_ORDER[first_loss.step] if first_loss else len(STEP_ORDER)
+    blind = [o for o in outcomes if o.hits is None and STEP_ORDER[o.step] < horizon]
     if first_loss is None:
+        if not judged:
+            reasons = "; ".join(f"{o.step}: {o.unjudged}" for o in blind) or "nothing was judged"
+            return Diagnosis(Verdict.UNSCORABLE, None, reasons, lost_at)
+        last = judged[-1]
+        verdict = PASS_AT[last.step]
+        text = f"every information point reached the {last.step}"
+        later = [o for o in blind if STEP_ORDER[o.step] > STEP_ORDER[last.step]]
+        if later:
+            text += "; not judged after it: " + "; ".join(f"{o.step}: {o.unjudged}" for o in later)
+        return Diagnosis(verdict, None, text, lost_at)
+    if blind:
+        reasons = "; ".join(f"{o.step}: {o.unjudged}" for o in blind)
         return Diagnosis(
-            Verdict.PASS,
+            Verdict.UNSCORABLE,
             None,
-            "every information point reached the last judged stage",
-            tuple(lost_at),
+            f"a point is missing at the {first_loss.step} but an earlier step could not be "
+            f"judged ({reasons}), so the loss may have begun there",
+            lost_at,
         )
-    details = [
-        f"point {p} [{point_labels[p]}]: {reasons[p](p)}"  # type: ignore[misc]
-        for p, stage in enumerate(lost_at)
-        if stage is first_loss
-    ]
-    return Diagnosis(LOSS_VERDICT[first_loss], first_loss, "; ".join(details), tuple(lost_at))
+    lost_here = [p for p, o in enumerate(first) if o is first_loss]
+    # several kinds of loss at one stage (a cut and dropped text): the first in Verdict order
+    verdict = min((first_loss.verdict(p) for p in lost_here), key=_ORDER.index)
+    details = [f"point {p} [{point_labels[p]}]: {first_loss.why(p)}" for p in lost_here]
+    return Diagnosis(verdict, first_loss.stage, "; ".join(details), lost_at)

@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 import pandas as pd
 
-
-class Step(StrEnum):
-    PARSE = "parse"
-    CORPUS = "corpus"
-    CHUNK_INTACT = "chunk-intact"
-    POOL = "pool"
-    CONTEXT = "context"
-    ANSWER = "answer"
-
+from cofe.measures import Step
 
 STEPS = list(Step)
 

@@ -6,6 +6,7 @@ from cofe.matching._compile import (
     CompiledSample,
     KeywordCache,
     compile_sample,
+    inflections,
     keyword_texts,
     register_keywords,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "UnitIndex",
     "compile_sample",
     "fuzzy_in",
+    "inflections",
     "is_cjk",
     "keyword_texts",
     "label_problem",

@@ -34,7 +34,7 @@ class CompiledPoint:
 
 @dataclass(frozen=True, slots=True)
 class CompiledSample:
-    coarse: tuple[int, ...]
+    coarse: tuple[int, ...]  # ids of the coarse keywords and (strict mode) their inflections
     coarse_keywords: tuple[str, ...]
     points: tuple[CompiledPoint, ...]
     bad_labels: tuple[BadLabel, ...]
@@ -52,6 +52,33 @@ def keyword_texts(sample: EvalSample) -> list[str]:
         for keyword in point:
             texts.extend(keyword_alternatives(keyword))
     return texts
+
+
+def inflections(normalized: str) -> list[str]:
+    """Number inflections of a strict-normalised entity name: its last word +/- s, es, ies.
+
+    An entity is named "Teachers" in one sentence and "Teacher" in the next;
+    a coarse keyword only anchors the text to the entity, so these count as the
+    same name. CJK and short or non-alphabetic last words are left as they are.
+    """
+    tokens = normalized.split()
+    if not tokens:
+        return []
+    last = tokens[-1]
+    if not (last.isascii() and last.isalpha() and len(last) >= 3):
+        return []
+    forms = {last + "s", last + "es"}
+    if last.endswith("y"):
+        forms.add(last[:-1] + "ies")
+    if last.endswith("ies") and len(last) > 4:
+        forms.add(last[:-3] + "y")
+    if last.endswith("es") and len(last) > 4:
+        forms.add(last[:-2])
+    if last.endswith("s") and len(last) > 3:
+        forms.add(last[:-1])
+    forms.discard(last)
+    head = " ".join(tokens[:-1])
+    return [" " + (f"{head} " if head else "") + form + " " for form in sorted(forms)]
 
 
 def _normalize_slice(state: tuple[list[str], MatchMode], bounds: tuple[int, int]) -> list[str]:
@@ -106,6 +133,10 @@ def compile_sample(
         if ident is not None and ident not in coarse_ids:
             coarse_ids.append(ident)
             coarse_text.append(keyword)
+            if mode is MatchMode.STRICT:
+                for variant in inflections(index.keywords[ident]):
+                    if label_problem(variant, mode) is None:
+                        coarse_ids.append(index.add(variant))
 
     points: list[CompiledPoint] = []
     for p, point in enumerate(sample.fine_keywords):

@@ -1,7 +1,9 @@
 """Measures are immutable values whose name is also their CLI spelling and column.
 
 ``KeywordRecall(cutoff=4)`` is written ``KeywordRecall@4`` everywhere. A measure
-says *what* is measured; the stage scorers decide *what it is applied to*.
+says *what* is measured (``compute``, a pure function of plain values), where
+it applies (``STEPS``) and what it reads (``evaluate``, from a ``StepView``);
+the scorer decides which measures a run's shape allows and fills the views.
 """
 
 from __future__ import annotations
@@ -10,12 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-
-@dataclass(frozen=True, slots=True)
-class Unscored:
-    """A measure that could not be computed for a sample, and why (never a silent NaN)."""
-
-    reason: str
+from cofe.measures._unscored import Unscored
+from cofe.measures._view import Step, StepView
 
 
 @dataclass(frozen=True)
@@ -25,6 +23,7 @@ class Measure:
 
     NAME: ClassVar[str] = ""
     NEEDS_CUTOFF: ClassVar[bool] = False
+    STEPS: ClassVar[frozenset[Step]] = frozenset()  # where in the chain it applies
     REGISTRY: ClassVar[dict[str, type[Measure]]] = {}
 
     def __init_subclass__(cls) -> None:
@@ -42,6 +41,10 @@ class Measure:
 
     def __str__(self) -> str:
         return self.name
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        """The measure for one sample at one step, from what the step's view holds."""
+        raise NotImplementedError
 
 
 _SPELLING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:@(?P<cutoff>\d+))?$")

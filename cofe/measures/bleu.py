@@ -5,6 +5,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from cofe.measures._base import Measure, Unscored
+from cofe.measures._view import Step, StepView
 
 _EPSILON = 0.1  # "method1" smoothing: a zero n-gram match counts as 0.1 matches
 
@@ -43,8 +44,14 @@ class BLEU(Measure):
     """Sentence BLEU-4 (smoothed) of the answer against the reference, on strict tokens."""
 
     NAME = "BLEU"
+    STEPS = frozenset({Step.ANSWER})
 
     def compute(self, answer: Sequence[str], reference: Sequence[str]) -> float | Unscored:
         if not reference:
             return Unscored("the reference answer has no words")
         return sentence_bleu4(answer, reference)
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        if view.reference is None:
+            return Unscored("no reference answer")
+        return self.compute(view.tokens(), view.reference)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from cofe.measures._base import Measure, Unscored
+from cofe.measures._view import Step, StepView
 
 
 class DocPrecision(Measure):
@@ -10,9 +11,15 @@ class DocPrecision(Measure):
 
     NAME = "DocPrecision"
     NEEDS_CUTOFF = True
+    STEPS = frozenset({Step.POOL, Step.CONTEXT})
 
     def compute(self, doc_ids: Sequence[str | None], relevant: Set[str]) -> float | Unscored:
         head = doc_ids[: self.cutoff]
         if not head:
             return Unscored("the ranked list is empty")
         return sum(doc in relevant for doc in head) / len(head)
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        if isinstance(view.relevant, Unscored):
+            return view.relevant
+        return self.compute(view.doc_ids, view.relevant)

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, Unscored
+from cofe.measures._view import Step, StepView
 
 
 class DocRecall(Measure):
@@ -10,6 +11,12 @@ class DocRecall(Measure):
 
     NAME = "DocRecall"
     NEEDS_CUTOFF = True
+    STEPS = frozenset({Step.POOL, Step.CONTEXT})
 
     def compute(self, doc_ids: Sequence[str | None], relevant: Set[str]) -> float:
         return len(relevant.intersection(doc_ids[: self.cutoff])) / len(relevant)
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        if isinstance(view.relevant, Unscored):
+            return view.relevant
+        return self.compute(view.doc_ids, view.relevant)

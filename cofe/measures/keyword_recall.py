@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, top
+from cofe.measures._base import Measure, Unscored, top
+from cofe.measures._view import Step, StepView
 
 
 class KeywordRecall(Measure):
@@ -14,6 +15,10 @@ class KeywordRecall(Measure):
     """
 
     NAME = "KeywordRecall"
+    STEPS = frozenset({Step.PARSE, Step.CORPUS, Step.POOL, Step.CONTEXT, Step.ANSWER})
 
     def compute(self, point_ranks: Sequence[int | None]) -> float:
         return sum(top(self.cutoff, r) for r in point_ranks) / len(point_ranks)
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        return self.compute(view.point_ranks)

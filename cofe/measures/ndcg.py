@@ -4,6 +4,7 @@ import math
 from collections.abc import Sequence, Set
 
 from cofe.measures._base import Measure, Unscored
+from cofe.measures._view import Step, StepView
 
 
 class NDCG(Measure):
@@ -15,6 +16,7 @@ class NDCG(Measure):
 
     NAME = "nDCG"
     NEEDS_CUTOFF = True
+    STEPS = frozenset({Step.POOL, Step.CONTEXT})
 
     def compute(
         self, doc_ids: Sequence[str | None], relevant: Set[str], relevant_in_corpus: int
@@ -31,3 +33,8 @@ class NDCG(Measure):
             1.0 / math.log2(rank + 1) for rank in range(1, min(self.cutoff, relevant_in_corpus) + 1)
         )
         return dcg / ideal
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        if isinstance(view.relevant, Unscored):
+            return view.relevant
+        return self.compute(view.doc_ids, view.relevant, view.relevant_in_corpus)

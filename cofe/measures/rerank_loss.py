@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, top
+from cofe.measures._base import Measure, Unscored, top
+from cofe.measures._view import Step, StepView
 
 
 class RerankLoss(Measure):
@@ -10,6 +11,7 @@ class RerankLoss(Measure):
 
     NAME = "RerankLoss"
     NEEDS_CUTOFF = True
+    STEPS = frozenset({Step.CONTEXT})
 
     def compute(
         self, pool_ranks: Sequence[int | None], context_ranks: Sequence[int | None]
@@ -19,3 +21,8 @@ class RerankLoss(Measure):
             for pool, context in zip(pool_ranks, context_ranks, strict=True)
         )
         return lost / len(pool_ranks)
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        if isinstance(view.pool_ranks, Unscored):
+            return view.pool_ranks
+        return self.compute(view.pool_ranks, view.point_ranks)

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from rapidfuzz.distance import LCSseq
 
 from cofe.measures._base import Measure, Unscored
+from cofe.measures._view import Step, StepView
 
 
 def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
@@ -18,6 +19,7 @@ class RougeL(Measure):
     """
 
     NAME = "RougeL"
+    STEPS = frozenset({Step.ANSWER})
 
     def compute(self, answer: Sequence[str], reference: Sequence[str]) -> float | Unscored:
         if not reference:
@@ -28,14 +30,25 @@ class RougeL(Measure):
         precision, recall = lcs / len(answer), lcs / len(reference)
         return 2 * precision * recall / (precision + recall)
 
+    def evaluate(self, view: StepView) -> float | Unscored:
+        if view.reference is None:
+            return Unscored("no reference answer")
+        return self.compute(view.tokens(), view.reference)
+
 
 class RougeLRecall(Measure):
     """How much of the reference answer the top-K context covers (ROUGE-L recall)."""
 
     NAME = "RougeLRecall"
     NEEDS_CUTOFF = True
+    STEPS = frozenset({Step.CONTEXT})
 
     def compute(self, context: Sequence[str], reference: Sequence[str]) -> float | Unscored:
         if not reference:
             return Unscored("the reference answer has no words")
         return _lcs(context, reference) / len(reference)
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        if view.reference is None:
+            return Unscored("no reference answer")
+        return self.compute(view.tokens(), view.reference)

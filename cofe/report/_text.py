@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from cofe.stages import ScoreResult
+from cofe.diagnose import Verdict
+from cofe.results import SCORE_FILES, ScoreResult
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -79,12 +80,29 @@ def render_result(result: ScoreResult, *, files_in: str | None = None, examples:
     cfg = result.config
     summary = result.to_dict()
     n = summary["samples"]
+    shape = result.shape
+    top_k = shape.get("top_k")
+    errors = {s: r for s, r in result.error_rates().items() if r}
     lines = [
         f"cofe score: run {result.run_id!r} ({result.run})",
-        f"mode {cfg.mode}, context top-{cfg.top_k}, coarse filter {'on' if cfg.coarse_filter else 'off'}"
+        f"mode {cfg.mode}, coarse keywords scoped to the {cfg.scope.value}"
         + (", same-source filter on" if cfg.same_source else "")
         + (f", fuzzy error ratio {cfg.fuzzy}" if cfg.fuzzy else ""),
-        f"samples: {n['in_evalset']} in the eval set, {n['scored']} scored, {n['unscorable']} unscorable",
+        "stages recorded: "
+        + " -> ".join(shape.get("stages", []))
+        + f"; pool cutoff {shape.get('pool_cutoff')}; context "
+        + (
+            f"top-{top_k} (from {shape.get('top_k_from')})"
+            if top_k
+            else f"not judged: {shape.get('top_k_from')}"
+        ),
+        f"samples: {n['in_evalset']} in the eval set, {n['scored']} scored, {n['unscorable']} unscorable"
+        + (f", {n['pipeline_error']} with a pipeline error" if n["pipeline_error"] else ""),
+        *(
+            ["pipeline errors by stage: " + ", ".join(f"{s} {r:.1%}" for s, r in errors.items())]
+            if errors
+            else []
+        ),
         "",
         "Loss waterfall (mean share of information points still present)",
         _waterfall_table(result),
@@ -92,16 +110,27 @@ def render_result(result: ScoreResult, *, files_in: str | None = None, examples:
         "Verdicts (first stage that lost an information point)",
         _verdict_table(result),
         "",
-        "Stage measures",
+        "Measures by step (mean over scored samples; every sample is scored or says why not)",
         format_table(
-            ["stage", "measure", "mean", "n"],
+            ["step", "measure", "mean", "scored", "unscored"],
             [
-                [r["stage"], r["measure"], r["mean"], int(r["n"])]
+                [r["step"], r["measure"], r["mean"], int(r["scored"]), int(r["unscored"])]
                 for _, r in result.summary().iterrows()
             ],
         ),
     ]
-    bad = result.verdicts[~result.verdicts["verdict"].isin(["pass"])]
+    findings = result.findings()
+    if findings["held_only_by_chunks_not_naming_the_entity"]:
+        lone = findings["held_only_by_chunks_not_naming_the_entity"]
+        lines += [
+            "",
+            f"Chunking risk (not a loss): {lone} of {findings['points_held_whole']} points are held "
+            "whole only by chunks that never name the entity; the retriever still brought "
+            f"{findings['of_those_in_the_pool']} of them into the pool and "
+            f"{findings['of_those_in_the_context']} into the context.",
+        ]
+    passes = [v.value for v in Verdict if v.is_pass]
+    bad = result.verdicts[~result.verdicts["verdict"].isin(passes)]
     if examples and not bad.empty:
         lines += ["", "Examples of bad cases"]
         for _, row in bad.groupby("verdict", sort=False).head(1).head(examples * 2).iterrows():
@@ -110,7 +139,7 @@ def render_result(result: ScoreResult, *, files_in: str | None = None, examples:
             )
     if result.skipped.shape[0]:
         reasons = (
-            result.skipped.groupby(["stage", "measure", "reason"])
+            result.skipped.groupby(["step", "measure", "reason"])
             .size()
             .sort_values(ascending=False)
         )
@@ -123,7 +152,9 @@ def render_result(result: ScoreResult, *, files_in: str | None = None, examples:
     if files_in:
         lines += [
             "",
-            f"Files: {files_in}/ scores.csv points.csv verdicts.jsonl skipped.csv problems.txt summary.json",
+            f"Files: {files_in}/ "
+            + " ".join(SCORE_FILES)
+            + " (read them back with cofe.read_scores)",
         ]
     return "\n".join(lines)
 

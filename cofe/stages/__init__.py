@@ -1,8 +1,16 @@
 """Stage judges (parse, chunking, retrieval/reranking, generation) and the run scorer."""
 
-from cofe.stages._config import ScoreConfig
+from cofe.results import SCORE_FILES, ScoreResult, read_scores
+from cofe.stages._config import CoarseScope, ScoreConfig
 from cofe.stages._context import RunContext
-from cofe.stages._result import SCORE_FILES, ScoreResult
 from cofe.stages._scorer import score_run
 
-__all__ = ["SCORE_FILES", "RunContext", "ScoreConfig", "ScoreResult", "score_run"]
+__all__ = [
+    "SCORE_FILES",
+    "CoarseScope",
+    "RunContext",
+    "ScoreConfig",
+    "ScoreResult",
+    "read_scores",
+    "score_run",
+]

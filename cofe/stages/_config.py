@@ -1,8 +1,27 @@
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cofe.matching import MatchMode
+
+
+class CoarseScope(StrEnum):
+    """Where a coarse keyword (the entity a question is about) must appear for a chunk to count.
+
+    ``document`` (strict mode's default): the chunk's document names the entity.
+    A chunk that holds the fact but not the name (a pronoun, an inflection, a
+    title that is never repeated) still counts; that it does not name the entity
+    is reported as a chunking *risk* (``EntityAnchoring``), not as a loss.
+    ``chunk``: the chunk itself names the entity (the CoFE-RAG reference; the
+    default of ``cofe-rag`` mode). ``off``: every chunk counts.
+    """
+
+    DOCUMENT = "document"
+    CHUNK = "chunk"
+    OFF = "off"
 
 
 class ScoreConfig(BaseModel):
@@ -10,20 +29,43 @@ class ScoreConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    top_k: int = Field(default=4, ge=1, description="Size of the context the generator saw.")
+    top_k: int | None = Field(
+        default=None,
+        ge=1,
+        description="Context size the generator saw; default: what the run recorded "
+        "(its contexts, or the manifest's top_k).",
+    )
     candidates: int | None = Field(
         default=None, ge=1, description="Cutoff N of the candidate pool; default: longest pool."
     )
     mode: MatchMode = MatchMode.STRICT
-    coarse_filter: bool = Field(
-        default=True,
-        description="Count fine keywords only in chunks that mention a coarse keyword.",
+    coarse_scope: CoarseScope | None = Field(
+        default=None,
+        description="Where coarse keywords must appear (default: document in strict mode, "
+        "chunk in cofe-rag mode).",
     )
     same_source: bool = Field(
         default=False,
-        description="Count fine keywords only in chunks of the sample's source document.",
+        description="Count fine keywords only in chunks of the sample's source document "
+        "(overlapping its span when the sample gives one and the chunks have offsets).",
     )
     fuzzy: float | None = Field(
         default=None, gt=0, lt=1, description="Accept approximate matches up to this error ratio."
     )
     fuzzy_min_chars: int = Field(default=6, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _coarse_filter_flag(cls, data: Any) -> Any:
+        # ``coarse_filter=False`` (the --no-coarse-filter flag) is spelt coarse_scope=off
+        if isinstance(data, dict) and "coarse_filter" in data:
+            data = dict(data)
+            if not data.pop("coarse_filter"):
+                data["coarse_scope"] = CoarseScope.OFF
+        return data
+
+    @property
+    def scope(self) -> CoarseScope:
+        if self.coarse_scope is not None:
+            return self.coarse_scope
+        return CoarseScope.CHUNK if self.mode is MatchMode.COFE_RAG else CoarseScope.DOCUMENT

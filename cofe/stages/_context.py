@@ -17,15 +17,28 @@ from cofe.matching import (
     register_keywords,
 )
 from cofe.runlog import RunLog
-from cofe.stages._config import ScoreConfig
+from cofe.stages._config import CoarseScope, ScoreConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A sample's source document as resolved against the run: an id, or why there is none."""
+
+    doc: str | None
+    problem: str | None = None  # set when the sample names a source the run cannot pin down
+
+
+NO_SOURCE = Source(None)
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """Per sample: the chunks allowed to count (None = all) and those mentioning a coarse keyword."""
+    """Per sample: the chunks allowed to count (None = all), those naming the entity, and
+    the documents in scope (None = all) whose parsed text the parse judge reads."""
 
-    eligible: set[int] | None
+    eligible: set[int] | frozenset[int] | None
     mentions_coarse: set[int]
+    docs: frozenset[str] | None
 
 
 class RunContext:
@@ -44,6 +57,7 @@ class RunContext:
         }
 
         chunks = list(run.chunks.values())
+        self._chunks = chunks
         self.chunk_ids = [chunk.chunk_id for chunk in chunks]
         self.chunk_pos = {chunk_id: unit for unit, chunk_id in enumerate(self.chunk_ids)}
         self.chunk_doc = [chunk.doc_id for chunk in chunks]
@@ -63,7 +77,9 @@ class RunContext:
         for doc_id in self.doc_units:
             names[doc_id].add(doc_id)
         self._doc_names = names
-        self._resolved: dict[str, str | None] = {}
+        self._resolved: dict[str, Source] = {}
+        self._eligible_by_docs: dict[frozenset[str], frozenset[int]] = {}
+        self._gaps: dict[str, list[tuple[int, int]] | None] = {}
 
         fuzzy = {"fuzzy_ratio": config.fuzzy, "fuzzy_min_chars": config.fuzzy_min_chars}
         self.chunks = UnitIndex(
@@ -86,12 +102,12 @@ class RunContext:
         keywords only of samples that no filter narrows to a few chunks.
         """
         ids: set[int] = set()
+        narrowing = self.config.scope is not CoarseScope.OFF
         for sample in samples:
             compiled = self.compiled[sample.id]
             ids.update(compiled.coarse)
-            source = self.resolve_doc(sample.source.doc) if sample.source else None
-            narrowed = (self.config.coarse_filter and compiled.coarse) or (
-                self.config.same_source and source is not None
+            narrowed = (narrowing and compiled.coarse) or (
+                self.config.same_source and self.source(sample).doc is not None
             )
             if not narrowed:
                 ids.update(
@@ -99,27 +115,97 @@ class RunContext:
                 )
         return ids
 
-    def resolve_doc(self, name: str) -> str | None:
-        """The doc id a sample's ``source.doc`` names, or None when unknown or ambiguous."""
-        if name not in self._resolved:
-            self._resolved[name] = None
-            base = os.path.basename(name)
-            for key in (name, base, os.path.splitext(base)[0]):
-                found = self._doc_names.get(key)
-                if found and len(found) == 1:
-                    self._resolved[name] = next(iter(found))
-                    break
-        return self._resolved[name]
+    def source(self, sample: EvalSample) -> Source:
+        """The document a sample's ``source.doc`` names, or the problem with the name."""
+        if sample.source is None:
+            return NO_SOURCE
+        name = sample.source.doc
+        found = self._resolved.get(name)
+        if found is None:
+            found = self._resolved[name] = self._resolve(name)
+        return found
 
-    def scope(self, compiled: CompiledSample, source_doc: str | None) -> Scope:
-        """Which chunks mention the sample's entity, and which may count for it."""
-        coarse: set[int] = set()
+    def _resolve(self, name: str) -> Source:
+        base = os.path.basename(name)
+        for key in (name, base, os.path.splitext(base)[0]):
+            docs = self._doc_names.get(key)
+            if not docs:
+                continue
+            if len(docs) == 1:
+                return Source(next(iter(docs)))
+            shown = ", ".join(sorted(docs)[:4])
+            return Source(None, f"source {name!r} names several documents of the run: {shown}")
+        return Source(None, f"source {name!r} names no document of the run")
+
+    def scope(self, sample: EvalSample, compiled: CompiledSample, source: Source) -> Scope:
+        """Which chunks name the sample's entity, and which may count for it.
+
+        Document scope: every chunk of a document that names the entity (in some
+        chunk), and of the sample's own source document, counts. When no chunk
+        names the entity at all the sample is scored without the coarse filter
+        (the scorer reports it as a label problem).
+        """
+        mentions: set[int] = set()
         for ident in compiled.coarse:
-            coarse.update(self.chunks.units_with(ident))
-        eligible: set[int] | None = None  # None: every chunk counts
-        if self.config.coarse_filter and compiled.coarse:
-            eligible = coarse
-        if self.config.same_source and source_doc is not None:
-            in_doc = self.doc_units.get(source_doc, set())
-            eligible = set(in_doc) if eligible is None else eligible & in_doc
-        return Scope(eligible, coarse)
+            mentions.update(self.chunks.units_with(ident))
+        scope = self.config.scope if compiled.coarse else CoarseScope.OFF
+        eligible: set[int] | frozenset[int] | None = None
+        docs: frozenset[str] | None = None
+        if scope is CoarseScope.CHUNK:
+            eligible = mentions
+        elif scope is CoarseScope.DOCUMENT and (mentions or source.doc is not None):
+            named = {self.chunk_doc[unit] for unit in mentions}
+            if source.doc is not None:
+                named.add(source.doc)
+            docs = frozenset(named)
+            eligible = self._eligible_by_docs.get(docs)
+            if eligible is None:
+                eligible = self._eligible_by_docs[docs] = frozenset(
+                    unit for doc in docs for unit in self.doc_units.get(doc, ())
+                )
+        if self.config.same_source and source.doc is not None:
+            in_source = self._source_units(sample, source.doc)
+            eligible = in_source if eligible is None else eligible & in_source
+            docs = frozenset([source.doc])
+        return Scope(eligible, mentions, docs)
+
+    def _source_units(self, sample: EvalSample, doc: str) -> set[int]:
+        """Chunks of the source document; of its recorded span when there is one."""
+        units = self.doc_units.get(doc, set())
+        span = sample.source
+        if span is None or span.start is None or span.end is None:
+            return set(units)
+        inside = set()
+        for unit in units:
+            chunk = self._chunks[unit]
+            if chunk.start is None or chunk.end is None:
+                return set(units)  # no offsets: the span cannot be placed
+            if chunk.start < span.end and chunk.end > span.start:
+                inside.add(unit)
+        return inside
+
+    def gaps(self, doc: str) -> list[tuple[int, int]] | None:
+        """Character spans of a document's parsed text that no chunk covers.
+
+        None when some chunk of the document has no offsets (a cut and dropped
+        text can then not be told apart).
+        """
+        if doc in self._gaps:
+            return self._gaps[doc]
+        spans = []
+        for unit in self.doc_units.get(doc, ()):
+            chunk = self._chunks[unit]
+            if chunk.start is None or chunk.end is None:
+                self._gaps[doc] = None
+                return None
+            spans.append((chunk.start, chunk.end))
+        length = len(self.docs.raw(self.doc_pos[doc])) if doc in self.doc_pos else 0
+        found, covered = [], 0
+        for start, end in sorted(spans):
+            if start > covered:
+                found.append((covered, start))
+            covered = max(covered, end)
+        if covered < length:
+            found.append((covered, length))
+        self._gaps[doc] = found
+        return found

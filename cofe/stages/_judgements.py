@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CUT_BY_BOUNDARY = "in the parsed document but in no chunk (cut by a chunk boundary)"
+from cofe.diagnose import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,14 +28,10 @@ class CorpusHits:
     missing: tuple[tuple[str, ...], ...]
     why_missing: tuple[tuple[str, ...], ...]  # per point, per missing keyword: the reason
     example_chunk: tuple[str | None, ...]  # a chunk id holding the whole point, for evidence
-
-    @property
-    def cut(self) -> tuple[tuple[str, ...], ...]:
-        """Per point: keywords in the parsed document but in no chunk (cut by a boundary)."""
-        return tuple(
-            tuple(k for k, why in zip(missing, reasons, strict=True) if why == CUT_BY_BOUNDARY)
-            for missing, reasons in zip(self.missing, self.why_missing, strict=True)
-        )
+    kinds: tuple[Verdict, ...]  # per point: the verdict if chunking lost it
+    cut: tuple[tuple[str, ...], ...]  # per point: keywords cut by a chunk boundary
+    dropped: tuple[tuple[str, ...], ...]  # per point: keywords in text no chunk covers
+    anchored: tuple[bool | None, ...]  # per point: a chunk holding it whole names the entity
 
 
 @dataclass(frozen=True, slots=True)

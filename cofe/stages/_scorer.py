@@ -1,147 +1,59 @@
-"""Score a recorded run stage by stage and give each sample a verdict."""
+"""Score a recorded run stage by stage and give each sample a verdict.
+
+The driver: the run's shape decides which measures apply (``_shape``), the
+stage judges find each information point (``parse``, ``chunking``,
+``ranking``, ``generation``), the measures read the judged facts through a
+``StepView``, and ``diagnose`` turns the per-step outcomes into a verdict.
+"""
 
 from __future__ import annotations
 
 import os
-from array import array
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cache
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from cofe._errors import InputError, InputProblem
 from cofe._parallel import default_workers, fork_map
-from cofe.diagnose import StageOutcome, Step, Verdict, diagnose
-from cofe.evalset import EvalSample, EvalSet, QueryType, file_sha256, read_evalset
+from cofe.diagnose import StageOutcome, Verdict, diagnose
+from cofe.diagnose._verdict import STAGE_ORDER
+from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
 from cofe.matching import CompiledSample, MatchMode, strict_tokens
-from cofe.measures import (
-    BLEU,
-    NDCG,
-    ChunkIntegrity,
-    CoarsePrecision,
-    DocPrecision,
-    DocRecall,
-    KeywordAccuracy,
-    KeywordRecall,
-    Measure,
-    RerankGain,
-    RerankLoss,
-    RougeL,
-    RougeLRecall,
-    Unscored,
-)
+from cofe.measures import Measure, Step, StepView, Unscored
+from cofe.results import ScoreResult
 from cofe.runlog import RankedChunk, RunLog, SampleRecord, Stage, read_run
 from cofe.stages._config import ScoreConfig
-from cofe.stages._context import RunContext, Scope
+from cofe.stages._context import RunContext, Scope, Source
+from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
-from cofe.stages._result import ScoreResult
+from cofe.stages._shape import STEP_STAGE, RunShape
+from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking
 from cofe.stages.generation import judge_answer
 from cofe.stages.parse import judge_parse
 from cofe.stages.ranking import judge_ranked
 
 
-class _LongForm:
-    """Rows of (sample index, key, value) in typed arrays.
-
-    Millions of score rows are cheap to append, to send back from a worker
-    process (arrays pickle as bytes) and to turn into DataFrame columns.
-    """
-
-    def __init__(self) -> None:
-        self.sample = array("q")
-        self.key = array("q")
-        self.value = array("d")
-        self.keys: dict[tuple[str, ...], int] = {}
-
-    def add(self, sample: int, key: tuple[str, ...], value: float) -> None:
-        code = self.keys.get(key)
-        if code is None:
-            code = self.keys[key] = len(self.keys)
-        self.sample.append(sample)
-        self.key.append(code)
-        self.value.append(value)
-
-    def extend(self, other: _LongForm) -> None:
-        # the other table numbered its keys in its own order (dicts keep insertion order)
-        remap = np.array(
-            [self.keys.setdefault(k, len(self.keys)) for k in other.keys], dtype=np.int64
-        )
-        self.sample.extend(other.sample)
-        if other.key:
-            self.key.frombytes(remap[np.frombuffer(other.key, dtype=np.int64)].tobytes())
-        self.value.extend(other.value)
-
-    def frame(
-        self, samples: list[EvalSample], key_columns: list[str], value_column: str
-    ) -> pd.DataFrame:
-        index = (
-            np.frombuffer(self.sample, dtype=np.int64)
-            if self.sample
-            else np.zeros(0, dtype=np.int64)
-        )
-        codes = np.frombuffer(self.key, dtype=np.int64) if self.key else np.zeros(0, dtype=np.int64)
-        ids = np.array([s.id for s in samples], dtype=object)
-        types = np.array([s.query_type.value for s in samples], dtype=object)
-        ordered = sorted(self.keys, key=self.keys.__getitem__)
-        columns: dict[str, object] = {"sample_id": ids[index], "query_type": types[index]}
-        for position, name in enumerate(key_columns):
-            values = np.array([key[position] for key in ordered], dtype=object)
-            columns[name] = values[codes] if len(ordered) else np.zeros(0, dtype=object)
-        columns[value_column] = (
-            np.frombuffer(self.value, dtype=np.float64) if self.value else np.zeros(0)
-        )
-        return pd.DataFrame(columns)
-
-
-@dataclass
-class _Tables:
-    """Everything scoring produces, turned into DataFrames once at the end."""
-
-    scores: _LongForm = field(default_factory=_LongForm)
-    recalls: _LongForm = field(default_factory=_LongForm)
-    points: list[tuple] = field(default_factory=list)
-    verdicts: list[dict] = field(default_factory=list)
-    skipped: list[tuple] = field(default_factory=list)
-
-    def extend(self, other: _Tables) -> None:
-        self.scores.extend(other.scores)
-        self.recalls.extend(other.recalls)
-        self.points.extend(other.points)
-        self.verdicts.extend(other.verdicts)
-        self.skipped.extend(other.skipped)
-
-
-@dataclass
-class _Judged:
-    """What the stage judges found for one sample, gathered for the verdict and the tables."""
-
-    outcomes: list[StageOutcome] = field(default_factory=list)
-    steps: dict[Step, tuple[bool, ...]] = field(default_factory=dict)  # waterfall
-    fates: dict[str, list] = field(default_factory=dict)  # per point, by points.csv column
-
-    def add(self, stage: Stage, hits: tuple[bool, ...], why: Callable[[int], str]) -> None:
-        self.outcomes.append(StageOutcome(stage, hits, why))
-
-
 class _SampleScorer:
     """Scores one sample into the shared tables."""
 
-    def __init__(self, ctx: RunContext, tables: _Tables, pool_cutoff: int) -> None:
-        self.ctx, self.t = ctx, tables
-        self.n, self.k = pool_cutoff, ctx.config.top_k
+    def __init__(self, ctx: RunContext, shape: RunShape, tables: Tables) -> None:
+        self.ctx, self.shape, self.t = ctx, shape, tables
+        self.plan = shape.plan()
+        self.n, self.k = shape.pool_cutoff, shape.top_k
 
-    def emit(self, stage: Stage, measure: Measure, value: float | Unscored) -> None:
+    # --- rows -----------------------------------------------------------------------------
+
+    def emit(self, step: Step, measure: Measure, value: float | Unscored) -> None:
         """One score row for the current sample (or a skipped row saying why)."""
         if value.__class__ is Unscored:
-            self.t.skipped.append((self._sid, _TEXT[stage], measure.name, value.reason))  # type: ignore[union-attr]
+            self.t.skipped.append((self._sid, self._qtype, step.value, measure.name, value.reason))  # type: ignore[union-attr]
             return
-        scores = self.t.scores  # the hottest line of scoring: _LongForm.add, inlined
-        key = (_TEXT[stage], measure.name)
+        scores = self.t.scores  # the hottest line of scoring: LongForm.add, inlined
+        key = (step.value, measure.name)
         code = scores.keys.get(key)
         if code is None:
             code = scores.keys[key] = len(scores.keys)
@@ -149,79 +61,181 @@ class _SampleScorer:
         scores.key.append(code)
         scores.value.append(value)  # type: ignore[arg-type]
 
-    def skip(self, stage: Stage, measures: list[Measure], reason: str) -> None:
-        for measure in measures:
-            self.t.skipped.append((self._sid, _TEXT[stage], measure.name, reason))
+    def measure(self, view: StepView) -> None:
+        for measure in self.plan.get(view.step, ()):
+            self.emit(view.step, measure, measure.evaluate(view))
 
-    def unscorable(self, sample: EvalSample, reason: str) -> None:
-        self.t.verdicts.append(_verdict_row(sample, Verdict.UNSCORABLE, None, reason))
+    def unjudged(self, step: Step, reason: str) -> StageOutcome | None:
+        """Every planned measure of a step this sample cannot be judged at, with the reason."""
+        if step not in self.plan:
+            return None
+        for measure in self.plan[step]:
+            self.t.skipped.append((self._sid, self._qtype, step.value, measure.name, reason))
+        stage = STEP_STAGE.get(step) or self.shape.context_stage(self.shape.has_pool)
+        return StageOutcome(step, stage, None, unjudged=reason)
 
-    def chunk_tokens(self, unit: int) -> list[str]:
-        """Strict tokens of a chunk, for ROUGE, whatever the matching mode."""
-        if self.ctx.config.mode is MatchMode.STRICT:
-            return self.ctx.chunks.text(unit).split()  # the strict normal form is its tokens
-        return strict_tokens(self.ctx.chunks.raw(unit))
+    def _verdict(
+        self, sample: EvalSample, verdict: Verdict, stage: Stage | None, text: str, points: int
+    ) -> None:
+        self.t.verdicts.append(
+            (
+                sample.id,
+                sample.query_type.value,
+                verdict.value,
+                stage.value if stage else None,
+                points,
+                text,
+            )
+        )
+
+    # --- one sample -----------------------------------------------------------------------
 
     def score(self, index: int, sample: EvalSample, record: SampleRecord | None) -> None:
-        self._sid, self._qtype, self._index = sample.id, _TEXT[sample.query_type], index
+        self._sid, self._qtype, self._index = sample.id, sample.query_type.value, index
         cs = self.ctx.compiled[sample.id]
-        if cs.unscorable:
-            return self.unscorable(sample, cs.unscorable)
-        if record is None:
-            return self.unscorable(
-                sample, "no record in samples.jsonl: the pipeline did not answer it"
+        reason = cs.unscorable or (
+            None
+            if record is not None
+            else "no record in samples.jsonl: the pipeline did not answer it"
+        )
+        if reason is not None:
+            for step in self.plan:
+                self.unjudged(step, reason)
+            self._verdict(sample, Verdict.UNSCORABLE, None, reason, len(cs.points))
+            return
+        assert record is not None
+        source = self.ctx.source(sample)
+        if source.problem:
+            self.t.problems.append((sample.id, "source.doc", source.problem))
+        scope = self.ctx.scope(sample, cs, source)
+        if cs.coarse and not scope.mentions_coarse and self.ctx.config.scope.value != "off":
+            self.t.problems.append(
+                (
+                    sample.id,
+                    "coarse_keywords",
+                    f"{quote(cs.coarse_keywords)} is named in no chunk of the run; "
+                    + (
+                        "only its source document is in scope"
+                        if scope.docs
+                        else "scored without the coarse filter"
+                    ),
+                )
             )
-        source_doc = self.ctx.resolve_doc(sample.source.doc) if sample.source else None
-        scope = self.ctx.scope(cs, source_doc)
-        judged = _Judged()
-        self._parse(cs, source_doc, judged)
-        corpus = self._chunking(cs, scope, source_doc, judged)
-        given = self._ranking(sample, cs, record, scope, source_doc, corpus, judged)
-        reference = strict_tokens(sample.reference_answer) if sample.reference_answer else None
-        if given is not None:
-            chunks, stage = given
-            if reference is None:
-                self.skip(stage, [_m(RougeLRecall, self.k)], "no reference answer")
-            else:
-                coverage = _m(RougeLRecall, self.k).compute(self._context_tokens(chunks), reference)
-                self.emit(stage, _m(RougeLRecall, self.k), coverage)
-        self._generation(cs, record, reference, judged)
-        self._record(sample, cs, record, judged)
+        outcomes: list[StageOutcome | None] = []
+        fates: dict[str, Sequence] = {}
+        outcomes.append(self._parse(cs, source, scope, fates))
+        corpus = self._chunking(cs, scope, source, fates, outcomes)
+        self._ranking(sample, cs, record, scope, source, corpus, fates, outcomes)
+        outcomes.append(self._generation(sample, cs, record, fates))
+        self._record(sample, cs, record, [o for o in outcomes if o is not None], fates)
+
+    def _crashed(self, record: SampleRecord, stage: Stage) -> str | None:
+        """Why a stage produced nothing: it, or a stage before it, raised."""
+        error = record.error
+        if error is not None and STAGE_ORDER[stage] >= STAGE_ORDER[error.stage]:
+            return f"the pipeline's {error.stage} stage raised {error.type}"
         return None
 
-    def _parse(self, cs: CompiledSample, source_doc: str | None, judged: _Judged) -> None:
-        parse = judge_parse(self.ctx, cs, source_doc)
+    def _parse(
+        self, cs: CompiledSample, source: Source, scope: Scope, fates: dict
+    ) -> StageOutcome | None:
+        if Step.PARSE not in self.plan:
+            return None
+        parse = judge_parse(self.ctx, cs, source, scope)
         if isinstance(parse, Unscored):
-            self.emit(Stage.PARSE, _m(KeywordRecall), parse)
-            return
-        self.emit(Stage.PARSE, _m(KeywordRecall), _m(KeywordRecall).compute(parse.ranks))
-        where = f"the parsed text of {source_doc!r}" if source_doc else "any parsed document"
-        judged.add(Stage.PARSE, parse.hits, lambda p: f"{_quote(parse.missing[p])} not in {where}")
-        judged.steps[Step.PARSE] = parse.hits
-        judged.fates["parse"] = list(parse.hits)
+            return self.unjudged(Step.PARSE, parse.reason)
+        self.measure(StepView(Step.PARSE, parse.ranks))
+        where = (
+            f"the parsed text of {source.doc!r}" if source.doc else "any parsed document in scope"
+        )
+        fates["parse"] = parse.hits
+        return StageOutcome(
+            Step.PARSE,
+            Stage.PARSE,
+            parse.hits,
+            lambda p: f"{quote(parse.missing[p])} not in {where}",
+        )
 
     def _chunking(
-        self, cs: CompiledSample, scope: Scope, source_doc: str | None, judged: _Judged
+        self,
+        cs: CompiledSample,
+        scope: Scope,
+        source: Source,
+        fates: dict,
+        outcomes: list[StageOutcome | None],
     ) -> CorpusHits | None:
-        if len(self.ctx.chunks) == 0:
-            self.skip(
-                Stage.CHUNKING, [_m(KeywordRecall), _m(ChunkIntegrity)], "the run log has no chunks"
-            )
+        if Step.CORPUS not in self.plan:
             return None
-        corpus = judge_chunking(self.ctx, cs, scope, source_doc)
-        self.emit(Stage.CHUNKING, _m(KeywordRecall), _m(KeywordRecall).compute(_ranks(corpus.hits)))
-        self.emit(Stage.CHUNKING, _m(ChunkIntegrity), _m(ChunkIntegrity).compute(corpus.intact))
-
-        def why(p: int) -> str:
-            pairs = zip(corpus.missing[p], corpus.why_missing[p], strict=True)
-            return "; ".join(f"{_quote((m,))} {reason}" for m, reason in pairs)
-
-        judged.add(Stage.CHUNKING, corpus.hits, why)
-        judged.steps[Step.CORPUS] = corpus.hits
-        judged.steps[Step.CHUNK_INTACT] = corpus.intact
-        judged.fates["corpus"], judged.fates["intact"] = list(corpus.hits), list(corpus.intact)
-        judged.fates["cut_keywords"] = [" | ".join(cut) or None for cut in corpus.cut]
+        corpus = judge_chunking(self.ctx, cs, scope, source)
+        self.measure(
+            StepView(
+                Step.CORPUS,
+                _found(corpus.hits),
+                intact=corpus.intact,
+                anchored=corpus.anchored,
+                has_coarse=bool(cs.coarse),
+            )
+        )
+        fates.update(
+            corpus=corpus.hits,
+            intact=corpus.intact,
+            anchored=corpus.anchored,
+            cut_keywords=[" | ".join(cut) or None for cut in corpus.cut],
+            dropped_keywords=[" | ".join(d) or None for d in corpus.dropped],
+        )
+        outcomes.append(
+            StageOutcome(
+                Step.CORPUS,
+                Stage.CHUNKING,
+                corpus.hits,
+                corpus_why(corpus),
+                corpus.kinds.__getitem__,
+            )
+        )
         return corpus
+
+    def _ranked(
+        self,
+        step: Step,
+        sample: EvalSample,
+        cs: CompiledSample,
+        items: list[RankedChunk],
+        scope: Scope,
+        source: Source,
+        pool: RankedHits | None = None,
+    ) -> RankedHits | str:
+        """Judge a ranked list and emit its measures; a reason instead when it cannot be judged."""
+        hits = judge_ranked(self.ctx, cs, items, scope)
+        if hits.unknown_chunks:
+            shown = ", ".join(map(repr, hits.unknown_chunks[:3]))
+            reason = (
+                f"{len(hits.unknown_chunks)} chunk id(s) not in the run's corpus "
+                f"(chunks.jsonl): {shown}"
+            )
+            self.unjudged(step, reason)
+            return reason
+        relevant: frozenset[str] | Unscored
+        if source.doc is not None:
+            relevant = frozenset([source.doc])
+        else:
+            relevant = Unscored(source.problem or "the sample names no source document")
+        self.measure(
+            StepView(
+                step,
+                hits.point_ranks,
+                doc_ids=hits.doc_ids,
+                mentions_coarse=hits.mentions_coarse,
+                has_coarse=bool(cs.coarse),
+                relevant=relevant,
+                relevant_in_corpus=len(self.ctx.doc_units.get(source.doc, ())) if source.doc else 0,
+                pool_ranks=pool.point_ranks
+                if pool is not None
+                else Unscored("the record has no pool"),
+                reference=self._reference,
+                tokens=lambda: self._tokens(items),
+            )
+        )
+        return hits
 
     def _ranking(
         self,
@@ -229,227 +243,167 @@ class _SampleScorer:
         cs: CompiledSample,
         record: SampleRecord,
         scope: Scope,
-        source_doc: str | None,
+        source: Source,
         corpus: CorpusHits | None,
-        judged: _Judged,
-    ) -> tuple[list[RankedChunk], Stage] | None:
-        """Judge the pool and the context; return what the generator saw, and whose it was."""
-        ctx, n, k = self.ctx, self.n, self.k
-        pool = None
-        if record.pool is not None:
-            pool = judge_ranked(ctx, cs, record.pool, scope)
-            self._ranked_measures(sample, Stage.RETRIEVAL, cs, pool, source_doc, cutoffs=(n, k))
-            self._unknown(record, pool)
-            judged.fates["pool_rank"] = list(pool.point_ranks)
-            judged.steps[Step.POOL] = _within(pool.point_ranks, n)
-        if record.context is None and pool is None:
-            self.skip(
-                Stage.RETRIEVAL, [_m(KeywordRecall, k)], "the record has neither pool nor context"
-            )
-            return None
-        if record.context is None:
-            # no reranker: the generator saw the pool's top-K, so a loss below K is retrieval's
-            assert pool is not None and record.pool is not None
-            in_top = _within(pool.point_ranks, k)
-            judged.add(Stage.RETRIEVAL, in_top, _ranked_why(pool, k, "pool top-K", corpus=corpus))
-            judged.steps[Step.CONTEXT] = in_top
-            return record.pool[:k], Stage.RETRIEVAL
-        context = judge_ranked(ctx, cs, record.context, scope)
-        self._ranked_measures(sample, Stage.RERANKING, cs, context, source_doc, cutoffs=(k,))
-        self._unknown(record, context)
-        judged.fates["context_rank"] = list(context.point_ranks)
-        if pool is not None:
-            for measure in (_m(RerankLoss, k), _m(RerankGain, k)):
-                self.emit(
-                    Stage.RERANKING, measure, measure.compute(pool.point_ranks, context.point_ranks)
+        fates: dict,
+        outcomes: list[StageOutcome | None],
+    ) -> None:
+        """Judge the pool and what the generator received."""
+        shape, n, k = self.shape, self.n, self.k
+        self._reference = (
+            strict_tokens(sample.reference_answer) if sample.reference_answer else None
+        )
+        pool: RankedHits | None = None
+        if Step.POOL in self.plan:
+            if record.pool is None:
+                outcomes.append(
+                    self.unjudged(
+                        Step.POOL,
+                        self._crashed(record, Stage.RETRIEVAL) or "the record has no pool",
+                    )
                 )
-            judged.add(
-                Stage.RETRIEVAL,
-                _within(pool.point_ranks, n),
-                _ranked_why(pool, n, "pool", corpus=corpus),
+            else:
+                judged = self._ranked(Step.POOL, sample, cs, record.pool, scope, source)
+                if isinstance(judged, str):
+                    outcomes.append(StageOutcome(Step.POOL, Stage.RETRIEVAL, None, unjudged=judged))
+                else:
+                    pool = judged
+                    fates["pool_rank"] = pool.point_ranks
+                    outcomes.append(
+                        StageOutcome(
+                            Step.POOL,
+                            Stage.RETRIEVAL,
+                            _within(pool.point_ranks, n),
+                            ranked_why(pool, n, "pool", corpus=corpus),
+                        )
+                    )
+        if Step.CONTEXT not in self.plan:
+            return
+        stage = shape.context_stage(pool is not None)
+        given: list[RankedChunk] | None = None
+        if record.context is not None:
+            given = record.context[:k] if self.ctx.config.top_k else record.context
+        elif k is not None and not shape.reranker and record.pool is not None:
+            given = record.pool[:k]  # no reranker: the generator received the pool's top-K
+        if given is None:
+            reason = self._crashed(
+                record, Stage.RERANKING if shape.reranker else Stage.RETRIEVAL
+            ) or (shape.top_k_from if k is None else "the record has no context")
+            self.unjudged(Step.CONTEXT, reason)
+            outcomes.append(StageOutcome(Step.CONTEXT, stage, None, unjudged=reason))
+            return
+        judged = self._ranked(Step.CONTEXT, sample, cs, given, scope, source, pool)
+        if isinstance(judged, str):
+            outcomes.append(StageOutcome(Step.CONTEXT, stage, None, unjudged=judged))
+            return
+        fates["context_rank"] = judged.point_ranks
+        if record.context is None and pool is not None:
+            why = ranked_why(pool, len(given), "pool", corpus=corpus)  # the context is its top-K
+        else:
+            why = ranked_why(
+                judged, len(given), "context", pool if stage is Stage.RERANKING else None, corpus
             )
-        in_context = _within(context.point_ranks, k)
-        judged.add(Stage.RERANKING, in_context, _ranked_why(context, k, "context", pool))
-        judged.steps[Step.CONTEXT] = in_context
-        return record.context[:k], Stage.RERANKING
+        outcomes.append(
+            StageOutcome(Step.CONTEXT, stage, tuple(r is not None for r in judged.point_ranks), why)
+        )
 
     def _generation(
-        self, cs: CompiledSample, record: SampleRecord, reference: list[str] | None, judged: _Judged
-    ) -> None:
+        self, sample: EvalSample, cs: CompiledSample, record: SampleRecord, fates: dict
+    ) -> StageOutcome | None:
+        if Step.ANSWER not in self.plan:
+            return None
         if record.answer is None:
-            if record.error is None:
-                self.skip(
-                    Stage.GENERATION,
-                    [_m(KeywordRecall)],
-                    "the record has no answer (generation not run)",
-                )
-            return
+            reason = self._crashed(record, Stage.GENERATION) or "the record has no answer"
+            return self.unjudged(Step.ANSWER, reason)
         answer = judge_answer(self.ctx, cs, record.answer)
-        self.emit(Stage.GENERATION, _m(KeywordRecall), _m(KeywordRecall).compute(answer.ranks))
-        judged.add(
-            Stage.GENERATION, answer.hits, lambda p: f"the answer lacks {_quote(answer.missing[p])}"
+        text = record.answer
+        self.measure(
+            StepView(
+                Step.ANSWER,
+                answer.ranks,
+                reference=self._reference,
+                tokens=lambda: strict_tokens(text),
+            )
         )
-        judged.steps[Step.ANSWER] = answer.hits
-        judged.fates["answer"] = list(answer.hits)
-        if reference is None:
-            self.skip(Stage.GENERATION, [_m(BLEU), _m(RougeL)], "no reference answer")
-            return
-        tokens = strict_tokens(record.answer)
-        for measure in (_m(BLEU), _m(RougeL)):
-            self.emit(Stage.GENERATION, measure, measure.compute(tokens, reference))
+        fates["answer"] = answer.hits
+        return StageOutcome(
+            Step.ANSWER,
+            Stage.GENERATION,
+            answer.hits,
+            lambda p: f"the answer lacks {quote(answer.missing[p])}",
+        )
 
     def _record(
-        self, sample: EvalSample, cs: CompiledSample, record: SampleRecord, judged: _Judged
+        self,
+        sample: EvalSample,
+        cs: CompiledSample,
+        record: SampleRecord,
+        outcomes: list[StageOutcome],
+        fates: dict,
     ) -> None:
         """The verdict, the waterfall steps and one row per information point."""
         labels = tuple(point.label for point in cs.points)
-        diagnosis = diagnose(labels, judged.outcomes, record.error)
-        self.t.verdicts.append(
-            _verdict_row(
-                sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation, len(cs.points)
-            )
+        diagnosis = diagnose(labels, outcomes, record.error)
+        self._verdict(
+            sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation, len(cs.points)
         )
-        for step, hits in judged.steps.items():
-            self.t.recalls.add(self._index, (_TEXT[step],), sum(hits) / len(hits))
-        fates = judged.fates
+        for outcome in outcomes:
+            if outcome.hits is not None:
+                self.t.recalls.add(
+                    self._index, (outcome.step.value,), sum(outcome.hits) / len(outcome.hits)
+                )
+                if outcome.step is Step.CORPUS:
+                    intact = fates["intact"]
+                    self.t.recalls.add(
+                        self._index, (Step.CHUNK_INTACT.value,), sum(intact) / len(intact)
+                    )
+        qtype = sample.query_type.value
         for p, point in enumerate(cs.points):
             lost = diagnosis.lost_at[p]
             self.t.points.append(
                 (
                     sample.id,
-                    self._qtype,
+                    qtype,
                     point.index,
                     labels[p],
-                    *(fates[key][p] if key in fates else None for key in _FATE_KEYS),
+                    *(fates[key][p] if key in fates else None for key in FATE_KEYS),
                     lost.value if lost else None,
                 )
             )
 
-    def _ranked_measures(
-        self,
-        sample: EvalSample,
-        stage: Stage,
-        cs: CompiledSample,
-        hits: RankedHits,
-        source_doc: str | None,
-        cutoffs: tuple[int, ...],
-    ) -> None:
-        ranks = hits.point_ranks
-        for cutoff in dict.fromkeys(cutoffs):
-            self.emit(stage, _m(KeywordRecall, cutoff), _m(KeywordRecall, cutoff).compute(ranks))
-            self.emit(
-                stage, _m(KeywordAccuracy, cutoff), _m(KeywordAccuracy, cutoff).compute(ranks)
-            )
-        k = self.k
-        if cs.coarse:
-            self.emit(
-                stage, _m(CoarsePrecision, k), _m(CoarsePrecision, k).compute(hits.mentions_coarse)
-            )
-        else:
-            self.skip(stage, [_m(CoarsePrecision, k)], "the sample has no usable coarse keyword")
-        doc_measures = [_m(DocRecall, k), _m(DocPrecision, k), _m(NDCG, k)]
-        if sample.source is None:
-            self.skip(stage, doc_measures, "the sample names no source document")
-        elif source_doc is None:
-            self.skip(
-                stage,
-                doc_measures,
-                f"source {sample.source.doc!r} matches no document of the run",
-            )
-        else:
-            relevant = {source_doc}
-            self.emit(stage, _m(DocRecall, k), _m(DocRecall, k).compute(hits.doc_ids, relevant))
-            self.emit(
-                stage, _m(DocPrecision, k), _m(DocPrecision, k).compute(hits.doc_ids, relevant)
-            )
-            in_corpus = len(self.ctx.doc_units.get(source_doc, ()))
-            self.emit(stage, _m(NDCG, k), _m(NDCG, k).compute(hits.doc_ids, relevant, in_corpus))
-
-    def _context_tokens(self, given: list[RankedChunk]) -> list[str]:
+    def _tokens(self, given: list[RankedChunk]) -> list[str]:
+        """Strict tokens of a list of chunks, for ROUGE, whatever the matching mode."""
         tokens: list[str] = []
+        chunks, strict = self.ctx.chunks, self.ctx.config.mode is MatchMode.STRICT
         for item in given:
             unit = self.ctx.chunk_pos.get(item.chunk_id)
             if unit is not None:
-                tokens.extend(self.chunk_tokens(unit))
+                # the strict normal form is its tokens
+                tokens.extend(
+                    chunks.text(unit).split() if strict else strict_tokens(chunks.raw(unit))
+                )
         return tokens
 
-    def _unknown(self, record: SampleRecord, hits: RankedHits) -> None:
-        if hits.unknown_chunks:
-            shown = ", ".join(map(repr, hits.unknown_chunks[:3]))
-            self.t.skipped.append(
-                (
-                    record.sample_id,
-                    "run log",
-                    "chunk ids",
-                    f"{len(hits.unknown_chunks)} chunk id(s) not in chunks.jsonl, ignored: {shown}",
-                )
-            )
+
+FATE_KEYS = (
+    "parse",
+    "corpus",
+    "intact",
+    "anchored",
+    "cut_keywords",
+    "dropped_keywords",
+    "pool_rank",
+    "context_rank",
+    "answer",
+)
 
 
-@cache
-def _m(kind: type[Measure], cutoff: int | None = None) -> Measure:
-    """Each measure value is built once: the scorer asks for them millions of times."""
-    return kind(cutoff)
-
-
-_TEXT = {member: member.value for enum in (Stage, QueryType, Step) for member in enum}
-_FATE_KEYS = ("parse", "corpus", "intact", "cut_keywords", "pool_rank", "context_rank", "answer")
-# nullable types: a stage that was not judged is <NA>, never a float NaN posing as a rank
-_FATE_TYPES = {
-    "parse": "boolean",
-    "corpus": "boolean",
-    "intact": "boolean",
-    "pool_rank": "Int64",
-    "context_rank": "Int64",
-    "answer": "boolean",
-}
-
-
-def _within(ranks: tuple[int | None, ...], cutoff: int) -> tuple[bool, ...]:
+def _within(ranks: Sequence[int | None], cutoff: int) -> tuple[bool, ...]:
     return tuple(r is not None and r <= cutoff for r in ranks)
 
 
-def _ranks(hits: tuple[bool, ...]) -> tuple[int | None, ...]:
+def _found(hits: Sequence[bool]) -> tuple[int | None, ...]:
     return tuple(1 if hit else None for hit in hits)
-
-
-def _quote(keywords: tuple[str, ...]) -> str:
-    return ", ".join(repr(k) for k in keywords)
-
-
-def _ranked_why(
-    hits: RankedHits,
-    cutoff: int,
-    name: str,
-    pool: RankedHits | None = None,
-    corpus: CorpusHits | None = None,
-) -> Callable[[int], str]:
-    def why(p: int) -> str:
-        rank, missing = hits.point_ranks[p], hits.missing[p]
-        if missing:
-            reason = f"{_quote(missing)} not in the {name} ({len(hits.doc_ids)} chunk(s))"
-            if corpus is not None and corpus.example_chunk[p] is not None:
-                reason += f"; chunk {corpus.example_chunk[p]!r} holds the whole point"
-        else:
-            reason = f"complete only at {name} rank {rank}, below the cutoff {cutoff}"
-        if pool is not None and pool.point_ranks[p] is not None:
-            reason = f"complete at pool rank {pool.point_ranks[p]}, but {reason}"
-        return reason
-
-    return why
-
-
-def _verdict_row(
-    sample: EvalSample, verdict: Verdict, stage: Stage | None, explanation: str, points: int = 0
-) -> dict:
-    return {
-        "sample_id": sample.id,
-        "query_type": sample.query_type.value,
-        "verdict": verdict.value,
-        "stage": stage.value if stage else None,
-        "points": points,
-        "explanation": explanation,
-    }
 
 
 def _load_evalset(run: RunLog, evalset: str | os.PathLike[str] | EvalSet | None) -> EvalSet:
@@ -478,6 +432,38 @@ def _load_evalset(run: RunLog, evalset: str | os.PathLike[str] | EvalSet | None)
     return loaded
 
 
+def _label_problems(evals: EvalSet, ctx: RunContext) -> list[InputProblem]:
+    """Every bad label, named by eval-set line and field, with what it does to scoring."""
+    problems = []
+    for sample in evals.samples:
+        compiled = ctx.compiled[sample.id]
+        for bad in compiled.bad_labels:
+            problems.append(
+                InputProblem(
+                    str(evals.path),
+                    evals.lines.get(sample.id),
+                    bad.field,
+                    f"bad label {bad.keyword!r} in sample {sample.id!r}: {bad.reason}; "
+                    + _label_effect(compiled, bad.field),
+                )
+            )
+    return problems
+
+
+_POINT = re.compile(r"^fine_keywords\[(\d+)\]")
+
+
+def _label_effect(compiled: CompiledSample, field: str) -> str:
+    if compiled.unscorable:
+        return "the whole sample is unscored"
+    if field.startswith("coarse"):
+        return "this coarse keyword is not used"
+    point = _POINT.match(field)
+    if point and any(p.index == int(point[1]) for p in compiled.points):
+        return "this alternative is ignored; the point is scored with its other alternatives"
+    return "its information point is not scored"
+
+
 def score_run(
     run: str | os.PathLike[str] | RunLog,
     evalset: str | os.PathLike[str] | EvalSet | None = None,
@@ -499,21 +485,18 @@ def score_run(
     if workers is None:
         workers = default_workers(len(evals.samples), _PARALLEL_FROM)
     ctx = RunContext(log, evals.samples, config, workers=workers)
-    for sample in evals.samples:
-        line = evals.lines.get(sample.id)
-        for bad in ctx.compiled[sample.id].bad_labels:
-            problems.append(
-                InputProblem(
-                    str(evals.path),
-                    line,
-                    bad.field,
-                    f"bad label {bad.keyword!r} in sample {sample.id!r}: {bad.reason}; its information point is not scored",
-                )
+    shape = RunShape.of(log, config)
+    problems += _label_problems(evals, ctx)
+    tables = _score_samples(ctx, shape, evals.samples, log.records, workers, progress)
+    for sample_id, field, message in tables.problems:
+        problems.append(
+            InputProblem(
+                str(evals.path),
+                evals.lines.get(sample_id),
+                field,
+                f"sample {sample_id!r}: {message}",
             )
-    pool_cutoff = config.candidates or max(
-        (len(r.pool) for r in log.records.values() if r.pool), default=config.top_k
-    )
-    tables = _score_samples(ctx, evals.samples, log.records, pool_cutoff, workers, progress)
+        )
     known = evals.by_id()
     for sample_id in log.records:
         if sample_id not in known:
@@ -525,23 +508,55 @@ def score_run(
                     f"{sample_id!r} is not in the eval set; ignored",
                 )
             )
+    errors = {
+        stage.value: sum(
+            1 for r in log.records.values() if r.error is not None and r.error.stage is stage
+        )
+        for stage in Stage
+    }
     return ScoreResult(
         config=config,
         run=str(log.path),
         run_id=log.manifest.run_id,
-        scores=tables.scores.frame(evals.samples, ["stage", "measure"], "value"),
-        points=_frame(
-            tables.points, ["sample_id", "query_type", "point", "keywords", *_FATE_KEYS, "lost_at"]
+        shape={
+            "stages": [s.value for s in _stages(shape)],
+            "pool_cutoff": shape.pool_cutoff,
+            "top_k": shape.top_k,
+            "top_k_from": shape.top_k_from,
+            "records": len(log.records),
+            "errors_by_stage": errors,
+        },
+        scores=tables.scores.frame(evals.samples, ["step", "measure"], "value"),
+        points=pd.DataFrame.from_records(
+            tables.points,
+            columns=["sample_id", "query_type", "point", "keywords", *FATE_KEYS, "lost_at"],
         ),
-        verdicts=pd.DataFrame(
+        verdicts=pd.DataFrame.from_records(
             tables.verdicts,
             columns=["sample_id", "query_type", "verdict", "stage", "points", "explanation"],
         ),
-        skipped=_frame(tables.skipped, ["sample_id", "stage", "measure", "reason"]),
+        skipped=pd.DataFrame.from_records(
+            tables.skipped, columns=["sample_id", "query_type", "step", "measure", "reason"]
+        ),
         recalls=tables.recalls.frame(evals.samples, ["step"], "value"),
         latency=_latency(log),
         problems=problems,
-    )
+    ).normalized()
+
+
+def _stages(shape: RunShape) -> list[Stage]:
+    stages = []
+    if shape.has_docs:
+        stages.append(Stage.PARSE)
+    if shape.has_chunks:
+        stages.append(Stage.CHUNKING)
+    if shape.has_pool or shape.has_context:
+        stages.append(Stage.RETRIEVAL)
+    if shape.reranker:
+        stages.append(Stage.RERANKING)
+    if shape.generation:
+        stages.append(Stage.GENERATION)
+    return stages
 
 
 _SLICE = 2_000  # samples per task: small enough for a smooth progress bar
@@ -549,12 +564,12 @@ _PARALLEL_FROM = 8_000  # below this, starting processes costs more than it save
 
 
 def _score_slice(
-    state: tuple[RunContext, list[EvalSample], dict[str, SampleRecord], int],
+    state: tuple[RunContext, RunShape, list[EvalSample], dict[str, SampleRecord]],
     bounds: tuple[int, int],
-) -> _Tables:
-    ctx, samples, records, pool_cutoff = state
-    tables = _Tables()
-    scorer = _SampleScorer(ctx, tables, pool_cutoff)
+) -> Tables:
+    ctx, shape, samples, records = state
+    tables = Tables()
+    scorer = _SampleScorer(ctx, shape, tables)
     for index in range(*bounds):
         sample = samples[index]
         scorer.score(index, sample, records.get(sample.id))
@@ -563,21 +578,21 @@ def _score_slice(
 
 def _score_samples(
     ctx: RunContext,
+    shape: RunShape,
     samples: list[EvalSample],
     records: dict[str, SampleRecord],
-    pool_cutoff: int,
     workers: int,
     progress: bool,
-) -> _Tables:
+) -> Tables:
     """Score every sample, in slices, in forked worker processes when it pays."""
     bar = tqdm(
         total=len(samples), desc="scoring", unit="sample", disable=not progress, mininterval=0.5
     )
-    merged = _Tables()
+    merged = Tables()
     with bar:
         parts = fork_map(
             _score_slice,
-            (ctx, samples, records, pool_cutoff),
+            (ctx, shape, samples, records),
             len(samples),
             slice_size=_SLICE,
             workers=workers,
@@ -586,10 +601,6 @@ def _score_samples(
     for part in parts:
         merged.extend(part)
     return merged
-
-
-def _frame(rows: list[tuple], columns: list[str]) -> pd.DataFrame:
-    return pd.DataFrame.from_records(rows, columns=columns)
 
 
 def _latency(log: RunLog) -> pd.DataFrame:

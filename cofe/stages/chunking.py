@@ -1,42 +1,73 @@
-"""Chunking stage: is each point still findable in the chunk corpus, and in one chunk?"""
+"""Chunking stage: is each point still findable in the chunk corpus, and in one chunk?
+
+A keyword in the parsed text but in no chunk in scope was lost by chunking.
+Chunk offsets tell how: when it sits in a stretch of the document that no
+chunk covers, the chunker dropped the text (``chunk_dropped``); otherwise a
+chunk boundary cut it (``chunk_split``). Without offsets the cut is inferred.
+"""
 
 from __future__ import annotations
 
+from cofe.diagnose import Verdict
 from cofe.matching import CompiledSample
-from cofe.stages._context import RunContext, Scope
-from cofe.stages._judgements import CUT_BY_BOUNDARY, CorpusHits
+from cofe.stages._context import RunContext, Scope, Source
+from cofe.stages._judgements import CorpusHits
+
+CUT = "cut"
+DROPPED = "dropped"
+ABSENT = "absent"  # in no chunk in scope, and no parsed text says whether parsing lost it
+_KIND = {CUT: Verdict.CHUNK_SPLIT, DROPPED: Verdict.CHUNK_DROPPED, ABSENT: Verdict.NOT_IN_CORPUS}
 
 
-def judge_chunking(
-    ctx: RunContext, cs: CompiledSample, scope: Scope, source_doc: str | None
-) -> CorpusHits:
-    hits, intact, missing, why, example = [], [], [], [], []
+def judge_chunking(ctx: RunContext, cs: CompiledSample, scope: Scope, source: Source) -> CorpusHits:
+    hits, intact, missing, why, example, kinds, anchored = [], [], [], [], [], [], []
+    cut: list[tuple[str, ...]] = []
+    dropped: list[tuple[str, ...]] = []
     for point in cs.points:
         slot_units: list[set[int]] = []
         absent: list[str] = []
         reasons: list[str] = []
+        fates: list[str] = []
         for shown, slot in zip(point.keywords, point.slots, strict=True):
             units = _units_holding(ctx, slot, scope.eligible)
             slot_units.append(units)
             if units:
                 continue
             absent.append(shown)
-            if _in_some_chunk(ctx, slot, source_doc):
-                reasons.append("only in chunks that fail the coarse/source filter")
-            elif _in_document(ctx, slot, source_doc):
-                reasons.append(CUT_BY_BOUNDARY)
-            else:
-                reasons.append("in no chunk")
+            fate, reason = _lost_how(ctx, slot, scope, source)
+            fates.append(fate)
+            reasons.append(reason)
         whole = set.intersection(*slot_units) if slot_units else set()
         hits.append(not absent)
         intact.append(bool(whole))
         missing.append(tuple(absent))
         why.append(tuple(reasons))
         example.append(ctx.chunk_ids[min(whole)] if whole else None)
-    return CorpusHits(tuple(hits), tuple(intact), tuple(missing), tuple(why), tuple(example))
+        kinds.append(min((_KIND[f] for f in fates), key=_ORDER.index, default=Verdict.CHUNK_SPLIT))
+        cut.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == CUT))
+        dropped.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == DROPPED))
+        anchored.append(
+            (not whole.isdisjoint(scope.mentions_coarse)) if whole and cs.coarse else None
+        )
+    return CorpusHits(
+        tuple(hits),
+        tuple(intact),
+        tuple(missing),
+        tuple(why),
+        tuple(example),
+        tuple(kinds),
+        tuple(cut),
+        tuple(dropped),
+        tuple(anchored),
+    )
 
 
-def _units_holding(ctx: RunContext, slot: tuple[int, ...], eligible: set[int] | None) -> set[int]:
+_ORDER = [Verdict.CHUNK_DROPPED, Verdict.NOT_IN_CORPUS, Verdict.CHUNK_SPLIT]
+
+
+def _units_holding(
+    ctx: RunContext, slot: tuple[int, ...], eligible: set[int] | frozenset[int] | None
+) -> set[int]:
     """Eligible chunks holding any alternative of a keyword, walking the smaller side."""
     chunks = ctx.chunks
     if eligible is None:
@@ -51,20 +82,56 @@ def _units_holding(ctx: RunContext, slot: tuple[int, ...], eligible: set[int] | 
     return {unit for unit in eligible if any(chunks.has(unit, ident) for ident in slot)}
 
 
-def _in_some_chunk(ctx: RunContext, slot: tuple[int, ...], source_doc: str | None) -> bool:
-    """Is the keyword in any chunk at all (of the source document, when it is known)?"""
-    if source_doc is not None and source_doc in ctx.doc_units:
-        return any(
-            ctx.chunks.has(unit, ident) for unit in ctx.doc_units[source_doc] for ident in slot
+def _lost_how(
+    ctx: RunContext, slot: tuple[int, ...], scope: Scope, source: Source
+) -> tuple[str, str]:
+    """Why a keyword is in no chunk in scope: (cut or dropped, the reason for people)."""
+    docs = [source.doc] if source.doc is not None else sorted(scope.docs or ctx.doc_pos)
+    for doc in docs:
+        if doc not in ctx.doc_pos or not _in_text(ctx, ctx.doc_pos[doc], slot):
+            continue
+        if any(ctx.chunks.has(u, ident) for u in ctx.doc_units.get(doc, ()) for ident in slot):
+            return CUT, (
+                f"only in chunks of {doc!r} outside the sample's scope (chunks that do not "
+                "name the entity, or outside the source span)"
+            )
+        gaps = ctx.gaps(doc)
+        if gaps is None:
+            return CUT, (
+                f"in the parsed text of {doc!r} but in no chunk: cut by a chunk boundary "
+                "(inferred: the chunks carry no offsets)"
+            )
+        dropped = _in_gap(ctx, doc, slot, gaps)
+        if dropped is not None:
+            return DROPPED, (
+                f"in the parsed text of {doc!r} at characters {dropped[0]}-{dropped[1]}, "
+                "which no chunk covers: the chunker dropped that text"
+            )
+        return CUT, f"in the parsed text of {doc!r} but in no chunk: cut by a chunk boundary"
+    if any(ctx.chunks.units_with(ident) for ident in slot):
+        return ABSENT, "only in chunks of documents outside the sample's scope"
+    if len(ctx.docs) == 0:
+        return ABSENT, (
+            "in no chunk (the run records no parsed text, so parsing and chunking "
+            "cannot be told apart)"
         )
-    return any(ctx.chunks.units_with(ident) for ident in slot)
+    return ABSENT, "in no chunk and in no parsed document in scope"
 
 
-def _in_document(ctx: RunContext, slot: tuple[int, ...], source_doc: str | None) -> bool:
-    docs = ctx.docs
-    if len(docs) == 0:
-        return False
-    if source_doc is not None and source_doc in ctx.doc_pos:
-        unit = ctx.doc_pos[source_doc]
-        return any(docs.has(unit, ident) for ident in slot)
-    return any(docs.units_with(ident) for ident in slot)
+def _in_text(ctx: RunContext, unit: int, slot: tuple[int, ...]) -> bool:
+    return any(ctx.docs.has(unit, ident) for ident in slot)
+
+
+def _in_gap(
+    ctx: RunContext, doc: str, slot: tuple[int, ...], gaps: list[tuple[int, int]]
+) -> tuple[int, int] | None:
+    """The uncovered stretch (with a keyword's length of margin) holding the keyword, if any."""
+    raw = ctx.docs.raw(ctx.doc_pos[doc])
+    keywords = ctx.index.keywords
+    for start, end in gaps:
+        for ident in slot:
+            margin = len(keywords[ident]) + 8
+            window = ctx.normalize(raw[max(0, start - margin) : end + margin])
+            if keywords[ident] in window:
+                return start, end
+    return None

@@ -1,11 +1,23 @@
 import pandas as pd
 
-from cofe.diagnose import StageOutcome, Verdict, diagnose, waterfall
+from cofe.diagnose import StageOutcome, Step, Verdict, diagnose, waterfall
 from cofe.runlog import Stage, StageError
+
+STEP_OF = {
+    Stage.PARSE: Step.PARSE,
+    Stage.CHUNKING: Step.CORPUS,
+    Stage.RETRIEVAL: Step.POOL,
+    Stage.RERANKING: Step.CONTEXT,
+    Stage.GENERATION: Step.ANSWER,
+}
 
 
 def outcome(stage, *hits):
-    return StageOutcome(stage, tuple(hits), lambda p: f"lost at {stage}")
+    return StageOutcome(STEP_OF[stage], stage, tuple(hits), lambda p: f"lost at {stage}")
+
+
+def unjudged(stage, reason):
+    return StageOutcome(STEP_OF[stage], stage, None, unjudged=reason)
 
 
 def test_the_earliest_losing_stage_wins_whatever_the_order_given():
@@ -23,8 +35,42 @@ def test_the_earliest_losing_stage_wins_whatever_the_order_given():
     assert d.explanation == "point 1 [b]: lost at retrieval"
 
 
+def test_pass_needs_a_judged_answer():
+    """A sample judged only up to the context passes *to the context*, never a bare pass."""
+    assert diagnose(("a",), [outcome(Stage.GENERATION, True)], None).verdict is Verdict.PASS
+    upto = diagnose(("a",), [outcome(Stage.PARSE, True), outcome(Stage.RERANKING, True)], None)
+    assert upto.verdict is Verdict.PASS_TO_CONTEXT and not upto.verdict.stage
+    assert diagnose(("a",), [outcome(Stage.RETRIEVAL, True)], None).verdict is Verdict.PASS_TO_POOL
+    no_answer = diagnose(
+        ("a",), [outcome(Stage.RERANKING, True), unjudged(Stage.GENERATION, "no answer")], None
+    )
+    assert no_answer.verdict is Verdict.PASS_TO_CONTEXT and "no answer" in no_answer.explanation
+
+
+def test_a_step_not_judged_before_the_loss_makes_the_verdict_unscorable():
+    d = diagnose(
+        ("a",),
+        [
+            unjudged(Stage.RETRIEVAL, "2 chunk id(s) not in the corpus"),
+            outcome(Stage.GENERATION, False),
+        ],
+        None,
+    )
+    assert d.verdict is Verdict.UNSCORABLE and "not in the corpus" in d.explanation
+    after = diagnose(
+        ("a",), [outcome(Stage.RETRIEVAL, False), unjudged(Stage.GENERATION, "no answer")], None
+    )
+    assert after.verdict is Verdict.NOT_RETRIEVED
+
+
+def test_a_verdict_is_a_stage_and_a_code():
+    assert Verdict.CHUNK_SPLIT.stage is Verdict.CHUNK_DROPPED.stage is Stage.CHUNKING
+    assert Verdict.CUT_BY_RERANK.stage is Stage.RERANKING
+    assert Verdict.PASS.stage is None and Verdict.PASS.is_pass
+
+
 def test_pass_and_errors():
-    assert diagnose(("a",), [outcome(Stage.PARSE, True)], None).verdict is Verdict.PASS
+    assert diagnose(("a",), [outcome(Stage.GENERATION, True)], None).verdict is Verdict.PASS
     error = StageError(stage=Stage.RERANKING, type="ValueError", message="boom")
     assert (
         diagnose(("a",), [outcome(Stage.RETRIEVAL, True)], error).verdict is Verdict.PIPELINE_ERROR

@@ -38,7 +38,7 @@ def _context(fine, coarse, mode=MatchMode.STRICT):
     sample = EvalSample(id="q", query="q?", coarse_keywords=coarse, fine_keywords=fine)
     ctx = RunContext(memory_run(CORPUS, []), [sample], ScoreConfig(mode=mode))
     cs = ctx.compiled["q"]
-    return ctx, cs, ctx.scope(cs, None)
+    return ctx, cs, ctx.scope(sample, cs, ctx.source(sample))
 
 
 def _recall(ctx, cs, passes, chunk_ids, k):

@@ -1,0 +1,54 @@
+"""What a measure may read about one sample at one step of the chain.
+
+The scorer fills a ``StepView`` per (sample, step); each measure declares the
+steps it applies to (``Measure.STEPS``) and reads what it needs in
+``Measure.evaluate``. Inputs a sample lacks are ``Unscored`` values carrying
+the reason, so a measure passes the reason on instead of inventing a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from cofe.measures._unscored import Unscored
+
+
+class Step(StrEnum):
+    """Points of the chain where information is checked (and waterfall rows)."""
+
+    PARSE = "parse"  # the parsed text of the documents
+    CORPUS = "corpus"  # the chunk corpus
+    CHUNK_INTACT = "chunk-intact"  # a single chunk holds the whole point (waterfall only)
+    POOL = "pool"  # the retriever's candidate pool
+    CONTEXT = "context"  # what the generator received (after reranking, or the pool's top-K)
+    ANSWER = "answer"  # the generated answer
+
+
+def _no_tokens() -> list[str]:
+    return []
+
+
+NO_SOURCE = Unscored("the sample names no source document")  # immutable: safe as a default
+NO_POOL = Unscored("the run records no pool")
+
+
+@dataclass(slots=True)
+class StepView:
+    """One sample at one step. Ranked steps fill the list fields; unranked ones leave them empty."""
+
+    step: Step
+    point_ranks: Sequence[int | None]  # per point: 1-based rank where complete (1 = found), or None
+    intact: Sequence[bool] = ()  # corpus: per point, held whole by one chunk
+    anchored: Sequence[
+        bool | None
+    ] = ()  # corpus: per point, held whole by a chunk naming the entity
+    doc_ids: Sequence[str | None] = ()  # ranked: per position, the chunk's document
+    mentions_coarse: Sequence[bool] = ()  # ranked: per position, the chunk names the entity
+    has_coarse: bool = True  # the sample has a usable coarse keyword
+    relevant: frozenset[str] | Unscored = NO_SOURCE
+    relevant_in_corpus: int = 0  # chunks of the relevant documents in the corpus
+    pool_ranks: Sequence[int | None] | Unscored = NO_POOL
+    reference: list[str] | None = None  # strict tokens of the reference answer
+    tokens: Callable[[], list[str]] = field(default=_no_tokens)  # strict tokens of the output

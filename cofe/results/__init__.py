@@ -1,0 +1,11 @@
+"""Scoring results: one versioned artefact that reports, comparisons and monitors read.
+
+``score_run`` returns a ``ScoreResult``; ``ScoreResult.write(dir)`` stores it;
+``read_scores(dir)`` gives the same object back. Nothing downstream reads the
+scorer's internals.
+"""
+
+from cofe.results._files import RESULTS_SCHEMA_VERSION, SCORE_FILES, read_scores
+from cofe.results._result import ScoreResult
+
+__all__ = ["RESULTS_SCHEMA_VERSION", "SCORE_FILES", "ScoreResult", "read_scores"]

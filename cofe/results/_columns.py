@@ -1,0 +1,63 @@
+"""The columns of every results table and their types: one definition for writing and reading."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+TEXT = "object"  # never missing
+MAYBE_TEXT = "string"  # may be missing (<NA>)
+FLAG = "boolean"  # nullable: <NA> where the step was not judged
+RANK = "Int64"  # nullable integer: <NA> where the point was never complete
+NUMBER = "float64"
+COUNT = "int64"
+
+TABLES: dict[str, dict[str, str]] = {
+    "scores": {
+        "sample_id": TEXT,
+        "query_type": TEXT,
+        "step": TEXT,
+        "measure": TEXT,
+        "value": NUMBER,
+    },
+    "points": {
+        "sample_id": TEXT,
+        "query_type": TEXT,
+        "point": COUNT,
+        "keywords": TEXT,
+        "parse": FLAG,
+        "corpus": FLAG,
+        "intact": FLAG,
+        "anchored": FLAG,
+        "cut_keywords": MAYBE_TEXT,
+        "dropped_keywords": MAYBE_TEXT,
+        "pool_rank": RANK,
+        "context_rank": RANK,
+        "answer": FLAG,
+        "lost_at": MAYBE_TEXT,
+    },
+    "verdicts": {
+        "sample_id": TEXT,
+        "query_type": TEXT,
+        "verdict": TEXT,
+        "stage": MAYBE_TEXT,
+        "points": COUNT,
+        "explanation": TEXT,
+    },
+    "skipped": {
+        "sample_id": TEXT,
+        "query_type": TEXT,
+        "step": TEXT,
+        "measure": TEXT,
+        "reason": TEXT,
+    },
+    "recalls": {"sample_id": TEXT, "query_type": TEXT, "step": TEXT, "value": NUMBER},
+    "latency": {"stage": TEXT, "mean": NUMBER, "p50": NUMBER, "p95": NUMBER, "n": COUNT},
+}
+
+
+def typed(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+    """The frame with exactly the table's columns, in order, each of its declared type."""
+    empty = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    return pd.DataFrame(
+        {name: (frame.get(name, empty)).astype(kind) for name, kind in TABLES[table].items()}
+    ).reset_index(drop=True)

@@ -1,0 +1,149 @@
+"""Writing and reading a results folder.
+
+Each table is written to a temporary name and renamed into place; the old
+summary is removed first and the new one written last, so a reader either
+finds a complete scoring (``summary.json`` present) or none -- never a mix of
+two. ``summary.json`` carries ``results_schema_version``: a newer one is
+refused, an older one would be migrated here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from cofe._errors import InputError, InputProblem
+from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, typed
+from cofe.results._result import ScoreResult
+
+RESULTS_SCHEMA_VERSION = 1
+SUMMARY = "summary.json"
+CSV_TABLES = ("scores", "points", "skipped", "recalls", "latency")
+SCORE_FILES = (
+    *(f"{name}.csv" for name in CSV_TABLES),
+    "verdicts.jsonl",
+    "problems.jsonl",
+    "problems.txt",
+    SUMMARY,
+)
+
+
+def _replace(path: Path, write) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def write_scores(result: ScoreResult, directory: str | os.PathLike[str]) -> Path:
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SUMMARY).unlink(missing_ok=True)  # from here on the folder holds no complete scoring
+    for name in CSV_TABLES:
+        frame = typed(getattr(result, name), name)
+        _replace(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
+    verdicts = typed(result.verdicts, "verdicts").astype(object)
+    rows = verdicts.where(verdicts.notna(), None).to_dict(orient="records")
+    _replace(out / "verdicts.jsonl", lambda tmp: tmp.write_text(_jsonl(rows), encoding="utf-8"))
+    problems = [
+        {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
+        for p in result.problems
+    ]
+    _replace(out / "problems.jsonl", lambda tmp: tmp.write_text(_jsonl(problems), encoding="utf-8"))
+    text = "".join(f"{p}\n" for p in result.problems)
+    _replace(out / "problems.txt", lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    summary = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    _replace(out / SUMMARY, lambda tmp: tmp.write_text(summary, encoding="utf-8"))
+    return out
+
+
+def _read_csv(path: Path, table: str) -> pd.DataFrame:
+    columns = TABLES[table]
+    text_columns = [c for c, kind in columns.items() if kind in (TEXT, MAYBE_TEXT)]
+    frame = pd.read_csv(
+        path,
+        dtype={c: str for c in text_columns},
+        keep_default_na=False,
+        na_values={c: [""] for c, kind in columns.items() if kind != TEXT},
+    )
+    missing = [c for c in columns if c not in frame]
+    if missing:
+        raise InputError(
+            InputProblem(str(path), 1, missing[0], f"column missing (expected {list(columns)})")
+        )
+    return typed(frame, table)
+
+
+def read_scores(directory: str | os.PathLike[str]) -> ScoreResult:
+    """Read a results folder written by ``ScoreResult.write`` (``cofe score --out``)."""
+    from cofe.stages._config import ScoreConfig
+
+    folder = Path(directory)
+    summary_path = folder / SUMMARY
+    if not summary_path.exists():
+        raise InputError(
+            InputProblem(
+                str(summary_path),
+                None,
+                None,
+                "no summary.json: not a results folder, or the scoring did not finish",
+            )
+        )
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        raise InputError(
+            InputProblem(str(summary_path), None, None, f"not JSON: {error}")
+        ) from None
+    version = summary.get("results_schema_version") if isinstance(summary, dict) else None
+    if not isinstance(version, int):
+        raise InputError(
+            InputProblem(
+                str(summary_path),
+                None,
+                "results_schema_version",
+                "missing: written by an older cofe; score the run again",
+            )
+        )
+    if version > RESULTS_SCHEMA_VERSION:
+        raise InputError(
+            InputProblem(
+                str(summary_path),
+                None,
+                "results_schema_version",
+                f"version {version} was written by a newer cofe (this one reads up to "
+                f"{RESULTS_SCHEMA_VERSION}); upgrade cofe",
+            )
+        )
+    tables = {name: _read_csv(folder / f"{name}.csv", name) for name in CSV_TABLES}
+    verdict_rows = [
+        json.loads(line)
+        for line in (folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    verdicts = typed(
+        pd.DataFrame.from_records(verdict_rows, columns=list(TABLES["verdicts"])), "verdicts"
+    )
+    problems = [
+        InputProblem(**json.loads(line))
+        for line in (folder / "problems.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    return ScoreResult(
+        config=ScoreConfig.model_validate(summary["config"]),
+        run=summary["run"],
+        run_id=summary["run_id"],
+        shape=summary["shape"],
+        verdicts=verdicts,
+        problems=problems,
+        **tables,
+    )

@@ -1,0 +1,147 @@
+"""What a run's shape allows to be measured, decided once per run.
+
+A run without parsed documents has no parse step; a pipeline without a
+reranker has no reranking measures; a run that never says how many chunks the
+generator received cannot be judged at the context. Every measure planned
+here gets, for every sample, a value or an ``Unscored`` reason -- so each
+measure of a step has the same denominator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cofe.measures import (
+    BLEU,
+    NDCG,
+    ChunkIntegrity,
+    CoarsePrecision,
+    DocPrecision,
+    DocRecall,
+    EntityAnchoring,
+    KeywordAccuracy,
+    KeywordRecall,
+    Measure,
+    RerankGain,
+    RerankLoss,
+    RougeL,
+    RougeLRecall,
+    Step,
+)
+from cofe.runlog import RunLog, Stage
+from cofe.stages._config import ScoreConfig
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """The stages a run has and the cutoffs its measures use."""
+
+    has_docs: bool
+    has_chunks: bool
+    has_pool: bool
+    reranker: bool  # a reranking stage sits between the pool and the context
+    generation: bool
+    pool_cutoff: int
+    top_k: int | None  # how many chunks the generator received; None: unknown
+    top_k_from: str  # where top_k came from, or why it is unknown
+
+    @classmethod
+    def of(cls, run: RunLog, config: ScoreConfig) -> RunShape:
+        records = run.records.values()
+        stages = getattr(run.manifest, "stages", None)
+        has_pool = any(r.pool is not None for r in records)
+        has_context = any(r.context is not None for r in records)
+        if stages is not None:
+            reranker = Stage.RERANKING in stages
+            generation = Stage.GENERATION in stages
+        else:  # an older run: a recorded context next to a pool was a reranker's output
+            reranker = has_pool and has_context
+            generation = any(
+                r.answer is not None or (r.error is not None and r.error.stage is Stage.GENERATION)
+                for r in records
+            )
+        longest_context = max((len(r.context) for r in records if r.context), default=0)
+        manifest_k = getattr(run.manifest, "top_k", None)
+        if config.top_k is not None:
+            top_k, source = config.top_k, "--top-k"
+        elif manifest_k is not None:
+            top_k, source = manifest_k, "the run's manifest (top_k)"
+        elif longest_context:
+            top_k, source = longest_context, "the longest recorded context"
+        else:
+            top_k, source = (
+                None,
+                (
+                    "the run does not record what the generator saw (no context and no top_k "
+                    "in its manifest); pass --top-k if you know it"
+                ),
+            )
+        longest_pool = max((len(r.pool) for r in records if r.pool), default=0)
+        pool_cutoff = config.candidates or longest_pool or top_k or 1
+        return cls(
+            has_docs=bool(run.documents),
+            has_chunks=bool(run.chunks),
+            has_pool=has_pool,
+            reranker=reranker,
+            generation=generation,
+            pool_cutoff=pool_cutoff,
+            top_k=top_k,
+            top_k_from=source,
+        )
+
+    @property
+    def has_context(self) -> bool:
+        return self.has_pool or self.reranker or self.top_k is not None
+
+    def context_stage(self, pool_judged: bool) -> Stage:
+        """Who is blamed for a loss at the context: the reranker, if the run has one and its
+        input (the pool) was recorded; else the retriever (never a reranker that is not there)."""
+        return Stage.RERANKING if self.reranker and pool_judged else Stage.RETRIEVAL
+
+    def plan(self) -> dict[Step, tuple[Measure, ...]]:
+        """The measures of each step this run allows, in report order."""
+        plan: dict[Step, tuple[Measure, ...]] = {}
+        if self.has_docs:
+            plan[Step.PARSE] = (KeywordRecall(),)
+        if self.has_chunks:
+            plan[Step.CORPUS] = (KeywordRecall(), ChunkIntegrity(), EntityAnchoring())
+        k, n = self.top_k, self.pool_cutoff
+        if self.has_pool:
+            cutoffs = dict.fromkeys([n, *([k] if k else [])])
+            ranked: list[Measure] = []
+            for c in cutoffs:
+                ranked += [KeywordRecall(c), KeywordAccuracy(c)]
+            c = k or n
+            ranked += [CoarsePrecision(c), DocRecall(c), DocPrecision(c), NDCG(c)]
+            plan[Step.POOL] = tuple(ranked)
+        if self.has_context:
+            if k is None:
+                plan[Step.CONTEXT] = (KeywordRecall(), KeywordAccuracy())
+            else:
+                context: list[Measure] = [
+                    KeywordRecall(k),
+                    KeywordAccuracy(k),
+                    CoarsePrecision(k),
+                    DocRecall(k),
+                    DocPrecision(k),
+                    NDCG(k),
+                    RougeLRecall(k),
+                ]
+                if self.reranker and self.has_pool:
+                    context += [RerankLoss(k), RerankGain(k)]
+                plan[Step.CONTEXT] = tuple(context)
+        if self.generation:
+            plan[Step.ANSWER] = (KeywordRecall(), BLEU(), RougeL())
+        for step, measures in plan.items():
+            for measure in measures:
+                assert step in measure.STEPS, f"{measure.name} does not apply to {step}"
+        return plan
+
+
+STEP_STAGE = {
+    Step.PARSE: Stage.PARSE,
+    Step.CORPUS: Stage.CHUNKING,
+    Step.POOL: Stage.RETRIEVAL,
+    Step.ANSWER: Stage.GENERATION,
+}
+"""The stage whose output each step is (the context's depends on the run: ``context_stage``)."""

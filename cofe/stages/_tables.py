@@ -1,0 +1,84 @@
+"""The rows scoring produces, kept compact until they become DataFrames once at the end."""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from cofe.evalset import EvalSample
+
+
+class LongForm:
+    """Rows of (sample index, key, value) in typed arrays.
+
+    Millions of score rows are cheap to append, to send back from a worker
+    process (arrays pickle as bytes) and to turn into DataFrame columns.
+    """
+
+    def __init__(self) -> None:
+        self.sample = array("q")
+        self.key = array("q")
+        self.value = array("d")
+        self.keys: dict[tuple[str, ...], int] = {}
+
+    def add(self, sample: int, key: tuple[str, ...], value: float) -> None:
+        code = self.keys.get(key)
+        if code is None:
+            code = self.keys[key] = len(self.keys)
+        self.sample.append(sample)
+        self.key.append(code)
+        self.value.append(value)
+
+    def extend(self, other: LongForm) -> None:
+        # the other table numbered its keys in its own order (dicts keep insertion order)
+        remap = np.array(
+            [self.keys.setdefault(k, len(self.keys)) for k in other.keys], dtype=np.int64
+        )
+        self.sample.extend(other.sample)
+        if other.key:
+            self.key.frombytes(remap[np.frombuffer(other.key, dtype=np.int64)].tobytes())
+        self.value.extend(other.value)
+
+    def frame(
+        self, samples: list[EvalSample], key_columns: list[str], value_column: str
+    ) -> pd.DataFrame:
+        index = (
+            np.frombuffer(self.sample, dtype=np.int64)
+            if self.sample
+            else np.zeros(0, dtype=np.int64)
+        )
+        codes = np.frombuffer(self.key, dtype=np.int64) if self.key else np.zeros(0, dtype=np.int64)
+        ids = np.array([s.id for s in samples], dtype=object)
+        types = np.array([s.query_type.value for s in samples], dtype=object)
+        ordered = sorted(self.keys, key=self.keys.__getitem__)
+        columns: dict[str, object] = {"sample_id": ids[index], "query_type": types[index]}
+        for position, name in enumerate(key_columns):
+            values = np.array([key[position] for key in ordered], dtype=object)
+            columns[name] = values[codes] if len(ordered) else np.zeros(0, dtype=object)
+        columns[value_column] = (
+            np.frombuffer(self.value, dtype=np.float64) if self.value else np.zeros(0)
+        )
+        return pd.DataFrame(columns)
+
+
+@dataclass
+class Tables:
+    """Everything scoring produces, turned into DataFrames once at the end."""
+
+    scores: LongForm = field(default_factory=LongForm)
+    recalls: LongForm = field(default_factory=LongForm)
+    points: list[tuple] = field(default_factory=list)
+    verdicts: list[tuple] = field(default_factory=list)
+    skipped: list[tuple] = field(default_factory=list)
+    problems: list[tuple[str, str, str]] = field(default_factory=list)  # sample id, field, text
+
+    def extend(self, other: Tables) -> None:
+        self.scores.extend(other.scores)
+        self.recalls.extend(other.recalls)
+        self.points.extend(other.points)
+        self.verdicts.extend(other.verdicts)
+        self.skipped.extend(other.skipped)
+        self.problems.extend(other.problems)
