@@ -7,9 +7,10 @@ Writes the 24 shipped SQuAD articles as text files, takes an even spread of
 questions (``--questions 0``: all 5,609), and for every chunk size and
 retriever runs the default pipeline (sentence splitter, overlap 20, pool 30,
 no reranker, extractive generator) with ``cofe.runner.run_pipeline``, then
-scores it (strict mode, with and without the coarse filter). Prints one
-table: chunks, KeywordRecall@4, ChunkIntegrity, verdict counts and the wall
-time of each step. Parsing and embeddings are cached between runs, as in
+scores it (default settings, and again with ``--coarse-scope off``). Prints
+one Markdown table on stdout (progress goes to stderr): chunks,
+ChunkIntegrity, EntityAnchoring (the chunking risk), KeywordRecall at the
+pool and @4, verdict counts and the wall time of each step. Parsing and embeddings are cached between runs, as in
 ``cofe run``; the first size pays the parse.
 """
 
@@ -28,12 +29,19 @@ from cofe import ScoreConfig, score_run, write_evalset  # noqa: E402
 from cofe._cache import Cache  # noqa: E402
 from cofe.evalset.importers import import_squad  # noqa: E402
 from cofe.pipeline import DefaultPipeline, PipelineConfig, parse_documents  # noqa: E402
-from cofe.report._text import format_table  # noqa: E402
 from cofe.runner import run_pipeline  # noqa: E402
 from examples.build_squad_bm25 import DATA  # noqa: E402
 
 WORK = ROOT / "benchmarks" / "_work" / "sweep"
-VERDICTS = ("pass", "chunk_split", "not_retrieved", "not_in_answer", "unscorable")
+VERDICTS = ("pass", "chunk_split", "chunk_dropped", "not_retrieved", "not_in_answer", "unscorable")
+
+
+def markdown(header: list[str], rows: list[list[object]]) -> str:
+    def cell(value: object) -> str:
+        return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    lines = [header, ["---"] * len(header), *([cell(v) for v in row] for row in rows)]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
 def main() -> None:
@@ -59,7 +67,7 @@ def main() -> None:
     t = time.perf_counter()
     parsed = parse_documents(docs, cache=cache)
     print(f"parse {len(parsed.documents)} documents: {time.perf_counter() - t:.1f} s "
-          f"(cached after the first time); {len(samples)} questions")  # fmt: skip
+          f"(cached after the first time); {len(samples)} questions", file=sys.stderr)  # fmt: skip
 
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
@@ -70,13 +78,14 @@ def main() -> None:
             report = run_pipeline(DefaultPipeline(config), evalset, out, documents=parsed.documents,
                                   cache=cache, fresh=True, progress=False, concurrency=2)  # fmt: skip
             t1 = time.perf_counter()
-            result = score_run(out, config=ScoreConfig(top_k=4))
+            result = score_run(out, config=ScoreConfig())
             t2 = time.perf_counter()
-            loose = score_run(out, config=ScoreConfig(top_k=4, coarse_scope="off"))
+            loose = score_run(out, config=ScoreConfig(coarse_scope="off"))
             counts = Counter(result.verdicts["verdict"])
             rows.append([
-                f"{size} {retriever}", report.chunks,
+                size, retriever, report.chunks,
                 result.mean("corpus", "ChunkIntegrity"),
+                result.mean("corpus", "EntityAnchoring"),
                 result.mean("pool", "KeywordRecall@30"),
                 result.mean("context", "KeywordRecall@4"),
                 loose.mean("context", "KeywordRecall@4"),
@@ -84,11 +93,10 @@ def main() -> None:
                 f"{report.seconds['prepare']:.1f}", f"{report.seconds['answer']:.1f}",
                 f"{t2 - t1:.1f}", f"{t1 - t0:.1f}",
             ])  # fmt: skip
-            print(f"  done {size} {retriever} in {t2 - t0:.1f} s", flush=True)
-    header = ["size retriever", "chunks", "ChunkIntegrity", "KR@30", "KR@4", "KR@4 no-coarse",
-              *VERDICTS, "index s", "answer s", "score s", "run s"]  # fmt: skip
-    print()
-    print(format_table(header, rows))
+            print(f"  done {size} {retriever} in {t2 - t0:.1f} s", file=sys.stderr, flush=True)
+    header = ["size", "retriever", "chunks", "ChunkIntegrity", "EntityAnchoring", "KR@30", "KR@4",
+              "KR@4 scope off", *VERDICTS, "index s", "answer s", "score s", "run s"]  # fmt: skip
+    print(markdown(header, rows))
 
 
 if __name__ == "__main__":

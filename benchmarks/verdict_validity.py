@@ -9,8 +9,9 @@ the articles are written as .txt documents (as the SQuAD importer exports
 them), the questions imported with the SQuAD importer, and the built-in
 default pipeline (BM25 pool of 30, top 4, no reranker, extractive generator;
 ``PipelineConfig`` defaults but the chunk size) run with ``run_pipeline``.
-The run is scored with the default ``ScoreConfig()`` and again with
-``coarse_filter=False``.
+The run is scored with the default ``ScoreConfig()``, with
+``coarse_scope="off"`` (``--coarse-scope off``) and in ``cofe-rag`` mode (the
+reference semantics: a chunk must name the entity itself).
 
 Gold labels come from the answer *offsets* only -- never from cofe's keyword
 matcher or scorer. Each gold answer span (paragraph + ``answer_start``) is
@@ -70,7 +71,11 @@ SETS = {
 WORK = ROOT / "benchmarks" / "_work" / "verdict_validity"
 EXCLUDED = ("unscorable", "pipeline_error")
 PASS = "pass"  # the gold or cofe "stage" of a sample that lost nothing
-CONFIGS = {"default": {}, "no-coarse": {"coarse_filter": False}}
+CONFIGS = {
+    "default": {},
+    "coarse-scope off": {"coarse_scope": "off"},
+    "cofe-rag mode": {"mode": "cofe-rag"},  # the paper's semantics: chunk-level coarse filter
+}
 
 
 def _log(message: str) -> None:

@@ -11,8 +11,11 @@ A small but real pipeline, written with cofe's run-log writer:
 - generation: cofe's ``ExtractiveGenerator``, not an LLM: it answers with the
   context sentence sharing most content words with the query.
 
-Run ``python examples/build_squad_bm25.py`` (needs ``pip install -e .[bm25]``);
-the output is deterministic.
+Run ``python examples/build_squad_bm25.py`` (needs ``pip install -e .[bm25]``).
+The files are not promised to be byte-identical across machines or package
+versions (BM25 scores are floats, and equal scores keep corpus order only up
+to rounding); ``tests/examples/test_squad_bm25.py`` pins the verdict counts
+of the shipped run, so a scorer change that moves them cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -162,6 +165,8 @@ def main() -> None:
                 "top_k": TOP_K,
                 "generator": ExtractiveGenerator.name,
             },
+            top_k=TOP_K,
+            stages=["parse", "chunking", "retrieval", "reranking", "generation"],
             evalset_sha256=file_sha256(evalset_file),
             versions={"cofe": cofe.__version__, "bm25s": bm25s.__version__},
         ),

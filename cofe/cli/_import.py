@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
                 (args.docs_out / name).write_text(text, encoding="utf-8")
         print(f"wrote {len(used)} document(s) to {args.docs_out}")
     for problem in result.problems:
-        print(f"skipped: {problem}", file=sys.stderr)
+        print(f"problem: {problem}", file=sys.stderr)
     print(f"wrote {written} sample(s) to {args.output}")
     print(json.dumps(result.stats, ensure_ascii=False))
     return 0

@@ -8,10 +8,10 @@ from cofe._cache import Cache, content_key, default_cache_dir
 from cofe.pipeline._chunk import Splitter, split_documents
 from cofe.pipeline._default import DefaultPipeline, PipelineConfig
 from cofe.pipeline._embed import Embedder
-from cofe.pipeline._generate import ExtractiveGenerator, OpenAIGenerator
+from cofe.pipeline._generate import ExtractiveGenerator, OpenAIGenerator, split_sentences
 from cofe.pipeline._offline import OfflineSetupError, offline_unstructured
 from cofe.pipeline._parse import ParseResult, documents_from_texts, parse_documents, parse_file
-from cofe.pipeline._rerank import CrossEncoderReranker, LLMReranker, MiniLMReranker
+from cofe.pipeline._rerank import CrossEncoderReranker, LLMReranker, MiniLMReranker, RerankFailed
 from cofe.pipeline._retrieve import (
     BM25Retriever,
     DenseRetriever,
@@ -35,6 +35,7 @@ __all__ = [
     "OpenAIGenerator",
     "ParseResult",
     "PipelineConfig",
+    "RerankFailed",
     "RetrieverKind",
     "Splitter",
     "content_key",
@@ -45,4 +46,5 @@ __all__ = [
     "parse_file",
     "reciprocal_rank_fusion",
     "split_documents",
+    "split_sentences",
 ]

@@ -44,6 +44,7 @@ class RunShape:
     pool_cutoff: int
     top_k: int | None  # how many chunks the generator received; None: unknown
     top_k_from: str  # where top_k came from, or why it is unknown
+    feeds_context: bool  # something downstream of retrieval consumes a context
 
     @classmethod
     def of(cls, run: RunLog, config: ScoreConfig) -> RunShape:
@@ -54,12 +55,15 @@ class RunShape:
         if stages is not None:
             reranker = Stage.RERANKING in stages
             generation = Stage.GENERATION in stages
+            # a retrieval-only pipeline hands its pool to nobody: its @K is a pool measure
+            feeds_context = reranker or generation or has_context
         else:  # an older run: a recorded context next to a pool was a reranker's output
             reranker = has_pool and has_context
             generation = any(
                 r.answer is not None or (r.error is not None and r.error.stage is Stage.GENERATION)
                 for r in records
             )
+            feeds_context = True
         longest_context = max((len(r.context) for r in records if r.context), default=0)
         manifest_k = getattr(run.manifest, "top_k", None)
         if config.top_k is not None:
@@ -87,10 +91,13 @@ class RunShape:
             pool_cutoff=pool_cutoff,
             top_k=top_k,
             top_k_from=source,
+            feeds_context=feeds_context,
         )
 
     @property
     def has_context(self) -> bool:
+        if not self.feeds_context:
+            return False
         return self.has_pool or self.reranker or self.top_k is not None
 
     def context_stage(self, pool_judged: bool) -> Stage:

@@ -79,6 +79,10 @@ def _units_holding(
         and sum(len(p) for p in postings) <= len(eligible)  # type: ignore[arg-type]
     ):
         return {unit for p in postings for unit in p if unit in eligible}  # type: ignore[union-attr]
+    if ctx.config.fuzzy is None:  # plain substring tests, without a call per (unit, keyword)
+        needles = [chunks.index.keywords[ident] for ident in slot]
+        text = chunks.text
+        return {unit for unit in eligible if any(n in text(unit) for n in needles)}
     return {unit for unit in eligible if any(chunks.has(unit, ident) for ident in slot)}
 
 

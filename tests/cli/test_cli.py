@@ -88,7 +88,11 @@ def test_import_squad_and_export_documents(tmp_path, capsys):
     assert len(out.read_text().splitlines()) == 200
     # the first 200 questions: 180 on Southern California, 20 on Doctor Who
     assert sorted(p.name for p in docs.iterdir()) == ["Doctor_Who.txt", "Southern_California.txt"]
-    assert '"imported": 5609' in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert '"imported": 5609' in captured.out
+    # flagged labels are kept: the problem lines must not all say "skipped"
+    problems = [line for line in captured.err.splitlines() if line.startswith("problem: ")]
+    assert problems and any("the sample is kept" in line for line in problems)
 
 
 def test_console_script_runs_as_a_subprocess(tmp_path):

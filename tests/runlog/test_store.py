@@ -1,4 +1,5 @@
 import json
+import shutil
 
 import pytest
 from pydantic import ValidationError
@@ -162,11 +163,38 @@ def test_a_version_1_manifest_is_migrated_on_read(tmp_path):
     assert manifest.top_k is None and manifest.stages is None and manifest.meta == {}
 
 
-def test_the_committed_version_1_example_run_still_reads():
-    run = read_run(EXAMPLE_RUN)
+# the shipped example's manifest as cofe 0.1 wrote it (schema version 1)
+VERSION_1_MANIFEST = {
+    "schema_version": 1,
+    "run_id": "example-squad-bm25",
+    "created_at": "2026-11-22T01:52:01.505367Z",
+    "pipeline": {
+        "parser": "plain text (SQuAD/CMRC paragraphs)",
+        "chunker": "word windows of 120 words / 200 CJK characters, no overlap",
+        "retriever": "bm25s over strict tokens",
+        "candidates": 30,
+        "reranker": "query-term coverage (example)",
+        "top_k": 4,
+        "generator": "extractive best sentence (not an LLM)",
+    },
+    "versions": {"cofe": "0.1.0", "bm25s": "0.3.16"},
+}
+
+
+def test_a_version_1_run_still_reads(tmp_path):
+    run_dir = tmp_path / "v1"
+    shutil.copytree(EXAMPLE_RUN, run_dir, ignore=shutil.ignore_patterns("scores"))
+    (run_dir / "manifest.json").write_text(json.dumps(VERSION_1_MANIFEST))
+    run = read_run(run_dir)
     assert run.manifest.schema_version == 1 and run.manifest.top_k == 4
     assert run.manifest.stages is None  # it never said: unknown, not guessed
     assert run.records and not run.problems
+
+
+def test_the_shipped_example_run_is_version_2():
+    manifest = read_run(EXAMPLE_RUN).manifest
+    assert manifest.schema_version == RUNLOG_SCHEMA_VERSION == 2
+    assert manifest.top_k == 4 and manifest.stages[-2:] == ["reranking", "generation"]
 
 
 def test_cofe_schema_prints_the_current_schema(capsys):

@@ -166,6 +166,14 @@ def test_a_run_without_generation_passes_only_as_far_as_it_was_judged():
     assert not (result.skipped.step == "answer").any()  # the run has no generation step
 
 
+def test_a_retrieval_only_run_is_judged_at_its_pool_not_at_an_invented_context():
+    record = SampleRecord(sample_id="q", pool=ranked("c0", "c1"))
+    result = score([record], stages=["parse", "chunking", "retrieval"], top_k=1)
+    assert verdict(result)[0] == Verdict.PASS_TO_POOL
+    assert "context" not in set(result.scores.step) | set(result.skipped.step)
+    assert recall_at(result, "pool", "KeywordRecall@1") == 0.0  # the fact ranked 2nd
+
+
 # --- chunk offsets: cut or dropped -----------------------------------------------------------
 
 
