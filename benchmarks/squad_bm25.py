@@ -50,6 +50,9 @@ def main() -> None:
         {c.chunk_id: c for c in chunks},
         {r.sample_id: r for r in records},
     )
+    print("| mode | coarse scope | score | samples/s | KeywordRecall@30 | KeywordRecall@4 "
+          "| answer KeywordRecall | verdicts |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for mode in (MatchMode.STRICT, MatchMode.COFE_RAG):
         for scope in ("document", "chunk", "off"):
             config = ScoreConfig(mode=mode, coarse_scope=scope)
@@ -57,13 +60,12 @@ def main() -> None:
             result = score_run(run, EvalSet(samples), config)
             took = time.perf_counter() - t
             summary = result.summary().set_index(["step", "measure"])["mean"]
-            verdicts = dict(Counter(result.verdicts.verdict))
+            verdicts = ", ".join(f"{v} {n}" for v, n in Counter(result.verdicts.verdict).items())
             print(
-                f"mode={mode.value:<8} coarse_scope={scope:<8} "
-                f"score {took:.2f} s ({len(samples) / took:.0f} samples/s)  "
-                f"KeywordRecall@30={summary[('pool', 'KeywordRecall@30')]:.3f}  "
-                f"KeywordRecall@4={summary[('context', 'KeywordRecall@4')]:.3f}  "
-                f"answer KeywordRecall={summary[('answer', 'KeywordRecall')]:.3f}  verdicts={verdicts}"
+                f"| {mode.value} | {scope} | {took:.2f} s | {len(samples) / took:,.0f} "
+                f"| {summary[('pool', 'KeywordRecall@30')]:.3f} "
+                f"| {summary[('context', 'KeywordRecall@4')]:.3f} "
+                f"| {summary[('answer', 'KeywordRecall')]:.3f} | {verdicts} |"
             )
 
     # how often the coarse keyword sits in the chunk that holds the answer

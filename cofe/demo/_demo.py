@@ -158,7 +158,8 @@ def run_demo(
     log("Generation here is EXTRACTIVE (not an LLM): it shows whether the answer reached the "
         "context. Use --generator openai --base-url URL --model NAME for a real model.")  # fmt: skip
     log(
-        f"Score again with other settings: cofe score {workdir / next(iter(outcomes))} --no-coarse-filter"
+        "Score again with the paper's semantics (a chunk must name the entity): "
+        f"cofe score {workdir / next(iter(outcomes))} --mode cofe-rag"
     )
     sys.stdout.flush()
     return outcomes
