@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cofe.matching import MatchMode
 from cofe.report import render_result
+from cofe.results import scores_folder
 from cofe.stages import CoarseScope, ScoreConfig, score_run
 
 
@@ -51,7 +52,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="RATE",
         help="exit 1 when the pipeline raised for more than this share of samples at any stage",
     )
-    p.add_argument("--out", type=Path, help="where to write the tables (default: RUN_DIR/scores)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="where to write the tables (default: RUN_DIR/scores for the default settings, "
+        "RUN_DIR/scores-<settings> for others, so scorings sit side by side)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a scoring made with other settings in --out (refused otherwise)",
+    )
     p.add_argument(
         "--json", action="store_true", help="print the summary as JSON instead of tables"
     )
@@ -68,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         fuzzy=args.fuzzy,
     )
     result = score_run(args.run_dir, args.evalset, config, progress=sys.stderr.isatty())
-    out = result.write(args.out or args.run_dir / "scores")
+    out = result.write(args.out or scores_folder(args.run_dir, config), replace=args.force)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -12,12 +12,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from cofe._errors import InputError, InputProblem
 from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, typed
 from cofe.results._result import ScoreResult
+
+if TYPE_CHECKING:
+    from cofe.stages._config import ScoreConfig
 
 RESULTS_SCHEMA_VERSION = 1
 SUMMARY = "summary.json"
@@ -44,8 +48,51 @@ def _jsonl(rows: list[dict]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def write_scores(result: ScoreResult, directory: str | os.PathLike[str]) -> Path:
+def scores_folder(run_dir: str | os.PathLike[str], config: ScoreConfig) -> Path:
+    """Where ``cofe score`` writes a scoring of a run: ``scores/`` for the default settings,
+    ``scores-<settings>/`` for others, so scorings with different settings sit side by side."""
+    label = config.label()
+    safe = "".join(ch if ch.isalnum() or ch in "=,.-_" else "_" for ch in label)
+    return Path(run_dir) / (f"scores-{safe}" if safe else "scores")
+
+
+def _settings_in(folder: Path) -> dict | None:
+    """The settings of the complete scoring in a folder (None: there is none)."""
+    try:
+        summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
+        return summary.get("config") if isinstance(summary, dict) else {}
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError):
+        return {}  # unreadable: treated as other settings
+
+
+def write_scores(
+    result: ScoreResult, directory: str | os.PathLike[str], *, replace: bool = False
+) -> Path:
+    """Write a scoring to a folder. A folder holding a scoring made with other settings is
+    refused unless ``replace``: a comparison must never read scores it did not ask for."""
     out = Path(directory)
+    if not replace:
+        existing = _settings_in(out)
+        wanted = result.config.model_dump(mode="json")
+        if existing is not None and existing != wanted:
+            from cofe.stages._config import ScoreConfig
+
+            try:
+                theirs = ScoreConfig.model_validate(existing).label() or "the defaults"
+            except ValueError:
+                theirs = "unreadable settings"
+            raise InputError(
+                InputProblem(
+                    str(out / SUMMARY),
+                    None,
+                    "config",
+                    f"holds a scoring with other settings ({theirs}; this one: "
+                    f"{result.config.label() or 'the defaults'}); write elsewhere or pass "
+                    "--force to replace it",
+                )
+            )
     out.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).unlink(missing_ok=True)  # from here on the folder holds no complete scoring
     for name in CSV_TABLES:

@@ -147,11 +147,12 @@ class ScoreResult:
             },
         }
 
-    def write(self, directory: str | Path) -> Path:
-        """Write the tables and the summary; returns the directory (see ``read_scores``)."""
+    def write(self, directory: str | Path, *, replace: bool = False) -> Path:
+        """Write the tables and the summary; returns the directory (see ``read_scores``).
+        A folder holding a scoring with other settings is refused unless ``replace``."""
         from cofe.results._files import write_scores
 
-        return write_scores(self, directory)
+        return write_scores(self, directory, replace=replace)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -69,3 +69,9 @@ class ScoreConfig(BaseModel):
         if self.coarse_scope is not None:
             return self.coarse_scope
         return CoarseScope.CHUNK if self.mode is MatchMode.COFE_RAG else CoarseScope.DOCUMENT
+
+    def label(self) -> str:
+        """The settings that differ from the defaults, as ``name=value`` joined by commas
+        (empty for the defaults): names the folder a scoring is written to."""
+        changed = self.model_dump(mode="json", exclude_defaults=True)
+        return ",".join(f"{name}={value}" for name, value in changed.items())

@@ -108,7 +108,12 @@ class _SampleScorer:
         if source.problem:
             self.t.problems.append((sample.id, "source.doc", source.problem))
         scope = self.ctx.scope(sample, cs, source)
-        if cs.coarse and not scope.mentions_coarse and self.ctx.config.scope.value != "off":
+        if (
+            cs.coarse
+            and not scope.mentions_coarse
+            and self.ctx.config.scope.value != "off"
+            and self.shape.has_chunks  # without a corpus one run-level problem says it all
+        ):
             self.t.problems.append(
                 (
                     sample.id,
@@ -487,6 +492,17 @@ def score_run(
     ctx = RunContext(log, evals.samples, config, workers=workers)
     shape = RunShape.of(log, config)
     problems += _label_problems(evals, ctx)
+    if not log.chunks and (shape.has_pool or shape.has_context):
+        problems.append(
+            InputProblem(
+                str(log.path / "chunks.jsonl"),
+                None,
+                None,
+                "the run records no chunks (file missing or empty): its pools and contexts "
+                "name chunks whose text is unknown, so retrieval, reranking and chunking are "
+                "unscored for every sample (not counted as misses)",
+            )
+        )
     tables = _score_samples(ctx, shape, evals.samples, log.records, workers, progress)
     for sample_id, field, message in tables.problems:
         problems.append(
