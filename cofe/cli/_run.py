@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cofe._cache import Cache, default_cache_dir
 from cofe.report import render_result
+from cofe.results import scores_folder
 from cofe.stages import ScoreConfig, score_run
 
 
@@ -109,9 +110,10 @@ def run(args: argparse.Namespace) -> int:
     print(report.summary())
     if args.no_score:
         return 0
-    top_k = getattr(pipeline, "top_k", None) or args.top_k
-    result = score_run(args.out, config=ScoreConfig(top_k=top_k), progress=sys.stderr.isatty())
-    files = result.write(args.out / "scores")
+    # the run's manifest records its top-K: the default settings read it from there
+    config = ScoreConfig()
+    result = score_run(args.out, config=config, progress=sys.stderr.isatty())
+    files = result.write(scores_folder(args.out, config))
     print()
     print(render_result(result, files_in=str(files)))
     return 0
