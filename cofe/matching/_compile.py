@@ -17,6 +17,7 @@ class BadLabel:
     field: str  # e.g. "fine_keywords[0][1]"
     keyword: str
     reason: str
+    used: bool = False  # cofe-rag mode matches it anyway, as the reference evaluator does
 
     def __str__(self) -> str:
         return f"{self.field} {self.keyword!r}: {self.reason}"
@@ -42,7 +43,11 @@ class CompiledSample:
 
 
 KeywordCache = dict[str, tuple[int | None, str | None]]
-"""Keyword text -> (keyword id, or None with the bad-label reason)."""
+"""Keyword text -> (keyword id or None, bad-label reason or None). Strict mode gives a bad
+label no id; cofe-rag mode gives it an id and a reason (used, but reported)."""
+
+REFERENCE_MATCHES_IT = "matched as a plain substring anyway, as the reference evaluator does"
+EMPTY = ""  # the normal form of a keyword of only non-word characters: found in every text
 
 
 def keyword_texts(sample: EvalSample) -> list[str]:
@@ -102,8 +107,11 @@ def register_keywords(
 def _register(
     normalized: str, index: KeywordIndex, mode: MatchMode
 ) -> tuple[int | None, str | None]:
-    """A usable keyword gets an id; a bad label gets the reason instead."""
+    """A usable keyword gets an id; a bad label gets the reason instead (strict mode) or
+    both (cofe-rag mode: the reference matches one letter, a stopword, even nothing)."""
     reason = label_problem(normalized, mode)
+    if mode is MatchMode.COFE_RAG:
+        return index.add(normalized), (f"{reason}; {REFERENCE_MATCHES_IT}" if reason else None)
     return (None if reason else index.add(normalized), reason)
 
 
@@ -123,7 +131,7 @@ def compile_sample(
         if entry is None:
             entry = known[text] = _register(normalize(text), index, mode)
         if entry[1] is not None:
-            bad.append(BadLabel(field(), text, entry[1]))
+            bad.append(BadLabel(field(), text, entry[1], used=entry[0] is not None))
         return entry[0]
 
     coarse_ids: list[int] = []
@@ -156,7 +164,12 @@ def compile_sample(
                 continue
             slots.append(tuple(ids))
             shown.append(" | ".join(alternatives))
-        if not point:
+        if not point and mode is MatchMode.COFE_RAG:
+            # the reference counts a point with no keyword as found: reproduce, and report it
+            reason = "empty information point; counted as found, as the reference evaluator does"
+            bad.append(BadLabel(f"fine_keywords[{p}]", "", reason, used=True))
+            points.append(CompiledPoint(p, ("",), ((index.add(EMPTY),),), "(empty point)"))
+        elif not point:
             bad.append(BadLabel(f"fine_keywords[{p}]", "", "empty information point"))
         elif not broken:  # a point with an unusable keyword is dropped; that keyword is reported
             points.append(CompiledPoint(p, tuple(shown), tuple(slots), " & ".join(shown)))
@@ -168,7 +181,8 @@ def compile_sample(
         unscorable = "no usable information point: " + "; ".join(str(b) for b in bad)
     elif mode is MatchMode.COFE_RAG and not coarse_ids:
         unscorable = (
-            "no usable coarse keyword (cofe-rag mode skips such samples, as the reference does)"
+            "no coarse keyword (cofe-rag mode skips such samples, as the reference evaluator "
+            "does; the reference still counts them in its percentages)"
         )
     return CompiledSample(
         tuple(coarse_ids), tuple(coarse_text), tuple(points), tuple(bad), unscorable

@@ -33,11 +33,16 @@ class KeywordIndex:
             self.keywords.append(normalized)
         return ident
 
+    def find(self, normalized: str) -> int | None:
+        """The id of a keyword, if it was added."""
+        return self._ids.get(normalized)
+
     def automaton(self, ids: Iterable[int]) -> ahocorasick.Automaton | None:
         """An Aho-Corasick automaton finding the given keywords (None when there are none)."""
         automaton = ahocorasick.Automaton()
         for ident in ids:
-            automaton.add_word(self.keywords[ident], ident)
+            if self.keywords[ident]:  # the empty keyword is in every text: see UnitIndex
+                automaton.add_word(self.keywords[ident], ident)
         if len(automaton) == 0:
             return None
         automaton.make_automaton()
@@ -98,7 +103,12 @@ class UnitIndex:
                         postings[ident].append(unit)
                     unit += 1
             # every indexed keyword gets a list, so absence is known without searching
-            self._postings = {ident: postings.get(ident, []) for ident in indexed}
+            self._postings = {
+                ident: postings.get(ident, [])
+                if index.keywords[ident]
+                else list(range(len(self._normalized)))  # "" is in every text
+                for ident in indexed
+            }
         self.fuzzy_cutoff = None if not fuzzy_ratio else 100.0 * (1.0 - fuzzy_ratio)
         self.fuzzy_min_chars = fuzzy_min_chars
         self._fuzzy_units: dict[int, set[int]] = {}

@@ -10,8 +10,8 @@ Two modes:
     never matches inside "concatenate", while "北京" matches inside "北京大学".
 
 ``cofe-rag``
-    The CoFE-RAG reference: every non-word character removed, lower-cased,
-    plain substring matching (so words glue together and matches may cross
+    The CoFE-RAG reference: every non-word character removed, "一一" folded
+    to "一", lower-cased, plain substring matching (so words glue together and matches may cross
     chunk boundaries, exactly as the reference evaluator does).
 """
 
@@ -58,7 +58,8 @@ def normalize_strict(text: str) -> str:
 
 
 def normalize_cofe_rag(text: str) -> str:
-    return _NON_WORD.sub("", text).lower()
+    # the reference's clean_text also folds a doubled 一 (as in 一一对应) into one
+    return _NON_WORD.sub("", text).replace("一一", "一").lower()
 
 
 def normalizer(mode: MatchMode):

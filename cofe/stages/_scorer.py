@@ -21,7 +21,7 @@ from cofe._parallel import default_workers, fork_map
 from cofe.diagnose import StageOutcome, Verdict, diagnose
 from cofe.diagnose._verdict import STAGE_ORDER
 from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
-from cofe.matching import CompiledSample, MatchMode, strict_tokens
+from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
 from cofe.measures import Measure, Step, StepView, Unscored
 from cofe.results import ScoreResult
 from cofe.runlog import RankedChunk, RunLog, SampleRecord, Stage, read_run
@@ -449,7 +449,7 @@ def _label_problems(evals: EvalSet, ctx: RunContext) -> list[InputProblem]:
                     evals.lines.get(sample.id),
                     bad.field,
                     f"bad label {bad.keyword!r} in sample {sample.id!r}: {bad.reason}; "
-                    + _label_effect(compiled, bad.field),
+                    + _label_effect(compiled, bad),
                 )
             )
     return problems
@@ -458,9 +458,12 @@ def _label_problems(evals: EvalSet, ctx: RunContext) -> list[InputProblem]:
 _POINT = re.compile(r"^fine_keywords\[(\d+)\]")
 
 
-def _label_effect(compiled: CompiledSample, field: str) -> str:
+def _label_effect(compiled: CompiledSample, bad: BadLabel) -> str:
+    field = bad.field
     if compiled.unscorable:
         return "the whole sample is unscored"
+    if bad.used:
+        return "strict mode would not match it"
     if field.startswith("coarse"):
         return "this coarse keyword is not used"
     point = _POINT.match(field)

@@ -42,6 +42,12 @@ def judge_ranked(
     exact_only = ctx.config.fuzzy is None
     joined = ctx.config.mode is MatchMode.COFE_RAG
     keywords = ctx.index.keywords
+    empty = ctx.index.find("") if joined else None
+    if empty is not None:  # "" is in every string, even an empty one (as in the reference)
+        for s in open_slots:
+            if empty in slots[s][1]:
+                slot_rank[s] = 1
+        open_slots = [s for s in open_slots if slot_rank[s] is None]
     text = ""
     for rank, (unit, ok) in enumerate(zip(units, passing, strict=True), start=1):
         if not open_slots:
