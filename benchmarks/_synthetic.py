@@ -5,6 +5,11 @@ Each sample has one entity (its coarse keyword), 1-4 information points of
 labels are: not pairs of the most frequent words), a pool of ``candidates`` chunks in
 which the gold chunks sit at random ranks (or are missing), a reranked
 context of 4, an answer that copies some keywords, and a reference answer.
+As in real eval sets, some labels are not where they should be: 10 % of the
+points carry a keyword found nowhere in the corpus (a paraphrase, a typo) and
+5 % one taken from another entity's document -- the cases a scorer must
+explain ("in no chunk", "only outside the sample's scope") without rescanning
+the corpus for each.
 """
 
 from __future__ import annotations
@@ -84,6 +89,14 @@ def make_run(
                 rare = [w for w in words if rank[w] > 2_000]
                 if rare and rng.random() < 0.3:
                     point.append(rng.choice(rare))
+                roll = rng.random()
+                if roll < 0.10:  # a label found nowhere
+                    point.append("".join(rng.choices(string.ascii_lowercase, k=12)))
+                elif roll < 0.15:  # a label from another entity's document
+                    other = rng.choice(chunk_ids).split("#")[0]
+                    other_words = chunks[f"{other}#1"].text.rstrip(".").split()
+                    at = rng.randrange(len(other_words) - 1)
+                    point.append(" ".join(other_words[at : at + 2]))
                 points.append(point)
         sample = EvalSample(
             id=f"s{i}",

@@ -2,14 +2,16 @@
 
 Exact containment is a substring test on normalised text: the strict normal
 form puts a space on each side of every token, so a test of ``" kw "`` only
-ever matches whole tokens. Keywords that must be looked up across the whole
-corpus (``indexed``: coarse keywords, and fine keywords of samples with no
-coarse filter) get posting lists from one Aho-Corasick pass over all texts;
-any other keyword is only ever tested against a handful of chunks.
+ever matches whole tokens. ``indexed`` keywords (for exact matching: all of
+them) get posting lists from one Aho-Corasick pass over all texts, so every
+look-up -- including the ones that explain a miss ("in no chunk", "only in
+another document") -- reads a posting list instead of rescanning the corpus:
+scoring stays linear in samples and in corpus size.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
@@ -135,7 +137,12 @@ class UnitIndex:
         return self.fuzzy_cutoff is not None and len(text.replace(" ", "")) >= self.fuzzy_min_chars
 
     def has(self, unit: int, keyword: int) -> bool:
-        if self.index.keywords[keyword] in self.text(unit):
+        exact = self._postings.get(keyword)
+        if exact is not None:  # postings are in unit order: a binary search, not a text scan
+            at = bisect_left(exact, unit)
+            if at < len(exact) and exact[at] == unit:
+                return True
+        elif self.index.keywords[keyword] in self.text(unit):
             return True
         return self._fuzzy_ok(keyword) and unit in self._fuzzy(keyword)
 

@@ -90,17 +90,28 @@ class RunContext:
             workers=workers,
             **fuzzy,
         )
-        # documents are read only for the samples that name them: normalised on demand
+        # one Aho-Corasick pass over the documents too: a keyword's documents are a posting
+        # list, never a scan of every document per sample (fuzzy matching keeps lazy texts)
+        exact = config.fuzzy is None
         self.docs = UnitIndex(
-            [doc.text for doc in documents], self.index, self.normalize, lazy=True, **fuzzy
+            [doc.text for doc in documents],
+            self.index,
+            self.normalize,
+            indexed=range(len(self.index.keywords)) if exact else (),
+            lazy=not exact,
+            workers=workers,
+            **fuzzy,
         )
 
-    def _corpus_wide(self, samples: list[EvalSample]) -> set[int]:
-        """Keywords looked up across the whole chunk corpus, so worth posting lists.
+    def _corpus_wide(self, samples: list[EvalSample]) -> Iterable[int]:
+        """Keywords given posting lists over the chunk corpus.
 
-        Coarse keywords always (they pick a sample's eligible chunks); fine
-        keywords only of samples that no filter narrows to a few chunks.
+        Exact matching: all of them (one Aho-Corasick pass costs about as much as
+        normalising the corpus, and then no look-up scans it). Fuzzy matching:
+        coarse keywords, and fine keywords of samples that no filter narrows.
         """
+        if self.config.fuzzy is None:
+            return range(len(self.index.keywords))
         ids: set[int] = set()
         narrowing = self.config.scope is not CoarseScope.OFF
         for sample in samples:

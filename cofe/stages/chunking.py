@@ -68,21 +68,13 @@ _ORDER = [Verdict.CHUNK_DROPPED, Verdict.NOT_IN_CORPUS, Verdict.CHUNK_SPLIT]
 def _units_holding(
     ctx: RunContext, slot: tuple[int, ...], eligible: set[int] | frozenset[int] | None
 ) -> set[int]:
-    """Eligible chunks holding any alternative of a keyword, walking the smaller side."""
+    """Eligible chunks holding any alternative of a keyword: from the posting lists."""
     chunks = ctx.chunks
     if eligible is None:
         return set().union(*(chunks.units_with(ident) for ident in slot))
     postings = [chunks.postings(ident) for ident in slot]
-    if (
-        ctx.config.fuzzy is None
-        and all(p is not None for p in postings)
-        and sum(len(p) for p in postings) <= len(eligible)  # type: ignore[arg-type]
-    ):
+    if ctx.config.fuzzy is None and all(p is not None for p in postings):
         return {unit for p in postings for unit in p if unit in eligible}  # type: ignore[union-attr]
-    if ctx.config.fuzzy is None:  # plain substring tests, without a call per (unit, keyword)
-        needles = [chunks.index.keywords[ident] for ident in slot]
-        text = chunks.text
-        return {unit for unit in eligible if any(n in text(unit) for n in needles)}
     return {unit for unit in eligible if any(chunks.has(unit, ident) for ident in slot)}
 
 
@@ -90,11 +82,15 @@ def _lost_how(
     ctx: RunContext, slot: tuple[int, ...], scope: Scope, source: Source
 ) -> tuple[str, str]:
     """Why a keyword is in no chunk in scope: (cut or dropped, the reason for people)."""
-    docs = [source.doc] if source.doc is not None else sorted(scope.docs or ctx.doc_pos)
+    # the documents whose parsed text holds the keyword, from the posting lists
+    holding = {ctx.doc_ids[u] for ident in slot for u in ctx.docs.units_with(ident)}
+    if source.doc is not None:
+        docs = [source.doc] if source.doc in holding else []
+    else:
+        docs = sorted(holding if scope.docs is None else holding & scope.docs)
+    in_chunks = {ctx.chunk_doc[u] for ident in slot for u in ctx.chunks.units_with(ident)}
     for doc in docs:
-        if doc not in ctx.doc_pos or not _in_text(ctx, ctx.doc_pos[doc], slot):
-            continue
-        if any(ctx.chunks.has(u, ident) for u in ctx.doc_units.get(doc, ()) for ident in slot):
+        if doc in in_chunks:
             return CUT, (
                 f"only in chunks of {doc!r} outside the sample's scope (chunks that do not "
                 "name the entity, or outside the source span)"
@@ -120,10 +116,6 @@ def _lost_how(
             "cannot be told apart)"
         )
     return ABSENT, "in no chunk and in no parsed document in scope"
-
-
-def _in_text(ctx: RunContext, unit: int, slot: tuple[int, ...]) -> bool:
-    return any(ctx.docs.has(unit, ident) for ident in slot)
 
 
 def _in_gap(
