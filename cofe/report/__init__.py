@@ -1,5 +1,6 @@
 """Human-readable renderings of score results."""
 
+from cofe.report._compare_text import render_comparison
 from cofe.report._text import format_table, render_result
 
-__all__ = ["format_table", "render_result"]
+__all__ = ["format_table", "render_comparison", "render_result"]

@@ -42,6 +42,7 @@ TABLES: dict[str, dict[str, str]] = {
         "stage": MAYBE_TEXT,
         "points": COUNT,
         "explanation": TEXT,
+        "source": MAYBE_TEXT,  # the eval set's source.doc: groups samples for clustered statistics
     },
     "skipped": {
         "sample_id": TEXT,

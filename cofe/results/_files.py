@@ -23,7 +23,8 @@ from cofe.results._result import ScoreResult
 if TYPE_CHECKING:
     from cofe.stages._config import ScoreConfig
 
-RESULTS_SCHEMA_VERSION = 1
+RESULTS_SCHEMA_VERSION = 2
+# version 1 had no verdicts.source column: read as missing (no clustering by document)
 SUMMARY = "summary.json"
 CSV_TABLES = ("scores", "points", "skipped", "recalls", "latency")
 SCORE_FILES = (
@@ -192,5 +193,6 @@ def read_scores(directory: str | os.PathLike[str]) -> ScoreResult:
         shape=summary["shape"],
         verdicts=verdicts,
         problems=problems,
+        evalset_sha256=summary.get("evalset_sha256"),
         **tables,
     )

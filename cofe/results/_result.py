@@ -40,6 +40,7 @@ class ScoreResult:
     recalls: pd.DataFrame
     latency: pd.DataFrame
     problems: list[InputProblem] = field(default_factory=list)
+    evalset_sha256: str | None = None  # of the eval-set file scored against (None: in memory)
 
     def normalized(self) -> ScoreResult:
         """Every table with its declared columns and types (what ``read_scores`` returns)."""
@@ -109,6 +110,7 @@ class ScoreResult:
             "cofe_version": __version__,
             "run": self.run,
             "run_id": self.run_id,
+            "evalset_sha256": self.evalset_sha256,
             "config": self.config.model_dump(mode="json"),
             "shape": self.shape,
             "samples": {

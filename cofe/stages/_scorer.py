@@ -85,6 +85,7 @@ class _SampleScorer:
                 stage.value if stage else None,
                 points,
                 text,
+                sample.source.doc if sample.source else None,
             )
         )
 
@@ -552,7 +553,15 @@ def score_run(
         ),
         verdicts=pd.DataFrame.from_records(
             tables.verdicts,
-            columns=["sample_id", "query_type", "verdict", "stage", "points", "explanation"],
+            columns=[
+                "sample_id",
+                "query_type",
+                "verdict",
+                "stage",
+                "points",
+                "explanation",
+                "source",
+            ],
         ),
         skipped=pd.DataFrame.from_records(
             tables.skipped, columns=["sample_id", "query_type", "step", "measure", "reason"]
@@ -560,6 +569,9 @@ def score_run(
         recalls=tables.recalls.frame(evals.samples, ["step"], "value"),
         latency=_latency(log),
         problems=problems,
+        evalset_sha256=(
+            file_sha256(evals.path) if evals.path and Path(evals.path).is_file() else None
+        ),
     ).normalized()
 
 

@@ -1,0 +1,24 @@
+"""Compare runs of one eval set: means with confidence intervals, paired tests, transitions.
+
+``compare_results([result_a, result_b, ...])`` pairs samples by id and gives,
+per measure and query type, each run's mean with a bootstrap CI and, per pair
+of runs, the paired difference with its CI and a p-value (exact McNemar for
+binary measures, a sign-flip permutation test otherwise; clustered by source
+document when samples share documents), Holm-corrected over the whole grid;
+plus the verdict transition matrix and stage latency.
+"""
+
+from cofe.compare._compare import ALL, Comparison, compare_results
+from cofe.compare._stats import Interval, PairedTest, holm, mcnemar_p, mean_ci, paired_difference
+
+__all__ = [
+    "ALL",
+    "Comparison",
+    "Interval",
+    "PairedTest",
+    "compare_results",
+    "holm",
+    "mcnemar_p",
+    "mean_ci",
+    "paired_difference",
+]

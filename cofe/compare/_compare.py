@@ -1,0 +1,271 @@
+"""Compare scorings of several runs of one eval set: means with CIs, paired tests, transitions.
+
+Reads ``ScoreResult`` objects only (from ``score_run`` or ``read_scores``),
+never the scorer's internals. Samples are paired by id; a measure is compared
+on the samples scored in both runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cofe._errors import InputError, InputProblem
+from cofe.compare._stats import holm, mean_ci, paired_difference
+from cofe.results import ScoreResult
+
+ALL = "all"  # the query-type label of rows over every sample
+EXAMPLES = 3  # sample ids shown per transition cell
+
+
+@dataclass
+class Comparison:
+    """The tables of a comparison (one row per run/pair x query type x measure)."""
+
+    runs: list[str]
+    means: pd.DataFrame
+    differences: pd.DataFrame
+    transitions: pd.DataFrame
+    latency: pd.DataFrame
+    clustering: str
+    alpha: float
+    missing: dict[str, list[str]] = field(default_factory=dict)  # run -> ids others have
+
+    def to_dict(self) -> dict[str, Any]:
+        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+            return json.loads(frame.to_json(orient="records", force_ascii=False))
+
+        return {
+            "runs": self.runs,
+            "alpha": self.alpha,
+            "clustering": self.clustering,
+            "missing_samples": {run: ids[:50] for run, ids in self.missing.items()},
+            "missing_counts": {run: len(ids) for run, ids in self.missing.items()},
+            "means": records(self.means),
+            "differences": records(self.differences),
+            "transitions": records(self.transitions),
+            "latency": records(self.latency),
+        }
+
+    def write(self, directory: str | os.PathLike[str]) -> Path:
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("means", "differences", "transitions", "latency"):
+            getattr(self, name).to_csv(out / f"{name}.csv", index=False)
+        text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        (out / "comparison.json").write_text(text, encoding="utf-8")
+        return out
+
+
+def _check_same_evalset(named: dict[str, ScoreResult]) -> None:
+    hashes = {name: r.evalset_sha256 for name, r in named.items() if r.evalset_sha256}
+    if len(set(hashes.values())) > 1:
+        first, *others = hashes.items()
+        ids = {name: set(named[name].verdicts["sample_id"]) for name in hashes}
+        detail = "; ".join(
+            f"{name}: {sha[:12]}, {len(ids[name] - ids[first[0]])} sample(s) not in {first[0]}, "
+            f"{len(ids[first[0]] - ids[name])} missing"
+            for name, sha in others
+            if sha != first[1]
+        )
+        raise InputError(
+            InputProblem(
+                named[first[0]].run,
+                None,
+                "evalset_sha256",
+                f"the runs answered different eval sets ({first[0]}: {first[1][:12]}; {detail}): "
+                "scores of different questions cannot be paired",
+            )
+        )
+
+
+def _clusters(named: dict[str, ScoreResult]) -> tuple[pd.Series | None, str]:
+    """Source document per sample, when samples share documents; else no clustering."""
+    sources = pd.concat([r.verdicts.set_index("sample_id")["source"] for r in named.values()])
+    sources = sources[~sources.index.duplicated()].dropna()
+    if sources.empty or sources.value_counts().max() < 2:
+        return None, "none (samples do not share source documents)"
+    return sources, (
+        f"by source document: {sources.nunique()} documents for {len(sources)} samples "
+        "(bootstrap and sign flips act on whole documents; samples without a source "
+        "are their own cluster)"
+    )
+
+
+def _cluster_array(ids: pd.Index, sources: pd.Series | None) -> np.ndarray | None:
+    if sources is None:
+        return None
+    found = sources.reindex(ids)
+    return np.where(found.isna(), "sample:" + ids.astype(str), "doc:" + found.astype(str))
+
+
+def _value_tables(named: dict[str, ScoreResult]) -> dict[str, pd.DataFrame]:
+    """Per run: a (sample_id x (step, measure)) table of values, with the query type."""
+    tables = {}
+    for name, result in named.items():
+        wide = result.scores.pivot_table(
+            index="sample_id", columns=["step", "measure"], values="value", aggfunc="first"
+        )
+        tables[name] = wide
+    return tables
+
+
+def compare_results(
+    results: list[ScoreResult] | dict[str, ScoreResult],
+    *,
+    alpha: float = 0.05,
+    level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare scorings of runs of the same eval set (names: ``run_id``s unless given)."""
+    named = results if isinstance(results, dict) else _names(results)
+    if len(named) < 2:
+        raise ValueError("compare needs at least two runs")
+    _check_same_evalset(named)
+    sources, clustering = _clusters(named)
+    values = _value_tables(named)
+    qtypes = pd.concat(
+        [r.verdicts.set_index("sample_id")["query_type"] for r in named.values()]
+    ).pipe(lambda s: s[~s.index.duplicated()])
+    groups = [ALL, *sorted(qtypes.unique())]
+    all_ids = set().union(*(set(r.verdicts["sample_id"]) for r in named.values()))
+    missing = {name: sorted(all_ids - set(r.verdicts["sample_id"])) for name, r in named.items()}
+    missing = {name: ids for name, ids in missing.items() if ids}
+
+    def in_group(frame_ids: pd.Index, group: str) -> pd.Index:
+        if group == ALL:
+            return frame_ids
+        return frame_ids[qtypes.reindex(frame_ids).to_numpy() == group]
+
+    mean_rows = []
+    for name, wide in values.items():
+        for step, measure in wide.columns:
+            column = wide[(step, measure)].dropna()
+            for group in groups:
+                ids = in_group(column.index, group)
+                if len(ids) == 0:
+                    continue
+                ci = mean_ci(
+                    column.loc[ids].to_numpy(),
+                    _cluster_array(ids, sources),
+                    level=level,
+                    resamples=resamples,
+                    seed=seed,
+                )
+                mean_rows.append(
+                    {
+                        "run": name,
+                        "query_type": group,
+                        "step": step,
+                        "measure": measure,
+                        "mean": ci.estimate,
+                        "low": ci.low,
+                        "high": ci.high,
+                        "n": ci.n,
+                        "clusters": ci.clusters,
+                        "method": ci.method,
+                    }
+                )
+    diff_rows = []
+    for a, b in combinations(named, 2):
+        shared = [c for c in values[a].columns if c in values[b].columns]
+        for step, measure in shared:
+            pair = pd.concat(
+                [values[a][(step, measure)], values[b][(step, measure)]], axis=1, keys=["a", "b"]
+            ).dropna()
+            for group in groups:
+                ids = in_group(pair.index, group)
+                if len(ids) == 0:
+                    continue
+                test = paired_difference(
+                    pair.loc[ids, "a"].to_numpy(),
+                    pair.loc[ids, "b"].to_numpy(),
+                    _cluster_array(ids, sources),
+                    level=level,
+                    resamples=resamples,
+                    seed=seed,
+                )
+                d = test.difference
+                diff_rows.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "query_type": group,
+                        "step": step,
+                        "measure": measure,
+                        "difference": d.estimate,
+                        "low": d.low,
+                        "high": d.high,
+                        "n": d.n,
+                        "clusters": d.clusters,
+                        "a_better": test.a_better,
+                        "b_better": test.b_better,
+                        "test": test.test,
+                        "p_value": test.p_value,
+                    }
+                )
+    differences = pd.DataFrame(diff_rows)
+    if not differences.empty:
+        differences["p_holm"] = holm(differences["p_value"].tolist())
+        differences["significant"] = differences["p_holm"] < alpha
+    return Comparison(
+        runs=list(named),
+        means=pd.DataFrame(mean_rows),
+        differences=differences,
+        transitions=_transitions(named),
+        latency=_latency(named),
+        clustering=clustering,
+        alpha=alpha,
+        missing=missing,
+    )
+
+
+def _names(results: list[ScoreResult]) -> dict[str, ScoreResult]:
+    named: dict[str, ScoreResult] = {}
+    for position, result in enumerate(results, start=1):
+        name = result.run_id or f"run{position}"
+        if name in named:
+            name = f"{name}#{position}"
+        named[name] = result
+    return named
+
+
+def _transitions(named: dict[str, ScoreResult]) -> pd.DataFrame:
+    """For each pair of runs: how many samples went from one verdict to another."""
+    rows = []
+    for a, b in combinations(named, 2):
+        pair = pd.concat(
+            [
+                named[a].verdicts.set_index("sample_id")["verdict"],
+                named[b].verdicts.set_index("sample_id")["verdict"],
+            ],
+            axis=1,
+            keys=["from", "to"],
+        ).dropna()
+        for (was, now), group in pair.groupby(["from", "to"], sort=True):
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "from": was,
+                    "to": now,
+                    "count": len(group),
+                    "examples": " ".join(group.index[:EXAMPLES]),
+                }
+            )
+    return pd.DataFrame(rows, columns=["a", "b", "from", "to", "count", "examples"])
+
+
+def _latency(named: dict[str, ScoreResult]) -> pd.DataFrame:
+    frames = [r.latency.assign(run=name) for name, r in named.items() if not r.latency.empty]
+    if not frames:
+        return pd.DataFrame(columns=["run", "stage", "p50", "p95", "n"])
+    return pd.concat(frames)[["run", "stage", "p50", "p95", "n"]].reset_index(drop=True)

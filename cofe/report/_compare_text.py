@@ -1,0 +1,89 @@
+"""The terminal rendering of a comparison: means with CIs, paired differences, transitions."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from cofe.compare import ALL, Comparison
+from cofe.report._text import format_table
+
+
+def _ci(mean: float, low: float, high: float) -> str:
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
+    runs = comparison.runs
+    means = comparison.means[comparison.means.query_type == query_type]
+    diffs = comparison.differences
+    if not diffs.empty:
+        diffs = diffs[diffs.query_type == query_type]
+    pairs = list(dict.fromkeys(zip(diffs["a"], diffs["b"], strict=True))) if len(diffs) else []
+    lines = [
+        f"Runs: {', '.join(runs)}   samples: {query_type}   "
+        f"95 % CIs; differences tested in pairs, Holm-corrected over every measure, query "
+        f"type and pair (* p_holm < {comparison.alpha:g})",
+        f"Clustering: {comparison.clustering}",
+        "",
+    ]
+    rows = []
+    for (step, measure), group in means.groupby(["step", "measure"], sort=False):
+        by_run = group.set_index("run")
+        row: list[object] = [f"{step}/{measure}"]
+        for run in runs:
+            row.append(
+                _ci(by_run.at[run, "mean"], by_run.at[run, "low"], by_run.at[run, "high"])
+                if run in by_run.index
+                else "-"
+            )
+        for a, b in pairs:
+            hit = diffs[
+                (diffs.a == a) & (diffs.b == b) & (diffs.step == step) & (diffs.measure == measure)
+            ]
+            if hit.empty:
+                row.append("-")
+                continue
+            d = hit.iloc[0]
+            star = "*" if d["significant"] else " "
+            row.append(f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] "
+                       f"p={d['p_holm']:.3g}{star}")  # fmt: skip
+        rows.append(row)
+    header = ["measure", *runs, *(f"{a} - {b}" for a, b in pairs)]
+    lines.append(format_table(header, rows))
+    for a, b in pairs:
+        lines += ["", f"Verdict transitions {a} -> {b} (rows: {a}, columns: {b})"]
+        lines.append(_transition_matrix(comparison.transitions, a, b))
+        moved = comparison.transitions[
+            (comparison.transitions.a == a)
+            & (comparison.transitions.b == b)
+            & (comparison.transitions["from"] != comparison.transitions["to"])
+        ].sort_values("count", ascending=False)
+        for _, t in moved.head(5).iterrows():
+            lines.append(f"  {t['from']} -> {t['to']}: {t['count']} (e.g. {t['examples']})")
+    if not comparison.latency.empty:
+        lines += ["", "Stage latency (seconds)"]
+        lat = comparison.latency
+        lines.append(
+            format_table(
+                ["run", "stage", "p50", "p95", "n"],
+                lat[["run", "stage", "p50", "p95", "n"]].values.tolist(),
+            )
+        )
+    for run, ids in comparison.missing.items():
+        lines.append(f"{run}: {len(ids)} sample(s) the other runs have are missing, e.g. "
+                     + ", ".join(ids[:3]))  # fmt: skip
+    return "\n".join(lines)
+
+
+def _transition_matrix(transitions: pd.DataFrame, a: str, b: str) -> str:
+    cells = transitions[(transitions.a == a) & (transitions.b == b)]
+    if cells.empty:
+        return "(no sample in both runs)"
+    matrix = cells.pivot_table(
+        index="from", columns="to", values="count", aggfunc="sum", fill_value=0
+    )
+    header = ["", *(str(c) for c in matrix.columns)]
+    rows = [
+        [str(i), *(int(v) for v in r)] for i, r in zip(matrix.index, matrix.values, strict=True)
+    ]
+    return format_table(header, rows)

@@ -1,0 +1,86 @@
+"""compare_results and `cofe compare` on real scorings of the shipped example run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from cofe import ScoreConfig, score_run
+from cofe._errors import InputError
+from cofe.cli import main
+from cofe.compare import ALL, compare_results
+from tests.conftest import EXAMPLE_RUN
+
+
+@pytest.fixture(scope="module")
+def k4_k1():
+    return score_run(EXAMPLE_RUN), score_run(EXAMPLE_RUN, config=ScoreConfig(top_k=1))
+
+
+def test_pairs_samples_and_tests_every_shared_measure(k4_k1):
+    k4, k1 = k4_k1
+    comparison = compare_results({"k4": k4, "k1": k1}, resamples=499)
+    d = comparison.differences.set_index(["query_type", "step", "measure"])
+    answer = d.loc[(ALL, "answer", "KeywordRecall")]
+    assert answer.difference == 0 and answer.p_value == 1.0  # same answers in both scorings
+    pool = d.loc[(ALL, "pool", "KeywordRecall@30")]
+    assert pool.n == 262 and pool.difference == 0
+    assert "by source document" in comparison.clustering
+    assert (comparison.differences.p_holm >= comparison.differences.p_value).all()
+    means = comparison.means.set_index(["run", "query_type", "step", "measure"])
+    k4_mean = means.loc[("k4", ALL, "context", "KeywordRecall@4")]
+    assert k4_mean["low"] <= k4_mean["mean"] <= k4_mean["high"]
+    assert k4_mean["mean"] == pytest.approx(k4.mean("context", "KeywordRecall@4"))
+
+
+def test_verdict_transitions_count_every_sample_once(k4_k1):
+    k4, k1 = k4_k1
+    transitions = compare_results({"k4": k4, "k1": k1}, resamples=99).transitions
+    assert transitions["count"].sum() == 262
+    moved = transitions[transitions["from"] != transitions["to"]]
+    assert not moved.empty  # a context of one loses facts the context of four had
+    # every example id really made that move
+    v4 = k4.verdicts.set_index("sample_id").verdict
+    v1 = k1.verdicts.set_index("sample_id").verdict
+    for _, row in moved.iterrows():
+        for sid in row["examples"].split():
+            assert (v4[sid], v1[sid]) == (row["from"], row["to"])
+
+
+def test_runs_of_different_eval_sets_are_refused_naming_the_difference(k4_k1):
+    k4, k1 = k4_k1
+    other = score_run(EXAMPLE_RUN)
+    other.evalset_sha256 = "f" * 64
+    with pytest.raises(InputError, match="different eval sets"):
+        compare_results({"a": k4, "b": other})
+
+
+def test_missing_samples_are_reported(k4_k1):
+    k4, _ = k4_k1
+    fewer = score_run(EXAMPLE_RUN)
+    fewer.verdicts = fewer.verdicts.iloc[10:]
+    fewer.scores = fewer.scores[fewer.scores.sample_id.isin(fewer.verdicts.sample_id)]
+    comparison = compare_results({"all": k4, "fewer": fewer}, resamples=99)
+    assert len(comparison.missing["fewer"]) == 10
+    d = comparison.differences.set_index(["query_type", "step", "measure"])
+    assert d.loc[(ALL, "answer", "KeywordRecall")].n == 252
+
+
+def test_cli_compares_run_directories_and_writes_tables(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(EXAMPLE_RUN, a, ignore=shutil.ignore_patterns("scores*"))
+    shutil.copytree(EXAMPLE_RUN, b, ignore=shutil.ignore_patterns("scores*"))
+    assert main(["score", str(b), "--top-k", "2", "--out", str(b / "k2"), "--json"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "cmp"
+    code = main(["compare", str(a), str(b / "k2"), "--names", "k4,k2", "-o", str(out),
+                 "--resamples", "199"])  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Verdict transitions k4 -> k2" in printed and "p_holm" in printed
+    saved = json.loads((out / "comparison.json").read_text())
+    assert saved["runs"] == ["k4", "k2"] and saved["differences"]
+    assert (out / "transitions.csv").exists() and (a / "scores" / "summary.json").exists()
+    assert main(["compare", str(a)]) == 2  # one run is not a comparison
