@@ -16,9 +16,11 @@ from pathlib import Path
 
 import cofe
 from cofe._cache import Cache
+from cofe.compare import ALL, Comparison, compare_results
 from cofe.evalset import EvalSample, write_evalset
 from cofe.evalset.importers import import_squad
 from cofe.report._text import format_table
+from cofe.results import scores_folder
 from cofe.runner import RunReport, load_pipeline, run_pipeline
 from cofe.stages import ScoreConfig, ScoreResult, score_run
 
@@ -104,13 +106,35 @@ def _side_by_side(results: dict[str, ScoreResult]) -> str:
     rows = [[v, *(int(counts[n].get(v, 0)) for n in names)] for v in verdicts]
     lines += ["Verdicts (first stage that lost an information point)",
               format_table(["verdict", *names], rows), ""]  # fmt: skip
-    shown = [("corpus", "ChunkIntegrity"), ("corpus", "EntityAnchoring"),
-             ("pool", "KeywordRecall@30"), ("context", "KeywordRecall@4"),
-             ("answer", "RougeL")]  # fmt: skip
     rows = [[f"{step}/{measure}", *(results[n].mean(step, measure) for n in names)]
-            for step, measure in shown]  # fmt: skip
+            for step, measure in SHOWN]  # fmt: skip
     lines += ["Measures by step", format_table(["measure", *names], rows)]
     return "\n".join(lines)
+
+
+SHOWN = [("corpus", "ChunkIntegrity"), ("corpus", "EntityAnchoring"),
+         ("pool", "KeywordRecall@30"), ("context", "KeywordRecall@4"),
+         ("answer", "RougeL")]  # fmt: skip
+
+
+def _differences(comparison: Comparison) -> str:
+    """The shown measures' paired differences between the first two runs, with CI and p."""
+    d = comparison.differences
+    d = d[d.query_type == ALL].set_index(["step", "measure"])
+    a, b = comparison.runs[:2]
+    rows = []
+    for key in SHOWN:
+        if key not in d.index:
+            continue
+        r = d.loc[key]
+        rows.append([f"{key[0]}/{key[1]}", f"{r['difference']:+.3f}",
+                     f"[{r['low']:+.3f}, {r['high']:+.3f}]", f"{r['p_holm']:.2g}",
+                     "yes" if r["significant"] else "no"])  # fmt: skip
+    header = ["measure", f"{a} - {b}", "95 % CI", "p (Holm)", "real?"]
+    return (
+        f"Is the difference real? (paired over {int(d['n'].max())} samples, clustered by "
+        "source document; cofe compare gives every measure)\n" + format_table(header, rows)
+    )
 
 
 def run_demo(
@@ -146,15 +170,25 @@ def run_demo(
         report = run_pipeline(pipeline, evalset, workdir / name, docs=docs, cache=cache,
                               concurrency=concurrency, progress=progress)  # fmt: skip
         log(report.summary())
-        result = score_run(workdir / name, config=ScoreConfig(top_k=config.top_k))
-        result.write(workdir / name / "scores")
+        # the run's manifest records its top-K: the default settings read it
+        result = score_run(workdir / name, config=ScoreConfig())
+        result.write(scores_folder(workdir / name, ScoreConfig()))
         outcomes[name] = (report, result)
+    results = {n: r for n, (_, r) in outcomes.items()}
     log("")
-    log(_side_by_side({n: r for n, (_, r) in outcomes.items()}))
+    log(_side_by_side(results))
+    comparison = None
+    if len(results) >= 2:
+        comparison = compare_results(results)
+        comparison.write(workdir / "comparison")
+        log("")
+        log(_differences(comparison))
     log("")
     log("Files:")
     for name in outcomes:
         log(f"  {workdir / name}/  run log (manifest, documents, chunks, samples) and scores/")
+    if comparison is not None:
+        log(f"  {workdir / 'comparison'}/  every measure compared (CSV + comparison.json)")
     log("Generation here is EXTRACTIVE (not an LLM): it shows whether the answer reached the "
         "context. Use --generator openai --base-url URL --model NAME for a real model.")  # fmt: skip
     log(
