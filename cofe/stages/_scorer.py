@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -24,11 +25,13 @@ from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
 from cofe.measures import Measure, Step, StepView, Unscored
 from cofe.results import ScoreResult
-from cofe.runlog import RankedChunk, RunLog, SampleRecord, Stage, read_run
+from cofe.runlog import Chunk, ParsedDocument, RunLog, Stage, read_manifest
+from cofe.runlog._store import CHUNKS, DOCUMENTS, SAMPLES, _read_keyed
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
+from cofe.stages._records import ChunkRef, Outputs, compact, gc_paused, stream_records
 from cofe.stages._shape import STEP_STAGE, RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking
@@ -91,7 +94,7 @@ class _SampleScorer:
 
     # --- one sample -----------------------------------------------------------------------
 
-    def score(self, index: int, sample: EvalSample, record: SampleRecord | None) -> None:
+    def score(self, index: int, sample: EvalSample, record: Outputs | None) -> None:
         self._sid, self._qtype, self._index = sample.id, sample.query_type.value, index
         cs = self.ctx.compiled[sample.id]
         reason = cs.unscorable or (
@@ -135,7 +138,7 @@ class _SampleScorer:
         outcomes.append(self._generation(sample, cs, record, fates))
         self._record(sample, cs, record, [o for o in outcomes if o is not None], fates)
 
-    def _crashed(self, record: SampleRecord, stage: Stage) -> str | None:
+    def _crashed(self, record: Outputs, stage: Stage) -> str | None:
         """Why a stage produced nothing: it, or a stage before it, raised."""
         error = record.error
         if error is not None and STAGE_ORDER[stage] >= STAGE_ORDER[error.stage]:
@@ -205,7 +208,7 @@ class _SampleScorer:
         step: Step,
         sample: EvalSample,
         cs: CompiledSample,
-        items: list[RankedChunk],
+        items: Sequence[ChunkRef],
         scope: Scope,
         source: Source,
         pool: RankedHits | None = None,
@@ -247,7 +250,7 @@ class _SampleScorer:
         self,
         sample: EvalSample,
         cs: CompiledSample,
-        record: SampleRecord,
+        record: Outputs,
         scope: Scope,
         source: Source,
         corpus: CorpusHits | None,
@@ -286,7 +289,7 @@ class _SampleScorer:
         if Step.CONTEXT not in self.plan:
             return
         stage = shape.context_stage(pool is not None)
-        given: list[RankedChunk] | None = None
+        given: Sequence[ChunkRef] | None = None
         if record.context is not None:
             given = record.context[:k] if self.ctx.config.top_k else record.context
         elif k is not None and not shape.reranker and record.pool is not None:
@@ -314,7 +317,7 @@ class _SampleScorer:
         )
 
     def _generation(
-        self, sample: EvalSample, cs: CompiledSample, record: SampleRecord, fates: dict
+        self, sample: EvalSample, cs: CompiledSample, record: Outputs, fates: dict
     ) -> StageOutcome | None:
         if Step.ANSWER not in self.plan:
             return None
@@ -343,7 +346,7 @@ class _SampleScorer:
         self,
         sample: EvalSample,
         cs: CompiledSample,
-        record: SampleRecord,
+        record: Outputs,
         outcomes: list[StageOutcome],
         fates: dict,
     ) -> None:
@@ -377,7 +380,7 @@ class _SampleScorer:
                 )
             )
 
-    def _tokens(self, given: list[RankedChunk]) -> list[str]:
+    def _tokens(self, given: Sequence[ChunkRef]) -> list[str]:
         """Strict tokens of a list of chunks, for ROUGE, whatever the matching mode."""
         tokens: list[str] = []
         chunks, strict = self.ctx.chunks, self.ctx.config.mode is MatchMode.STRICT
@@ -487,14 +490,34 @@ def score_run(
     the samples they concern are marked unscorable with the reason. ``workers``
     processes score slices of the samples (default: one per core for large runs).
     """
-    config = config or ScoreConfig()
-    log = run if isinstance(run, RunLog) else read_run(run)
+    with gc_paused():  # millions of acyclic objects: collections would only walk them
+        return _score_run(run, evalset, config or ScoreConfig(), progress, workers)
+
+
+def _score_run(
+    run: str | os.PathLike[str] | RunLog,
+    evalset: str | os.PathLike[str] | EvalSet | None,
+    config: ScoreConfig,
+    progress: bool,
+    workers: int | None,
+) -> ScoreResult:
+    if isinstance(run, RunLog):
+        log, records = run, compact(run.records)
+    else:
+        log, records = _read_for_scoring(Path(run), progress)
     evals = _load_evalset(log, evalset)
     problems = [*log.problems, *evals.problems]
     if workers is None:
         workers = default_workers(len(evals.samples), _PARALLEL_FROM)
+    if progress:  # the corpus pass takes seconds on large runs: say what is happening
+        print(
+            f"indexing {len(log.chunks):,} chunks and {len(log.documents):,} documents for "
+            f"the keywords of {len(evals.samples):,} samples ...",
+            file=sys.stderr,
+            flush=True,
+        )
     ctx = RunContext(log, evals.samples, config, workers=workers)
-    shape = RunShape.of(log, config)
+    shape = RunShape.of(log, config, records)
     problems += _label_problems(evals, ctx)
     if not log.chunks and (shape.has_pool or shape.has_context):
         problems.append(
@@ -507,7 +530,7 @@ def score_run(
                 "unscored for every sample (not counted as misses)",
             )
         )
-    tables = _score_samples(ctx, shape, evals.samples, log.records, workers, progress)
+    tables = _score_samples(ctx, shape, evals.samples, records, workers, progress)
     for sample_id, field, message in tables.problems:
         problems.append(
             InputProblem(
@@ -518,7 +541,7 @@ def score_run(
             )
         )
     known = evals.by_id()
-    for sample_id in log.records:
+    for sample_id in records:
         if sample_id not in known:
             problems.append(
                 InputProblem(
@@ -530,7 +553,7 @@ def score_run(
             )
     errors = {
         stage.value: sum(
-            1 for r in log.records.values() if r.error is not None and r.error.stage is stage
+            1 for r in records.values() if r.error is not None and r.error.stage is stage
         )
         for stage in Stage
     }
@@ -543,7 +566,7 @@ def score_run(
             "pool_cutoff": shape.pool_cutoff,
             "top_k": shape.top_k,
             "top_k_from": shape.top_k_from,
-            "records": len(log.records),
+            "records": len(records),
             "errors_by_stage": errors,
         },
         scores=tables.scores.frame(evals.samples, ["step", "measure"], "value"),
@@ -567,7 +590,7 @@ def score_run(
             tables.skipped, columns=["sample_id", "query_type", "step", "measure", "reason"]
         ),
         recalls=tables.recalls.frame(evals.samples, ["step"], "value"),
-        latency=_latency(log),
+        latency=_latency(records),
         problems=problems,
         evalset_sha256=(
             file_sha256(evals.path) if evals.path and Path(evals.path).is_file() else None
@@ -595,7 +618,7 @@ _PARALLEL_FROM = 8_000  # below this, starting processes costs more than it save
 
 
 def _score_slice(
-    state: tuple[RunContext, RunShape, list[EvalSample], dict[str, SampleRecord]],
+    state: tuple[RunContext, RunShape, list[EvalSample], Mapping[str, Outputs]],
     bounds: tuple[int, int],
 ) -> Tables:
     ctx, shape, samples, records = state
@@ -611,7 +634,7 @@ def _score_samples(
     ctx: RunContext,
     shape: RunShape,
     samples: list[EvalSample],
-    records: dict[str, SampleRecord],
+    records: Mapping[str, Outputs],
     workers: int,
     progress: bool,
 ) -> Tables:
@@ -634,9 +657,19 @@ def _score_samples(
     return merged
 
 
-def _latency(log: RunLog) -> pd.DataFrame:
+def _read_for_scoring(root: Path, progress: bool) -> tuple[RunLog, dict[str, Outputs]]:
+    """A run directory: the corpus as ``read_run`` reads it, the records streamed compactly."""
+    manifest = read_manifest(root)
+    problems: list[InputProblem] = []
+    documents = _read_keyed(root / DOCUMENTS, ParsedDocument, "doc_id", problems, last_wins=False)
+    chunks = _read_keyed(root / CHUNKS, Chunk, "chunk_id", problems, last_wins=False)
+    records = stream_records(root / SAMPLES, problems, progress=progress)
+    return RunLog(root, manifest, documents, chunks, {}, problems), records
+
+
+def _latency(records: Mapping[str, Outputs]) -> pd.DataFrame:
     rows = [
-        (stage.value, seconds) for r in log.records.values() for stage, seconds in r.latency.items()
+        (stage.value, seconds) for r in records.values() for stage, seconds in r.latency.items()
     ]
     frame = pd.DataFrame(rows, columns=["stage", "seconds"])
     if frame.empty:

@@ -9,6 +9,7 @@ measure of a step has the same denominator.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cofe.measures import (
@@ -30,6 +31,7 @@ from cofe.measures import (
 )
 from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
+from cofe.stages._records import Outputs
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,11 @@ class RunShape:
     feeds_context: bool  # something downstream of retrieval consumes a context
 
     @classmethod
-    def of(cls, run: RunLog, config: ScoreConfig) -> RunShape:
-        records = run.records.values()
+    def of(
+        cls, run: RunLog, config: ScoreConfig, records: Mapping[str, Outputs] | None = None
+    ) -> RunShape:
+        """``records``: the run's records as the scorer keeps them (default: ``run.records``)."""
+        records = (run.records if records is None else records).values()
         stages = getattr(run.manifest, "stages", None)
         has_pool = any(r.pool is not None for r in records)
         has_context = any(r.context is not None for r in records)

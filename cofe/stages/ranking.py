@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cofe.matching import CompiledSample, MatchMode
-from cofe.runlog import RankedChunk
 from cofe.stages._context import RunContext, Scope
 from cofe.stages._judgements import RankedHits
+from cofe.stages._records import ChunkRef
 
 
 def judge_ranked(
     ctx: RunContext,
     cs: CompiledSample,
-    ranked: Sequence[RankedChunk],
+    ranked: Sequence[ChunkRef],
     scope: Scope,
 ) -> RankedHits:
     # an id the corpus lacks keeps its rank (the pipeline did put it there) but holds no text

@@ -1,0 +1,117 @@
+"""What the scorer keeps of each sample record: the chunk ids, the answer, the error -- compactly.
+
+A ``SampleRecord`` holds one pydantic object per ranked chunk (30-40 per
+sample); for a run of 100,000 samples that is millions of objects, gigabytes,
+and garbage-collector passes over all of them. The scorer only reads the
+ranked chunk *ids*, so records are streamed from ``samples.jsonl``, validated
+one by one, and kept as ``Outputs``: tuples of shared ``ChunkRef`` objects
+(one per distinct chunk id in the whole run), the answer, latency and error.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from operator import attrgetter
+from pathlib import Path
+from typing import NamedTuple
+
+from tqdm import tqdm
+
+from cofe._errors import InputProblem
+from cofe._jsonl import read_jsonl
+from cofe.runlog import SampleRecord, Stage, StageError
+
+
+class ChunkRef(NamedTuple):
+    chunk_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outputs:
+    """The parts of a sample record that scoring reads (same names as ``SampleRecord``)."""
+
+    sample_id: str
+    pool: tuple[ChunkRef, ...] | None
+    context: tuple[ChunkRef, ...] | None
+    answer: str | None
+    latency: Mapping[Stage, float]
+    error: StageError | None
+
+
+_CHUNK_ID = attrgetter("chunk_id")
+
+
+class _Refs(dict):
+    """One shared ``ChunkRef`` per chunk id."""
+
+    def __missing__(self, chunk_id: str) -> ChunkRef:
+        ref = self[chunk_id] = ChunkRef(chunk_id)
+        return ref
+
+    def ranked(self, items) -> tuple[ChunkRef, ...] | None:
+        return None if items is None else tuple(map(self.__getitem__, map(_CHUNK_ID, items)))
+
+
+def outputs_of(record: SampleRecord, refs: _Refs) -> Outputs:
+    return Outputs(
+        record.sample_id,
+        refs.ranked(record.pool),
+        refs.ranked(record.context),
+        record.answer,
+        record.latency,
+        record.error,
+    )
+
+
+def compact(records: Mapping[str, SampleRecord]) -> dict[str, Outputs]:
+    """Records already in memory (a ``RunLog`` built by hand)."""
+    refs = _Refs()
+    return {sample_id: outputs_of(r, refs) for sample_id, r in records.items()}
+
+
+def stream_records(
+    path: Path, problems: list[InputProblem], *, progress: bool = False
+) -> dict[str, Outputs]:
+    """``samples.jsonl`` read record by record; a resumed run's newest record of a sample
+    counts (the older one is reported), a bad line is a problem naming file and line."""
+    out: dict[str, Outputs] = {}
+    lines: dict[str, int] = {}
+    if not path.exists():
+        return out
+    refs = _Refs()
+    bar = tqdm(desc="reading records", unit=" records", disable=not progress, mininterval=0.5)
+    with gc_paused(), bar:
+        for line, item in read_jsonl(path, SampleRecord):
+            bar.update()
+            if isinstance(item, InputProblem):
+                problems.append(item)
+                continue
+            sid = item.sample_id
+            if sid in out:
+                problems.append(
+                    InputProblem(
+                        str(path),
+                        line,
+                        "sample_id",
+                        f"duplicate sample_id {sid!r} (also on line {lines[sid]}); this one is kept",
+                    )
+                )
+            out[sid] = outputs_of(item, refs)
+            lines[sid] = line
+    return out
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while building large acyclic structures: each collection
+    would walk every object built so far, making a long read quadratic."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
