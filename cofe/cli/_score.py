@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from cofe._distributed import connect, disconnect
 from cofe.matching import MatchMode
 from cofe.report import render_result
 from cofe.results import scores_folder
@@ -66,6 +67,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the summary as JSON instead of tables"
     )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="score on a Dask cluster (scheduler address, or 'local' for one machine); "
+        'needs pip install "cofe[dask]"',
+    )
     p.set_defaults(run=run)
 
 
@@ -78,7 +85,14 @@ def run(args: argparse.Namespace) -> int:
         same_source=args.same_source,
         fuzzy=args.fuzzy,
     )
-    result = score_run(args.run_dir, args.evalset, config, progress=sys.stderr.isatty())
+    client = connect(args.dask) if args.dask else None
+    try:
+        result = score_run(
+            args.run_dir, args.evalset, config, progress=sys.stderr.isatty(), cluster=client
+        )
+    finally:
+        if client is not None:
+            disconnect(client)
     out = result.write(args.out or scores_folder(args.run_dir, config), replace=args.force)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))

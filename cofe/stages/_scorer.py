@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
@@ -483,15 +484,17 @@ def score_run(
     *,
     progress: bool = False,
     workers: int | None = None,
+    cluster: Any = None,
 ) -> ScoreResult:
     """Score every stage of a recorded run against the eval set's keywords.
 
     Bad records never stop scoring: they are listed in ``result.problems`` and
     the samples they concern are marked unscorable with the reason. ``workers``
-    processes score slices of the samples (default: one per core for large runs).
+    processes score slices of the samples (default: one per core for large runs);
+    ``cluster`` (a ``distributed.Client``) scores them on a Dask cluster instead.
     """
     with gc_paused():  # millions of acyclic objects: collections would only walk them
-        return _score_run(run, evalset, config or ScoreConfig(), progress, workers)
+        return _score_run(run, evalset, config or ScoreConfig(), progress, workers, cluster)
 
 
 def _score_run(
@@ -500,6 +503,7 @@ def _score_run(
     config: ScoreConfig,
     progress: bool,
     workers: int | None,
+    cluster: Any,
 ) -> ScoreResult:
     if isinstance(run, RunLog):
         log, records = run, compact(run.records)
@@ -530,7 +534,7 @@ def _score_run(
                 "unscored for every sample (not counted as misses)",
             )
         )
-    tables = _score_samples(ctx, shape, evals.samples, records, workers, progress)
+    tables = _score_samples(ctx, shape, evals.samples, records, workers, progress, cluster)
     for sample_id, field, message in tables.problems:
         problems.append(
             InputProblem(
@@ -637,21 +641,27 @@ def _score_samples(
     records: Mapping[str, Outputs],
     workers: int,
     progress: bool,
+    cluster: Any = None,
 ) -> Tables:
-    """Score every sample, in slices, in forked worker processes when it pays."""
+    """Score every sample, in slices: in forked worker processes when it pays, or as tasks on
+    a Dask cluster (the shared state sent to each worker once)."""
     bar = tqdm(
         total=len(samples), desc="scoring", unit="sample", disable=not progress, mininterval=0.5
     )
     merged = Tables()
+    state = (ctx, shape, samples, records)
+    done = lambda bounds: bar.update(bounds[1] - bounds[0])  # noqa: E731
     with bar:
-        parts = fork_map(
-            _score_slice,
-            (ctx, shape, samples, records),
-            len(samples),
-            slice_size=_SLICE,
-            workers=workers,
-            on_done=lambda bounds: bar.update(bounds[1] - bounds[0]),
-        )
+        if cluster is not None:
+            from cofe._distributed import dask_map
+
+            parts = dask_map(
+                _score_slice, state, len(samples), slice_size=_SLICE, client=cluster, on_done=done
+            )
+        else:
+            parts = fork_map(
+                _score_slice, state, len(samples), slice_size=_SLICE, workers=workers, on_done=done
+            )
     for part in parts:
         merged.extend(part)
     return merged
