@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from cofe._errors import InputError
 from cofe._version import __version__
-from cofe.cli import _annotate, _compare, _demo, _import, _run, _schema, _score
+from cofe.cli import _annotate, _compare, _demo, _import, _run, _schema, _score, _sweep
 
-COMMANDS = (_demo, _run, _score, _compare, _import, _annotate, _schema)
+COMMANDS = (_demo, _run, _score, _compare, _sweep, _import, _annotate, _schema)
 
 
 def build_parser() -> argparse.ArgumentParser:

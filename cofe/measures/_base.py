@@ -24,6 +24,7 @@ class Measure:
     NAME: ClassVar[str] = ""
     NEEDS_CUTOFF: ClassVar[bool] = False
     STEPS: ClassVar[frozenset[Step]] = frozenset()  # where in the chain it applies
+    HIGHER_IS_BETTER: ClassVar[bool] = True  # which way a comparison calls a run "best"
     REGISTRY: ClassVar[dict[str, type[Measure]]] = {}
 
     def __init_subclass__(cls) -> None:

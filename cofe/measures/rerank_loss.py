@@ -12,6 +12,7 @@ class RerankLoss(Measure):
     NAME = "RerankLoss"
     NEEDS_CUTOFF = True
     STEPS = frozenset({Step.CONTEXT})
+    HIGHER_IS_BETTER = False  # points the reranker pushed out of the context
 
     def compute(
         self, pool_ranks: Sequence[int | None], context_ranks: Sequence[int | None]

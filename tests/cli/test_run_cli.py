@@ -96,6 +96,10 @@ def test_demo_runs_both_chunk_sizes_and_prints_them_side_by_side(tmp_path: Path,
         assert (tmp_path / "demo" / name / "scores" / "summary.json").exists()
     assert "chunk128  chunk512" in printed and "Verdicts" in printed
     assert "EXTRACTIVE (not an LLM)" in printed
+    # the demo ends with the comparison of its two runs, written for programs too
+    assert "Is the difference real?" in printed
+    saved = json.loads((tmp_path / "demo" / "comparison" / "comparison.json").read_text())
+    assert saved["runs"] == ["chunk128", "chunk512"] and saved["differences"]
     docs = {p.suffix for p in (tmp_path / "demo" / "docs").iterdir()}
     assert docs == {".html", ".md", ".txt"}
     # bigger chunks split fewer answers

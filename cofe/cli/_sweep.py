@@ -1,0 +1,134 @@
+"""``cofe sweep``: run a grid of configurations, score every cell, name the best per measure.
+
+    cofe sweep --docs D --evalset E --out DIR --chunk-size 128,256,512 --retriever bm25,dense
+
+Cells are run directories under DIR (resumed when run again); the cache shares
+parsing, chunking and indexes across them. ``--pipeline mod:factory`` sweeps
+your own pipeline: ``factory(**params)`` gets each cell's parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from cofe._cache import Cache, default_cache_dir
+from cofe._errors import InputError, InputProblem
+from cofe.report._text import format_table
+from cofe.sweep import SweepResult, run_sweep
+
+BUILT_IN = {  # PipelineConfig field -> the type of its values
+    "chunk_size": int,
+    "chunk_overlap": int,
+    "splitter": str,
+    "retriever": str,
+    "reranker": str,
+    "candidates": int,
+    "top_k": int,
+}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="run a grid of configurations and compare them",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("--evalset", type=Path, required=True)
+    p.add_argument("--docs", type=Path, help="documents folder (parsed once for every cell)")
+    p.add_argument("--out", type=Path, required=True, help="sweep folder: one run per cell")
+    for name in BUILT_IN:
+        p.add_argument(f"--{name.replace('_', '-')}", metavar="V1,V2,...",
+                       help=f"values of {name} (built-in pipeline)")  # fmt: skip
+    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
+                   help="a grid parameter for --pipeline's factory (repeatable)")  # fmt: skip
+    p.add_argument("--pipeline", default="default", help="'default' or package.module:factory")
+    p.add_argument("--cache", type=Path, help=f"cache folder (default: {default_cache_dir()})")
+    p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.set_defaults(run=run)
+
+
+def _values(raw: str, kind: type) -> list[Any]:
+    out = []
+    for text in (v.strip() for v in raw.split(",")):
+        if not text:
+            continue
+        if kind is int or (kind is None and text.lstrip("-").isdigit()):
+            try:
+                out.append(int(text))
+            except ValueError:
+                raise InputError(InputProblem("<command line>", None, None,
+                                              f"{text!r} is not a whole number")) from None  # fmt: skip
+        else:
+            out.append(text)
+    return out
+
+
+def parse_grid(args: argparse.Namespace) -> dict[str, list[Any]]:
+    grid: dict[str, list[Any]] = {}
+    for name, kind in BUILT_IN.items():
+        raw = getattr(args, name)
+        if raw:
+            grid[name] = _values(raw, kind)
+    for item in args.param:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(InputProblem("<command line>", None, "--param",
+                                          f"{item!r}: use NAME=V1,V2"))  # fmt: skip
+        grid[name.strip()] = _values(raw, None)
+    if not grid:
+        raise InputError(InputProblem("<command line>", None, None,
+                                      "no grid: give e.g. --chunk-size 128,512"))  # fmt: skip
+    return grid
+
+
+def _factory(spec: str):
+    if spec == "default":
+        return None
+    module_name, _, attr = spec.partition(":")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"--pipeline {spec!r}: {error}") from None
+
+
+def render_sweep(result: SweepResult) -> str:
+    rows = []
+    for _, r in result.best.iterrows():
+        better = "yes" if r["significant"] else "no"
+        rows.append([f"{r['step']}/{r['measure']}", r["best"],
+                     f"{r['best_mean']:.3f} [{r['best_low']:.3f}, {r['best_high']:.3f}]",
+                     r["runner_up"], f"{r['runner_up_mean']:.3f}",
+                     f"{r['difference']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}]",
+                     f"{r['p_holm']:.2g}", better])  # fmt: skip
+    header = ["measure", "best", "mean [95 % CI]", "runner-up", "mean", "best - runner-up",
+              "p (Holm)", "better?"]  # fmt: skip
+    return (
+        f"Best cell per measure ({len(result.cells)} cells; paired test of the best against the "
+        "runner-up, Holm-corrected over the measures)\n" + format_table(header, rows)
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    grid = parse_grid(args)
+    cache = Cache(args.cache or default_cache_dir())
+    result = run_sweep(
+        grid,
+        args.evalset,
+        args.out,
+        docs=args.docs,
+        factory=_factory(args.pipeline),
+        cache=cache,
+        concurrency=args.concurrency,
+        progress=sys.stderr.isatty(),
+        alpha=args.alpha,
+        log=lambda line: print(line, file=sys.stderr),
+    )
+    files = result.write(args.out)
+    print(render_sweep(result))
+    print(f"\nFiles: {files}/ best.csv means.csv sweep.json; one run directory per cell "
+          "(compare any of them with cofe compare)")  # fmt: skip
+    return 0

@@ -1,0 +1,211 @@
+"""Run a grid of pipeline configurations on one eval set and name the best per measure.
+
+Each cell of the grid is a run directory under the sweep's folder, named by
+its parameters (``chunk_size=256,retriever=bm25``). Documents are parsed
+once; the cache shares chunking, indexes and embeddings across cells; a cell
+already answered is resumed (``run_pipeline`` answers only missing samples),
+so a sweep killed half-way continues where it stopped. Every cell is scored
+with the default settings; then, per measure, the best cell (by mean) is
+tested against the runner-up on the same samples.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cofe._cache import Cache
+from cofe.compare import holm, mean_ci, paired_difference
+from cofe.measures import parse_measure
+from cofe.results import ScoreResult, scores_folder
+from cofe.stages import ScoreConfig, score_run
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    params: dict[str, Any]
+
+
+def grid_cells(grid: dict[str, list[Any]]) -> list[Cell]:
+    """Every combination of the grid's values, in the order given."""
+    if not grid:
+        raise ValueError("an empty grid: give at least one parameter with values")
+    for key, values in grid.items():
+        if not values:
+            raise ValueError(f"grid parameter {key!r} has no value")
+    keys = list(grid)
+    cells = []
+    for combo in itertools.product(*(grid[k] for k in keys)):
+        params = dict(zip(keys, combo, strict=True))
+        cells.append(Cell(",".join(f"{k}={v}" for k, v in params.items()), params))
+    return cells
+
+
+@dataclass
+class SweepResult:
+    cells: list[Cell]
+    results: dict[str, ScoreResult]
+    best: pd.DataFrame  # per measure: best cell, runner-up, difference, p, significance
+    means: pd.DataFrame  # per cell and measure: mean with CI
+    alpha: float = 0.05
+    out: Path | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def write(self, directory: str | os.PathLike[str]) -> Path:
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        self.best.to_csv(out / "best.csv", index=False)
+        self.means.to_csv(out / "means.csv", index=False)
+        summary = {
+            "cells": [{"name": c.name, "params": c.params} for c in self.cells],
+            "alpha": self.alpha,
+            "best": json.loads(self.best.to_json(orient="records", force_ascii=False)),
+            "seconds": self.seconds,
+        }
+        (out / "sweep.json").write_text(
+            json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        return out
+
+
+def run_sweep(
+    grid: dict[str, list[Any]],
+    evalset: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    docs: str | os.PathLike[str] | None = None,
+    factory: Callable[..., Any] | None = None,
+    cache: Cache | None = None,
+    concurrency: int = 2,
+    progress: bool = False,
+    alpha: float = 0.05,
+    resamples: int = 2000,
+    log: Callable[[str], None] = print,
+) -> SweepResult:
+    """Run, score and compare every cell. ``factory(**params)`` builds a custom pipeline;
+    by default the built-in pipeline takes the grid's parameters as ``PipelineConfig``."""
+    import time
+
+    from cofe.runner import load_pipeline, run_pipeline
+
+    cells = grid_cells(grid)
+    out = Path(out)
+    documents = None
+    seconds: dict[str, float] = {}
+    if docs is not None:
+        from cofe.pipeline import parse_documents
+
+        started = time.perf_counter()
+        parsed = parse_documents(docs, cache=cache)
+        documents = parsed.documents
+        seconds["parse"] = round(time.perf_counter() - started, 2)
+        log(f"parsed {len(documents)} documents once for {len(cells)} cells")
+    results: dict[str, ScoreResult] = {}
+    for position, cell in enumerate(cells, start=1):
+        started = time.perf_counter()
+        pipeline = factory(**cell.params) if factory else load_pipeline("default", **cell.params)
+        log(f"[{position}/{len(cells)}] {cell.name}")
+        run_pipeline(
+            pipeline,
+            evalset,
+            out / cell.name,
+            documents=documents,
+            cache=cache,
+            concurrency=concurrency,
+            progress=progress,
+        )
+        result = score_run(out / cell.name)
+        result.write(scores_folder(out / cell.name, ScoreConfig()), replace=True)
+        results[cell.name] = result
+        seconds[cell.name] = round(time.perf_counter() - started, 2)
+    means, best = rank_cells(results, alpha=alpha, resamples=resamples)
+    return SweepResult(cells, results, best, means, alpha, out, seconds)
+
+
+def _clusters(results: dict[str, ScoreResult]) -> pd.Series | None:
+    first = next(iter(results.values()))
+    sources = first.verdicts.set_index("sample_id")["source"].dropna()
+    return sources if not sources.empty and sources.value_counts().max() > 1 else None
+
+
+def rank_cells(
+    results: dict[str, ScoreResult], *, alpha: float = 0.05, resamples: int = 2000, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per measure that every cell has: each cell's mean with CI; the best cell against the
+    runner-up (paired, clustered by source document when samples share one), Holm-corrected
+    over the measures."""
+    wide = {
+        name: r.scores.pivot_table(
+            index="sample_id", columns=["step", "measure"], values="value", aggfunc="first"
+        )
+        for name, r in results.items()
+    }
+    shared = set.intersection(*(set(w.columns) for w in wide.values()))
+    order = [c for c in next(iter(wide.values())).columns if c in shared]
+    sources = _clusters(results)
+
+    def clusters_of(ids: pd.Index) -> np.ndarray | None:
+        if sources is None:
+            return None
+        found = sources.reindex(ids)
+        return np.where(found.isna(), "sample:" + ids.astype(str), "doc:" + found.astype(str))
+
+    mean_rows, best_rows = [], []
+    for step, measure in order:
+        higher = parse_measure(measure).HIGHER_IS_BETTER
+        cis = {}
+        for name, w in wide.items():
+            column = w[(step, measure)].dropna()
+            ci = mean_ci(column.to_numpy(), clusters_of(column.index), resamples=resamples,
+                         seed=seed)  # fmt: skip
+            cis[name] = ci
+            mean_rows.append({"cell": name, "step": step, "measure": measure,
+                              "mean": ci.estimate, "low": ci.low, "high": ci.high, "n": ci.n})  # fmt: skip
+        ranked = sorted(cis, key=lambda n: cis[n].estimate, reverse=higher)
+        if len(ranked) < 2:
+            continue
+        best, runner = ranked[0], ranked[1]
+        pair = pd.concat(
+            [wide[best][(step, measure)], wide[runner][(step, measure)]], axis=1, keys=["a", "b"]
+        ).dropna()
+        test = paired_difference(
+            pair["a"].to_numpy(),
+            pair["b"].to_numpy(),
+            clusters_of(pair.index),
+            resamples=resamples,
+            seed=seed,
+        )
+        d = test.difference
+        best_rows.append(
+            {
+                "step": step,
+                "measure": measure,
+                "higher_is_better": higher,
+                "best": best,
+                "best_mean": cis[best].estimate,
+                "best_low": cis[best].low,
+                "best_high": cis[best].high,
+                "runner_up": runner,
+                "runner_up_mean": cis[runner].estimate,
+                "difference": d.estimate,
+                "diff_low": d.low,
+                "diff_high": d.high,
+                "n": d.n,
+                "test": test.test,
+                "p_value": test.p_value,
+            }
+        )
+    best = pd.DataFrame(best_rows)
+    if not best.empty:
+        best["p_holm"] = holm(best["p_value"].tolist())
+        best["significant"] = best["p_holm"] < alpha
+    return pd.DataFrame(mean_rows), best

@@ -1,0 +1,86 @@
+"""`cofe sweep`: every cell run and scored, resumable, the best cell per measure tested."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cofe import Chunk
+from cofe._cache import Cache
+from cofe.adapters import PythonPipeline
+from cofe.cli import main
+from cofe.demo import DemoConfig
+from cofe.demo._demo import build_demo_inputs
+from cofe.sweep import grid_cells, run_sweep
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    work = tmp_path_factory.mktemp("sweep-inputs")
+    config = DemoConfig(squad_per_article=3, cmrc_articles=6, squad_articles=3)
+    docs, evalset, _ = build_demo_inputs(work, config)
+    return docs, evalset, Cache(work / "cache")
+
+
+def test_grid_cells_are_every_combination_named_by_their_parameters():
+    cells = grid_cells({"chunk_size": [128, 512], "retriever": ["bm25", "dense"]})
+    assert [c.name for c in cells] == [
+        "chunk_size=128,retriever=bm25",
+        "chunk_size=128,retriever=dense",
+        "chunk_size=512,retriever=bm25",
+        "chunk_size=512,retriever=dense",
+    ]
+    assert cells[3].params == {"chunk_size": 512, "retriever": "dense"}
+    with pytest.raises(ValueError, match="no value"):
+        grid_cells({"chunk_size": []})
+
+
+@pytest.mark.slow
+def test_a_sweep_runs_scores_and_ranks_every_cell_and_resumes(inputs, tmp_path):
+    docs, evalset, cache = inputs
+    grid = {"chunk_size": [64, 512]}
+    result = run_sweep(grid, evalset, tmp_path / "s", docs=docs, cache=cache, log=lambda _: None,
+                       resamples=199)  # fmt: skip
+    assert set(result.results) == {"chunk_size=64", "chunk_size=512"}
+    best = result.best.set_index(["step", "measure"])
+    row = best.loc[("context", "KeywordRecall@4")]
+    assert {row["best"], row["runner_up"]} == {"chunk_size=64", "chunk_size=512"}
+    means = result.means.set_index(["cell", "step", "measure"])["mean"]
+    assert row["best_mean"] == max(means[(c, "context", "KeywordRecall@4")] for c in result.results)
+    assert row["p_holm"] >= row["p_value"]
+    # run again: every cell is already answered, nothing is appended
+    samples = {c: (tmp_path / "s" / c / "samples.jsonl").read_bytes() for c in result.results}
+    run_sweep(grid, evalset, tmp_path / "s", docs=docs, cache=cache, log=lambda _: None,
+              resamples=99)  # fmt: skip
+    for cell, before in samples.items():
+        assert (tmp_path / "s" / cell / "samples.jsonl").read_bytes() == before
+
+
+def test_a_custom_pipeline_factory_gets_each_cells_parameters(inputs, tmp_path):
+    _docs, evalset, _cache = inputs
+    seen = []
+
+    def factory(depth: int):
+        seen.append(depth)
+        chunks = [
+            Chunk(chunk_id="c1", doc_id="d", text="Nothing useful here."),
+            Chunk(chunk_id="c2", doc_id="d", text="Still nothing."),
+        ]
+
+        def retrieve(query):
+            return [c.chunk_id for c in chunks][:depth]
+
+        return PythonPipeline(chunks=chunks, retrieve=retrieve, generate=lambda q, c: "no idea")
+
+    result = run_sweep({"depth": [1, 2]}, evalset, tmp_path / "c", factory=factory,
+                       log=lambda _: None, resamples=99)  # fmt: skip
+    assert seen == [1, 2] and set(result.results) == {"depth=1", "depth=2"}
+    out = result.write(tmp_path / "c")
+    saved = json.loads((out / "sweep.json").read_text())
+    assert [c["params"] for c in saved["cells"]] == [{"depth": 1}, {"depth": 2}]
+
+
+def test_cli_refuses_an_empty_grid(tmp_path, capsys):
+    code = main(["sweep", "--evalset", str(tmp_path / "e.jsonl"), "--out", str(tmp_path / "o")])
+    assert code == 2 and "no grid" in capsys.readouterr().err
