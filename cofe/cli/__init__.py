@@ -8,9 +8,19 @@ from collections.abc import Sequence
 
 from cofe._errors import InputError
 from cofe._version import __version__
-from cofe.cli import _annotate, _compare, _demo, _import, _run, _schema, _score, _sweep
+from cofe.cli import (
+    _annotate,
+    _compare,
+    _demo,
+    _import,
+    _report,
+    _run,
+    _schema,
+    _score,
+    _sweep,
+)
 
-COMMANDS = (_demo, _run, _score, _compare, _sweep, _import, _annotate, _schema)
+COMMANDS = (_demo, _run, _score, _compare, _sweep, _report, _import, _annotate, _schema)
 
 
 def build_parser() -> argparse.ArgumentParser:

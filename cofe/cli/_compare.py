@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="run directories (their default scoring, scored now if missing) or results "
         "folders (holding summary.json)",
     )
-    p.add_argument("--names", help="comma-separated names for the runs (default: run ids)")
+    p.add_argument("--names", help="comma-separated names (default: the folders' names)")
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm)")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap/permutation draws")
     p.add_argument("--seed", type=int, default=0)
@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
                 "<command line>", None, "--names", f"{len(names)} names, {len(results)} runs"
             )
         )
-    if names is None:
-        names = [r.run_id or p.name for r, p in zip(results, args.runs, strict=True)]
-        if len(set(names)) < len(names):  # same run ids: fall back to the paths
+    if names is None:  # the directories' names ("chunk128"); the paths when two are the same
+        names = [p.resolve().name for p in args.runs]
+        if len(set(names)) < len(names):
             names = [str(p) for p in args.runs]
     comparison = compare_results(
         dict(zip(names, results, strict=True)),

@@ -19,6 +19,7 @@ from cofe._cache import Cache
 from cofe.compare import ALL, Comparison, compare_results
 from cofe.evalset import EvalSample, write_evalset
 from cofe.evalset.importers import import_squad
+from cofe.report._html import RunForReport, render_report
 from cofe.report._text import format_table
 from cofe.results import scores_folder
 from cofe.runner import RunReport, load_pipeline, run_pipeline
@@ -183,12 +184,19 @@ def run_demo(
         comparison.write(workdir / "comparison")
         log("")
         log(_differences(comparison))
+    page = render_report(
+        [RunForReport.load(name, workdir / name, result) for name, result in results.items()],
+        comparison,
+    )
+    (workdir / "report.html").write_text(page, encoding="utf-8")
     log("")
     log("Files:")
     for name in outcomes:
         log(f"  {workdir / name}/  run log (manifest, documents, chunks, samples) and scores/")
     if comparison is not None:
         log(f"  {workdir / 'comparison'}/  every measure compared (CSV + comparison.json)")
+    log(f"  {workdir / 'report.html'}  charts, the comparison and a bad-case browser (open it "
+        "in a browser; no network needed)")  # fmt: skip
     log("Generation here is EXTRACTIVE (not an LLM): it shows whether the answer reached the "
         "context. Use --generator openai --base-url URL --model NAME for a real model.")  # fmt: skip
     log(

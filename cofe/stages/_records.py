@@ -22,7 +22,16 @@ from tqdm import tqdm
 
 from cofe._errors import InputProblem
 from cofe._jsonl import read_jsonl
-from cofe.runlog import SampleRecord, Stage, StageError
+from cofe.runlog import (
+    Chunk,
+    ParsedDocument,
+    RunLog,
+    SampleRecord,
+    Stage,
+    StageError,
+    read_manifest,
+)
+from cofe.runlog._store import CHUNKS, DOCUMENTS, SAMPLES, _read_keyed
 
 
 class ChunkRef(NamedTuple):
@@ -115,3 +124,16 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def read_compact(root: Path, *, progress: bool = False) -> tuple[RunLog, dict[str, Outputs]]:
+    """A run directory: the corpus as ``read_run`` reads it (the log's ``records`` left empty),
+    and the records streamed into ``Outputs``."""
+    manifest = read_manifest(root)
+    problems: list[InputProblem] = []
+    with gc_paused():
+        documents = _read_keyed(root / DOCUMENTS, ParsedDocument, "doc_id", problems,
+                                last_wins=False)  # fmt: skip
+        chunks = _read_keyed(root / CHUNKS, Chunk, "chunk_id", problems, last_wins=False)
+    records = stream_records(root / SAMPLES, problems, progress=progress)
+    return RunLog(root, manifest, documents, chunks, {}, problems), records

@@ -26,13 +26,12 @@ from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
 from cofe.measures import Measure, Step, StepView, Unscored
 from cofe.results import ScoreResult
-from cofe.runlog import Chunk, ParsedDocument, RunLog, Stage, read_manifest
-from cofe.runlog._store import CHUNKS, DOCUMENTS, SAMPLES, _read_keyed
+from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
-from cofe.stages._records import ChunkRef, Outputs, compact, gc_paused, stream_records
+from cofe.stages._records import ChunkRef, Outputs, compact, gc_paused, read_compact
 from cofe.stages._shape import STEP_STAGE, RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking
@@ -508,7 +507,7 @@ def _score_run(
     if isinstance(run, RunLog):
         log, records = run, compact(run.records)
     else:
-        log, records = _read_for_scoring(Path(run), progress)
+        log, records = read_compact(Path(run), progress=progress)
     evals = _load_evalset(log, evalset)
     problems = [*log.problems, *evals.problems]
     if workers is None:
@@ -665,16 +664,6 @@ def _score_samples(
     for part in parts:
         merged.extend(part)
     return merged
-
-
-def _read_for_scoring(root: Path, progress: bool) -> tuple[RunLog, dict[str, Outputs]]:
-    """A run directory: the corpus as ``read_run`` reads it, the records streamed compactly."""
-    manifest = read_manifest(root)
-    problems: list[InputProblem] = []
-    documents = _read_keyed(root / DOCUMENTS, ParsedDocument, "doc_id", problems, last_wins=False)
-    chunks = _read_keyed(root / CHUNKS, Chunk, "chunk_id", problems, last_wins=False)
-    records = stream_records(root / SAMPLES, problems, progress=progress)
-    return RunLog(root, manifest, documents, chunks, {}, problems), records
 
 
 def _latency(records: Mapping[str, Outputs]) -> pd.DataFrame:

@@ -100,6 +100,8 @@ def test_demo_runs_both_chunk_sizes_and_prints_them_side_by_side(tmp_path: Path,
     assert "Is the difference real?" in printed
     saved = json.loads((tmp_path / "demo" / "comparison" / "comparison.json").read_text())
     assert saved["runs"] == ["chunk128", "chunk512"] and saved["differences"]
+    page = (tmp_path / "demo" / "report.html").read_text()
+    assert "Bad cases" in page and "<svg" in page and "chunk512" in page
     docs = {p.suffix for p in (tmp_path / "demo" / "docs").iterdir()}
     assert docs == {".html", ".md", ".txt"}
     # bigger chunks split fewer answers

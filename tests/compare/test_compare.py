@@ -50,7 +50,7 @@ def test_verdict_transitions_count_every_sample_once(k4_k1):
 
 
 def test_runs_of_different_eval_sets_are_refused_naming_the_difference(k4_k1):
-    k4, k1 = k4_k1
+    k4, _ = k4_k1
     other = score_run(EXAMPLE_RUN)
     other.evalset_sha256 = "f" * 64
     with pytest.raises(InputError, match="different eval sets"):

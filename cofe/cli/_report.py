@@ -1,0 +1,53 @@
+"""``cofe report RUN [RUN ...] -o report.html``: one self-contained HTML page to look at.
+
+Charts (loss waterfall, verdicts per query type, the distribution of every
+measure, latency), the comparison of the runs when there are several, and a
+bad-case browser filtered by run, verdict, query type and document. The page
+needs no network and runs no code from the documents it shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cofe._errors import InputError, InputProblem
+from cofe.cli._compare import load
+from cofe.compare import compare_results
+from cofe.report._html import MAX_CASES, RunForReport, render_report
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write a self-contained HTML report of one or more runs",
+                       description=__doc__)  # fmt: skip
+    p.add_argument("runs", nargs="+", type=Path, help="run directories")
+    p.add_argument("-o", "--out", type=Path, default=Path("report.html"), help="the HTML file")
+    p.add_argument("--names", help="comma-separated names (default: the folders' names)")
+    p.add_argument("--max-cases", type=int, default=MAX_CASES, help="bad cases shown per run")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in args.runs:
+        if not (path / "manifest.json").exists():
+            raise InputError(InputProblem(str(path), None, None, "not a run directory "
+                                          "(no manifest.json): the report needs the run's texts"))  # fmt: skip
+    results = [load(path) for path in args.runs]
+    # default names: the run directories' names ("chunk128"), unless two are the same
+    names = args.names.split(",") if args.names else [p.resolve().name for p in args.runs]
+    if len(names) != len(results):
+        raise InputError(InputProblem("<command line>", None, "--names",
+                                      f"{len(names)} names, {len(results)} runs"))  # fmt: skip
+    if len(set(names)) < len(names):
+        names = [str(p) for p in args.runs]
+    runs = [RunForReport.load(n, p, r) for n, p, r in zip(names, args.runs, results, strict=True)]
+    comparison = (
+        compare_results(dict(zip(names, results, strict=True))) if len(results) > 1 else None
+    )
+    page = render_report(runs, comparison, max_cases=args.max_cases)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(f".{args.out.name}.tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(args.out)
+    print(f"wrote {args.out} ({len(page) / 1e6:.1f} MB): open it in a browser, no network needed")
+    return 0

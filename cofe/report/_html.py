@@ -1,0 +1,370 @@
+"""The HTML report: one self-contained file a person would rather look at than read as CSV.
+
+No script library, no stylesheet or font from the network: charts are inline
+SVG drawn in Python (``_svg``), the bad-case browser is rendered on the server
+and a few lines of inline script only show and hide cases by their data
+attributes. Every piece of document, query, keyword and answer text goes
+through ``html.escape`` before it reaches the page (keywords are highlighted
+by escaping the text around each match), so a document holding markup shows
+it as text and runs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+
+from cofe._version import __version__
+from cofe.compare import ALL, Comparison
+from cofe.diagnose import STEPS
+from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
+from cofe.report import _svg
+from cofe.results import ScoreResult
+from cofe.runlog import RunLog
+from cofe.stages._records import Outputs, read_compact
+
+MAX_CASES = 300  # bad cases shown per run: the page stays light for 100k-sample runs
+CHUNK_CHARS = 900  # characters of each context chunk shown
+
+
+@dataclass
+class RunForReport:
+    """What the report shows of one run: its scores, and the texts behind them."""
+
+    name: str
+    result: ScoreResult
+    log: RunLog | None = None
+    records: dict[str, Outputs] | None = None
+    samples: dict[str, EvalSample] | None = None
+
+    @classmethod
+    def load(cls, name: str, run_dir: Path, result: ScoreResult) -> RunForReport:
+        log, records = read_compact(run_dir)
+        evalset = run_dir / "evalset.jsonl"
+        samples = read_evalset(evalset).by_id() if evalset.exists() else {}
+        return cls(name, result, log, records, samples)
+
+
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1a202c;background:#f7fafc}
+header{background:#1a365d;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}
+main{padding:12px 24px;max-width:1200px}section{background:#fff;border:1px solid #e2e8f0;
+border-radius:6px;padding:12px 16px;margin:14px 0}h2{font-size:17px;margin:4px 0 10px}
+table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #edf2f7;
+padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
+.charts{display:flex;flex-wrap:wrap;gap:8px}.case{border:1px solid #cbd5e0;border-radius:6px;
+padding:8px 12px;margin:10px 0;background:#fff}.case h3{font-size:14px;margin:0 0 6px}
+.verdict{display:inline-block;padding:1px 6px;border-radius:4px;background:#fed7d7;
+font-size:12px}.chunk{white-space:pre-wrap;background:#f7fafc;border-left:3px solid #a0aec0;
+padding:4px 8px;margin:4px 0;font-size:12.5px}mark{background:#faf089}.muted{color:#718096;
+font-size:12px}.filters label{margin-right:14px}.sig{font-weight:bold;color:#2f855a}
+"""
+
+_SCRIPT = """
+(function(){
+  var selects=document.querySelectorAll('.filters select');
+  var cases=document.querySelectorAll('.case');
+  var counter=document.getElementById('shown');
+  function apply(){
+    var want={};
+    selects.forEach(function(s){ if(s.value){ want[s.name]=s.value; } });
+    var shown=0;
+    cases.forEach(function(c){
+      var ok=Object.keys(want).every(function(k){ return c.dataset[k]===want[k]; });
+      c.hidden=!ok; if(ok){ shown++; }
+    });
+    counter.textContent=String(shown);
+  }
+  selects.forEach(function(s){ s.addEventListener('change', apply); });
+  apply();
+})();
+"""
+
+
+def render_report(runs: Sequence[RunForReport], comparison: Comparison | None = None,
+                  *, max_cases: int = MAX_CASES) -> str:  # fmt: skip
+    names = [r.name for r in runs]
+    body = [
+        _overview(runs),
+        _waterfall(runs),
+        _verdicts(runs),
+        _histograms(runs),
+        _latency(runs),
+    ]
+    if comparison is not None:
+        body.append(_comparison(comparison))
+    body.append(_cases(runs, max_cases))
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>cofe report: {escape(', '.join(names))}</title>"
+        f"<style>{_STYLE}</style></head><body>"
+        f"<header><h1>cofe report: {escape(', '.join(names))}</h1>"
+        f"<div class='muted' style='color:#cbd5e0'>cofe {escape(__version__)} · {made}</div>"
+        f"</header><main>{''.join(body)}</main><script>{_SCRIPT}</script></body></html>\n"
+    )
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    def cell(value: object) -> str:
+        if value is None or (isinstance(value, float) and pd.isna(value)):
+            return "–"
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        return escape(str(value))
+
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _overview(runs: Sequence[RunForReport]) -> str:
+    rows = []
+    for run in runs:
+        r = run.result
+        verdicts = r.verdicts["verdict"]
+        shape = r.shape
+        rows.append([
+            run.name, r.run_id, len(verdicts), int((verdicts != "unscorable").sum()),
+            " → ".join(shape.get("stages", [])), shape.get("top_k"),
+            r.config.label() or "defaults", len(r.problems),
+        ])  # fmt: skip
+    header = ["run", "run id", "samples", "scored", "stages", "top-K", "settings", "problems"]
+    return f"<section><h2>Runs</h2>{_table(header, rows)}</section>"
+
+
+def _waterfall(runs: Sequence[RunForReport]) -> str:
+    falls = {r.name: r.result.waterfall().set_index("step")["recall"] for r in runs}
+    steps = [s.value for s in STEPS if any(s.value in f.index for f in falls.values())]
+    series = {name: [f.get(step) for step in steps] for name, f in falls.items()}
+    chart = _svg.grouped_bars(steps, series, title="Loss waterfall: share of information "
+                              "points still present after each step")  # fmt: skip
+    return f"<section id='waterfall'><h2>Where information is lost</h2>{chart}</section>"
+
+
+def _verdicts(runs: Sequence[RunForReport]) -> str:
+    parts = []
+    for run in runs:
+        counts = run.result.verdict_counts(by_query_type=True)
+        if counts.empty:
+            continue
+        table = counts.pivot_table(index="verdict", columns="query_type", values="count",
+                                   aggfunc="sum", fill_value=0, observed=True)  # fmt: skip
+        table = table[table.sum(axis=1) > 0]
+        totals = table.sum(axis=0)
+        series = {str(v): [float(table.loc[v, q]) / totals[q] if totals[q] else 0.0
+                           for q in table.columns] for v in table.index}  # fmt: skip
+        chart = _svg.grouped_bars([str(q) for q in table.columns], series,
+                                  title=f"{run.name}: verdicts per query type (share)")  # fmt: skip
+        rows = [[str(v), *(int(x) for x in table.loc[v])] for v in table.index]
+        parts.append(chart + _table(["verdict", *map(str, table.columns)], rows))
+    return f"<section id='verdicts'><h2>Verdicts</h2>{''.join(parts)}</section>"
+
+
+def _histograms(runs: Sequence[RunForReport]) -> str:
+    parts = []
+    for run in runs:
+        scores = run.result.scores
+        charts = []
+        for (step, measure), group in scores.groupby(["step", "measure"], sort=False):
+            charts.append(_svg.histogram(group["value"].tolist(), title=f"{step}/{measure}"))
+        parts.append(f"<h3>{escape(run.name)}</h3><div class='charts'>{''.join(charts)}</div>")
+    return (
+        "<section id='distributions'><h2>Per-sample distribution of every measure</h2>"
+        + "".join(parts)
+        + "</section>"
+    )
+
+
+def _latency(runs: Sequence[RunForReport]) -> str:
+    rows = []
+    for run in runs:
+        for _, r in run.result.latency.iterrows():
+            rows.append([run.name, r["stage"], r["p50"], r["p95"], int(r["n"])])
+    if not rows:
+        return ""
+    header = ["run", "stage", "p50 s", "p95 s", "samples"]
+    return f"<section id='latency'><h2>Stage latency</h2>{_table(header, rows)}</section>"
+
+
+def _comparison(comparison: Comparison) -> str:
+    d = comparison.differences
+    if d.empty:
+        return ""
+    d = d[d.query_type == ALL]
+    parts = [f"<p class='muted'>{escape(comparison.clustering)}. Holm-corrected over every "
+             f"measure, query type and pair; bold: p_holm &lt; {comparison.alpha:g}.</p>"]  # fmt: skip
+    for (a, b), pair in d.groupby(["a", "b"], sort=False):
+        rows = [(f"{r.step}/{r.measure}", r.difference, r.low, r.high) for r in pair.itertuples()]
+        parts.append(_svg.intervals(rows, title=f"{a} − {b}: paired difference, 95 % CI"))
+        table_rows = []
+        for r in pair.itertuples():
+            p = f"<span class='sig'>{r.p_holm:.3g}</span>" if r.significant else f"{r.p_holm:.3g}"
+            table_rows.append(
+                f"<tr><td>{escape(f'{r.step}/{r.measure}')}</td><td>{r.difference:+.3f}</td>"
+                f"<td>[{r.low:+.3f}, {r.high:+.3f}]</td><td>{r.n}</td><td>{escape(r.test)}</td>"
+                f"<td>{p}</td></tr>"
+            )
+        parts.append("<table><thead><tr><th>measure</th><th>difference</th><th>95 % CI</th>"
+                     "<th>n</th><th>test</th><th>p (Holm)</th></tr></thead><tbody>"
+                     + "".join(table_rows) + "</tbody></table>")  # fmt: skip
+        moves = comparison.transitions[
+            (comparison.transitions.a == a) & (comparison.transitions.b == b)
+        ]
+        matrix = moves.pivot_table(index="from", columns="to", values="count", aggfunc="sum",
+                                   fill_value=0)  # fmt: skip
+        rows2 = [[str(i), *(int(v) for v in row)] for i, row in zip(matrix.index, matrix.values,
+                                                                    strict=True)]  # fmt: skip
+        parts.append(f"<h3>Verdict transitions {escape(a)} → {escape(b)}</h3>"
+                     + _table([f"{a} \\ {b}", *map(str, matrix.columns)], rows2))  # fmt: skip
+    return f"<section id='comparison'><h2>Comparison</h2>{''.join(parts)}</section>"
+
+
+def _highlight(text: str, keywords: Sequence[str]) -> str:
+    """``text`` escaped, with every case-insensitive occurrence of a keyword in <mark>."""
+    spans: list[tuple[int, int]] = []
+    for keyword in {k.strip() for k in keywords if k.strip()}:
+        for match in re.finditer(re.escape(keyword), text, flags=re.IGNORECASE):
+            spans.append(match.span())
+    spans.sort()
+    out, at = [], 0
+    for start, end in spans:
+        if start < at:
+            if end > at:
+                out.append(f"<mark>{escape(text[at:end])}</mark>")
+                at = end
+            continue
+        out.append(escape(text[at:start]))
+        out.append(f"<mark>{escape(text[start:end])}</mark>")
+        at = end
+    out.append(escape(text[at:]))
+    return "".join(out)
+
+
+def _keywords(sample: EvalSample | None) -> list[str]:
+    if sample is None:
+        return []
+    words = [a for point in sample.fine_keywords for k in point for a in keyword_alternatives(k)]
+    return words + list(sample.coarse_keywords)
+
+
+_GOOD = ("pass", "pass_to_context", "pass_to_pool", "pass_to_corpus", "pass_to_parse")
+
+
+def _pick_cases(verdicts: pd.DataFrame, cap: int) -> pd.DataFrame:
+    """Bad cases, every kind of verdict represented: taken round-robin across verdicts."""
+    bad = verdicts[~verdicts["verdict"].isin(_GOOD)]
+    groups = [g for _, g in bad.groupby("verdict", sort=True)]
+    picked, i = [], 0
+    while len(picked) < cap and any(i < len(g) for g in groups):
+        for g in groups:
+            if i < len(g) and len(picked) < cap:
+                picked.append(g.iloc[i])
+        i += 1
+    return pd.DataFrame(picked)
+
+
+def _cases(runs: Sequence[RunForReport], cap: int) -> str:
+    cards, verdict_names, qtypes, docs, notes = [], set(), set(), set(), []
+    for run in runs:
+        verdicts = run.result.verdicts
+        n_bad = int((~verdicts["verdict"].isin(_GOOD)).sum())
+        picked = _pick_cases(verdicts, cap)
+        notes.append(f"{run.name}: {len(picked)} of {n_bad} bad cases")
+        points = run.result.points.groupby("sample_id")
+        for _, v in picked.iterrows():
+            cards.append(_card(run, v, points))
+            verdict_names.add(v["verdict"])
+            qtypes.add(v["query_type"])
+            docs.add(v["source"] if isinstance(v["source"], str) else "")
+
+    def select(name: str, label: str, values: set[str]) -> str:
+        options = "".join(
+            f"<option value='{escape(v, quote=True)}'>{escape(v or '(none)')}</option>"
+            for v in sorted(values)
+        )
+        return (f"<label>{escape(label)} <select name='{name}'><option value=''>all</option>"
+                f"{options}</select></label>")  # fmt: skip
+
+    filters = (
+        "<div class='filters'>"
+        + select("run", "run", {r.name for r in runs})
+        + select("verdict", "verdict", verdict_names)
+        + select("qtype", "query type", qtypes)
+        + select("doc", "document", docs)
+        + " <span class='muted'><span id='shown'>0</span> shown</span></div>"
+    )
+    note = "; ".join(notes) + (
+        f" (at most {cap} per run, every verdict represented; the rest are in the results "
+        "folder's verdicts.jsonl and points.csv)"
+    )
+    return (
+        "<section id='cases'><h2>Bad cases</h2>"
+        f"<p class='muted'>{escape(note)}</p>{filters}{''.join(cards)}</section>"
+    )
+
+
+def _card(run: RunForReport, v: pd.Series, points) -> str:
+    sid = str(v["sample_id"])
+    sample = (run.samples or {}).get(sid)
+    record = (run.records or {}).get(sid)
+    keywords = _keywords(sample)
+    doc = v["source"] if isinstance(v["source"], str) else ""
+    data = {"run": run.name, "verdict": v["verdict"], "qtype": v["query_type"], "doc": doc}
+    attrs = "".join(f" data-{k}='{escape(str(x), quote=True)}'" for k, x in data.items())
+    stage = f" at {v['stage']}" if isinstance(v["stage"], str) else ""
+    parts = [
+        f"<div class='case'{attrs}><h3>{escape(sid)} <span class='verdict'>"
+        f"{escape(str(v['verdict']))}{escape(stage)}</span> <span class='muted'>"
+        f"{escape(run.name)} · {escape(str(v['query_type']))}"
+        f"{' · ' + escape(doc) if doc else ''}</span></h3>"
+    ]
+    if sample is not None:
+        parts.append(f"<div><b>Query:</b> {escape(sample.query)}</div>")
+    parts.append(f"<div class='muted'>{escape(str(v['explanation']))}</div>")
+    if sid in points.groups:
+        rows = [
+            [p["keywords"], _flag(p["parse"]), _flag(p["corpus"]), _flag(p["intact"]),
+             p["pool_rank"], p["context_rank"], _flag(p["answer"]), p["lost_at"]]
+            for _, p in points.get_group(sid).iterrows()
+        ]  # fmt: skip
+        header = ["information point", "parsed", "in corpus", "one chunk", "pool rank",
+                  "context rank", "in answer", "lost at"]  # fmt: skip
+        parts.append(_table(header, [[None if pd.isna(x) else x for x in r] for r in rows]))
+    parts.append(_context(run, record, keywords))
+    if record is not None and record.answer is not None:
+        parts.append(f"<div><b>Answer:</b> {_highlight(record.answer, keywords)}</div>")
+    if sample is not None and sample.reference_answer:
+        parts.append(f"<div class='muted'><b>Reference:</b> {escape(sample.reference_answer)}"
+                     "</div>")  # fmt: skip
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _flag(value: object) -> str | None:
+    if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
+        return None
+    return "yes" if bool(value) else "no"
+
+
+def _context(run: RunForReport, record: Outputs | None, keywords: list[str]) -> str:
+    if record is None or run.log is None:
+        return ""
+    top_k = run.result.shape.get("top_k") or 4
+    given = record.context if record.context is not None else (record.pool or ())[:top_k]
+    chunks = []
+    for rank, ref in enumerate(given, start=1):
+        chunk = run.log.chunks.get(ref.chunk_id)
+        text = chunk.text if chunk is not None else "(not in the run's corpus)"
+        cut = text[:CHUNK_CHARS] + ("…" if len(text) > CHUNK_CHARS else "")
+        chunks.append(f"<div class='chunk'><span class='muted'>#{rank} "
+                      f"{escape(ref.chunk_id)}</span>\n{_highlight(cut, keywords)}</div>")  # fmt: skip
+    if not chunks:
+        return ""
+    return "<details><summary>What the generator saw</summary>" + "".join(chunks) + "</details>"

@@ -1,0 +1,135 @@
+"""The HTML report in a real headless Chromium (Debian's, driven by Playwright).
+
+Chromium is part of the test set-up (`.ci/run` installs it): a missing browser fails
+these tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cofe import Chunk, EvalSample, Manifest, ParsedDocument, RankedChunk, RunWriter, SampleRecord
+from cofe.cli import main
+from cofe.evalset import write_evalset
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+SCRIPT = "<script>alert(1)</script>"
+IMG = '"><img src=x onerror=alert(1)>'
+
+
+def _run(folder: Path, top: str) -> Path:
+    """A small run whose documents, query, keyword and answer carry markup."""
+    texts = {
+        "a": f"The Denver Broncos won Super Bowl 50. {SCRIPT}",
+        "b": f"Coldplay played the halftime show {IMG} of Super Bowl 50.",
+        "c": "Levi's Stadium hosted Super Bowl 50 in Santa Clara.",
+    }
+    samples = [
+        EvalSample(id="q1", query=f"Who won Super Bowl 50? {SCRIPT}",
+                   coarse_keywords=["Super Bowl 50"], fine_keywords=[["Denver Broncos"]],
+                   reference_answer="Denver Broncos", source={"doc": "sb.txt"}),
+        EvalSample(id="q2", query=f"Who played at halftime? {IMG}",
+                   coarse_keywords=["Super Bowl 50"], fine_keywords=[["Coldplay"], [IMG]],
+                   reference_answer="Coldplay", source={"doc": "sb.txt"}),
+        EvalSample(id="q3", query="Where was it played?", coarse_keywords=["Super Bowl 50"],
+                   fine_keywords=[["Levi's Stadium"]], reference_answer="Levi's Stadium",
+                   source={"doc": "sb.txt"}),
+    ]  # fmt: skip
+    write_evalset(folder.parent / f"{folder.name}.evalset.jsonl", samples)
+    writer = RunWriter(folder)
+    writer.start(Manifest(run_id=folder.name, top_k=1, stages=["parse", "chunking", "retrieval",
+                                                               "generation"]),
+                 folder.parent / f"{folder.name}.evalset.jsonl")  # fmt: skip
+    writer.add_documents(
+        [ParsedDocument(doc_id="sb", source="sb.txt", text=" ".join(texts.values()))]
+    )
+    writer.add_chunks([Chunk(chunk_id=c, doc_id="sb", text=t) for c, t in texts.items()])
+    order = [top, *(c for c in texts if c != top)]
+    writer.add_samples(
+        SampleRecord(sample_id=s.id, pool=[RankedChunk(chunk_id=c, score=3.0 - i)
+                                           for i, c in enumerate(order)],
+                     answer=f"I think {SCRIPT} {IMG} Denver Broncos")
+        for s in samples
+    )  # fmt: skip
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("report")
+    one, two = _run(base / "one", "a"), _run(base / "two", "c")
+    out = base / "report.html"
+    assert main(["report", str(one), str(two), "-o", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is not installed: apt-get install chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser, report: Path):
+    page = browser.new_page()
+    events = {"errors": [], "dialogs": [], "requests": []}
+    page.on("console", lambda m: events["errors"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: events["errors"].append(str(e)))
+    page.on("dialog", lambda d: (events["dialogs"].append(d.message), d.dismiss()))
+    page.on("request", lambda r: events["requests"].append(r.url))
+    page.goto(report.as_uri())
+    page.wait_for_load_state("load")
+    return page, events
+
+
+def test_the_page_loads_with_no_console_error_and_fetches_nothing(browser, report):
+    page, events = _open(browser, report)
+    assert events["errors"] == []
+    assert events["requests"] == [report.as_uri()]  # self-contained: no CDN, no font, no image
+    page.close()
+
+
+def test_charts_render(browser, report):
+    page, _ = _open(browser, report)
+    charts = page.locator("svg.chart")
+    assert charts.count() >= 4
+    for i in range(charts.count()):
+        box = charts.nth(i).bounding_box()
+        assert box and box["width"] > 0 and box["height"] > 0
+    assert page.locator("#waterfall svg rect.bar").count() >= 4  # bars drawn, per run and step
+    assert page.locator("#comparison svg line.ci").count() > 0  # intervals drawn
+    page.close()
+
+
+def test_a_filter_changes_the_visible_cases(browser, report):
+    page, _ = _open(browser, report)
+    visible = page.locator(".case:not([hidden])")
+    before = visible.count()
+    page.select_option("select[name=run]", "two")
+    after = visible.count()
+    assert 0 < after < before
+    assert page.locator("#shown").inner_text() == str(after)
+    assert all(c == "two" for c in visible.evaluate_all("cs => cs.map(c => c.dataset.run)"))
+    page.close()
+
+
+def test_markup_in_documents_queries_and_answers_runs_nothing(browser, report):
+    page, events = _open(browser, report)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.wait_for_timeout(200)
+    assert events["dialogs"] == []
+    assert page.locator("img").count() == 0  # the payload's <img> was never created
+    assert page.locator("main script").count() == 0  # no script element from the data
+    text = page.locator("#cases").inner_text()
+    assert SCRIPT in text and "<img src=x onerror=alert(1)>" in text  # shown as text
+    page.close()
