@@ -34,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--query-type", default=ALL, help="rows to print: all, or one query type")
     p.add_argument("-o", "--out", type=Path, help="write means/differences/transitions CSV + JSON")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="also write the HTML report of these runs (run directories only)")  # fmt: skip
     p.set_defaults(run=run)
 
 
@@ -76,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.out:
         comparison.write(args.out)
+    if args.html:
+        _write_html(args.html, names, args.runs, results, comparison)
     if args.json:
         print(json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -84,3 +88,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"\nFiles: {args.out}/ means.csv differences.csv transitions.csv latency.csv "
                   "comparison.json")  # fmt: skip
     return 0
+
+
+def _write_html(out: Path, names, paths, results, comparison) -> None:
+    from cofe.report._html import RunForReport, render_report
+
+    runs = []
+    for name, path, result in zip(names, paths, results, strict=True):
+        run_dir = path if (path / "manifest.json").exists() else Path(result.run)
+        if not (run_dir / "manifest.json").exists():
+            raise InputError(InputProblem(str(path), None, None, "--html needs the run directory "
+                                          "(its texts), and this results folder names none"))  # fmt: skip
+        runs.append(RunForReport.load(name, run_dir, result))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_report(runs, comparison), encoding="utf-8")
+    print(f"wrote {out}", file=sys.stderr)

@@ -76,11 +76,12 @@ def test_cli_compares_run_directories_and_writes_tables(tmp_path, capsys):
     capsys.readouterr()
     out = tmp_path / "cmp"
     code = main(["compare", str(a), str(b / "k2"), "--names", "k4,k2", "-o", str(out),
-                 "--resamples", "199"])  # fmt: skip
+                 "--resamples", "199", "--html", str(tmp_path / "r.html")])  # fmt: skip
     assert code == 0
     printed = capsys.readouterr().out
     assert "Verdict transitions k4 -> k2" in printed and "p_holm" in printed
     saved = json.loads((out / "comparison.json").read_text())
     assert saved["runs"] == ["k4", "k2"] and saved["differences"]
     assert (out / "transitions.csv").exists() and (a / "scores" / "summary.json").exists()
+    assert "Verdict transitions k4" in (tmp_path / "r.html").read_text()
     assert main(["compare", str(a)]) == 2  # one run is not a comparison
