@@ -13,6 +13,7 @@ from cofe.cli import (
     _compare,
     _demo,
     _import,
+    _judge,
     _report,
     _run,
     _schema,
@@ -20,7 +21,7 @@ from cofe.cli import (
     _sweep,
 )
 
-COMMANDS = (_demo, _run, _score, _compare, _sweep, _report, _import, _annotate, _schema)
+COMMANDS = (_demo, _run, _judge, _score, _compare, _sweep, _report, _import, _annotate, _schema)
 
 
 def build_parser() -> argparse.ArgumentParser:

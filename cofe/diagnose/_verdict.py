@@ -24,6 +24,7 @@ class Verdict(StrEnum):
     NOT_RETRIEVED = "not_retrieved"
     CUT_BY_RERANK = "cut_by_rerank"
     NOT_IN_ANSWER = "not_in_answer"
+    UNSUPPORTED_CLAIMS = "unsupported_claims"  # every point in the answer, but so are inventions
     PASS = "pass"  # the answer was judged and holds every point
     PASS_TO_CONTEXT = (
         "pass_to_context"  # every point reached the context; the answer was not judged
@@ -52,6 +53,7 @@ _BLAMED = {
     Verdict.NOT_RETRIEVED: Stage.RETRIEVAL,
     Verdict.CUT_BY_RERANK: Stage.RERANKING,
     Verdict.NOT_IN_ANSWER: Stage.GENERATION,
+    Verdict.UNSUPPORTED_CLAIMS: Stage.GENERATION,
 }
 PASS_AT = {
     Step.ANSWER: Verdict.PASS,
@@ -102,13 +104,19 @@ class Diagnosis:
 
 
 def diagnose(
-    point_labels: tuple[str, ...], outcomes: list[StageOutcome], error: StageError | None
+    point_labels: tuple[str, ...],
+    outcomes: list[StageOutcome],
+    error: StageError | None,
+    unsupported: tuple[str, ...] = (),
 ) -> Diagnosis:
     """Walk the steps in pipeline order; the verdict is the earliest step losing any point.
 
     A step that could not be judged for this sample (unknown chunk ids, a source
     naming no document, a stage that raised) before the first loss makes the
-    verdict ``unscorable``: the loss may have begun there.
+    verdict ``unscorable``: the loss may have begun there. An answer holding
+    every point but also claims that neither the context nor the source supports
+    (``unsupported``, from the LLM judge) is ``unsupported_claims``, not ``pass``:
+    lost information comes first, invented information second.
     """
     outcomes = sorted(outcomes, key=lambda outcome: STEP_ORDER[outcome.step])
     judged = [o for o in outcomes if o.hits is not None]
@@ -135,6 +143,17 @@ def diagnose(
             reasons = "; ".join(f"{o.step}: {o.unjudged}" for o in blind) or "nothing was judged"
             return Diagnosis(Verdict.UNSCORABLE, None, reasons, lost_at)
         last = judged[-1]
+        if unsupported and last.step is Step.ANSWER:
+            shown = "; ".join(repr(c) for c in unsupported[:3])
+            more = f" (and {len(unsupported) - 3} more)" if len(unsupported) > 3 else ""
+            return Diagnosis(
+                Verdict.UNSUPPORTED_CLAIMS,
+                Stage.GENERATION,
+                f"every information point reached the answer, but it states "
+                f"{len(unsupported)} claim(s) supported neither by the context nor by the "
+                f"source: {shown}{more}",
+                lost_at,
+            )
         verdict = PASS_AT[last.step]
         text = f"every information point reached the {last.step}"
         later = [o for o in blind if STEP_ORDER[o.step] > STEP_ORDER[last.step]]

@@ -1,28 +1,36 @@
 """Measure value objects. ``parse_measure("KeywordRecall@4")`` reads the CLI spelling."""
 
 from cofe.measures._base import Measure, Unscored, parse_measure
-from cofe.measures._view import Step, StepView
+from cofe.measures._view import ClaimLabels, Step, StepView
+from cofe.measures.answer_correctness import AnswerCorrectness, ClaimPrecision, ClaimRecall
 from cofe.measures.bleu import BLEU
 from cofe.measures.chunk_integrity import ChunkIntegrity
 from cofe.measures.coarse_precision import CoarsePrecision
 from cofe.measures.doc_precision import DocPrecision
 from cofe.measures.doc_recall import DocRecall
 from cofe.measures.entity_anchoring import EntityAnchoring
+from cofe.measures.faithfulness import Faithfulness
 from cofe.measures.keyword_accuracy import KeywordAccuracy
 from cofe.measures.keyword_recall import KeywordRecall
 from cofe.measures.ndcg import NDCG
 from cofe.measures.rerank_gain import RerankGain
 from cofe.measures.rerank_loss import RerankLoss
 from cofe.measures.rouge_l import RougeL, RougeLRecall
+from cofe.measures.source_faithfulness import SourceFaithfulness
 
 __all__ = [
     "BLEU",
     "NDCG",
+    "AnswerCorrectness",
     "ChunkIntegrity",
+    "ClaimLabels",
+    "ClaimPrecision",
+    "ClaimRecall",
     "CoarsePrecision",
     "DocPrecision",
     "DocRecall",
     "EntityAnchoring",
+    "Faithfulness",
     "KeywordAccuracy",
     "KeywordRecall",
     "Measure",
@@ -30,6 +38,7 @@ __all__ = [
     "RerankLoss",
     "RougeL",
     "RougeLRecall",
+    "SourceFaithfulness",
     "Step",
     "StepView",
     "Unscored",

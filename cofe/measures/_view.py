@@ -32,6 +32,36 @@ def _no_tokens() -> list[str]:
 
 NO_SOURCE = Unscored("the sample names no source document")  # immutable: safe as a default
 NO_POOL = Unscored("the run records no pool")
+NOT_JUDGED = Unscored("not judged: run `cofe judge` on this run")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimLabels:
+    """An LLM judge's labels of one answer's claims (from ``cofe judge``).
+
+    Per answer claim: supported by the context the generator saw; by the
+    sample's source document (None: no source); by the reference answer (None:
+    no reference). Per reference claim: stated by the answer.
+    """
+
+    context: tuple[bool, ...]
+    source: tuple[bool | None, ...]
+    reference: tuple[bool | None, ...]
+    reference_in_answer: tuple[bool, ...]
+    no_source: str | None = None  # why source labels are missing
+    no_reference: str | None = None  # why reference labels are missing
+    texts: tuple[str, ...] = ()  # the answer's claims, for evidence
+
+    def unsupported(self) -> tuple[str, ...]:
+        """Claims supported neither by the context nor by the source document. Without a
+        source the judge cannot tell an invention from knowledge the context lacked: none."""
+        return tuple(
+            text
+            for text, in_context, in_source in zip(
+                self.texts, self.context, self.source, strict=True
+            )
+            if not in_context and in_source is False
+        )
 
 
 @dataclass(slots=True)
@@ -52,3 +82,4 @@ class StepView:
     pool_ranks: Sequence[int | None] | Unscored = NO_POOL
     reference: list[str] | None = None  # strict tokens of the reference answer
     tokens: Callable[[], list[str]] = field(default=_no_tokens)  # strict tokens of the output
+    claims: ClaimLabels | Unscored = NOT_JUDGED  # answer: the judge's claim labels

@@ -16,6 +16,7 @@ from cofe.matching import (
     normalizer,
     register_keywords,
 )
+from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog import RunLog
 from cofe.stages._config import CoarseScope, ScoreConfig
 
@@ -48,6 +49,8 @@ class RunContext:
         self, run: RunLog, samples: Iterable[EvalSample], config: ScoreConfig, *, workers: int = 1
     ) -> None:
         self.config = config
+        # the LLM judge's claim labels per sample (``cofe judge``), filled by the scorer
+        self.claims: dict[str, ClaimLabels | Unscored] = {}
         self.normalize = normalizer(config.mode)
         self.index = KeywordIndex()
         samples = list(samples)

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,10 @@ from cofe._parallel import default_workers, fork_map
 from cofe.diagnose import StageOutcome, Verdict, diagnose
 from cofe.diagnose._verdict import STAGE_ORDER
 from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
+from cofe.judges._judge import JUDGEMENTS, labels_for_scoring
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
-from cofe.measures import Measure, Step, StepView, Unscored
+from cofe.measures import ClaimLabels, Measure, Step, StepView, Unscored
+from cofe.measures._view import NOT_JUDGED
 from cofe.results import ScoreResult
 from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
@@ -332,6 +335,7 @@ class _SampleScorer:
                 answer.ranks,
                 reference=self._reference,
                 tokens=lambda: strict_tokens(text),
+                claims=self.ctx.claims.get(sample.id, NOT_JUDGED),
             )
         )
         fates["answer"] = answer.hits
@@ -352,7 +356,9 @@ class _SampleScorer:
     ) -> None:
         """The verdict, the waterfall steps and one row per information point."""
         labels = tuple(point.label for point in cs.points)
-        diagnosis = diagnose(labels, outcomes, record.error)
+        claims = self.ctx.claims.get(sample.id)
+        unsupported = claims.unsupported() if isinstance(claims, ClaimLabels) else ()
+        diagnosis = diagnose(labels, outcomes, record.error, unsupported)
         self._verdict(
             sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation, len(cs.points)
         )
@@ -521,6 +527,9 @@ def _score_run(
         )
     ctx = RunContext(log, evals.samples, config, workers=workers)
     shape = RunShape.of(log, config, records)
+    if not isinstance(run, RunLog) and (log.path / JUDGEMENTS).exists():
+        ctx.claims = labels_for_scoring(log.path, log, records, evals.samples)
+        shape = replace(shape, judged=True)
     problems += _label_problems(evals, ctx)
     if not log.chunks and (shape.has_pool or shape.has_context):
         problems.append(

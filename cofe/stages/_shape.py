@@ -15,11 +15,15 @@ from dataclasses import dataclass
 from cofe.measures import (
     BLEU,
     NDCG,
+    AnswerCorrectness,
     ChunkIntegrity,
+    ClaimPrecision,
+    ClaimRecall,
     CoarsePrecision,
     DocPrecision,
     DocRecall,
     EntityAnchoring,
+    Faithfulness,
     KeywordAccuracy,
     KeywordRecall,
     Measure,
@@ -27,6 +31,7 @@ from cofe.measures import (
     RerankLoss,
     RougeL,
     RougeLRecall,
+    SourceFaithfulness,
     Step,
 )
 from cofe.runlog import RunLog, Stage
@@ -47,6 +52,7 @@ class RunShape:
     top_k: int | None  # how many chunks the generator received; None: unknown
     top_k_from: str  # where top_k came from, or why it is unknown
     feeds_context: bool  # something downstream of retrieval consumes a context
+    judged: bool = False  # `cofe judge` stored claim labels for this run
 
     @classmethod
     def of(
@@ -144,6 +150,14 @@ class RunShape:
                 plan[Step.CONTEXT] = tuple(context)
         if self.generation:
             plan[Step.ANSWER] = (KeywordRecall(), BLEU(), RougeL())
+            if self.judged:
+                plan[Step.ANSWER] += (
+                    Faithfulness(),
+                    SourceFaithfulness(),
+                    ClaimPrecision(),
+                    ClaimRecall(),
+                    AnswerCorrectness(),
+                )
         for step, measures in plan.items():
             for measure in measures:
                 assert step in measure.STEPS, f"{measure.name} does not apply to {step}"

@@ -93,3 +93,17 @@ def test_waterfall_orders_steps_and_counts_samples():
     assert overall.step.astype(str).tolist() == ["corpus", "pool"]
     assert overall.set_index("step").loc["pool", "recall"] == 0.5
     assert len(waterfall(recalls, by_query_type=True)) == 3
+
+
+def test_unsupported_claims_follow_lost_points_and_replace_a_pass():
+    claims = ("Super Bowl 50 was played in Miami.",)
+    complete = [outcome(Stage.RETRIEVAL, True), outcome(Stage.GENERATION, True)]
+    d = diagnose(("a",), complete, None, claims)
+    assert d.verdict is Verdict.UNSUPPORTED_CLAIMS and d.stage is Stage.GENERATION
+    assert claims[0] in d.explanation
+    # a lost point is the first finding, whatever the answer invents
+    lossy = [outcome(Stage.RETRIEVAL, True), outcome(Stage.GENERATION, False)]
+    assert diagnose(("a",), lossy, None, claims).verdict is Verdict.NOT_IN_ANSWER
+    # judged only to the context: the answer's claims cannot make a verdict
+    partial = [outcome(Stage.RETRIEVAL, True)]
+    assert diagnose(("a",), partial, None, claims).verdict is Verdict.PASS_TO_POOL

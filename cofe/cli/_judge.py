@@ -1,0 +1,64 @@
+"""``cofe judge RUN``: an LLM judge labels each answer's claims (stored next to the run).
+
+Two calls per answered sample: the claims of the answer and of the reference,
+then each claim checked against the context the generator saw, the source
+document and the reference. Resumable: run it again and only samples not yet
+judged with the same inputs are sent. ``cofe score RUN`` then reports
+Faithfulness, SourceFaithfulness, ClaimPrecision, ClaimRecall and
+AnswerCorrectness, and the ``unsupported_claims`` verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cofe.cli._run import make_cache
+from cofe.llm import Endpoint, LLMClient, estimate_tokens
+from cofe.llm._client import JSON_MODES
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("judge", help="label each answer's claims with an LLM judge",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
+    p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    p.add_argument("--json-mode", choices=JSON_MODES, default="off")
+    p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="count the samples and estimate the calls and prompt tokens; call nothing")  # fmt: skip
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cofe.judges import judge_run
+    from cofe.judges._judge import judge_inputs
+    from cofe.judges._prompts import checks_messages, claims_messages
+
+    if args.dry_run:
+        items, unanswered = judge_inputs(args.run_dir)
+        tokens = 0
+        for item in items:
+            q = item.sample.query
+            first = claims_messages(q, item.answer, item.reference)
+            # the check call's prompt, with the answer itself standing in for its claims
+            second = checks_messages(q, item.answer, item.context, item.source, item.reference,
+                                     [item.answer], [item.reference] if item.reference else [])  # fmt: skip
+            tokens += sum(estimate_tokens(m["content"]) for m in [*first, *second])
+        print(json.dumps({"samples_to_judge": len(items), "not_answered": unanswered,
+                          "calls_at_most": 2 * len(items), "prompt_tokens_estimate": tokens},
+                         indent=2))  # fmt: skip
+        return 0
+    endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
+    client = LLMClient(endpoint, cache=make_cache(args.cache), json_mode=args.json_mode)
+    report = judge_run(args.run_dir, client, concurrency=args.concurrency,
+                       progress=sys.stderr.isatty())  # fmt: skip
+    summary = {**report.__dict__, "usage": client.usage.to_dict(),
+               "judgements": str(args.run_dir / "judgements.jsonl")}  # fmt: skip
+    print(json.dumps(summary, indent=2, ensure_ascii=False))
+    return 0

@@ -1,0 +1,29 @@
+"""LLM judges of the generation stage: claim-level faithfulness (to the context and to the
+source), and claim-level correctness against the reference. ``cofe judge RUN`` stores the
+labels next to the run; ``cofe score`` turns them into measures and verdicts."""
+
+from cofe.judges._judge import (
+    JUDGEMENTS,
+    JudgeInputs,
+    JudgeReport,
+    judge_one,
+    judge_run,
+    labels_for_scoring,
+    read_judgements,
+)
+from cofe.judges._prompts import PROMPT_VERSION
+from cofe.judges._records import Claim, Judgement, ReferenceClaim
+
+__all__ = [
+    "JUDGEMENTS",
+    "PROMPT_VERSION",
+    "Claim",
+    "JudgeInputs",
+    "JudgeReport",
+    "Judgement",
+    "ReferenceClaim",
+    "judge_one",
+    "judge_run",
+    "labels_for_scoring",
+    "read_judgements",
+]

@@ -1,0 +1,255 @@
+"""``cofe judge``: an LLM judge's claim labels for every answered sample, stored next to the run.
+
+A separate, resumable pass: judgements go to ``RUN/judgements.jsonl``, one
+line per sample, appended as each finishes; a sample already judged with the
+same inputs (question, answer, context, source, reference), model and prompt
+version is skipped, so a killed pass resumes without repeating a call.
+``cofe score`` reads the file: re-scoring costs no call.
+
+Edge cases (each a recorded reason, never NaN): no answer (the pipeline did
+not generate) -- not judged; an empty answer -- unscored without a call; an
+answer with no claim (a refusal) -- judged, and the claim measures say there
+is no claim to check; an empty context -- every claim unsupported by it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cofe._jsonl import append_jsonl, read_jsonl
+from cofe._parallel import thread_map
+from cofe.evalset import EvalSample, read_evalset
+from cofe.judges._prompts import PROMPT_VERSION, checks_messages, claims_messages, inputs_key
+from cofe.judges._records import (
+    ChecksReply,
+    Claim,
+    ClaimsReply,
+    Judgement,
+    ReferenceClaim,
+)
+from cofe.llm import LLMClient
+from cofe.measures import ClaimLabels, Unscored
+from cofe.stages._records import Outputs, read_compact
+
+JUDGEMENTS = "judgements.jsonl"
+SOURCE_CHARS = 12_000  # of a source document without a recorded span: a long file is cut
+
+
+@dataclass(frozen=True)
+class JudgeInputs:
+    sample: EvalSample
+    answer: str
+    context: str
+    source: str | None
+    no_source: str | None
+    reference: str | None
+
+    @property
+    def key(self) -> str:
+        return inputs_key(self.sample.query, self.answer, self.context, self.source,
+                          self.reference)  # fmt: skip
+
+
+def judge_one(client: LLMClient, item: JudgeInputs) -> Judgement:
+    """Two calls: the claims of the answer (and of the reference), then their labels."""
+    base = {
+        "sample_id": item.sample.id,
+        "model": client.endpoint.model,
+        "prompt_version": PROMPT_VERSION,
+        "inputs": item.key,
+        "no_source": item.no_source,
+        "no_reference": None if item.reference else "the sample has no reference answer",
+    }
+    if not item.answer.strip():
+        return Judgement(**base, status="unscored", reason="the answer is empty")
+    question = item.sample.query
+    claims = client.structured(claims_messages(question, item.answer, item.reference),
+                               ClaimsReply)  # fmt: skip
+    raw = [claims.raw or ""]
+    if not claims.ok:
+        return Judgement(**base, status="unscored", reason=f"claims: {claims.error}",
+                         calls=claims.calls, raw=raw)  # fmt: skip
+    answer_claims = claims.value.answer_claims
+    reference_claims = claims.value.reference_claims if item.reference else []
+    if not answer_claims:  # a refusal: judged, with nothing to check
+        return Judgement(**base, status="judged", calls=claims.calls, raw=raw,
+                         reference_claims=[ReferenceClaim(text=c, answer=False)
+                                           for c in reference_claims])  # fmt: skip
+    checks = client.structured(
+        checks_messages(question, item.answer, item.context, item.source, item.reference,
+                        answer_claims, reference_claims),
+        ChecksReply,
+    )  # fmt: skip
+    raw.append(checks.raw or "")
+    calls = claims.calls + checks.calls
+    if not checks.ok:
+        return Judgement(**base, status="unscored", reason=f"checks: {checks.error}",
+                         calls=calls, raw=raw)  # fmt: skip
+    by_claim = {c.claim: c for c in checks.value.answer_claims}
+    by_reference = {c.claim: c for c in checks.value.reference_claims}
+    missing = [i for i in range(len(answer_claims)) if i not in by_claim]
+    missing_ref = [i for i in range(len(reference_claims)) if i not in by_reference]
+    if missing or missing_ref:
+        return Judgement(**base, status="unscored", calls=calls, raw=raw,
+                         reason=f"checks: the judge left {len(missing)} answer claim(s) and "
+                                f"{len(missing_ref)} reference claim(s) unlabelled")  # fmt: skip
+    labelled = []
+    for i, text in enumerate(answer_claims):
+        check = by_claim[i]
+        labelled.append(Claim(
+            text=text,
+            context=bool(check.context) and bool(item.context),
+            source=None if item.source is None else bool(check.source),
+            reference=None if not item.reference else bool(check.reference),
+        ))  # fmt: skip
+    return Judgement(
+        **base,
+        status="judged",
+        claims=labelled,
+        reference_claims=[
+            ReferenceClaim(text=t, answer=by_reference[i].answer)
+            for i, t in enumerate(reference_claims)
+        ],
+        calls=calls,
+        raw=raw,
+    )
+
+
+def read_judgements(run_dir: str | os.PathLike[str]) -> dict[str, Judgement]:
+    """The newest judgement of each sample (bad lines are skipped: they are judged again)."""
+    path = Path(run_dir) / JUDGEMENTS
+    out: dict[str, Judgement] = {}
+    if path.exists():
+        for _line, item in read_jsonl(path, Judgement):
+            if isinstance(item, Judgement):
+                out[item.sample_id] = item
+    return out
+
+
+@dataclass
+class JudgeReport:
+    samples: int = 0
+    judged: int = 0
+    skipped: int = 0  # already judged with the same inputs
+    unscored: int = 0
+    not_answered: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
+    """What each answered sample is judged on; and how many have no answer."""
+    log, records = read_compact(run_dir)
+    evalset = read_evalset(run_dir / "evalset.jsonl")
+    top_k = log.manifest.top_k
+    items, unanswered = [], 0
+    for sample in evalset.samples:
+        record = records.get(sample.id)
+        if record is None or record.answer is None:
+            unanswered += 1
+            continue
+        items.append(JudgeInputs(sample, record.answer, _context(log, record, top_k),
+                                 *_source(log, sample), sample.reference_answer or None))  # fmt: skip
+    return items, unanswered
+
+
+def _context(log, record: Outputs, top_k: int | None) -> str:
+    given = record.context if record.context is not None else (record.pool or ())[: top_k or 4]
+    texts = [log.chunks[ref.chunk_id].text for ref in given if ref.chunk_id in log.chunks]
+    return "\n\n".join(texts)
+
+
+def _source(log, sample: EvalSample) -> tuple[str | None, str | None]:
+    if sample.source is None:
+        return None, "the sample names no source document"
+    name = sample.source.doc
+    stem = os.path.splitext(os.path.basename(name))[0]
+    docs = [d for d in log.documents.values()
+            if name in (d.doc_id, d.source) or stem in (d.doc_id, os.path.splitext(
+                os.path.basename(d.source))[0])]  # fmt: skip
+    if len(docs) != 1:
+        what = "no" if not docs else "several"
+        return None, f"source {name!r} names {what} document(s) of the run"
+    text = docs[0].text
+    span = sample.source
+    if span.start is not None and span.end is not None and 0 <= span.start < span.end:
+        return text[span.start : span.end], None
+    return text[:SOURCE_CHARS], None
+
+
+def judge_run(
+    run_dir: str | os.PathLike[str],
+    client: LLMClient,
+    *,
+    concurrency: int = 4,
+    progress: bool = False,
+    on_judged: Callable[[Judgement], None] | None = None,
+) -> JudgeReport:
+    """Judge every answered sample not yet judged with the same inputs; append as each ends."""
+    run_dir = Path(run_dir)
+    items, unanswered = judge_inputs(run_dir)
+    done = read_judgements(run_dir)
+    report = JudgeReport(samples=len(items) + unanswered, not_answered=unanswered)
+    todo = []
+    for item in items:
+        old = done.get(item.sample.id)
+        if old is not None and old.status == "judged" and old.inputs == item.key \
+                and old.model == client.endpoint.model and old.prompt_version == PROMPT_VERSION:  # fmt: skip
+            report.skipped += 1
+        else:
+            todo.append(item)
+    lock = threading.Lock()
+    path = run_dir / JUDGEMENTS
+
+    def finished(judgement: Judgement) -> None:
+        with lock:
+            append_jsonl(path, [judgement])
+            if judgement.status == "judged":
+                report.judged += 1
+            else:
+                report.unscored += 1
+                key = (judgement.reason or "").split(":")[0]
+                report.reasons[key] = report.reasons.get(key, 0) + 1
+        if on_judged:
+            on_judged(judgement)
+
+    thread_map(lambda item: judge_one(client, item), todo, finished, concurrency=concurrency,
+               progress=("judging", "sample") if progress else None)  # fmt: skip
+    return report
+
+
+def labels_for_scoring(
+    run_dir: Path, log, records: dict[str, Outputs], samples: list[EvalSample]
+) -> dict[str, ClaimLabels | Unscored]:
+    """Per answered sample with a judgement: its claim labels, or why they cannot be used."""
+    judgements = read_judgements(run_dir)
+    if not judgements:
+        return {}
+    top_k = log.manifest.top_k
+    out: dict[str, ClaimLabels | Unscored] = {}
+    for sample in samples:
+        record = records.get(sample.id)
+        judgement = judgements.get(sample.id)
+        if record is None or record.answer is None or judgement is None:
+            continue
+        if judgement.status != "judged":
+            out[sample.id] = Unscored(f"the judge gave no labels: {judgement.reason}")
+            continue
+        now = JudgeInputs(sample, record.answer, _context(log, record, top_k),
+                          *_source(log, sample), sample.reference_answer or None)  # fmt: skip
+        if now.key != judgement.inputs or judgement.prompt_version != PROMPT_VERSION:
+            out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
+            continue
+        out[sample.id] = ClaimLabels(
+            context=tuple(c.context for c in judgement.claims),
+            source=tuple(c.source for c in judgement.claims),
+            reference=tuple(c.reference for c in judgement.claims),
+            reference_in_answer=tuple(c.answer for c in judgement.reference_claims),
+            no_source=judgement.no_source,
+            no_reference=judgement.no_reference,
+            texts=tuple(c.text for c in judgement.claims),
+        )
+    return out

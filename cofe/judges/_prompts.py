@@ -1,0 +1,128 @@
+"""The judge's prompts, versioned: a change of wording is a new version (and a new cache key).
+
+Two calls per sample cover Faithfulness, SourceFaithfulness and the claim-level
+correctness measures (RAGAS asks two for faithfulness alone, and two to four
+for factual correctness):
+
+1. **claims**: the answer's claims and the reference answer's claims, each a
+   short self-contained statement (pronouns resolved with the question);
+2. **checks**: each answer claim against the context, the source passage and
+   the reference; each reference claim against the answer.
+
+English or Chinese by the question's script; a worked example in each.
+"""
+
+from __future__ import annotations
+
+import json
+
+from cofe.matching import is_cjk
+
+PROMPT_VERSION = "judge-1"
+
+_CLAIMS_EN = """You split texts into claims for fact checking.
+A claim is one short, self-contained statement of fact taken from the text: resolve pronouns
+with the question, keep numbers and names exactly, and add nothing the text does not say.
+A refusal or "I don't know" states no claim.
+
+Example
+Question: Who won Super Bowl 50 and where?
+Answer: The Denver Broncos won it. It was played at Levi's Stadium.
+Reference: Denver Broncos
+Reply: {"answer_claims": ["The Denver Broncos won Super Bowl 50.", "Super Bowl 50 was played at Levi's Stadium."], "reference_claims": ["The Denver Broncos won Super Bowl 50."]}
+
+Reply with only a JSON object {"answer_claims": [...], "reference_claims": [...]}."""
+
+_CLAIMS_ZH = """你把文本拆成用于事实核查的断言。
+每条断言是一句简短、独立的事实陈述：用问题补全代词，数字和名称保持原样，不添加原文没有的内容。
+拒答或"我不知道"不包含断言。
+
+示例
+问题：第50届超级碗的冠军是谁，在哪里举行？
+回答：丹佛野马队赢了。比赛在李维斯体育场举行。
+参考答案：丹佛野马队
+回复：{"answer_claims": ["丹佛野马队赢得了第50届超级碗。", "第50届超级碗在李维斯体育场举行。"], "reference_claims": ["丹佛野马队赢得了第50届超级碗。"]}
+
+只回复一个 JSON 对象 {"answer_claims": [...], "reference_claims": [...]}。"""
+
+_CHECKS_EN = """You check claims against passages. A claim is supported by a passage only when
+the passage states it or it follows directly from the passage; general knowledge does not count.
+
+Example
+Context: The Broncos beat the Panthers 24-10.
+Source: Super Bowl 50 was played at Levi's Stadium. The Broncos beat the Panthers 24-10.
+Reference: Denver Broncos
+Answer: The Broncos won. It was played in Miami.
+Answer claims: 0. The Broncos won Super Bowl 50. 1. Super Bowl 50 was played in Miami.
+Reference claims: 0. The Denver Broncos won Super Bowl 50.
+Reply: {"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true}]}
+
+Label every claim, by its number. Leave out "source" or "reference" when that passage is
+absent. Reply with only the JSON object."""
+
+_CHECKS_ZH = """你根据文段核查断言。只有文段明确陈述或可直接推出时，断言才算被支持；常识不算。
+
+示例
+上下文：野马队以24比10击败黑豹队。
+来源：第50届超级碗在李维斯体育场举行。野马队以24比10击败黑豹队。
+参考答案：丹佛野马队
+回答：野马队赢了。比赛在迈阿密举行。
+回答断言：0. 野马队赢得了第50届超级碗。 1. 第50届超级碗在迈阿密举行。
+参考断言：0. 丹佛野马队赢得了第50届超级碗。
+回复：{"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true}]}
+
+按编号标注每条断言。没有来源或参考答案时省略 "source" 或 "reference"。只回复 JSON 对象。"""
+
+
+def language(question: str) -> str:
+    return "zh" if any(is_cjk(ch) for ch in question) else "en"
+
+
+def claims_messages(question: str, answer: str, reference: str | None) -> list[dict[str, str]]:
+    zh = language(question) == "zh"
+    labels = ("问题", "回答", "参考答案") if zh else ("Question", "Answer", "Reference")
+    user = f"{labels[0]}: {question}\n{labels[1]}: {answer}\n"
+    user += f"{labels[2]}: {reference}" if reference else f"{labels[2]}: (none)"
+    return [
+        {"role": "system", "content": _CLAIMS_ZH if zh else _CLAIMS_EN},
+        {"role": "user", "content": user},
+    ]
+
+
+def checks_messages(
+    question: str,
+    answer: str,
+    context: str,
+    source: str | None,
+    reference: str | None,
+    answer_claims: list[str],
+    reference_claims: list[str],
+) -> list[dict[str, str]]:
+    zh = language(question) == "zh"
+    names = (
+        ("上下文", "来源", "参考答案", "回答", "回答断言", "参考断言")
+        if zh
+        else ("Context", "Source", "Reference", "Answer", "Answer claims", "Reference claims")
+    )
+    parts = [f"{names[0]}: {context or '(empty)'}"]
+    if source is not None:
+        parts.append(f"{names[1]}: {source}")
+    if reference:
+        parts.append(f"{names[2]}: {reference}")
+    parts.append(f"{names[3]}: {answer}")
+    parts.append(f"{names[4]}: " + " ".join(f"{i}. {c}" for i, c in enumerate(answer_claims)))
+    if reference_claims:
+        parts.append(
+            f"{names[5]}: " + " ".join(f"{i}. {c}" for i, c in enumerate(reference_claims))
+        )
+    return [
+        {"role": "system", "content": _CHECKS_ZH if zh else _CHECKS_EN},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+
+
+def inputs_key(*texts: object) -> str:
+    """What a judgement depends on, for resuming and caching (with the prompt version)."""
+    from cofe._cache import content_key
+
+    return content_key(PROMPT_VERSION, json.dumps(texts, ensure_ascii=False, default=str))

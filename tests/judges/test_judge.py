@@ -1,0 +1,231 @@
+"""`cofe judge` against the loopback OpenAI-protocol server, every expected score worked out by hand.
+
+The scripted judge answers the claims call and the checks call of each sample
+from the tables below; the tests then read the measures `cofe score` derives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cofe import (
+    Chunk,
+    EvalSample,
+    Manifest,
+    ParsedDocument,
+    RankedChunk,
+    RunWriter,
+    SampleRecord,
+    score_run,
+)
+from cofe.evalset import write_evalset
+from cofe.judges import JUDGEMENTS, judge_run, read_judgements
+from cofe.llm import Endpoint, LLMClient
+from cofe.testing import Fault, ScriptedOpenAI
+
+SOURCE = (
+    "Super Bowl 50 was played at Levi's Stadium in Santa Clara. "
+    "The Denver Broncos beat the Carolina Panthers 24-10. 丹佛野马队赢得了比赛。"
+)
+CHUNKS = {
+    "c1": "The Denver Broncos beat the Carolina Panthers 24-10.",
+    "c2": "Super Bowl 50 was played at Levi's Stadium in Santa Clara.",
+    "c3": "丹佛野马队赢得了比赛。",
+}
+# question -> (answer, context chunk, reference, claims reply, checks reply)
+CASES = {
+    "Who won Super Bowl 50?": (
+        "The Denver Broncos won. It was played in Miami.",
+        "c1",
+        "Denver Broncos",
+        {"answer_claims": ["The Denver Broncos won Super Bowl 50.",
+                           "Super Bowl 50 was played in Miami."],
+         "reference_claims": ["The Denver Broncos won Super Bowl 50."]},
+        {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True},
+                           {"claim": 1, "context": False, "source": False, "reference": False}],
+         "reference_claims": [{"claim": 0, "answer": True}]},
+    ),
+    "第50届超级碗谁赢了？": (
+        "丹佛野马队赢了。",
+        "c3",
+        "丹佛野马队",
+        {"answer_claims": ["丹佛野马队赢得了比赛。"], "reference_claims": ["丹佛野马队赢得了比赛。"]},
+        {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
+         "reference_claims": [{"claim": 0, "answer": True}]},
+    ),
+    "Where was Super Bowl 50 played?": (
+        "I don't know.",
+        "c2",
+        "Levi's Stadium",
+        {"answer_claims": [], "reference_claims": ["Super Bowl 50 was played at Levi's Stadium."]},
+        None,
+    ),
+    "Who lost Super Bowl 50?": (
+        "The Carolina Panthers lost.",
+        "c1",
+        "Carolina Panthers",
+        "not json at all",  # twice: the repair fails too
+        None,
+    ),
+}  # fmt: skip
+FINE = {
+    "Who won Super Bowl 50?": "Denver Broncos",
+    "第50届超级碗谁赢了？": "丹佛野马队",
+    "Where was Super Bowl 50 played?": "Levi's Stadium",
+    "Who lost Super Bowl 50?": "Carolina Panthers",
+}
+
+
+def scripted(messages, request) -> str:
+    # the whole conversation: a repair turn repeats the original request before asking again
+    system = messages[0]["content"]
+    user = "\n".join(m["content"] for m in messages[1:])
+    for question, (_a, _c, _r, claims, checks) in CASES.items():
+        if question in user or (checks and _mentions_claims(user, claims)):
+            if "fact checking" in system or "事实核查" in system:
+                return claims if isinstance(claims, str) else json.dumps(claims, ensure_ascii=False)
+            return json.dumps(checks, ensure_ascii=False)
+    raise AssertionError(f"unexpected prompt: {user[:200]}")
+
+
+def _mentions_claims(user: str, claims) -> bool:
+    return isinstance(claims, dict) and all(c in user for c in claims["answer_claims"])
+
+
+def make_run(folder: Path) -> Path:
+    samples = [
+        EvalSample(id=f"q{i}", query=q, coarse_keywords=["Super Bowl 50"] if "Super" in q else [],
+                   fine_keywords=[[FINE[q]]], reference_answer=ref, source={"doc": "sb.txt"})
+        for i, (q, (_a, _c, ref, _cl, _ch)) in enumerate(CASES.items())
+    ]  # fmt: skip
+    evalset = folder.parent / f"{folder.name}.evalset.jsonl"
+    write_evalset(evalset, samples)
+    writer = RunWriter(folder)
+    writer.start(Manifest(run_id="judged", top_k=1, stages=["parse", "chunking", "retrieval",
+                                                            "generation"]), evalset)  # fmt: skip
+    writer.add_documents([ParsedDocument(doc_id="sb", source="sb.txt", text=SOURCE)])
+    writer.add_chunks([Chunk(chunk_id=c, doc_id="sb", text=t) for c, t in CHUNKS.items()])
+    writer.add_samples(
+        SampleRecord(sample_id=f"q{i}", pool=[RankedChunk(chunk_id=chunk, score=1.0)],
+                     answer=answer)
+        for i, (answer, chunk, *_rest) in enumerate(CASES.values())
+    )  # fmt: skip
+    return folder
+
+
+def client(server, **kw) -> LLMClient:
+    endpoint = Endpoint(server.base_url, "judge-model", "secret", timeout=5, max_retries=kw.pop(
+        "max_retries", 2))  # fmt: skip
+    return LLMClient(endpoint, **kw)
+
+
+def test_judged_measures_match_the_hand_worked_values(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        report = judge_run(run, client(server), concurrency=2)
+    assert (report.judged, report.unscored) == (3, 1)
+    result = score_run(run)
+    got = result.scores[result.scores.step == "answer"].pivot(
+        index="sample_id", columns="measure", values="value"
+    )
+    # q0: claims 0 supported everywhere, claim 1 nowhere; the reference's one claim is stated
+    assert got.loc["q0", "Faithfulness"] == 0.5
+    assert got.loc["q0", "SourceFaithfulness"] == 0.5
+    assert got.loc["q0", "ClaimPrecision"] == 0.5
+    assert got.loc["q0", "ClaimRecall"] == 1.0
+    assert got.loc["q0", "AnswerCorrectness"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    # q1 (Chinese): one claim, supported, and the reference's claim stated
+    assert got.loc["q1", ["Faithfulness", "SourceFaithfulness", "AnswerCorrectness"]].tolist() \
+        == [1.0, 1.0, 1.0]  # fmt: skip
+    # q2 refuses: no claim to check; the reference's claim is not stated
+    assert got.loc["q2", "ClaimRecall"] == 0.0
+    skipped = {(r.sample_id, r.measure): r.reason for r in result.skipped.itertuples()}
+    assert "no claim" in skipped[("q2", "Faithfulness")]
+    # q3: the judge's reply was invalid twice: every judged measure says why, none is NaN
+    assert "invalid reply after one repair" in skipped[("q3", "Faithfulness")]
+    assert result.scores.value.notna().all()
+    table = result.summary().set_index(["step", "measure"])
+    assert ((table.scored + table.unscored) == 4).all()
+    verdicts = result.verdicts.set_index("sample_id")
+    assert verdicts.loc["q0", "verdict"] == "unsupported_claims"
+    assert "Super Bowl 50 was played in Miami." in verdicts.loc["q0", "explanation"]
+    assert verdicts.loc["q1", "verdict"] == "pass"
+
+
+def test_a_second_pass_makes_no_call_and_an_edited_answer_is_judged_again(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        judge_run(run, client(server))
+        first = len(server.requests)
+        report = judge_run(run, client(server))
+        assert len(server.requests) - first == 2  # only q3 (unscored) is tried again, twice
+        assert report.skipped == 3
+    # the answer changed since it was judged: its labels are not used
+    lines = (run / "samples.jsonl").read_text().splitlines()
+    record = json.loads(lines[1])
+    record["answer"] = "Somebody else."
+    (run / "samples.jsonl").write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
+    result = score_run(run)
+    reasons = {(r.sample_id, r.measure): r.reason for r in result.skipped.itertuples()}
+    assert "other inputs" in reasons[("q1", "Faithfulness")]
+
+
+def test_transport_faults_end_in_a_retry_or_a_recorded_reason(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        server.inject(Fault(status=429, headers={"Retry-After": "0"}), Fault(status=500))
+        report = judge_run(run, client(server, max_retries=2), concurrency=1)
+        assert report.judged == 3  # both faults retried
+        server.inject(*[Fault(status=500)] * 20)
+        (run / JUDGEMENTS).unlink()
+        report = judge_run(run, client(server, max_retries=1), concurrency=1)
+    judgements = read_judgements(run)
+    assert report.judged < 3
+    failed = [j for j in judgements.values() if j.status == "unscored"]
+    assert failed and all(j.reason for j in failed)
+    assert any("call failed" in j.reason for j in failed)
+
+
+def test_a_slow_judge_times_out_with_a_reason(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        server.inject(*[Fault(delay=2.0)] * 4)
+        endpoint = Endpoint(server.base_url, "judge-model", "x", timeout=0.5, max_retries=0)
+        started = time.perf_counter()
+        judge_run(run, LLMClient(endpoint), concurrency=4)
+        assert time.perf_counter() - started < 10
+    reasons = [j.reason for j in read_judgements(run).values() if j.status == "unscored"]
+    assert any("Timeout" in r for r in reasons), reasons
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_repeats_no_call_of_a_finished_sample(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted, latency=0.4) as server:
+        env = {**os.environ, "OPENAI_API_KEY": "x"}
+        cmd = [sys.executable, "-m", "cofe", "judge", str(run), "--base-url", server.base_url,
+               "--model", "judge-model", "--concurrency", "1", "--cache", "none"]  # fmt: skip
+        child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 20
+        while time.time() < deadline and len(read_judgements(run)) < 1:
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        finished = {j.sample_id for j in read_judgements(run).values()}
+        assert finished and len(finished) < 4
+        asked_before = len(server.requests)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        later = server.requests[asked_before:]
+    questions = {f"q{i}": q for i, q in enumerate(CASES)}
+    for sid in finished - {"q3"}:  # q3 was unscored: it is tried again on purpose
+        assert not any(questions[sid] in json.dumps(r, ensure_ascii=False) for r in later), sid
+    assert len(read_judgements(run)) == 4
