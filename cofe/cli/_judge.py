@@ -30,6 +30,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     p.add_argument("--json-mode", choices=JSON_MODES, default="off")
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
+    p.add_argument(
+        "--no-embeddings",
+        action="store_true",
+        help="skip AnswerRelevancy/AnswerSimilarity (they load the packaged MiniLM)",
+    )
     p.add_argument("--dry-run", action="store_true",
                    help="count the samples and estimate the calls and prompt tokens; call nothing")  # fmt: skip
     p.set_defaults(run=run)
@@ -57,8 +62,24 @@ def run(args: argparse.Namespace) -> int:
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
     client = LLMClient(endpoint, cache=make_cache(args.cache), json_mode=args.json_mode)
     report = judge_run(args.run_dir, client, concurrency=args.concurrency,
-                       progress=sys.stderr.isatty())  # fmt: skip
+                       progress=sys.stderr.isatty(), embedder=_embedder(args))  # fmt: skip
     summary = {**report.__dict__, "usage": client.usage.to_dict(),
                "judgements": str(args.run_dir / "judgements.jsonl")}  # fmt: skip
     print(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0
+
+
+def _embedder(args: argparse.Namespace):
+    """The packaged MiniLM when the dense extra is installed (else the measures say why)."""
+    if args.no_embeddings:
+        return None
+    try:
+        from cofe.pipeline._embed import shared_embedder
+
+        embedder = shared_embedder()
+        embedder.model  # noqa: B018 (load now: a missing package fails here, not per sample)
+        return embedder
+    except Exception as error:  # no sentence-transformers / model package: measured without
+        print(f"cofe judge: no embeddings ({type(error).__name__}: {error}); "
+              "AnswerRelevancy and AnswerSimilarity stay unscored", file=sys.stderr)  # fmt: skip
+        return None

@@ -54,8 +54,17 @@ class JudgeInputs:
                           self.reference)  # fmt: skip
 
 
-def judge_one(client: LLMClient, item: JudgeInputs) -> Judgement:
-    """Two calls: the claims of the answer (and of the reference), then their labels."""
+NO_EMBEDDER = "AnswerRelevancy and AnswerSimilarity need embeddings: pip install 'cofe[dense]'"
+
+
+def _cosines(embedder, anchor: str, others: list[str]) -> list[float]:
+    vectors = embedder.encode([anchor, *others])  # normalised: cosine = dot product
+    return [float(vectors[0] @ v) for v in vectors[1:]]
+
+
+def judge_one(client: LLMClient, item: JudgeInputs, embedder=None) -> Judgement:
+    """Two calls: the claims of the answer (and of the reference), then their labels.
+    With an ``embedder`` (MiniLM), also AnswerSimilarity and AnswerRelevancy."""
     base = {
         "sample_id": item.sample.id,
         "model": client.endpoint.model,
@@ -63,9 +72,12 @@ def judge_one(client: LLMClient, item: JudgeInputs) -> Judgement:
         "inputs": item.key,
         "no_source": item.no_source,
         "no_reference": None if item.reference else "the sample has no reference answer",
+        "no_embeddings": None if embedder is not None else NO_EMBEDDER,
     }
     if not item.answer.strip():
         return Judgement(**base, status="unscored", reason="the answer is empty")
+    if embedder is not None and item.reference:
+        base["answer_similarity"] = _cosines(embedder, item.answer, [item.reference])[0]
     question = item.sample.query
     claims = client.structured(claims_messages(question, item.answer, item.reference),
                                ClaimsReply)  # fmt: skip
@@ -73,6 +85,14 @@ def judge_one(client: LLMClient, item: JudgeInputs) -> Judgement:
     if not claims.ok:
         return Judgement(**base, status="unscored", reason=f"claims: {claims.error}",
                          calls=claims.calls, raw=raw)  # fmt: skip
+    base["questions"] = claims.value.questions
+    base["noncommittal"] = claims.value.noncommittal
+    if embedder is not None:
+        if claims.value.noncommittal:
+            base["answer_relevancy"] = 0.0  # RAGAS: a noncommittal answer is not relevant
+        elif claims.value.questions:
+            cosines = _cosines(embedder, question, claims.value.questions)
+            base["answer_relevancy"] = sum(cosines) / len(cosines)
     answer_claims = claims.value.answer_claims
     reference_claims = claims.value.reference_claims if item.reference else []
     if not answer_claims:  # a refusal: judged, with nothing to check
@@ -187,6 +207,7 @@ def judge_run(
     concurrency: int = 4,
     progress: bool = False,
     on_judged: Callable[[Judgement], None] | None = None,
+    embedder=None,
 ) -> JudgeReport:
     """Judge every answered sample not yet judged with the same inputs; append as each ends."""
     run_dir = Path(run_dir)
@@ -216,7 +237,8 @@ def judge_run(
         if on_judged:
             on_judged(judgement)
 
-    thread_map(lambda item: judge_one(client, item), todo, finished, concurrency=concurrency,
+    thread_map(lambda item: judge_one(client, item, embedder), todo, finished,
+               concurrency=concurrency,
                progress=("judging", "sample") if progress else None)  # fmt: skip
     return report
 
@@ -251,5 +273,10 @@ def labels_for_scoring(
             no_source=judgement.no_source,
             no_reference=judgement.no_reference,
             texts=tuple(c.text for c in judgement.claims),
+            relevancy=judgement.answer_relevancy,
+            similarity=judgement.answer_similarity,
+            no_relevancy=judgement.no_embeddings
+            or (None if judgement.questions else "the judge wrote no question the answer answers"),
+            no_similarity=judgement.no_embeddings or judgement.no_reference,
         )
     return out

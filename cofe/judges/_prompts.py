@@ -5,7 +5,9 @@ correctness measures (RAGAS asks two for faithfulness alone, and two to four
 for factual correctness):
 
 1. **claims**: the answer's claims and the reference answer's claims, each a
-   short self-contained statement (pronouns resolved with the question);
+   short self-contained statement (pronouns resolved with the question); and,
+   for AnswerRelevancy (RAGAS's definition), three questions the answer
+   answers and whether it is noncommittal;
 2. **checks**: each answer claim against the context, the source passage and
    the reference; each reference claim against the answer.
 
@@ -18,32 +20,33 @@ import json
 
 from cofe.matching import is_cjk
 
-PROMPT_VERSION = "judge-1"
+PROMPT_VERSION = "judge-2"
 
 _CLAIMS_EN = """You split texts into claims for fact checking.
 A claim is one short, self-contained statement of fact taken from the text: resolve pronouns
 with the question, keep numbers and names exactly, and add nothing the text does not say.
-A refusal or "I don't know" states no claim.
+A refusal or "I don't know" states no claim. Also write three questions the answer answers,
+and say whether the answer is noncommittal (evasive, vague or a refusal).
 
 Example
 Question: Who won Super Bowl 50 and where?
 Answer: The Denver Broncos won it. It was played at Levi's Stadium.
 Reference: Denver Broncos
-Reply: {"answer_claims": ["The Denver Broncos won Super Bowl 50.", "Super Bowl 50 was played at Levi's Stadium."], "reference_claims": ["The Denver Broncos won Super Bowl 50."]}
+Reply: {"answer_claims": ["The Denver Broncos won Super Bowl 50.", "Super Bowl 50 was played at Levi's Stadium."], "reference_claims": ["The Denver Broncos won Super Bowl 50."], "questions": ["Who won Super Bowl 50?", "Where was Super Bowl 50 played?", "Which team won the game at Levi's Stadium?"], "noncommittal": false}
 
-Reply with only a JSON object {"answer_claims": [...], "reference_claims": [...]}."""
+Reply with only a JSON object {"answer_claims": [...], "reference_claims": [...], "questions": [...], "noncommittal": ...}."""
 
 _CLAIMS_ZH = """你把文本拆成用于事实核查的断言。
 每条断言是一句简短、独立的事实陈述：用问题补全代词，数字和名称保持原样，不添加原文没有的内容。
-拒答或"我不知道"不包含断言。
+拒答或"我不知道"不包含断言。另写出该回答所回答的三个问题，并判断回答是否含糊其辞（回避、模糊或拒答）。
 
 示例
 问题：第50届超级碗的冠军是谁，在哪里举行？
 回答：丹佛野马队赢了。比赛在李维斯体育场举行。
 参考答案：丹佛野马队
-回复：{"answer_claims": ["丹佛野马队赢得了第50届超级碗。", "第50届超级碗在李维斯体育场举行。"], "reference_claims": ["丹佛野马队赢得了第50届超级碗。"]}
+回复：{"answer_claims": ["丹佛野马队赢得了第50届超级碗。", "第50届超级碗在李维斯体育场举行。"], "reference_claims": ["丹佛野马队赢得了第50届超级碗。"], "questions": ["谁赢得了第50届超级碗？", "第50届超级碗在哪里举行？", "哪支球队在李维斯体育场获胜？"], "noncommittal": false}
 
-只回复一个 JSON 对象 {"answer_claims": [...], "reference_claims": [...]}。"""
+只回复一个 JSON 对象 {"answer_claims": [...], "reference_claims": [...], "questions": [...], "noncommittal": ...}。"""
 
 _CHECKS_EN = """You check claims against passages. A claim is supported by a passage only when
 the passage states it or it follows directly from the passage; general knowledge does not count.

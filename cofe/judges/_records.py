@@ -10,8 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 class ClaimsReply(BaseModel):
     answer_claims: list[str]
     reference_claims: list[str] = Field(default_factory=list)
+    questions: list[str] = Field(default_factory=list)
+    noncommittal: bool = False
 
-    @field_validator("answer_claims", "reference_claims")
+    @field_validator("answer_claims", "reference_claims", "questions")
     @classmethod
     def _no_blank(cls, claims: list[str]) -> list[str]:
         return [c.strip() for c in claims if c and c.strip()]
@@ -73,5 +75,10 @@ class Judgement(BaseModel):
     reference_claims: list[ReferenceClaim] = Field(default_factory=list)
     no_source: str | None = None
     no_reference: str | None = None
+    questions: list[str] = Field(default_factory=list, description="Questions the answer answers.")
+    noncommittal: bool | None = None
+    answer_relevancy: float | None = None
+    answer_similarity: float | None = None
+    no_embeddings: str | None = Field(default=None, description="Why the two are missing.")
     calls: int = 0
     raw: list[str] = Field(default_factory=list, description="The judge's replies, as received.")

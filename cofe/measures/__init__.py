@@ -3,6 +3,7 @@
 from cofe.measures._base import Measure, Unscored, parse_measure
 from cofe.measures._view import ClaimLabels, Step, StepView
 from cofe.measures.answer_correctness import AnswerCorrectness, ClaimPrecision, ClaimRecall
+from cofe.measures.answer_relevancy import AnswerRelevancy, AnswerSimilarity
 from cofe.measures.bleu import BLEU
 from cofe.measures.chunk_integrity import ChunkIntegrity
 from cofe.measures.coarse_precision import CoarsePrecision
@@ -22,6 +23,8 @@ __all__ = [
     "BLEU",
     "NDCG",
     "AnswerCorrectness",
+    "AnswerRelevancy",
+    "AnswerSimilarity",
     "ChunkIntegrity",
     "ClaimLabels",
     "ClaimPrecision",

@@ -51,6 +51,10 @@ class ClaimLabels:
     no_source: str | None = None  # why source labels are missing
     no_reference: str | None = None  # why reference labels are missing
     texts: tuple[str, ...] = ()  # the answer's claims, for evidence
+    relevancy: float | None = None  # RAGAS answer relevancy (embeddings of generated questions)
+    similarity: float | None = None  # cosine of the answer and reference embeddings
+    no_relevancy: str | None = None  # why relevancy is missing
+    no_similarity: str | None = None  # why similarity is missing
 
     def unsupported(self) -> tuple[str, ...]:
         """Claims supported neither by the context nor by the source document. Without a

@@ -16,6 +16,8 @@ from cofe.measures import (
     BLEU,
     NDCG,
     AnswerCorrectness,
+    AnswerRelevancy,
+    AnswerSimilarity,
     ChunkIntegrity,
     ClaimPrecision,
     ClaimRecall,
@@ -157,6 +159,8 @@ class RunShape:
                     ClaimPrecision(),
                     ClaimRecall(),
                     AnswerCorrectness(),
+                    AnswerRelevancy(),
+                    AnswerSimilarity(),
                 )
         for step, measures in plan.items():
             for measure in measures:

@@ -48,7 +48,8 @@ CASES = {
         "Denver Broncos",
         {"answer_claims": ["The Denver Broncos won Super Bowl 50.",
                            "Super Bowl 50 was played in Miami."],
-         "reference_claims": ["The Denver Broncos won Super Bowl 50."]},
+         "reference_claims": ["The Denver Broncos won Super Bowl 50."],
+         "questions": ["Who won Super Bowl 50?", "Where was Super Bowl 50 played?"]},
         {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True},
                            {"claim": 1, "context": False, "source": False, "reference": False}],
          "reference_claims": [{"claim": 0, "answer": True}]},
@@ -65,7 +66,8 @@ CASES = {
         "I don't know.",
         "c2",
         "Levi's Stadium",
-        {"answer_claims": [], "reference_claims": ["Super Bowl 50 was played at Levi's Stadium."]},
+        {"answer_claims": [], "reference_claims": ["Super Bowl 50 was played at Levi's Stadium."],
+         "noncommittal": True},
         None,
     ),
     "Who lost Super Bowl 50?": (
@@ -212,7 +214,8 @@ def test_resume_after_sigkill_repeats_no_call_of_a_finished_sample(tmp_path):
     with ScriptedOpenAI(scripted, latency=0.4) as server:
         env = {**os.environ, "OPENAI_API_KEY": "x"}
         cmd = [sys.executable, "-m", "cofe", "judge", str(run), "--base-url", server.base_url,
-               "--model", "judge-model", "--concurrency", "1", "--cache", "none"]  # fmt: skip
+               "--model", "judge-model", "--concurrency", "1", "--cache", "none",
+               "--no-embeddings"]  # fmt: skip
         child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 20
         while time.time() < deadline and len(read_judgements(run)) < 1:
@@ -226,6 +229,57 @@ def test_resume_after_sigkill_repeats_no_call_of_a_finished_sample(tmp_path):
         assert done.returncode == 0, done.stderr
         later = server.requests[asked_before:]
     questions = {f"q{i}": q for i, q in enumerate(CASES)}
+    asked = [" ".join(m["content"] for m in r["messages"][1:]) for r in later]  # not the system
     for sid in finished - {"q3"}:  # q3 was unscored: it is tried again on purpose
-        assert not any(questions[sid] in json.dumps(r, ensure_ascii=False) for r in later), sid
+        assert not any(questions[sid] in text for text in asked), sid
     assert len(read_judgements(run)) == 4
+
+
+STUB_VECTORS = {
+    "Who won Super Bowl 50?": (1.0, 0.0),
+    "Where was Super Bowl 50 played?": (0.6, 0.8),
+    "The Denver Broncos won. It was played in Miami.": (0.8, 0.6),
+    "Denver Broncos": (1.0, 0.0),
+}
+
+
+class StubEmbedder:
+    """Unit vectors chosen so every cosine below is known: the measures' arithmetic, checked."""
+
+    def encode(self, texts):
+        import numpy as np
+
+        return np.array([STUB_VECTORS.get(t, (0.0, 1.0)) for t in texts])
+
+
+def test_answer_relevancy_and_similarity_follow_ragas(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        judge_run(run, client(server), embedder=StubEmbedder())
+    result = score_run(run)
+    got = result.scores[result.scores.step == "answer"].pivot(
+        index="sample_id", columns="measure", values="value"
+    )
+    # q0: cos(question, generated) = 1.0 and 0.6 -> mean 0.8; cos(answer, reference) = 0.8
+    assert got.loc["q0", "AnswerRelevancy"] == pytest.approx(0.8)
+    assert got.loc["q0", "AnswerSimilarity"] == pytest.approx(0.8)
+    # q2 is noncommittal: relevancy 0 whatever its questions
+    assert got.loc["q2", "AnswerRelevancy"] == 0.0
+
+
+def test_without_embeddings_the_two_measures_say_how_to_get_them(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        judge_run(run, client(server))
+    reasons = {(r.sample_id, r.measure): r.reason for r in score_run(run).skipped.itertuples()}
+    assert "cofe[dense]" in reasons[("q0", "AnswerRelevancy")]
+    assert "cofe[dense]" in reasons[("q0", "AnswerSimilarity")]
+
+
+def test_the_packaged_minilm_gives_real_cosines():
+    from cofe.judges._judge import _cosines
+    from cofe.pipeline._embed import shared_embedder
+
+    same, other = _cosines(shared_embedder(), "Who won Super Bowl 50?",
+                           ["Who won Super Bowl 50?", "How do plants make sugar?"])  # fmt: skip
+    assert same == pytest.approx(1.0, abs=1e-5) and other < 0.5
