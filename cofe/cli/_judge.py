@@ -27,6 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
     p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        metavar="K",
+        help="judge every sample K times and report the judge's agreement with itself",
+    )
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     p.add_argument("--json-mode", choices=JSON_MODES, default="off")
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
@@ -45,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from cofe.judges._judge import judge_inputs
     from cofe.judges._prompts import checks_messages, claims_messages
 
+    if args.repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, not {args.repeats}")
     if args.dry_run:
         items, unanswered = judge_inputs(args.run_dir)
         tokens = 0
@@ -56,15 +65,23 @@ def run(args: argparse.Namespace) -> int:
                                      [item.answer], [item.reference] if item.reference else [])  # fmt: skip
             tokens += sum(estimate_tokens(m["content"]) for m in [*first, *second])
         print(json.dumps({"samples_to_judge": len(items), "not_answered": unanswered,
-                          "calls_at_most": 2 * len(items), "prompt_tokens_estimate": tokens},
-                         indent=2))  # fmt: skip
+                          "repeats": args.repeats,
+                          "calls_at_most": 2 * len(items) * args.repeats,
+                          "prompt_tokens_estimate": tokens * args.repeats}, indent=2))  # fmt: skip
         return 0
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
     client = LLMClient(endpoint, cache=make_cache(args.cache), json_mode=args.json_mode)
     report = judge_run(args.run_dir, client, concurrency=args.concurrency,
-                       progress=sys.stderr.isatty(), embedder=_embedder(args))  # fmt: skip
+                       progress=sys.stderr.isatty(), embedder=_embedder(args),
+                       repeats=args.repeats)  # fmt: skip
     summary = {**report.__dict__, "usage": client.usage.to_dict(),
                "judgements": str(args.run_dir / "judgements.jsonl")}  # fmt: skip
+    if args.repeats > 1:
+        from cofe.judges import judge_agreement
+
+        agreement = judge_agreement(args.run_dir)
+        agreement.to_csv(args.run_dir / "judge_agreement.csv", index=False)
+        summary["agreement"] = json.loads(agreement.to_json(orient="records"))
     print(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0
 

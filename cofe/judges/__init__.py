@@ -2,6 +2,7 @@
 source), and claim-level correctness against the reference. ``cofe judge RUN`` stores the
 labels next to the run; ``cofe score`` turns them into measures and verdicts."""
 
+from cofe.judges._agreement import judge_agreement, krippendorff_alpha
 from cofe.judges._judge import (
     JUDGEMENTS,
     JudgeInputs,
@@ -22,8 +23,10 @@ __all__ = [
     "JudgeReport",
     "Judgement",
     "ReferenceClaim",
+    "judge_agreement",
     "judge_one",
     "judge_run",
+    "krippendorff_alpha",
     "labels_for_scoring",
     "read_judgements",
 ]

@@ -23,7 +23,13 @@ from pathlib import Path
 from cofe._jsonl import append_jsonl, read_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, read_evalset
-from cofe.judges._prompts import PROMPT_VERSION, checks_messages, claims_messages, inputs_key
+from cofe.judges._prompts import (
+    PROMPT_VERSION,
+    again,
+    checks_messages,
+    claims_messages,
+    inputs_key,
+)
 from cofe.judges._records import (
     ChecksReply,
     Claim,
@@ -62,11 +68,13 @@ def _cosines(embedder, anchor: str, others: list[str]) -> list[float]:
     return [float(vectors[0] @ v) for v in vectors[1:]]
 
 
-def judge_one(client: LLMClient, item: JudgeInputs, embedder=None) -> Judgement:
+def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int = 0) -> Judgement:
     """Two calls: the claims of the answer (and of the reference), then their labels.
-    With an ``embedder`` (MiniLM), also AnswerSimilarity and AnswerRelevancy."""
+    With an ``embedder`` (MiniLM), also AnswerSimilarity and AnswerRelevancy. ``repeat`` > 0:
+    the same judgement asked again (for the judge's variance), never served from a cache."""
     base = {
         "sample_id": item.sample.id,
+        "repeat": repeat,
         "model": client.endpoint.model,
         "prompt_version": PROMPT_VERSION,
         "inputs": item.key,
@@ -79,8 +87,8 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None) -> Judgement:
     if embedder is not None and item.reference:
         base["answer_similarity"] = _cosines(embedder, item.answer, [item.reference])[0]
     question = item.sample.query
-    claims = client.structured(claims_messages(question, item.answer, item.reference),
-                               ClaimsReply)  # fmt: skip
+    claims = client.structured(again(claims_messages(question, item.answer, item.reference),
+                                     repeat), ClaimsReply)  # fmt: skip
     raw = [claims.raw or ""]
     if not claims.ok:
         return Judgement(**base, status="unscored", reason=f"claims: {claims.error}",
@@ -100,8 +108,8 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None) -> Judgement:
                          reference_claims=[ReferenceClaim(text=c, answer=False)
                                            for c in reference_claims])  # fmt: skip
     checks = client.structured(
-        checks_messages(question, item.answer, item.context, item.source, item.reference,
-                        answer_claims, reference_claims),
+        again(checks_messages(question, item.answer, item.context, item.source, item.reference,
+                              answer_claims, reference_claims), repeat),
         ChecksReply,
     )  # fmt: skip
     raw.append(checks.raw or "")
@@ -139,13 +147,20 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None) -> Judgement:
     )
 
 
-def read_judgements(run_dir: str | os.PathLike[str]) -> dict[str, Judgement]:
-    """The newest judgement of each sample (bad lines are skipped: they are judged again)."""
+def read_judgements(run_dir: str | os.PathLike[str], repeat: int | None = 0) -> dict:
+    """The newest judgement of each sample (bad lines are skipped: they are judged again).
+
+    ``repeat=0``: the judgements that score the run, by sample id; ``repeat=None``: every
+    repeat, by (sample id, repeat)."""
     path = Path(run_dir) / JUDGEMENTS
-    out: dict[str, Judgement] = {}
+    out: dict = {}
     if path.exists():
         for _line, item in read_jsonl(path, Judgement):
-            if isinstance(item, Judgement):
+            if not isinstance(item, Judgement):
+                continue
+            if repeat is None:
+                out[(item.sample_id, item.repeat)] = item
+            elif item.repeat == repeat:
                 out[item.sample_id] = item
     return out
 
@@ -208,20 +223,26 @@ def judge_run(
     progress: bool = False,
     on_judged: Callable[[Judgement], None] | None = None,
     embedder=None,
+    repeats: int = 1,
 ) -> JudgeReport:
-    """Judge every answered sample not yet judged with the same inputs; append as each ends."""
+    """Judge every answered sample not yet judged with the same inputs; append as each ends.
+    ``repeats`` > 1 asks each judgement that many times (the first scores the run)."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, not {repeats}")
     run_dir = Path(run_dir)
     items, unanswered = judge_inputs(run_dir)
-    done = read_judgements(run_dir)
+    done = read_judgements(run_dir, repeat=None)
     report = JudgeReport(samples=len(items) + unanswered, not_answered=unanswered)
     todo = []
     for item in items:
-        old = done.get(item.sample.id)
-        if old is not None and old.status == "judged" and old.inputs == item.key \
-                and old.model == client.endpoint.model and old.prompt_version == PROMPT_VERSION:  # fmt: skip
-            report.skipped += 1
-        else:
-            todo.append(item)
+        for repeat in range(repeats):
+            old = done.get((item.sample.id, repeat))
+            if old is not None and old.status == "judged" and old.inputs == item.key \
+                    and old.model == client.endpoint.model \
+                    and old.prompt_version == PROMPT_VERSION:  # fmt: skip
+                report.skipped += 1
+            else:
+                todo.append((item, repeat))
     lock = threading.Lock()
     path = run_dir / JUDGEMENTS
 
@@ -237,7 +258,7 @@ def judge_run(
         if on_judged:
             on_judged(judgement)
 
-    thread_map(lambda item: judge_one(client, item, embedder), todo, finished,
+    thread_map(lambda task: judge_one(client, task[0], embedder, task[1]), todo, finished,
                concurrency=concurrency,
                progress=("judging", "sample") if progress else None)  # fmt: skip
     return report
@@ -265,18 +286,23 @@ def labels_for_scoring(
         if now.key != judgement.inputs or judgement.prompt_version != PROMPT_VERSION:
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
             continue
-        out[sample.id] = ClaimLabels(
-            context=tuple(c.context for c in judgement.claims),
-            source=tuple(c.source for c in judgement.claims),
-            reference=tuple(c.reference for c in judgement.claims),
-            reference_in_answer=tuple(c.answer for c in judgement.reference_claims),
-            no_source=judgement.no_source,
-            no_reference=judgement.no_reference,
-            texts=tuple(c.text for c in judgement.claims),
-            relevancy=judgement.answer_relevancy,
-            similarity=judgement.answer_similarity,
-            no_relevancy=judgement.no_embeddings
-            or (None if judgement.questions else "the judge wrote no question the answer answers"),
-            no_similarity=judgement.no_embeddings or judgement.no_reference,
-        )
+        out[sample.id] = labels_of(judgement)
     return out
+
+
+def labels_of(judgement: Judgement) -> ClaimLabels:
+    """A judged sample's labels, as the measures read them."""
+    return ClaimLabels(
+        context=tuple(c.context for c in judgement.claims),
+        source=tuple(c.source for c in judgement.claims),
+        reference=tuple(c.reference for c in judgement.claims),
+        reference_in_answer=tuple(c.answer for c in judgement.reference_claims),
+        no_source=judgement.no_source,
+        no_reference=judgement.no_reference,
+        texts=tuple(c.text for c in judgement.claims),
+        relevancy=judgement.answer_relevancy,
+        similarity=judgement.answer_similarity,
+        no_relevancy=judgement.no_embeddings
+        or (None if judgement.questions else "the judge wrote no question the answer answers"),
+        no_similarity=judgement.no_embeddings or judgement.no_reference,
+    )

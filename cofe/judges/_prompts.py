@@ -81,6 +81,17 @@ def language(question: str) -> str:
     return "zh" if any(is_cjk(ch) for ch in question) else "en"
 
 
+def again(messages: list[dict[str, str]], repeat: int) -> list[dict[str, str]]:
+    """Repeat ``repeat`` of a call: the same request, marked so no cache serves it twice."""
+    if repeat == 0:
+        return messages
+    system = {
+        **messages[0],
+        "content": messages[0]["content"] + f"\n(independent judgement {repeat + 1})",
+    }
+    return [system, *messages[1:]]
+
+
 def claims_messages(question: str, answer: str, reference: str | None) -> list[dict[str, str]]:
     zh = language(question) == "zh"
     labels = ("问题", "回答", "参考答案") if zh else ("Question", "Answer", "Reference")

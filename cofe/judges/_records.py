@@ -66,6 +66,7 @@ class Judgement(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     sample_id: str = Field(min_length=1)
+    repeat: int = Field(default=0, ge=0, description="0 scores the run; 1.. measure variance")
     model: str
     prompt_version: str
     inputs: str = Field(description="Digest of the question, answer, context, source, reference.")
