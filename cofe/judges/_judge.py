@@ -49,10 +49,14 @@ SOURCE_CHARS = 12_000  # of a source document without a recorded span: a long fi
 class JudgeInputs:
     sample: EvalSample
     answer: str
-    context: str
+    chunks: tuple[str, ...]  # the context the generator saw, chunk by chunk
     source: str | None
     no_source: str | None
     reference: str | None
+
+    @property
+    def context(self) -> str:
+        return "\n\n".join(self.chunks)
 
     @property
     def key(self) -> str:
@@ -103,13 +107,11 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
             base["answer_relevancy"] = sum(cosines) / len(cosines)
     answer_claims = claims.value.answer_claims
     reference_claims = claims.value.reference_claims if item.reference else []
-    if not answer_claims:  # a refusal: judged, with nothing to check
-        return Judgement(**base, status="judged", calls=claims.calls, raw=raw,
-                         reference_claims=[ReferenceClaim(text=c, answer=False)
-                                           for c in reference_claims])  # fmt: skip
+    if not answer_claims and not reference_claims:  # a refusal with nothing to compare
+        return Judgement(**base, status="judged", calls=claims.calls, raw=raw)
     checks = client.structured(
-        again(checks_messages(question, item.answer, item.context, item.source, item.reference,
-                              answer_claims, reference_claims), repeat),
+        again(checks_messages(question, item.answer, list(item.chunks), item.source,
+                              item.reference, answer_claims, reference_claims), repeat),
         ChecksReply,
     )  # fmt: skip
     raw.append(checks.raw or "")
@@ -139,9 +141,19 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
         status="judged",
         claims=labelled,
         reference_claims=[
-            ReferenceClaim(text=t, answer=by_reference[i].answer)
+            ReferenceClaim(
+                text=t,
+                answer=by_reference[i].answer and bool(answer_claims),
+                # a label the judge left out stays unknown (the measure says so), never a "no"
+                context=None
+                if by_reference[i].context is None
+                else by_reference[i].context and bool(item.chunks),
+            )
             for i, t in enumerate(reference_claims)
         ],
+        useful_chunks=[n in set(checks.value.useful_chunks) for n in range(1, len(item.chunks) + 1)]
+        if item.reference
+        else None,
         calls=calls,
         raw=raw,
     )
@@ -191,10 +203,9 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     return items, unanswered
 
 
-def _context(log, record: Outputs, top_k: int | None) -> str:
+def _context(log, record: Outputs, top_k: int | None) -> tuple[str, ...]:
     given = record.context if record.context is not None else (record.pool or ())[: top_k or 4]
-    texts = [log.chunks[ref.chunk_id].text for ref in given if ref.chunk_id in log.chunks]
-    return "\n\n".join(texts)
+    return tuple(log.chunks[ref.chunk_id].text for ref in given if ref.chunk_id in log.chunks)
 
 
 def _source(log, sample: EvalSample) -> tuple[str | None, str | None]:
@@ -305,4 +316,6 @@ def labels_of(judgement: Judgement) -> ClaimLabels:
         no_relevancy=judgement.no_embeddings
         or (None if judgement.questions else "the judge wrote no question the answer answers"),
         no_similarity=judgement.no_embeddings or judgement.no_reference,
+        reference_in_context=tuple(c.context for c in judgement.reference_claims),
+        useful=None if judgement.useful_chunks is None else tuple(judgement.useful_chunks),
     )

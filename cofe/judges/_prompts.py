@@ -9,7 +9,9 @@ for factual correctness):
    for AnswerRelevancy (RAGAS's definition), three questions the answer
    answers and whether it is noncommittal;
 2. **checks**: each answer claim against the context, the source passage and
-   the reference; each reference claim against the answer.
+   the reference; each reference claim against the answer and the context
+   (RAGAS's context recall); which context chunks help reach the reference
+   answer (RAGAS's context precision).
 
 English or Chinese by the question's script; a worked example in each.
 """
@@ -20,7 +22,7 @@ import json
 
 from cofe.matching import is_cjk
 
-PROMPT_VERSION = "judge-2"
+PROMPT_VERSION = "judge-3"
 
 _CLAIMS_EN = """You split texts into claims for fact checking.
 A claim is one short, self-contained statement of fact taken from the text: resolve pronouns
@@ -52,29 +54,30 @@ _CHECKS_EN = """You check claims against passages. A claim is supported by a pas
 the passage states it or it follows directly from the passage; general knowledge does not count.
 
 Example
-Context: The Broncos beat the Panthers 24-10.
+Context: [1] The Broncos beat the Panthers 24-10. [2] Tickets cost $5,000.
 Source: Super Bowl 50 was played at Levi's Stadium. The Broncos beat the Panthers 24-10.
 Reference: Denver Broncos
 Answer: The Broncos won. It was played in Miami.
 Answer claims: 0. The Broncos won Super Bowl 50. 1. Super Bowl 50 was played in Miami.
 Reference claims: 0. The Denver Broncos won Super Bowl 50.
-Reply: {"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true}]}
+Reply: {"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1]}
 
 Label every claim, by its number. Leave out "source" or "reference" when that passage is
-absent. Reply with only the JSON object."""
+absent. "useful_chunks": the numbers of the context chunks that help reach the reference.
+Reply with only the JSON object."""
 
 _CHECKS_ZH = """你根据文段核查断言。只有文段明确陈述或可直接推出时，断言才算被支持；常识不算。
 
 示例
-上下文：野马队以24比10击败黑豹队。
+上下文：[1] 野马队以24比10击败黑豹队。 [2] 门票售价5000美元。
 来源：第50届超级碗在李维斯体育场举行。野马队以24比10击败黑豹队。
 参考答案：丹佛野马队
 回答：野马队赢了。比赛在迈阿密举行。
 回答断言：0. 野马队赢得了第50届超级碗。 1. 第50届超级碗在迈阿密举行。
 参考断言：0. 丹佛野马队赢得了第50届超级碗。
-回复：{"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true}]}
+回复：{"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1]}
 
-按编号标注每条断言。没有来源或参考答案时省略 "source" 或 "reference"。只回复 JSON 对象。"""
+按编号标注每条断言。没有来源或参考答案时省略 "source" 或 "reference"。"useful_chunks"：有助于得出参考答案的上下文片段编号。只回复 JSON 对象。"""
 
 
 def language(question: str) -> str:
@@ -106,7 +109,7 @@ def claims_messages(question: str, answer: str, reference: str | None) -> list[d
 def checks_messages(
     question: str,
     answer: str,
-    context: str,
+    context: str | list[str],
     source: str | None,
     reference: str | None,
     answer_claims: list[str],
@@ -118,6 +121,8 @@ def checks_messages(
         if zh
         else ("Context", "Source", "Reference", "Answer", "Answer claims", "Reference claims")
     )
+    if isinstance(context, list):
+        context = " ".join(f"[{i}] {c}" for i, c in enumerate(context, start=1))
     parts = [f"{names[0]}: {context or '(empty)'}"]
     if source is not None:
         parts.append(f"{names[1]}: {source}")

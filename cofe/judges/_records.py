@@ -29,11 +29,13 @@ class AnswerClaimCheck(BaseModel):
 class ReferenceClaimCheck(BaseModel):
     claim: int = Field(ge=0)
     answer: bool
+    context: bool | None = None
 
 
 class ChecksReply(BaseModel):
     answer_claims: list[AnswerClaimCheck]
     reference_claims: list[ReferenceClaimCheck] = Field(default_factory=list)
+    useful_chunks: list[int] = Field(default_factory=list)
 
 
 class Claim(BaseModel):
@@ -59,6 +61,7 @@ class ReferenceClaim(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str
     answer: bool
+    context: bool | None = None  # supported by the context (None: not asked)
 
 
 class Judgement(BaseModel):
@@ -80,6 +83,9 @@ class Judgement(BaseModel):
     noncommittal: bool | None = None
     answer_relevancy: float | None = None
     answer_similarity: float | None = None
+    useful_chunks: list[bool] | None = Field(
+        default=None, description="Per context chunk: helps reach the reference (RAGAS)."
+    )
     no_embeddings: str | None = Field(default=None, description="Why the two are missing.")
     calls: int = 0
     raw: list[str] = Field(default_factory=list, description="The judge's replies, as received.")

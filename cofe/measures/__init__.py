@@ -7,6 +7,7 @@ from cofe.measures.answer_relevancy import AnswerRelevancy, AnswerSimilarity
 from cofe.measures.bleu import BLEU
 from cofe.measures.chunk_integrity import ChunkIntegrity
 from cofe.measures.coarse_precision import CoarsePrecision
+from cofe.measures.context_llm import ContextPrecision, ContextRecall
 from cofe.measures.doc_precision import DocPrecision
 from cofe.measures.doc_recall import DocRecall
 from cofe.measures.entity_anchoring import EntityAnchoring
@@ -30,6 +31,8 @@ __all__ = [
     "ClaimPrecision",
     "ClaimRecall",
     "CoarsePrecision",
+    "ContextPrecision",
+    "ContextRecall",
     "DocPrecision",
     "DocRecall",
     "EntityAnchoring",

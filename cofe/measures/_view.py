@@ -55,6 +55,8 @@ class ClaimLabels:
     similarity: float | None = None  # cosine of the answer and reference embeddings
     no_relevancy: str | None = None  # why relevancy is missing
     no_similarity: str | None = None  # why similarity is missing
+    reference_in_context: tuple[bool | None, ...] = ()  # per reference claim: in the context
+    useful: tuple[bool, ...] | None = None  # per context chunk: helps reach the reference
 
     def unsupported(self) -> tuple[str, ...]:
         """Claims supported neither by the context nor by the source document. Without a

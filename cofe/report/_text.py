@@ -129,6 +129,15 @@ def render_result(result: ScoreResult, *, files_in: str | None = None, examples:
             f"{findings['of_those_in_the_pool']} of them into the pool and "
             f"{findings['of_those_in_the_context']} into the context.",
         ]
+    cross = result.keyword_vs_judge()
+    if cross and cross["samples"]:
+        lines += [
+            "",
+            f"Keyword vs LLM judge at the context ({cross['samples']} samples): they agree on "
+            f"'every point / reference claim is there' for {cross['agree']:.1%}; keywords found "
+            f"all but the judge did not: {cross['keyword_found_judge_not']}; the judge did but "
+            f"keywords did not: {cross['judge_found_keyword_not']}.",
+        ]
     passes = [v.value for v in Verdict if v.is_pass]
     bad = result.verdicts[~result.verdicts["verdict"].isin(passes)]
     if examples and not bad.empty:

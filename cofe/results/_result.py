@@ -98,6 +98,24 @@ class ScoreResult:
             "of_those_in_the_context": int(lone["context_rank"].notna().sum()),
         }
 
+    def keyword_vs_judge(self) -> dict[str, Any] | None:
+        """How often the keyword verdict at the context (every point found: KeywordAccuracy@K)
+        and the LLM judge's (every reference claim supported: ContextRecall = 1) agree."""
+        s = self.scores[self.scores["step"] == "context"]
+        llm = s[s["measure"] == "ContextRecall"].set_index("sample_id")["value"]
+        keyword = s[s["measure"].str.startswith("KeywordAccuracy@")]
+        if llm.empty or keyword.empty:
+            return None
+        keyword = keyword.set_index("sample_id")["value"]
+        both = pd.concat([keyword, llm], axis=1, keys=["keyword", "llm"], join="inner")
+        kw_all, llm_all = both["keyword"] == 1.0, both["llm"] == 1.0
+        return {
+            "samples": len(both),
+            "agree": float((kw_all == llm_all).mean()) if len(both) else None,
+            "keyword_found_judge_not": int((kw_all & ~llm_all).sum()),
+            "judge_found_keyword_not": int((~kw_all & llm_all).sum()),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """The summary file: everything a monitor or a comparison needs, as plain JSON."""
         from cofe.results._files import RESULTS_SCHEMA_VERSION
@@ -136,6 +154,7 @@ class ScoreResult:
                 },
             },
             "findings": self.findings(),
+            "keyword_vs_judge": self.keyword_vs_judge(),
             "latency_seconds": _records(self.latency),
             "skipped": {
                 f"{step}/{measure}": int(count)

@@ -245,6 +245,9 @@ class _SampleScorer:
                 else Unscored("the record has no pool"),
                 reference=self._reference,
                 tokens=lambda: self._tokens(items),
+                claims=self.ctx.claims.get(sample.id, NOT_JUDGED)
+                if step is Step.CONTEXT
+                else NOT_JUDGED,
             )
         )
         return hits

@@ -22,6 +22,8 @@ from cofe.measures import (
     ClaimPrecision,
     ClaimRecall,
     CoarsePrecision,
+    ContextPrecision,
+    ContextRecall,
     DocPrecision,
     DocRecall,
     EntityAnchoring,
@@ -149,6 +151,8 @@ class RunShape:
                 ]
                 if self.reranker and self.has_pool:
                     context += [RerankLoss(k), RerankGain(k)]
+                if self.judged:  # the LLM judge's cross-checks of the keyword measures
+                    context += [ContextRecall(), ContextPrecision(k)]
                 plan[Step.CONTEXT] = tuple(context)
         if self.generation:
             plan[Step.ANSWER] = (KeywordRecall(), BLEU(), RougeL())

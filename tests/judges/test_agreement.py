@@ -48,7 +48,7 @@ def test_repeats_are_asked_again_not_served_from_a_cache_and_reported(tmp_path):
         report = judge_run(run, client(server), repeats=3)
         calls = len(server.requests)
     assert report.judged == 3 * 3 and report.unscored == 3  # q3 fails in every repeat
-    assert calls == 3 * (2 + 2 + 1 + 2)  # per repeat: q0, q1 two calls; q2 one; q3 call+repair
+    assert calls == 3 * (2 + 2 + 2 + 2)  # per repeat: two calls each (q3: call and repair)
     judgements = read_judgements(run, repeat=None)
     assert {r for (_sid, r) in judgements} == {0, 1, 2}
     table = judge_agreement(run).set_index("measure")

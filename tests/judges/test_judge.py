@@ -52,7 +52,8 @@ CASES = {
          "questions": ["Who won Super Bowl 50?", "Where was Super Bowl 50 played?"]},
         {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True},
                            {"claim": 1, "context": False, "source": False, "reference": False}],
-         "reference_claims": [{"claim": 0, "answer": True}]},
+         "reference_claims": [{"claim": 0, "answer": True, "context": True}],
+         "useful_chunks": [1]},
     ),
     "第50届超级碗谁赢了？": (
         "丹佛野马队赢了。",
@@ -60,7 +61,7 @@ CASES = {
         "丹佛野马队",
         {"answer_claims": ["丹佛野马队赢得了比赛。"], "reference_claims": ["丹佛野马队赢得了比赛。"]},
         {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
-         "reference_claims": [{"claim": 0, "answer": True}]},
+         "reference_claims": [{"claim": 0, "answer": True, "context": True}]},
     ),
     "Where was Super Bowl 50 played?": (
         "I don't know.",
@@ -68,7 +69,9 @@ CASES = {
         "Levi's Stadium",
         {"answer_claims": [], "reference_claims": ["Super Bowl 50 was played at Levi's Stadium."],
          "noncommittal": True},
-        None,
+        {"answer_claims": [],
+         "reference_claims": [{"claim": 0, "answer": False, "context": True}],
+         "useful_chunks": []},
     ),
     "Who lost Super Bowl 50?": (
         "The Carolina Panthers lost.",
@@ -87,19 +90,16 @@ FINE = {
 
 
 def scripted(messages, request) -> str:
-    # the whole conversation: a repair turn repeats the original request before asking again
+    """Answers each sample's two calls; a sample is known by its answer, in both prompts."""
     system = messages[0]["content"]
+    # the whole conversation: a repair turn repeats the original request before asking again
     user = "\n".join(m["content"] for m in messages[1:])
-    for question, (_a, _c, _r, claims, checks) in CASES.items():
-        if question in user or (checks and _mentions_claims(user, claims)):
+    for _question, (answer, _c, _r, claims, checks) in CASES.items():
+        if f"Answer: {answer}" in user or f"回答: {answer}" in user:
             if "fact checking" in system or "事实核查" in system:
                 return claims if isinstance(claims, str) else json.dumps(claims, ensure_ascii=False)
             return json.dumps(checks, ensure_ascii=False)
     raise AssertionError(f"unexpected prompt: {user[:200]}")
-
-
-def _mentions_claims(user: str, claims) -> bool:
-    return isinstance(claims, dict) and all(c in user for c in claims["answer_claims"])
 
 
 def make_run(folder: Path) -> Path:
@@ -144,6 +144,16 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
     assert got.loc["q0", "ClaimPrecision"] == 0.5
     assert got.loc["q0", "ClaimRecall"] == 1.0
     assert got.loc["q0", "AnswerCorrectness"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    context = result.scores[result.scores.step == "context"].pivot(
+        index="sample_id", columns="measure", values="value"
+    )
+    # the reference's claim is in the context, and its one chunk is useful
+    assert context.loc["q0", ["ContextRecall", "ContextPrecision@1"]].tolist() == [1.0, 1.0]
+    # q2: the context holds the reference's claim, but the judge found its chunk not useful
+    assert context.loc["q2", ["ContextRecall", "ContextPrecision@1"]].tolist() == [1.0, 0.0]
+    # the keyword verdict at the context agrees with the judge's on q0, q1 and q2
+    cross = result.keyword_vs_judge()
+    assert cross["samples"] == 3 and cross["agree"] == 1.0
     # q1 (Chinese): one claim, supported, and the reference's claim stated
     assert got.loc["q1", ["Faithfulness", "SourceFaithfulness", "AnswerCorrectness"]].tolist() \
         == [1.0, 1.0, 1.0]  # fmt: skip
