@@ -40,6 +40,7 @@ class DemoConfig:
     reranker: str = "none"
     top_k: int = 4
     candidates: int = 30
+    generator: str = "extractive"  # or "openai": needs an endpoint; then the answers are judged
 
 
 def _every_nth(samples: list[EvalSample], n: int) -> list[EvalSample]:
@@ -108,14 +109,26 @@ def _side_by_side(results: dict[str, ScoreResult]) -> str:
     lines += ["Verdicts (first stage that lost an information point)",
               format_table(["verdict", *names], rows), ""]  # fmt: skip
     rows = [[f"{step}/{measure}", *(results[n].mean(step, measure) for n in names)]
-            for step, measure in SHOWN]  # fmt: skip
+            for step, measure in SHOWN
+            if any(results[n].mean(step, measure) is not None for n in names)]  # fmt: skip
     lines += ["Measures by step", format_table(["measure", *names], rows)]
     return "\n".join(lines)
 
 
 SHOWN = [("corpus", "ChunkIntegrity"), ("corpus", "EntityAnchoring"),
          ("pool", "KeywordRecall@30"), ("context", "KeywordRecall@4"),
-         ("answer", "RougeL")]  # fmt: skip
+         ("answer", "RougeL"), ("answer", "Faithfulness"),
+         ("answer", "AnswerCorrectness")]  # fmt: skip
+
+
+def _judge(run_dir: Path, endpoint, cache: Cache | None, concurrency: int, log) -> None:
+    from cofe.judges import judge_run
+    from cofe.llm import LLMClient
+
+    client = LLMClient(endpoint, cache=cache)
+    report = judge_run(run_dir, client, concurrency=concurrency)
+    log(f"  judged {report.judged} answers ({report.unscored} unscored, "
+        f"{client.usage.calls} calls)")  # fmt: skip
 
 
 def _differences(comparison: Comparison) -> str:
@@ -146,6 +159,7 @@ def run_demo(
     concurrency: int = 2,
     progress: bool | None = None,
     log=print,
+    endpoint=None,
 ) -> dict[str, tuple[RunReport, ScoreResult]]:
     """Build the inputs, run the default pipeline once per chunk size, score, print the comparison."""
     config = config or DemoConfig()
@@ -166,11 +180,15 @@ def run_demo(
             reranker=config.reranker,
             candidates=config.candidates,
             top_k=config.top_k,
+            generator=config.generator,
+            endpoint=endpoint,
         )
         log(f"\n== run {name}: {pipeline.describe()}")
         report = run_pipeline(pipeline, evalset, workdir / name, docs=docs, cache=cache,
                               concurrency=concurrency, progress=progress)  # fmt: skip
         log(report.summary())
+        if endpoint is not None:  # a real model answered: the same endpoint judges the answers
+            _judge(workdir / name, endpoint, cache, concurrency, log)
         # the run's manifest records its top-K: the default settings read it
         result = score_run(workdir / name, config=ScoreConfig())
         result.write(scores_folder(workdir / name, ScoreConfig()))
@@ -197,8 +215,12 @@ def run_demo(
         log(f"  {workdir / 'comparison'}/  every measure compared (CSV + comparison.json)")
     log(f"  {workdir / 'report.html'}  charts, the comparison and a bad-case browser (open it "
         "in a browser; no network needed)")  # fmt: skip
-    log("Generation here is EXTRACTIVE (not an LLM): it shows whether the answer reached the "
-        "context. Use --generator openai --base-url URL --model NAME for a real model.")  # fmt: skip
+    if endpoint is None:
+        log("Generation here is EXTRACTIVE (not an LLM): it shows whether the answer reached the "
+            "context. Use --generator openai --base-url URL --model NAME for a real model; its "
+            "answers are then judged (Faithfulness, AnswerCorrectness, ...) by the same endpoint, "
+            f"as `cofe judge {workdir / next(iter(outcomes))} --base-url URL --model NAME` "
+            "does for any run.")  # fmt: skip
     log(
         "Score again with the paper's semantics (a chunk must name the entity): "
         f"cofe score {workdir / next(iter(outcomes))} --mode cofe-rag"

@@ -1,0 +1,43 @@
+"""The demo with a real model's answers (here the loopback server) shows the judged measures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.judge_throughput import stand_in
+from cofe.demo import DemoConfig, run_demo
+from cofe.llm import Endpoint
+from cofe.testing import ScriptedOpenAI
+
+
+def model(messages, request) -> str:
+    system = messages[0]["content"]
+    if "claims" in system or "断言" in system:  # the judge's two prompts
+        return stand_in(messages, request)
+    return "The Normans were in Normandy."  # the generator's answer
+
+
+@pytest.mark.slow
+def test_the_demo_judges_a_real_models_answers(tmp_path, capsys):
+    config = DemoConfig(chunk_sizes=(128, 512), squad_per_article=2, cmrc_articles=3,
+                        squad_articles=3, generator="openai")  # fmt: skip
+    with ScriptedOpenAI(model) as server:
+        endpoint = Endpoint(server.base_url, "scripted", "none", timeout=10, max_retries=1)
+        outcomes = run_demo(tmp_path / "demo", config, progress=False, endpoint=endpoint)
+    printed = capsys.readouterr().out
+    assert "answer/Faithfulness" in printed and "answer/AnswerCorrectness" in printed
+    for name, (_report, result) in outcomes.items():
+        assert (tmp_path / "demo" / name / "judgements.jsonl").exists()
+        assert result.mean("answer", "Faithfulness") is not None
+    assert "EXTRACTIVE" not in printed
+
+
+def test_without_an_endpoint_the_demo_says_how_to_get_judged_measures(tmp_path, capsys):
+    config = DemoConfig(chunk_sizes=(256,), squad_per_article=1, cmrc_articles=1,
+                        squad_articles=1)  # fmt: skip
+    run_demo(tmp_path / "demo", config, progress=False)
+    printed = capsys.readouterr().out
+    assert "cofe judge" in printed and "Faithfulness" in printed
+    assert json.loads((tmp_path / "demo" / "chunk256" / "manifest.json").read_text())
