@@ -22,6 +22,7 @@ from cofe.measures import (
     AnswerSimilarity,
     ClaimPrecision,
     ClaimRecall,
+    CorrectnessScore,
     Faithfulness,
     SourceFaithfulness,
     Step,
@@ -30,7 +31,7 @@ from cofe.measures import (
 )
 
 JUDGED = (Faithfulness(), SourceFaithfulness(), ClaimPrecision(), ClaimRecall(),
-          AnswerCorrectness(), AnswerRelevancy(), AnswerSimilarity())  # fmt: skip
+          AnswerCorrectness(), CorrectnessScore(), AnswerRelevancy(), AnswerSimilarity())  # fmt: skip
 
 
 def krippendorff_alpha(units: list[list[float]]) -> float | None:

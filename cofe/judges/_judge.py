@@ -151,6 +151,7 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
             )
             for i, t in enumerate(reference_claims)
         ],
+        correctness=checks.value.correctness if item.reference else None,
         useful_chunks=[n in set(checks.value.useful_chunks) for n in range(1, len(item.chunks) + 1)]
         if item.reference
         else None,
@@ -318,4 +319,5 @@ def labels_of(judgement: Judgement) -> ClaimLabels:
         no_similarity=judgement.no_embeddings or judgement.no_reference,
         reference_in_context=tuple(c.context for c in judgement.reference_claims),
         useful=None if judgement.useful_chunks is None else tuple(judgement.useful_chunks),
+        correctness=judgement.correctness,
     )

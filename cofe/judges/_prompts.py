@@ -11,7 +11,8 @@ for factual correctness):
 2. **checks**: each answer claim against the context, the source passage and
    the reference; each reference claim against the answer and the context
    (RAGAS's context recall); which context chunks help reach the reference
-   answer (RAGAS's context precision).
+   answer (RAGAS's context precision); and a 1-5 correctness score of the
+   answer against the reference (LlamaIndex's correctness evaluator scale).
 
 English or Chinese by the question's script; a worked example in each.
 """
@@ -22,7 +23,7 @@ import json
 
 from cofe.matching import is_cjk
 
-PROMPT_VERSION = "judge-3"
+PROMPT_VERSION = "judge-4"
 
 _CLAIMS_EN = """You split texts into claims for fact checking.
 A claim is one short, self-contained statement of fact taken from the text: resolve pronouns
@@ -60,11 +61,12 @@ Reference: Denver Broncos
 Answer: The Broncos won. It was played in Miami.
 Answer claims: 0. The Broncos won Super Bowl 50. 1. Super Bowl 50 was played in Miami.
 Reference claims: 0. The Denver Broncos won Super Bowl 50.
-Reply: {"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1]}
+Reply: {"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1], "correctness": 3}
 
 Label every claim, by its number. Leave out "source" or "reference" when that passage is
 absent. "useful_chunks": the numbers of the context chunks that help reach the reference.
-Reply with only the JSON object."""
+"correctness" (only with a reference): 1 the answer is irrelevant to the question; 2-3 relevant
+but with mistakes; 4-5 relevant and correct (5: complete). Reply with only the JSON object."""
 
 _CHECKS_ZH = """你根据文段核查断言。只有文段明确陈述或可直接推出时，断言才算被支持；常识不算。
 
@@ -75,9 +77,10 @@ _CHECKS_ZH = """你根据文段核查断言。只有文段明确陈述或可直�
 回答：野马队赢了。比赛在迈阿密举行。
 回答断言：0. 野马队赢得了第50届超级碗。 1. 第50届超级碗在迈阿密举行。
 参考断言：0. 丹佛野马队赢得了第50届超级碗。
-回复：{"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1]}
+回复：{"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1], "correctness": 3}
 
-按编号标注每条断言。没有来源或参考答案时省略 "source" 或 "reference"。"useful_chunks"：有助于得出参考答案的上下文片段编号。只回复 JSON 对象。"""
+按编号标注每条断言。没有来源或参考答案时省略 "source" 或 "reference"。"useful_chunks"：有助于得出参考答案的上下文片段编号。
+"correctness"（仅当有参考答案）：1 回答与问题无关；2-3 相关但有错误；4-5 相关且正确（5 为完整）。只回复 JSON 对象。"""
 
 
 def language(question: str) -> str:

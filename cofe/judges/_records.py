@@ -36,6 +36,7 @@ class ChecksReply(BaseModel):
     answer_claims: list[AnswerClaimCheck]
     reference_claims: list[ReferenceClaimCheck] = Field(default_factory=list)
     useful_chunks: list[int] = Field(default_factory=list)
+    correctness: int | None = Field(default=None, ge=1, le=5)
 
 
 class Claim(BaseModel):
@@ -83,6 +84,7 @@ class Judgement(BaseModel):
     noncommittal: bool | None = None
     answer_relevancy: float | None = None
     answer_similarity: float | None = None
+    correctness: int | None = Field(default=None, ge=1, le=5, description="1-5 vs the reference.")
     useful_chunks: list[bool] | None = Field(
         default=None, description="Per context chunk: helps reach the reference (RAGAS)."
     )

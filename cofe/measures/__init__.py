@@ -2,7 +2,12 @@
 
 from cofe.measures._base import Measure, Unscored, parse_measure
 from cofe.measures._view import ClaimLabels, Step, StepView
-from cofe.measures.answer_correctness import AnswerCorrectness, ClaimPrecision, ClaimRecall
+from cofe.measures.answer_correctness import (
+    AnswerCorrectness,
+    ClaimPrecision,
+    ClaimRecall,
+    CorrectnessScore,
+)
 from cofe.measures.answer_relevancy import AnswerRelevancy, AnswerSimilarity
 from cofe.measures.bleu import BLEU
 from cofe.measures.chunk_integrity import ChunkIntegrity
@@ -33,6 +38,7 @@ __all__ = [
     "CoarsePrecision",
     "ContextPrecision",
     "ContextRecall",
+    "CorrectnessScore",
     "DocPrecision",
     "DocRecall",
     "EntityAnchoring",

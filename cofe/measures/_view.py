@@ -57,6 +57,7 @@ class ClaimLabels:
     no_similarity: str | None = None  # why similarity is missing
     reference_in_context: tuple[bool | None, ...] = ()  # per reference claim: in the context
     useful: tuple[bool, ...] | None = None  # per context chunk: helps reach the reference
+    correctness: int | None = None  # 1-5 against the reference (LlamaIndex's scale)
 
     def unsupported(self) -> tuple[str, ...]:
         """Claims supported neither by the context nor by the source document. Without a

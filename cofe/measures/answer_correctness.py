@@ -56,3 +56,19 @@ class AnswerCorrectness(Measure):
         if isinstance(recall, Unscored):
             return recall
         return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+class CorrectnessScore(Measure):
+    """The judge's 1-5 correctness of the answer against the reference (LlamaIndex's
+    correctness-evaluator scale: 1 irrelevant, 2-3 relevant with mistakes, 4-5 correct)."""
+
+    NAME = "CorrectnessScore"
+    STEPS = frozenset({Step.ANSWER})
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        labels = _labels(view)
+        if isinstance(labels, Unscored):
+            return labels
+        if labels.correctness is None:
+            return Unscored("the judge gave no correctness score")
+        return float(labels.correctness)

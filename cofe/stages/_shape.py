@@ -24,6 +24,7 @@ from cofe.measures import (
     CoarsePrecision,
     ContextPrecision,
     ContextRecall,
+    CorrectnessScore,
     DocPrecision,
     DocRecall,
     EntityAnchoring,
@@ -163,6 +164,7 @@ class RunShape:
                     ClaimPrecision(),
                     ClaimRecall(),
                     AnswerCorrectness(),
+                    CorrectnessScore(),
                     AnswerRelevancy(),
                     AnswerSimilarity(),
                 )

@@ -53,7 +53,7 @@ CASES = {
         {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True},
                            {"claim": 1, "context": False, "source": False, "reference": False}],
          "reference_claims": [{"claim": 0, "answer": True, "context": True}],
-         "useful_chunks": [1]},
+         "useful_chunks": [1], "correctness": 3},
     ),
     "第50届超级碗谁赢了？": (
         "丹佛野马队赢了。",
@@ -144,6 +144,7 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
     assert got.loc["q0", "ClaimPrecision"] == 0.5
     assert got.loc["q0", "ClaimRecall"] == 1.0
     assert got.loc["q0", "AnswerCorrectness"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    assert got.loc["q0", "CorrectnessScore"] == 3.0  # as the judge said
     context = result.scores[result.scores.step == "context"].pivot(
         index="sample_id", columns="measure", values="value"
     )
