@@ -16,7 +16,7 @@ from cofe.measures.context_llm import ContextPrecision, ContextRecall
 from cofe.measures.doc_precision import DocPrecision
 from cofe.measures.doc_recall import DocRecall
 from cofe.measures.entity_anchoring import EntityAnchoring
-from cofe.measures.faithfulness import Faithfulness
+from cofe.measures.faithfulness import Faithfulness, Hallucination, SelfKnowledge
 from cofe.measures.keyword_accuracy import KeywordAccuracy
 from cofe.measures.keyword_recall import KeywordRecall
 from cofe.measures.ndcg import NDCG
@@ -43,6 +43,7 @@ __all__ = [
     "DocRecall",
     "EntityAnchoring",
     "Faithfulness",
+    "Hallucination",
     "KeywordAccuracy",
     "KeywordRecall",
     "Measure",
@@ -50,6 +51,7 @@ __all__ = [
     "RerankLoss",
     "RougeL",
     "RougeLRecall",
+    "SelfKnowledge",
     "SourceFaithfulness",
     "Step",
     "StepView",

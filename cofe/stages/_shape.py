@@ -29,6 +29,7 @@ from cofe.measures import (
     DocRecall,
     EntityAnchoring,
     Faithfulness,
+    Hallucination,
     KeywordAccuracy,
     KeywordRecall,
     Measure,
@@ -36,6 +37,7 @@ from cofe.measures import (
     RerankLoss,
     RougeL,
     RougeLRecall,
+    SelfKnowledge,
     SourceFaithfulness,
     Step,
 )
@@ -165,6 +167,8 @@ class RunShape:
                     ClaimRecall(),
                     AnswerCorrectness(),
                     CorrectnessScore(),
+                    Hallucination(),
+                    SelfKnowledge(),
                     AnswerRelevancy(),
                     AnswerSimilarity(),
                 )

@@ -145,6 +145,8 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
     assert got.loc["q0", "ClaimRecall"] == 1.0
     assert got.loc["q0", "AnswerCorrectness"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
     assert got.loc["q0", "CorrectnessScore"] == 3.0  # as the judge said
+    # RAGChecker's rates: claim 1 is neither in the context nor right -> invented (1 of 2)
+    assert got.loc["q0", "Hallucination"] == 0.5 and got.loc["q0", "SelfKnowledge"] == 0.0
     context = result.scores[result.scores.step == "context"].pivot(
         index="sample_id", columns="measure", values="value"
     )
