@@ -24,6 +24,7 @@ from cofe._version import __version__
 from cofe.compare import ALL, Comparison
 from cofe.diagnose import STEPS
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
+from cofe.judges import Judgement, read_judgements
 from cofe.report import _svg
 from cofe.results import ScoreResult
 from cofe.runlog import RunLog
@@ -42,13 +43,14 @@ class RunForReport:
     log: RunLog | None = None
     records: dict[str, Outputs] | None = None
     samples: dict[str, EvalSample] | None = None
+    judgements: dict[str, Judgement] | None = None  # `cofe judge`'s labels, when judged
 
     @classmethod
     def load(cls, name: str, run_dir: Path, result: ScoreResult) -> RunForReport:
         log, records = read_compact(run_dir)
         evalset = run_dir / "evalset.jsonl"
         samples = read_evalset(evalset).by_id() if evalset.exists() else {}
-        return cls(name, result, log, records, samples)
+        return cls(name, result, log, records, samples, read_judgements(run_dir))
 
 
 _STYLE = """
@@ -64,6 +66,7 @@ padding:8px 12px;margin:10px 0;background:#fff}.case h3{font-size:14px;margin:0 
 font-size:12px}.chunk{white-space:pre-wrap;background:#f7fafc;border-left:3px solid #a0aec0;
 padding:4px 8px;margin:4px 0;font-size:12.5px}mark{background:#faf089}.muted{color:#718096;
 font-size:12px}.filters label{margin-right:14px}.sig{font-weight:bold;color:#2f855a}
+.claim-unsupported{color:#9b2c2c}.claim-source_only{color:#b7791f}
 """
 
 _SCRIPT = """
@@ -340,11 +343,32 @@ def _card(run: RunForReport, v: pd.Series, points) -> str:
     parts.append(_context(run, record, keywords))
     if record is not None and record.answer is not None:
         parts.append(f"<div><b>Answer:</b> {_highlight(record.answer, keywords)}</div>")
+    judgement = (run.judgements or {}).get(sid)
+    if judgement is not None and judgement.claims:
+        parts.append(_claims(judgement))
     if sample is not None and sample.reference_answer:
         parts.append(f"<div class='muted'><b>Reference:</b> {escape(sample.reference_answer)}"
                      "</div>")  # fmt: skip
     parts.append("</div>")
     return "".join(parts)
+
+
+_CLAIM_LABEL = {
+    "context": "supported by the context",
+    "source_only": "supported by the source only",
+    "unsupported": "supported by neither",
+    "not_in_context": "not in the context (no source to check)",
+}
+
+
+def _claims(judgement: Judgement) -> str:
+    """The judge's claims of the answer, each with where it is supported."""
+    items = "".join(
+        f"<li class='claim-{escape(c.label)}'>{escape(c.text)} "
+        f"<span class='muted'>({escape(_CLAIM_LABEL[c.label])})</span></li>"
+        for c in judgement.claims
+    )
+    return f"<div><b>Claims (judge {escape(judgement.model)}):</b><ul>{items}</ul></div>"
 
 
 def _flag(value: object) -> str | None:

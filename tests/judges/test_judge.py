@@ -296,3 +296,16 @@ def test_the_packaged_minilm_gives_real_cosines():
     same, other = _cosines(shared_embedder(), "Who won Super Bowl 50?",
                            ["Who won Super Bowl 50?", "How do plants make sugar?"])  # fmt: skip
     assert same == pytest.approx(1.0, abs=1e-5) and other < 0.5
+
+
+def test_the_report_shows_the_judges_claims_with_their_support(tmp_path):
+    from cofe.cli import main
+
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        judge_run(run, client(server))
+    assert main(["report", str(run), "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    card = page[page.index("<div class='case'") :]
+    assert "Super Bowl 50 was played in Miami." in card and "supported by neither" in card
+    assert "unsupported_claims" in card
