@@ -193,6 +193,7 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     log, records = read_compact(run_dir)
     evalset = read_evalset(run_dir / "evalset.jsonl")
     top_k = log.manifest.top_k
+    source = _Sources(log)
     items, unanswered = [], 0
     for sample in evalset.samples:
         record = records.get(sample.id)
@@ -200,7 +201,7 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
             unanswered += 1
             continue
         items.append(JudgeInputs(sample, record.answer, _context(log, record, top_k),
-                                 *_source(log, sample), sample.reference_answer or None))  # fmt: skip
+                                 *source(sample), sample.reference_answer or None))  # fmt: skip
     return items, unanswered
 
 
@@ -209,22 +210,35 @@ def _context(log, record: Outputs, top_k: int | None) -> tuple[str, ...]:
     return tuple(log.chunks[ref.chunk_id].text for ref in given if ref.chunk_id in log.chunks)
 
 
-def _source(log, sample: EvalSample) -> tuple[str | None, str | None]:
-    if sample.source is None:
-        return None, "the sample names no source document"
-    name = sample.source.doc
-    stem = os.path.splitext(os.path.basename(name))[0]
-    docs = [d for d in log.documents.values()
-            if name in (d.doc_id, d.source) or stem in (d.doc_id, os.path.splitext(
-                os.path.basename(d.source))[0])]  # fmt: skip
-    if len(docs) != 1:
-        what = "no" if not docs else "several"
-        return None, f"source {name!r} names {what} document(s) of the run"
-    text = docs[0].text
-    span = sample.source
-    if span.start is not None and span.end is not None and 0 <= span.start < span.end:
-        return text[span.start : span.end], None
-    return text[:SOURCE_CHARS], None
+class _Sources:
+    """A sample's source passage: its document found by id, file name, path or stem (an index
+    built once per run, not a scan of every document per sample)."""
+
+    def __init__(self, log) -> None:
+        self.by_name: dict[str, list] = {}
+        for doc in log.documents.values():
+            base = os.path.basename(doc.source)
+            for name in {doc.doc_id, doc.source, base, os.path.splitext(base)[0]}:
+                self.by_name.setdefault(name, []).append(doc)
+
+    def __call__(self, sample: EvalSample) -> tuple[str | None, str | None]:
+        if sample.source is None:
+            return None, "the sample names no source document"
+        name = sample.source.doc
+        base = os.path.basename(name)
+        docs: list = []
+        for key in (name, base, os.path.splitext(base)[0]):
+            docs = self.by_name.get(key, [])
+            if docs:
+                break
+        if len({d.doc_id for d in docs}) != 1:
+            what = "no" if not docs else "several"
+            return None, f"source {name!r} names {what} document(s) of the run"
+        text = docs[0].text
+        span = sample.source
+        if span.start is not None and span.end is not None and 0 <= span.start < span.end:
+            return text[span.start : span.end], None
+        return text[:SOURCE_CHARS], None
 
 
 def judge_run(
@@ -284,6 +298,7 @@ def labels_for_scoring(
     if not judgements:
         return {}
     top_k = log.manifest.top_k
+    source = _Sources(log)
     out: dict[str, ClaimLabels | Unscored] = {}
     for sample in samples:
         record = records.get(sample.id)
@@ -294,7 +309,7 @@ def labels_for_scoring(
             out[sample.id] = Unscored(f"the judge gave no labels: {judgement.reason}")
             continue
         now = JudgeInputs(sample, record.answer, _context(log, record, top_k),
-                          *_source(log, sample), sample.reference_answer or None)  # fmt: skip
+                          *source(sample), sample.reference_answer or None)  # fmt: skip
         if now.key != judgement.inputs or judgement.prompt_version != PROMPT_VERSION:
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
             continue
