@@ -5,15 +5,21 @@ plus every parameter that changes the output, so a second run with another
 top-K or reranker reuses parsing, chunking and embeddings, and any change to
 the inputs misses. Entries are written to a temporary name and renamed, so a
 crash never leaves a half-written entry behind.
+
+The cache is best-effort: a failed write (read-only folder, disk full) is one
+warning per cache and the work goes on uncached; a failed or damaged read is
+a miss.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -50,6 +56,18 @@ class Cache:
         self.root = Path(root) if root is not None else None
         self.hits = 0
         self.misses = 0
+        self.write_failed: str | None = None  # the first failed write, warned about once
+
+    def _write_failed(self, error: BaseException) -> None:
+        """Warn once per cache: a full disk would otherwise warn for every entry."""
+        if self.write_failed is None:
+            self.write_failed = f"{type(error).__name__}: {error}"
+            warnings.warn(
+                f"cofe: cache {self.root} is not writable, continuing without it "
+                f"({self.write_failed})",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def _path(self, kind: str, key: str, suffix: str) -> Path | None:
         if self.root is None:
@@ -64,26 +82,35 @@ class Cache:
             self.misses += 1
 
     def _atomic(self, target: Path, write: Callable[[Path], None]) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-        os.close(fd)
+        """Write to a temporary name and rename: readers never see half an entry.
+
+        An ``OSError`` (read-only folder, disk full) is a warning, not a failure.
+        """
+        tmp: str | None = None
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+            os.close(fd)
             write(Path(tmp))
             os.replace(tmp, target)
+        except OSError as error:
+            self._write_failed(error)
         finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            if tmp is not None and os.path.exists(tmp):
+                with contextlib.suppress(OSError):  # a failed clean-up is not an error
+                    os.unlink(tmp)
 
     def _get(self, kind: str, key: str, suffix: str, load: Callable[[Path], Any]) -> Any | None:
         path = self._path(kind, key, suffix)
-        hit = path is not None and path.exists()
-        self._count(hit)
-        if not hit:
-            return None
-        try:
-            return load(path)
-        except (OSError, ValueError):
-            return None  # a damaged entry is a miss; it will be rewritten
+        value = None
+        if path is not None:
+            try:
+                value = load(path)
+            except (OSError, ValueError, RecursionError, EOFError):
+                # absent, unreadable or damaged: a miss; the entry will be rewritten
+                value = None
+        self._count(value is not None)
+        return value
 
     def get_json(self, kind: str, key: str) -> Any | None:
         return self._get(kind, key, ".json", lambda p: json.loads(p.read_text(encoding="utf-8")))
@@ -115,15 +142,27 @@ class Cache:
             self._count(True)
             return path, True
         self._count(False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=".tmp-"))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=".tmp-"))
+        except OSError as error:  # the cache cannot hold it: build outside, uncached
+            self._write_failed(error)
+            return self._uncached_directory(build), False
         try:
             build(tmp)
             os.replace(tmp, path)
-        except OSError:
-            if not path.is_dir():  # another process may have won the race
-                raise
+        except OSError as error:
+            if path.is_dir():  # another process won the race: use its folder
+                return path, False
+            self._write_failed(error)
+            return self._uncached_directory(build), False
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return path, False
+
+    def _uncached_directory(self, build: Callable[[Path], None]) -> Path:
+        """``build`` into a fresh temporary folder outside the cache (the caller reads it once)."""
+        folder = Path(tempfile.mkdtemp(prefix="cofe-uncached-"))
+        build(folder)
+        return folder

@@ -36,6 +36,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--fresh", action="store_true", help="replace OUT instead of resuming")
     p.add_argument("--dry-run", action="store_true", help="estimate calls and tokens; call nothing")
+    p.add_argument("--no-probe", action="store_true",
+                   help="do not check that the endpoint answers before starting")  # fmt: skip
     p.set_defaults(run=run_annotate)
 
     r = sub.add_parser("review", help="export an eval set for people / import their decisions")
@@ -60,6 +62,9 @@ def run_annotate(args: argparse.Namespace) -> int:
     types = tuple(t.strip() for t in args.types.split(",") if t.strip())
     config = AnnotateConfig(max_segment_tokens=args.segment_tokens, concurrency=args.concurrency,
                             language=args.language, types=types, max_segments=args.max_segments)  # fmt: skip
+    if not args.dry_run and not args.no_probe:  # fail in seconds, before parsing the documents
+        Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout,
+                          max_retries=args.retries).probe()  # fmt: skip
     cache = make_cache(args.cache)
     documents, problems = _load_documents(args.docs, cache)
     for problem in problems:

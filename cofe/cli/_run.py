@@ -32,6 +32,8 @@ def add_pipeline_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     g.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
+    g.add_argument("--no-probe", action="store_true",
+                   help="do not check that the endpoint answers before starting")  # fmt: skip
     p.add_argument(
         "--cache",
         type=Path,
@@ -59,6 +61,8 @@ def pipeline_options(args: argparse.Namespace) -> dict:
         from cofe.llm import Endpoint
 
         options["endpoint"] = Endpoint.from_env(base_url=args.base_url, model=args.model)
+        if not getattr(args, "no_probe", False):  # fail in seconds, not after the parse
+            options["endpoint"].probe()
     return options
 
 

@@ -1,28 +1,34 @@
-"""Every call cofe makes to an OpenAI-compatible endpoint: cached, counted, retried.
+"""Every call cofe makes to an OpenAI-compatible endpoint: cached, counted, retried, bounded.
 
 ``LLMClient.structured(messages, Model)`` asks for JSON, validates it with
 pydantic and, if the reply is not valid, asks once more with the validation
 error (the *repair* call). If that fails too the call returns a failure with
 the reason; it never raises for a bad reply, so one item never stops a
 batch. ``LLMClient.complete(messages)`` is the plain-text call (a generator's
-answer); it raises when the endpoint cannot be reached, so the caller's
-stage records the error.
+answer); it raises when the endpoint cannot be reached or its reply is not
+usable, so the caller's stage records the error.
 
-Both go through one ``_chat``: transport errors (429/5xx/timeouts) are
-retried by the ``openai`` client with exponential backoff honouring
-``Retry-After``; replies are cached on disk keyed by (model, messages,
-params), so a re-run costs no calls; ``usage`` counts calls, cache hits,
-repairs, failures, tokens and seconds. The API key is never part of a key, a
-log line or a file.
+Both go through one ``_call``: connection errors (a reset, a refused
+connection), timeouts, 408/409/429 and 5xx are retried with exponential
+back-off, honouring ``Retry-After`` up to ``Endpoint.max_retry_after``; one
+total deadline covers every attempt and wait, and a reply body is read with
+a byte cap and the deadline checked as bytes arrive (a server that trickles
+a byte a second is cut at the deadline). Only *validated* replies are cached,
+keyed on (base URL, model, prompt version, messages, params), so a re-run
+costs no calls and a bad reply is never served again. ``usage`` counts calls,
+cache hits, repairs, failures, tokens and seconds. The API key is never part
+of a key, and is redacted from every error, reason and cached text.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -60,16 +66,37 @@ def _encoder():
 
 
 def extract_json(text: str) -> Any:
-    """The JSON object in a reply, tolerating code fences and prose around it."""
+    """The JSON object in a reply, tolerating code fences and prose around it.
+
+    Raises ``ValueError`` for anything unreadable, including JSON nested too
+    deeply to parse (which would otherwise be a ``RecursionError``).
+    """
     text = _FENCE.sub("", text.strip())
     try:
         return json.loads(text)
     except ValueError:
         pass
+    except RecursionError:
+        raise ValueError("the reply's JSON is nested too deeply") from None
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         raise ValueError("the reply holds no JSON object")
-    return json.loads(text[start : end + 1])
+    try:
+        return json.loads(text[start : end + 1])
+    except RecursionError:
+        raise ValueError("the reply's JSON is nested too deeply") from None
+
+
+class LLMReplyError(RuntimeError):
+    """The endpoint answered, but not with a usable reply (not JSON, no choices, too large)."""
+
+
+class LLMDeadlineError(LLMReplyError):
+    """No complete reply within the call's total deadline (a slow or trickling server)."""
+
+
+# statuses worth asking again; others (400, 401, 404, 422) will fail the same way
+_RETRY_STATUS = frozenset({408, 409, 429})
 
 
 @dataclass
@@ -125,7 +152,8 @@ class LLMClient:
     """One endpoint, one cache, one usage counter; safe to share between threads."""
 
     def __init__(self, endpoint: Endpoint, *, cache: Cache | None = None, max_tokens: int = 1500,
-                 temperature: float = 0.0, json_mode: str = "off") -> None:  # fmt: skip
+                 temperature: float = 0.0, json_mode: str = "off",
+                 prompt_version: str = "") -> None:  # fmt: skip
         if json_mode not in JSON_MODES:
             raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {json_mode!r}")
         self.json_mode = json_mode
@@ -133,6 +161,7 @@ class LLMClient:
         self.cache = cache or Cache(None)
         self.max_tokens, self.temperature = max_tokens, temperature
         self.usage = Usage()
+        self.prompt_version = prompt_version  # part of every cache key: bump it to re-ask
 
     def use_cache(self, cache: Cache | None) -> None:
         """Cache replies in ``cache`` (a pipeline's run cache) unless this client has its own."""
@@ -152,56 +181,156 @@ class LLMClient:
                 "name": model.__name__, "schema": model.model_json_schema()}}  # fmt: skip
         return params
 
-    def _chat(self, messages: list[dict[str, str]], model: type[BaseModel] | None = None) -> str:
-        """The one place a request is sent: cache lookup, the call (retried by ``openai``), usage."""
-        params = self._params(model)
-        key = content_key("chat-1", self.endpoint.model, messages, params)
+    def _key(self, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+        # the base URL is part of the key: two servers serving "the same" model
+        # name are different models as far as their answers go
+        url = self.endpoint.url.rstrip("/")
+        return content_key("chat-2", url, self.endpoint.model, self.prompt_version,
+                           messages, params)  # fmt: skip
+
+    def _cached(self, key: str) -> str | None:
         stored = self.cache.get_json("llm", key)
-        if stored is not None:
+        if isinstance(stored, dict) and isinstance(stored.get("text"), str):
             self.usage.add(cached=1)
             return stored["text"]
+        return None
+
+    def _store(self, key: str, text: str) -> None:
+        """Cache a reply the caller has validated (never a bad one: it would be served again)."""
+        self.cache.put_json("llm", key, {"text": self.endpoint.redact(text)})
+
+    def _call(self, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+        """One request with retries, all inside ``Endpoint.total_deadline``; no cache."""
+        import openai
+
+        endpoint = self.endpoint
+        deadline_at = time.monotonic() + endpoint.total_deadline
+        attempt = 0
+        while True:
+            try:
+                return self._attempt(messages, params, deadline_at)
+            except (openai.APIConnectionError, openai.APIStatusError) as error:
+                retryable = isinstance(error, openai.APIConnectionError) or (
+                    error.status_code in _RETRY_STATUS or error.status_code >= 500
+                )
+                if not retryable or attempt >= endpoint.max_retries:
+                    raise
+                wait = self._wait(error, attempt)
+                if wait is None or time.monotonic() + wait >= deadline_at:
+                    raise
+                time.sleep(wait)
+                attempt += 1
+
+    def _wait(self, error: Exception, attempt: int) -> float | None:
+        """Seconds before the next attempt: ``Retry-After`` (bounded) or jittered back-off.
+
+        ``None`` when the server asks for a longer wait than ``max_retry_after``.
+        """
+        response = getattr(error, "response", None)
+        headers = response.headers if response is not None else {}
+        asked = _retry_after(headers)
+        if asked is not None:
+            return asked if asked <= self.endpoint.max_retry_after else None
+        return min(0.25 * 2**attempt, 8.0) * (0.75 + random.random() / 2)
+
+    def _attempt(self, messages: list[dict[str, str]], params: dict[str, Any],
+                 deadline_at: float) -> str:  # fmt: skip
+        """One HTTP request read under the byte cap and the deadline.
+
+        The real ``openai`` client sends it (auth, headers, status errors as
+        typed exceptions); its streaming-response mode hands us the body to
+        read chunk by chunk, which is where the byte cap and the total
+        deadline are enforced: httpx's timeouts apply per socket read, so a
+        server that trickles a byte a second would never time out. Hand-rolled
+        HTTP would buy nothing more. The socket timeout is ``min(timeout,
+        time left)``, so a server that stops sending altogether is cut at most
+        that long after the deadline; one that keeps sending is cut at it.
+        """
+        endpoint = self.endpoint
+        remaining = deadline_at - time.monotonic()
+        if remaining <= 0:
+            raise LLMDeadlineError(f"no reply within the {endpoint.total_deadline:g} s deadline")
         started = time.perf_counter()
-        reply = self.endpoint.client().chat.completions.create(
-            model=self.endpoint.model, messages=messages, **params
-        )
-        if not reply.choices:  # an error, not an empty answer: never cached
-            self.usage.add(calls=1, seconds=time.perf_counter() - started)
-            raise RuntimeError("the endpoint returned no choices")
-        text = reply.choices[0].message.content or ""
-        usage = reply.usage
-        self.usage.add(
-            calls=1,
-            seconds=time.perf_counter() - started,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        )
-        self.cache.put_json("llm", key, {"text": text})
+        create = endpoint.client().chat.completions.with_streaming_response.create
+        with create(model=endpoint.model, messages=messages,
+                    timeout=min(endpoint.timeout, remaining), **params) as response:  # fmt: skip
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > endpoint.max_reply_bytes:
+                raise LLMReplyError(f"the reply is {int(declared)} bytes, over the "
+                                    f"{endpoint.max_reply_bytes}-byte cap")  # fmt: skip
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > endpoint.max_reply_bytes:
+                    raise LLMReplyError(
+                        f"the reply exceeds the {endpoint.max_reply_bytes}-byte cap"
+                    )
+                if time.monotonic() > deadline_at:
+                    raise LLMDeadlineError(
+                        f"the reply was still arriving at the {endpoint.total_deadline:g} s "
+                        f"deadline ({len(body)} bytes read)"
+                    )
+        # an answered request is a call (and costs money) even when its body is unusable
+        self.usage.add(calls=1, seconds=time.perf_counter() - started)
+        text, usage = _parse_reply(bytes(body))
+        self.usage.add(**usage)
         return text
+
+    def _chat(self, messages: list[dict[str, str]], model: type[BaseModel] | None = None
+              ) -> tuple[str, str, bool]:  # fmt: skip
+        """(reply text, cache key, from the cache?): the caller stores it once validated."""
+        params = self._params(model)
+        key = self._key(messages, params)
+        stored = self._cached(key)
+        if stored is not None:
+            return stored, key, True
+        return self.endpoint.redact(self._call(messages, params)), key, False
+
+    def _redacted(self, error: Exception) -> Exception:
+        """``error`` with the key removed from its message (a server may echo it)."""
+        secrets = self.endpoint.secrets()
+        if secrets and any(s in str(error) for s in secrets):
+            message = self.endpoint.redact(str(error))
+            error.args = (message,)
+            if hasattr(error, "message"):
+                error.message = message  # type: ignore[attr-defined]
+            if hasattr(error, "body"):
+                error.body = None  # type: ignore[attr-defined]
+        return error
+
+    def _reason(self, prefix: str, error: Exception) -> str:
+        return self.endpoint.redact(f"{prefix}: {type(error).__name__}: {error}")[:500]
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         """The reply's text (cached and counted like ``structured``).
 
-        Raises the transport error once the ``openai`` client's retries run
-        out (counted as a failure): a plain-text reply has nothing to repair,
+        Raises the transport error once the retries run out, or
+        ``LLMReplyError`` for an unusable reply (counted as a failure, the key
+        redacted from its message): a plain-text reply has nothing to repair,
         and the caller's stage records the error for its sample.
         """
         try:
-            return self._chat(messages)
-        except Exception:
+            text, key, cached = self._chat(messages)
+        except Exception as error:
             self.usage.add(failures=1)
-            raise
+            raise self._redacted(error) from None
+        if not cached:
+            self._store(key, text)
+        return text
 
     def structured(self, messages: list[dict[str, str]], model: type[T]) -> Structured[T]:
         """A reply validated as ``model``; one repair call on invalid JSON, then a failure."""
         calls_before = self.usage.calls
         try:
-            raw = self._chat(messages, model)
-        except Exception as error:  # transport errors after the client's own retries
+            raw, key, cached = self._chat(messages, model)
+        except Exception as error:  # transport errors after the retries, unusable replies
             self.usage.add(failures=1)
-            return Structured(None, f"call failed: {type(error).__name__}: {error}"[:500],
+            return Structured(None, self._reason("call failed", error),
                               self.usage.calls - calls_before)  # fmt: skip
         problem = _validate(raw, model)
         if isinstance(problem, BaseModel):
+            if not cached:
+                self._store(key, raw)
             return Structured(problem, None, self.usage.calls - calls_before, raw)
         repair = [
             *messages,
@@ -211,17 +340,61 @@ class LLMClient:
         ]  # fmt: skip
         self.usage.add(repairs=1)
         try:
-            raw2 = self._chat(repair, model)
+            raw2, key2, cached2 = self._chat(repair, model)
         except Exception as error:
             self.usage.add(failures=1)
-            return Structured(None, f"repair call failed: {type(error).__name__}: {error}"[:500],
+            return Structured(None, self._reason("repair call failed", error),
                               self.usage.calls - calls_before, raw)  # fmt: skip
         second = _validate(raw2, model)
         if isinstance(second, BaseModel):
+            if not cached2:
+                self._store(key2, raw2)
             return Structured(second, None, self.usage.calls - calls_before, raw2)
         self.usage.add(failures=1)
-        return Structured(None, f"invalid reply after one repair: {second}"[:500],
-                          self.usage.calls - calls_before, raw2)  # fmt: skip
+        reason = self.endpoint.redact(f"invalid reply after one repair: {second}")[:500]
+        return Structured(None, reason, self.usage.calls - calls_before, raw2)
+
+    def probe(self, timeout: float = 10.0) -> None:
+        """Fail in seconds, with the URL and the error, when the endpoint does not answer."""
+        self.endpoint.probe(timeout)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date), if any."""
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _parse_reply(body: bytes) -> tuple[str, dict[str, int]]:
+    """The assistant's text and token counts from a chat-completion body, or ``LLMReplyError``."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else error
+        raise LLMReplyError(f"the endpoint's reply is not JSON ({reason})") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not choices or not isinstance(choices, list):
+        raise LLMReplyError("the endpoint returned no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    text = message.get("content") if isinstance(message, dict) else None
+    if text is not None and not isinstance(text, str):
+        raise LLMReplyError("the endpoint's reply has no text content")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    counts = {}
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(name)
+        counts[name] = value if isinstance(value, int) and value >= 0 else 0
+    return text or "", counts
 
 
 def _validate(raw: str, model: type[T]) -> T | str:
@@ -231,6 +404,8 @@ def _validate(raw: str, model: type[T]) -> T | str:
         return f"not JSON ({error})"
     try:
         return model.model_validate(data)
+    except RecursionError:
+        return "the JSON is nested too deeply"
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"

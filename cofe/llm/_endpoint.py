@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+# keys shorter than this (local servers' "none", test keys) would redact ordinary words
+_MIN_SECRET = 8
+REDACTED = "[REDACTED]"
+
 
 class EndpointError(ValueError):
     """The endpoint is not configured well enough to call."""
+
+
+class EndpointUnreachable(EndpointError):
+    """``probe`` found the endpoint not answering, refusing the key, or not serving the model.
+
+    A failure, not a usage error: the CLI can map it to exit code 1.
+    """
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every secret (the API key, the Authorization value) replaced by [REDACTED]."""
+    for secret in secrets:
+        if secret and secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
 
 
 @dataclass(frozen=True)
@@ -17,6 +37,10 @@ class Endpoint:
     """Base URL, model and key; flags win over ``OPENAI_BASE_URL`` / ``OPENAI_MODEL`` / ``OPENAI_API_KEY``.
 
     ``describe()`` (what goes into manifests and logs) never includes the key.
+    ``timeout`` bounds each attempt's socket waits; ``deadline`` bounds a whole
+    call, retries and back-off included (default: ``timeout`` per attempt);
+    ``max_reply_bytes`` caps a reply body; a ``Retry-After`` longer than
+    ``max_retry_after`` seconds is not waited for.
     """
 
     base_url: str | None
@@ -24,6 +48,9 @@ class Endpoint:
     api_key: str = field(repr=False)
     timeout: float = 60.0
     max_retries: int = 3
+    deadline: float | None = None
+    max_reply_bytes: int = 8_000_000
+    max_retry_after: float = 60.0
 
     @classmethod
     def from_env(
@@ -34,6 +61,7 @@ class Endpoint:
         api_key: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 3,
+        **limits: Any,
     ) -> Endpoint:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         model = model or os.environ.get("OPENAI_MODEL") or os.environ.get("COFE_MODEL")
@@ -46,10 +74,31 @@ class Endpoint:
                     "no endpoint: give --base-url (a local server) or set OPENAI_API_KEY"
                 )
             api_key = "none"  # local servers ignore the key, the client insists on one
-        return cls(base_url, model, api_key, timeout, max_retries)
+        return cls(base_url, model, api_key, timeout, max_retries, **limits)
+
+    @property
+    def url(self) -> str:
+        return self.base_url or "https://api.openai.com/v1"
+
+    @property
+    def total_deadline(self) -> float:
+        """Seconds one call may take in all, retries and waits included."""
+        if self.deadline is not None:
+            return self.deadline
+        return self.timeout * (self.max_retries + 1) + min(self.max_retries * 8.0, 60.0)
+
+    def secrets(self) -> tuple[str, ...]:
+        """What must never be printed or written: the key and the Authorization header value."""
+        key = self.api_key or ""
+        if len(key) < _MIN_SECRET:
+            return ()
+        return (f"Bearer {key}", key)
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.secrets())
 
     def describe(self) -> dict[str, Any]:
-        return {"base_url": self.base_url or "https://api.openai.com/v1", "model": self.model}
+        return {"base_url": self.url, "model": self.model}
 
     def client(self):
         """One ``openai.OpenAI`` per endpoint, shared by every caller and thread (it is thread-safe).
@@ -58,16 +107,64 @@ class Endpoint:
         """
         return _client_for(self)
 
+    def probe(self, timeout: float = 10.0) -> None:
+        """Check once, in seconds, that the endpoint answers and serves the model.
+
+        Raises ``EndpointError`` with a one-line message naming the URL and the
+        error (connection refused, 401, unknown model). ``GET /models`` is
+        asked first; servers without it (404/405) get a one-token chat call.
+        """
+        import openai
+
+        client = self.client().with_options(timeout=timeout, max_retries=0)
+        try:
+            try:
+                served = [m.id for m in client.models.list().data]
+            except openai.APIStatusError as error:
+                if error.status_code not in (404, 405, 501):
+                    raise
+                served = None
+            if served and self.model not in served:
+                shown = ", ".join(served[:8]) + (" ..." if len(served) > 8 else "")
+                raise EndpointUnreachable(
+                    f"endpoint {self.url}: model {self.model!r} is not served (it serves {shown})"
+                )
+            if served is None:  # no model list: the smallest real call tells us
+                client.chat.completions.create(
+                    model=self.model, messages=[{"role": "user", "content": "ping"}], max_tokens=1
+                )
+        except EndpointError:
+            raise
+        except openai.APIStatusError as error:
+            detail = _status_detail(error)
+            raise EndpointUnreachable(self.redact(f"endpoint {self.url}: {detail}")) from None
+        except Exception as error:  # connection refused, DNS, timeout, a non-OpenAI reply
+            cause = error.__cause__ or error.__context__
+            why = f"{type(error).__name__}: {error}"
+            if cause is not None and str(cause):
+                why += f" ({cause})"
+            raise EndpointUnreachable(self.redact(f"endpoint {self.url}: {why}")) from None
+
+
+def _status_detail(error: Any) -> str:
+    status = error.status_code
+    label = {401: "unauthorized (check the API key)", 403: "forbidden",
+             404: "not found (unknown model or wrong base URL)"}.get(status, "error")  # fmt: skip
+    body = error.body if isinstance(error.body, dict) else None
+    message = (body or {}).get("message") or str(error)
+    return re.sub(r"\s+", " ", f"HTTP {status} {label}: {message}")[:300]
+
 
 @lru_cache(maxsize=32)
 def _client_for(endpoint: Endpoint):
     from openai import OpenAI
 
-    # the openai client retries 408/409/429/5xx and connection errors with
-    # exponential backoff and honours Retry-After
+    # LLMClient retries itself (max_retries=0 here) so one total deadline covers
+    # every attempt and every Retry-After wait; the openai client would sleep
+    # up to 60 s per Retry-After and knows no per-call deadline
     return OpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,
         timeout=endpoint.timeout,
-        max_retries=endpoint.max_retries,
+        max_retries=0,
     )

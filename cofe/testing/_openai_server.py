@@ -3,16 +3,20 @@
 LLM code paths are tested against it exactly as against a hosted endpoint
 (the real ``openai`` client, real sockets, real retries), with faults that
 can be injected per request: an HTTP status with headers (429 with
-Retry-After, 500), a delay, or a raw body (invalid JSON).
+Retry-After, 500), a delay, a raw body (invalid JSON), a reply trickled a
+byte at a time, an oversized reply, a connection reset, and an error that
+echoes the request's Authorization header (as careless servers do).
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,6 +32,10 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     body: str | None = None
+    trickle: float = 0.0  # seconds between bytes of the (otherwise normal) reply
+    pad_bytes: int = 0  # the reply's content is this many bytes of "x" (an oversized reply)
+    reset: bool = False  # close the connection with a TCP RST instead of answering
+    echo_auth: bool = False  # a 401 whose message repeats the Authorization header
 
 
 def _count_tokens(text: str) -> int:
@@ -39,14 +47,20 @@ class ScriptedOpenAI:
 
     ``reply(messages, request)`` returns the assistant's text; ``faults`` are
     consumed one per request before replying; ``latency`` delays every reply.
-    Every request body is kept in ``requests``.
+    Every request body is kept in ``requests``, its headers in ``headers``.
     """
 
-    def __init__(self, reply: Reply | None = None, *, latency: float = 0.0) -> None:
+    def __init__(self, reply: Reply | None = None, *, latency: float = 0.0,
+                 models: Sequence[str] | None = None, api_key: str | None = None) -> None:  # fmt: skip
         self.reply = reply or (lambda messages, request: "ok")
         self.latency = latency
+        # models=None serves any model name (and lists none); a list is what /models shows,
+        # and a chat request for another model is a 404, as from OpenAI
+        self.models = list(models) if models is not None else None
+        self.api_key = api_key  # when set, any other key is a 401
         self.faults: deque[Fault] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # each request's headers, in order
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -75,7 +89,8 @@ class ScriptedOpenAI:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def _send(self, status: int, body: str, headers: dict[str, str] | None = None):
+            def _send(self, status: int, body: str, headers: dict[str, str] | None = None,
+                      trickle: float = 0.0) -> None:  # fmt: skip
                 data = body.encode()
                 try:
                     self.send_response(status)
@@ -84,14 +99,41 @@ class ScriptedOpenAI:
                     for k, v in (headers or {}).items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout fault): nothing to answer
+                    if not trickle:
+                        self.wfile.write(data)
+                        return
+                    for i in range(len(data)):  # one byte at a time, until the client hangs up
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(trickle)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    self.close_connection = True  # the client gave up: nothing to answer
+
+            def _reset(self) -> None:
+                """Close with SO_LINGER 0: the client sees 'connection reset by peer'."""
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.close_connection = True
+                self.connection.close()
+
+            def _refused(self) -> bool:
+                """A 401 when the server wants a key and this request's is not it."""
+                if server.api_key is None:
+                    return False
+                if self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                    return False
+                self._send(401, json.dumps({"error": {"message": "Incorrect API key provided",
+                                                      "type": "invalid_request_error"}}))  # fmt: skip
+                return True
 
             def do_GET(self) -> None:
+                if self._refused():
+                    return
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, json.dumps({"object": "list", "data": [
-                        {"id": "scripted", "object": "model", "owned_by": "cofe"}]}))  # fmt: skip
+                        {"id": name, "object": "model", "owned_by": "cofe"}
+                        for name in server.models or []]}))  # fmt: skip
                 else:
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
 
@@ -104,12 +146,27 @@ class ScriptedOpenAI:
                     return
                 with server._lock:
                     server.requests.append(request)
+                    server.headers.append(dict(self.headers))
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
+                    return
+                if self._refused():
+                    return
+                if server.models is not None and request.get("model") not in server.models:
+                    missing = f"The model {request.get('model')!r} does not exist"
+                    self._send(404, json.dumps({"error": {"message": missing}}))
                     return
                 fault = server._next_fault()
                 if fault is not None and fault.delay:
                     time.sleep(fault.delay)
+                if fault is not None and fault.reset:
+                    self._reset()
+                    return
+                if fault is not None and fault.echo_auth:
+                    echoed = f"Incorrect API key provided: {self.headers.get('Authorization')}"
+                    self._send(401, json.dumps({"error": {"message": echoed,
+                                                          "type": "invalid_request_error"}}))  # fmt: skip
+                    return
                 if fault is not None and fault.status is not None:
                     message = {"error": {"message": f"scripted {fault.status}", "type": "scripted"}}
                     self._send(fault.status, fault.body or json.dumps(message), fault.headers)
@@ -122,6 +179,8 @@ class ScriptedOpenAI:
                 messages = request.get("messages", [])
                 try:
                     text = server.reply(messages, request)
+                    if fault is not None and fault.pad_bytes:
+                        text = "x" * fault.pad_bytes
                 except Exception as error:  # a broken script is a 500, like a broken server
                     self._send(500, json.dumps({"error": {"message": repr(error)}}))
                     return
@@ -137,7 +196,7 @@ class ScriptedOpenAI:
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": usage,
-                }))  # fmt: skip
+                }), trickle=fault.trickle if fault is not None else 0.0)  # fmt: skip
 
         return Handler
 

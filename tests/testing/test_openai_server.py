@@ -1,0 +1,56 @@
+"""ScriptedOpenAI's faults do what they say, seen from a plain HTTP client."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+
+import pytest
+
+from cofe.testing import Fault, ScriptedOpenAI
+
+BODY = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+
+
+def _post(server: ScriptedOpenAI, headers: dict[str, str] | None = None, timeout: float = 5.0):
+    host, port = server.base_url.split("//")[1].split("/")[0].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    conn.request("POST", "/v1/chat/completions", BODY,
+                 {"Content-Type": "application/json", **(headers or {})})  # fmt: skip
+    return conn.getresponse()
+
+
+def test_a_reset_fault_resets_the_connection() -> None:
+    with ScriptedOpenAI() as server:
+        server.inject(Fault(reset=True))
+        with pytest.raises((ConnectionResetError, http.client.RemoteDisconnected)):
+            _post(server).read()
+        assert json.loads(_post(server).read())["choices"][0]["message"]["content"] == "ok"
+
+
+def test_a_trickle_fault_sends_the_reply_a_byte_at_a_time() -> None:
+    with ScriptedOpenAI() as server:
+        server.inject(Fault(trickle=0.01))
+        response = _post(server)
+        started = time.monotonic()
+        first = response.read(1)
+        body = first + response.read()
+    assert time.monotonic() - started > 0.01 * (len(body) - 5)  # not sent in one piece
+    assert json.loads(body)["choices"][0]["message"]["content"] == "ok"
+
+
+def test_pad_bytes_and_echo_auth() -> None:
+    with ScriptedOpenAI() as server:
+        server.inject(Fault(pad_bytes=100_000), Fault(echo_auth=True))
+        big = json.loads(_post(server).read())["choices"][0]["message"]["content"]
+        echoed = _post(server, {"Authorization": "Bearer secret-key"})
+        assert len(big) == 100_000 and echoed.status == 401
+        assert "Bearer secret-key" in echoed.read().decode()
+
+
+def test_api_key_and_models_are_enforced() -> None:
+    with ScriptedOpenAI(models=["other"], api_key="right") as server:
+        assert _post(server, {"Authorization": "Bearer wrong"}).status == 401
+        assert _post(server, {"Authorization": "Bearer right"}).status == 404  # model "m"
+        assert len(server.headers) == 2 and server.headers[1]["Authorization"] == "Bearer right"
