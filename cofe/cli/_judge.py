@@ -38,6 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json-mode", choices=JSON_MODES, default="off")
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
     p.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="do not check that the endpoint answers before starting",
+    )
+    p.add_argument(
         "--no-embeddings",
         action="store_true",
         help="skip AnswerRelevancy/AnswerSimilarity (they load the packaged MiniLM)",
@@ -70,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
                           "prompt_tokens_estimate": tokens * args.repeats}, indent=2))  # fmt: skip
         return 0
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
+    if not args.no_probe:  # fail in seconds, naming the URL, before reading the run
+        endpoint.probe()
     client = LLMClient(endpoint, cache=make_cache(args.cache), json_mode=args.json_mode)
     report = judge_run(args.run_dir, client, concurrency=args.concurrency,
                        progress=sys.stderr.isatty(), embedder=_embedder(args),
