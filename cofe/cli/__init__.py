@@ -20,6 +20,7 @@ from cofe.cli import (
     _score,
     _sweep,
 )
+from cofe.llm import EndpointUnreachable
 
 COMMANDS = (_demo, _run, _judge, _score, _compare, _sweep, _report, _import, _annotate, _schema)
 
@@ -42,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"cofe: error: {error}", file=sys.stderr)
         return 2
+    except EndpointUnreachable as error:  # a failure of the endpoint, not of the command line
+        print(f"cofe: error: {error}", file=sys.stderr)
+        return 1
     except (ValueError, FileNotFoundError) as error:  # bad options or paths: one line, no traceback
         print(f"cofe: error: {error}", file=sys.stderr)
         return 2
