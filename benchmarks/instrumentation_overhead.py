@@ -11,7 +11,14 @@ alternating three times and keeping the fastest of each:
    that answers after ``--llm-latency`` seconds (a stand-in for a real model;
    the cost measured is cofe's, not the model's);
 2. the built-in default pipeline (BM25 + extractive generator, ~1 ms a
-   query): the worst case for relative overhead, as nothing slow hides it.
+   query): the worst case for relative overhead, as nothing slow hides it;
+3. three LlamaIndex patterns (issue 11), paired per query (bare and through
+   the adapter back to back, the order alternating): the starter engine, a
+   sentence-window engine (MetadataReplacementPostProcessor) and a
+   QueryFusionRetriever (MiniLM + BM25, reciprocal rank) engine; then the same
+   three engines with LlamaIndex's MockLLM, which answers with its whole
+   prompt, to show that recorded runs give the same answers (and the same
+   source nodes) as unrecorded ones.
 
 Overhead = (through cofe - bare) / bare. The goal is < 2 % of pipeline time.
 """
@@ -132,6 +139,90 @@ def main() -> None:
         return time.perf_counter() - t
 
     compare("default BM25 + extractive", bare_default, lambda: timed_run(default, evalset))
+
+    patterns(docs, embed, queries, args.llm_latency)
+
+
+def pattern_engines(docs, embed, llm) -> dict:
+    """name -> (engine, LlamaIndexPipeline keyword arguments) for the three issue-11 patterns."""
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter, SentenceWindowNodeParser
+    from llama_index.core.postprocessor import MetadataReplacementPostProcessor
+    from llama_index.core.query_engine import RetrieverQueryEngine
+    from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    nodes = SentenceSplitter(chunk_size=256).get_nodes_from_documents(docs)
+    index = VectorStoreIndex(nodes, embed_model=embed)
+    windows = SentenceWindowNodeParser.from_defaults(window_size=2).get_nodes_from_documents(docs)
+    window_index = VectorStoreIndex(windows, embed_model=embed)
+    fusion = QueryFusionRetriever(
+        [index.as_retriever(similarity_top_k=6), BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=6)],
+        similarity_top_k=6, num_queries=1, mode="reciprocal_rerank", use_async=False, llm=llm,
+    )  # fmt: skip
+    replace = MetadataReplacementPostProcessor(target_metadata_key="window")
+    return {
+        "starter engine": (index.as_query_engine(similarity_top_k=6, llm=llm),
+                           {"index": index, "documents": docs}),
+        "sentence window": (window_index.as_query_engine(similarity_top_k=6, llm=llm,
+                                                         node_postprocessors=[replace]),
+                            {"index": window_index, "documents": docs}),
+        "fusion retriever": (RetrieverQueryEngine.from_args(fusion, llm=llm),
+                             {"nodes": nodes, "documents": docs}),
+    }  # fmt: skip
+
+
+def _source_ids(response) -> list[str]:
+    return [n.node.node_id for n in response.source_nodes]
+
+
+def patterns(docs, embed, queries: list[str], llm_latency: float) -> None:
+    import statistics
+
+    from llama_index.core.llms import MockLLM
+    from llama_index.llms.openai_like import OpenAILike
+
+    from cofe.adapters import LlamaIndexPipeline
+
+    print(f"\nissue-11 patterns, paired per query (LLM behind HTTP, {llm_latency * 1000:.0f} ms):")
+    print(f"{'pattern':<18} {'bare ms/q':>10} {'cofe ms/q':>10} {'overhead ms/q':>14} "
+          f"{'median ms':>10} {'overhead %':>11}")  # fmt: skip
+    with ScriptedOpenAI(lambda m, r: "an answer", latency=llm_latency) as server:
+        llm = OpenAILike(model="scripted", api_base=server.base_url, api_key="none",
+                         is_chat_model=True, max_retries=0)  # fmt: skip
+        for name, (engine, kwargs) in pattern_engines(docs, embed, llm).items():
+            pipeline = LlamaIndexPipeline(engine, **kwargs)
+            pipeline.prepare(pipeline.documents, None)
+            for q in queries[:5]:  # warm-up both paths
+                engine.query(q)
+                pipeline.answer(q)
+            bare, through = [], []
+            for i, q in enumerate(queries):
+                for recorded in (False, True) if i % 2 == 0 else (True, False):
+                    t = time.perf_counter()
+                    pipeline.answer(q) if recorded else engine.query(q)
+                    (through if recorded else bare).append(time.perf_counter() - t)
+            b, c = sum(bare) / len(bare), sum(through) / len(through)
+            median = statistics.median(x - y for x, y in zip(through, bare, strict=True))
+            print(f"{name:<18} {1000 * b:>10.2f} {1000 * c:>10.2f} {1000 * (c - b):>+14.3f} "
+                  f"{1000 * median:>+10.3f} {100 * (c - b) / b:>+10.2f} %")  # fmt: skip
+
+    print("\nsame answers recorded and unrecorded (MockLLM answers with its whole prompt):")
+    for name, (engine, kwargs) in pattern_engines(docs, embed, MockLLM()).items():
+        pipeline = LlamaIndexPipeline(engine, **kwargs)
+        pipeline.prepare(pipeline.documents, None)
+        same_answer = same_sources = 0
+        for q in queries:
+            response = engine.query(q)
+            trace = pipeline.answer(q)
+            same_answer += trace.answer == str(response.response)
+            recorded = [pipeline.registry.by_id[c.chunk_id] for c in trace.context or []]
+            bare_texts = [n.node.get_content() for n in response.source_nodes]
+            same_sources += [c.text for c in recorded] == bare_texts
+        print(
+            f"{name:<18} identical answers {same_answer}/{len(queries)}, "
+            f"context = the synthesizer's nodes {same_sources}/{len(queries)}"
+        )
 
 
 if __name__ == "__main__":

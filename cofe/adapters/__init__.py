@@ -18,14 +18,14 @@ from cofe.adapters._base import (
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
 
 if TYPE_CHECKING:
-    from cofe.adapters._llamaindex import LlamaIndexPipeline
+    from cofe.adapters._llamaindex import LlamaIndexPipeline, UnsupportedLlamaIndexPipeline
 
 
 def __getattr__(name: str):
-    if name == "LlamaIndexPipeline":
-        from cofe.adapters._llamaindex import LlamaIndexPipeline
+    if name in ("LlamaIndexPipeline", "UnsupportedLlamaIndexPipeline"):
+        from cofe.adapters import _llamaindex
 
-        return LlamaIndexPipeline
+        return getattr(_llamaindex, name)
     raise AttributeError(name)
 
 
@@ -38,5 +38,6 @@ __all__ = [
     "StageFailed",
     "StagedPipeline",
     "Trace",
+    "UnsupportedLlamaIndexPipeline",
     "pipeline_shape",
 ]

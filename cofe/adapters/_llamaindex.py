@@ -4,29 +4,36 @@ The user's code is not changed: cofe attaches one event handler to
 LlamaIndex's root dispatcher and, while it answers a query, listens for
 
 - ``RetrievalStart/EndEvent`` of the outermost retrieval: the ranked nodes
-  *before* any node postprocessor (the pool);
+  *before* any node postprocessor (the pool), with their text as retrieved
+  (postprocessors such as ``MetadataReplacementPostProcessor`` rewrite nodes
+  in place afterwards). For an ``AutoMergingRetriever`` the pool is its
+  inner retrieval (the leaves), and merging counts as a reranking step;
 - ``SynthesizeStart/EndEvent``: the response; its ``source_nodes`` are the
-  nodes the synthesizer was given, i.e. *after* the postprocessors (the context).
-  They are recorded whenever the engine synthesizes, with or without
-  postprocessors: what the generator saw is never left to a default top-K.
+  nodes the synthesizer was given, i.e. *after* the postprocessors (the
+  context), recorded with the text the synthesizer read: a node whose text a
+  postprocessor replaced (sentence windows) or that ``CitationQueryEngine``
+  re-chunked becomes a chunk of its own, derived from the corpus chunk it came
+  from (``meta["derived_from"]``, offsets in the document when they can be
+  found). Streaming responses are consumed so the whole answer is recorded.
 
-The run's manifest says which stages the engine has (``reranking`` only with
-node postprocessors, ``generation`` only with a synthesizer) and ``top_k``,
-the retriever's ``similarity_top_k`` when it can be read. The time between
-the end of retrieval and the start of synthesis is the postprocessors'
-(reranking) time. Events reach the handler in the thread that emitted them,
-so a context variable tells concurrent queries apart.
+``docs/llamaindex.md`` is the contract, pattern by pattern. The corpus and
+document names come from :mod:`cofe.adapters._llamaindex_corpus`. Events
+reach the handler in the thread or task that emitted them, so a context
+variable tells concurrent queries apart, threads and asyncio tasks alike.
 """
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import contextvars
 import hashlib
+import re
 import threading
 import time
 import traceback
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -43,17 +50,39 @@ from llama_index.core.instrumentation.events.synthesis import (
 
 from cofe._cache import Cache
 from cofe.adapters._base import PipelineShape
+from cofe.adapters._llamaindex_corpus import (
+    DocKey,
+    UnsupportedLlamaIndexPipeline,
+    absolute_spans,
+    check_doc_keys,
+    corpus_nodes,
+    document_record,
+    node_chunk,
+    rebuilt_documents,
+    retrievers_of,
+    unmatched_sources,
+    with_parents,
+)
 from cofe.adapters._trace import ChunkRegistry, Trace
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError
 from cofe.runlog._compat import top_k_from
 
+__all__ = [
+    "LlamaIndexPipeline",
+    "UnsupportedLlamaIndexPipeline",
+    "document_record",
+    "node_chunk",
+]
+
 
 @dataclass
 class _Recording:
+    pool_depth: int = 0  # the retrieval depth whose result is the pool (1: auto-merging's leaves)
     depth: int = 0
     retrieval_start: float | None = None
     retrieval_end: float | None = None
     pool: list | None = None
+    pool_texts: dict[str, str] = field(default_factory=dict)  # node id -> text as retrieved
     synth_start: float | None = None
     synth_end: float | None = None
     response: Any = None
@@ -80,13 +109,15 @@ class _CofeHandler(BaseEventHandler):
             rec.depth += 1
         elif isinstance(event, RetrievalEndEvent):
             rec.depth = max(rec.depth - 1, 0)
-            if rec.depth == 0 and rec.pool is None:  # the outermost retrieval, first time
+            if rec.depth == rec.pool_depth and rec.pool is None:  # first time at that depth
                 rec.pool, rec.retrieval_end = list(event.nodes), now
+                # the text now: a postprocessor may rewrite these very node objects later
+                rec.pool_texts = {n.node.node_id: n.node.get_content() for n in rec.pool}
         elif isinstance(event, SynthesizeStartEvent):
             if rec.synth_start is None:
                 rec.synth_start = now
-        elif isinstance(event, SynthesizeEndEvent):
-            rec.synth_end, rec.response = now, event.response
+        elif isinstance(event, SynthesizeEndEvent) and rec.response is None:
+            rec.synth_end, rec.response = now, event.response  # the first synthesis only
 
 
 _HANDLER_LOCK = threading.Lock()
@@ -101,45 +132,54 @@ def _install_handler() -> None:
             get_dispatcher().add_event_handler(_HANDLER)
 
 
-def _doc_key(node: Any) -> str:
-    meta = getattr(node, "metadata", None) or {}
-    return str(getattr(node, "ref_doc_id", None) or meta.get("file_name") or "(unknown)")
+SUPPORTED = (
+    "a query engine (index.as_query_engine(...), RetrieverQueryEngine, CitationQueryEngine, "
+    "any BaseQueryEngine with query/aquery) or a retriever (any BaseRetriever)"
+)
 
 
-def node_chunk(node: Any) -> Chunk:
-    """A LlamaIndex node as a chunk, with an id made from its content (stable across rebuilds)."""
-    text = node.get_content()
-    doc = _doc_key(node)
-    start, end = getattr(node, "start_char_idx", None), getattr(node, "end_char_idx", None)
-    digest = hashlib.sha1(text.encode()).hexdigest()[:10]
-    where = f"@{start}" if start is not None else ""
-    meta = getattr(node, "metadata", None) or {}
-    keep = {k: v for k, v in meta.items() if isinstance(v, str | int | float | bool)}
-    return Chunk(
-        chunk_id=f"{doc}{where}:{digest}",
-        doc_id=doc,
-        text=text,
-        start=start if start is not None and start >= 0 else None,
-        end=end if end is not None and end >= 0 else None,
-        meta=keep,
-    )
+def _refuse_unsupported(engine: Any) -> None:
+    """Patterns that cannot be recorded faithfully are refused before the first query."""
+    from llama_index.core.chat_engine.types import BaseChatEngine
+
+    if isinstance(engine, BaseChatEngine):
+        raise UnsupportedLlamaIndexPipeline(
+            f"{type(engine).__name__} is a chat engine: it keeps a conversation across calls, so "
+            "one eval sample's answer would depend on the samples before it, and its condensed "
+            f"question is not an event cofe can read. cofe records {SUPPORTED}. Pass the index's "
+            "query engine instead, e.g. index.as_query_engine(similarity_top_k=..., "
+            "node_postprocessors=...) with the chat engine's retriever and postprocessors"
+        )
+    if not any(callable(getattr(engine, name, None)) for name in ("query", "aquery", "retrieve")):
+        raise UnsupportedLlamaIndexPipeline(
+            f"{type(engine).__name__} has no query, aquery or retrieve method; cofe records "
+            f"{SUPPORTED}"
+        )
 
 
-def document_record(doc: Any) -> ParsedDocument:
-    meta = getattr(doc, "metadata", None) or {}
-    return ParsedDocument(
-        doc_id=str(doc.doc_id),
-        source=str(meta.get("file_name") or meta.get("file_path") or doc.doc_id),
-        text=doc.get_content(),
-        meta={"reader": "llama-index"},
-    )
+_CITATION_HEAD = re.compile(r"\ASource \d+:\n")
+
+
+def _is_citation_engine(engine: Any) -> bool:
+    from llama_index.core.query_engine import CitationQueryEngine
+
+    return isinstance(engine, CitationQueryEngine)
+
+
+def _is_auto_merging(retriever: Any) -> bool:
+    from llama_index.core.retrievers import AutoMergingRetriever
+
+    return isinstance(retriever, AutoMergingRetriever)
 
 
 class LlamaIndexPipeline:
     """Observe a LlamaIndex query engine (or a bare retriever) without changing it.
 
-    ``index=`` (its docstore) or ``nodes=`` gives the chunk corpus; ``documents=``
-    the LlamaIndex documents it was built from (for the parse stage).
+    The chunk corpus is ``nodes=``, else ``index=``'s docstore, else the index behind the
+    engine's retriever (its docstore, or its vector store when that keeps the text);
+    ``documents=`` the LlamaIndex documents it was built from (else documents are rebuilt
+    from the chunks). ``doc_key=`` names documents (a metadata key or a function of a node;
+    default the ``file_name`` metadata, then ``file_path``, then the ref doc id).
     """
 
     def __init__(
@@ -149,27 +189,50 @@ class LlamaIndexPipeline:
         index: Any = None,
         nodes: Sequence[Any] | None = None,
         documents: Sequence[Any] | None = None,
+        doc_key: DocKey = None,
         name: str = "llama-index",
     ) -> None:
+        _refuse_unsupported(engine)
         _install_handler()
         self.engine = engine
         self.is_retriever = isinstance(engine, BaseRetriever)
-        self._index, self._nodes, self._documents = index, nodes, documents
+        self._index, self._nodes, self._given_documents = index, nodes, documents
+        self.doc_key = doc_key
         self.name = name
         self.registry = ChunkRegistry()
-        self.documents: list[ParsedDocument] | None = (
-            [document_record(d) for d in documents] if documents is not None else None
-        )
-        self._ids: dict[str, str] = {}
+        self._ids: dict[str, str] = {}  # node id -> chunk id
+        self._corpus: list[Chunk] | None = None
+        self._documents: list[ParsedDocument] | None = None
+        self._doc_texts: dict[str, str] = {}
+        self._loose_docs: dict[str, _LooseText] = {}
+        self._derived: dict[tuple[str, str], Chunk] = {}
+        self._citations = _is_citation_engine(engine)
+        self._pool_depth = 1 if _is_auto_merging(self._retriever()) else 0
+
+    # -- the engine's parts ------------------------------------------------------------
 
     def _retriever(self) -> Any:
         return self.engine if self.is_retriever else getattr(self.engine, "retriever", None)
 
     def _similarity_top_k(self) -> Any:
-        retriever = self._retriever()
-        return getattr(retriever, "similarity_top_k", None) or getattr(
-            retriever, "_similarity_top_k", None
-        )
+        for retriever in retrievers_of(self._retriever()):
+            top_k = getattr(retriever, "similarity_top_k", None) or getattr(
+                retriever, "_similarity_top_k", None
+            )
+            if top_k is not None:
+                return top_k
+        return None
+
+    def _has_postprocessors(self) -> bool | None:
+        posts = getattr(self.engine, "_node_postprocessors", None)
+        return None if posts is None else bool(posts)
+
+    def _reranks(self) -> bool | None:
+        """Whether anything changes the nodes between retrieval and synthesis: postprocessors,
+        auto-merging (leaves merged into parents), citation re-chunking."""
+        if self._pool_depth or self._citations:
+            return True
+        return self._has_postprocessors()
 
     def describe(self) -> dict[str, Any]:
         described: dict[str, Any] = {"name": self.name, "engine": type(self.engine).__name__}
@@ -188,90 +251,181 @@ class LlamaIndexPipeline:
             llm = getattr(synth, "_llm", None)
             if llm is not None:
                 described["llm"] = getattr(llm, "model", None) or type(llm).__name__
+        if isinstance(self.doc_key, str):
+            described["doc_key"] = self.doc_key
         return described
 
     def shape(self) -> PipelineShape:
-        """``top_k``: the retriever's ``similarity_top_k``; ``stages``: reranking only with node
-        postprocessors, generation only with a synthesizer; unknown for an engine whose parts
-        cannot be read."""
+        """``top_k``: the retriever's ``similarity_top_k``; ``stages``: reranking only when
+        something changes the nodes before synthesis, generation only with a synthesizer;
+        unknown for an engine whose parts cannot be read."""
         top_k = top_k_from(self._similarity_top_k())
         corpus = (Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL)
         if self.is_retriever:
             return PipelineShape(top_k=top_k, stages=corpus)
-        posts = self._has_postprocessors()
+        reranks = self._reranks()
         synth = getattr(self.engine, "_response_synthesizer", None)
-        if posts is None or synth is None:
+        if reranks is None or synth is None:
             return PipelineShape(top_k=top_k, stages=None)
         return PipelineShape(
             top_k=top_k,
-            stages=(*corpus, *((Stage.RERANKING,) if posts else ()), Stage.GENERATION),
+            stages=(*corpus, *((Stage.RERANKING,) if reranks else ()), Stage.GENERATION),
         )
 
-    def _corpus_nodes(self) -> list[Any]:
-        if self._nodes is not None:
-            return list(self._nodes)
-        if self._index is not None:
-            return list(self._index.docstore.docs.values())
-        return []
+    # -- corpus and documents ----------------------------------------------------------
+
+    def _read_corpus(self) -> list[Chunk]:
+        if self._corpus is None:
+            nodes, why = corpus_nodes(self._nodes, self._index, self._retriever())
+            if why is not None:
+                raise UnsupportedLlamaIndexPipeline(why)
+            check_doc_keys(nodes, self.doc_key)
+            given = {str(d.doc_id): d.get_content() for d in self._given_documents or ()}
+            spans = absolute_spans(nodes, given)
+            chunks, kept, seen = [], [], set()
+            for node in nodes:
+                chunk = node_chunk(node, self.doc_key, spans[node.node_id])
+                # two nodes with one text at one place (overlapping auto-merging parents each
+                # hold the shared leaf) are one chunk: a duplicate would count twice in nDCG
+                if chunk.chunk_id not in seen:
+                    seen.add(chunk.chunk_id)
+                    chunks.append(chunk)
+                    kept.append(node)
+                self._ids[node.node_id] = chunk.chunk_id
+            self._corpus = with_parents(chunks, kept, self._ids)
+        return self._corpus
+
+    @property
+    def documents(self) -> list[ParsedDocument]:
+        """The documents (read by the runner before :meth:`prepare`): ``documents=``, else
+        rebuilt from the corpus chunks so that every chunk's document exists."""
+        if self._documents is None:
+            if self._given_documents is not None:
+                self._documents = [document_record(d, self.doc_key)
+                                   for d in self._given_documents]  # fmt: skip
+            else:
+                self._documents = rebuilt_documents(self._read_corpus())
+            self._doc_texts = {d.doc_id: d.text for d in self._documents}
+        return self._documents
+
+    def check_sources(self, sources: Sequence[str]) -> None:
+        """Fail fast when no eval-set source names a document of the pipeline (every
+        document-level score would be 0 without a word why). The runner calls it with the
+        eval set's ``source.doc`` values before the first query."""
+        names = {d.doc_id for d in self.documents} | {d.source for d in self.documents}
+        names |= {c.doc_id for c in self._read_corpus()}
+        why = unmatched_sources(sources, names)
+        if why is not None:
+            raise UnsupportedLlamaIndexPipeline(why)
 
     def prepare(self, documents: Sequence[ParsedDocument], cache: Cache | None) -> ChunkRegistry:
-        corpus: list[Chunk] = []
-        for node in self._corpus_nodes():
-            chunk = node_chunk(node)
-            self._ids[node.node_id] = chunk.chunk_id
-            corpus.append(chunk)
+        corpus = self._read_corpus()
+        if not self._doc_texts:
+            self._doc_texts = {d.doc_id: d.text for d in (documents or self.documents)}
         self.registry = ChunkRegistry(corpus)
         return self.registry
 
-    def _ranked(self, nodes: Sequence[Any]) -> list[RankedChunk]:
-        items = []
-        for scored in nodes:
-            node = getattr(scored, "node", scored)
-            known = self._ids.get(node.node_id)
-            item = known if known is not None else node_chunk(node)
-            items.append((item, getattr(scored, "score", None)))
-        return self.registry.ranked(items)
-
-    def _has_postprocessors(self) -> bool | None:
-        posts = getattr(self.engine, "_node_postprocessors", None)
-        return None if posts is None else bool(posts)
+    # -- answering ---------------------------------------------------------------------
 
     def answer(self, query: str) -> Trace:
-        rec = _Recording()
+        rec = _Recording(pool_depth=self._pool_depth)
         token = _CURRENT.set(rec)
-        trace = Trace()
-        failure: BaseException | None = None
+        failure: tuple[BaseException, str] | None = None
         response = None
         try:
             if self.is_retriever:
                 self.engine.retrieve(query)
             else:
-                response = self.engine.query(query)
+                response = _whole_response(self.engine.query(query))
+                rec.synth_end = time.perf_counter() if rec.synth_end is not None else None
         except Exception as error:  # recorded per sample, the run goes on
-            failure = error
-            failed_tb = traceback.format_exc(limit=20)
+            failure = (error, traceback.format_exc(limit=20))
         finally:
             _CURRENT.reset(token)
+        return self._trace(rec, response, failure)
+
+    async def aanswer(self, query: str) -> Trace:
+        """:meth:`answer` through ``aquery``/``aretrieve``, for async engines and asyncio
+        runners (each call records in its own task's context)."""
+        rec = _Recording(pool_depth=self._pool_depth)
+        token = _CURRENT.set(rec)
+        failure: tuple[BaseException, str] | None = None
+        response = None
+        try:
+            if self.is_retriever:
+                await self.engine.aretrieve(query)
+            else:
+                response = await _awhole_response(await self.engine.aquery(query))
+                rec.synth_end = time.perf_counter() if rec.synth_end is not None else None
+        except Exception as error:
+            failure = (error, traceback.format_exc(limit=20))
+        finally:
+            _CURRENT.reset(token)
+        return self._trace(rec, response, failure)
+
+    def answer_all_async(
+        self, queries: Sequence[str], concurrency: int, on_trace: Callable[[int, Trace], None]
+    ) -> None:
+        """Answer ``queries`` through :meth:`aanswer` on one event loop, at most
+        ``concurrency`` at a time; ``on_trace(i, trace)`` as each finishes (in the caller's
+        thread). What a runner calls to drive an async engine with asyncio."""
+
+        async def main() -> None:
+            gate = asyncio.Semaphore(concurrency)
+
+            async def one(i: int, query: str) -> None:
+                async with gate:
+                    trace = await self.aanswer(query)
+                on_trace(i, trace)
+
+            await asyncio.gather(*(one(i, q) for i, q in enumerate(queries)))
+
+        asyncio.run(main())
+
+    def _trace(
+        self, rec: _Recording, response: Any, failure: tuple[BaseException, str] | None
+    ) -> Trace:
+        trace = Trace()
         self._fill(trace, rec, response)
         if failure is not None:
+            error, failed_tb = failure
             # between retrieval and synthesis run the postprocessors; without any, it is the
             # synthesizer's failure (never blame a reranker the engine does not have)
             stage = (
                 Stage.RETRIEVAL if rec.pool is None
-                else Stage.RERANKING if rec.synth_start is None and self._has_postprocessors() is not False
+                else Stage.RERANKING if rec.synth_start is None and self._reranks() is not False
                 else Stage.GENERATION
             )  # fmt: skip
+            trace.error = StageError(stage=stage, type=type(error).__name__,
+                                     message=str(error)[:2000], traceback=failed_tb)  # fmt: skip
+        elif not self.is_retriever and trace.answer is None:
+            # an engine that answered nothing must never pass for one that answered
             trace.error = StageError(
-                stage=stage,
-                type=type(failure).__name__,
-                message=str(failure)[:2000],
-                traceback=failed_tb,
+                stage=Stage.GENERATION,
+                type="NoAnswer",
+                message=f"the engine returned {type(response).__name__} without answer text",
             )
         return trace
 
+    def _ranked(
+        self, nodes: Sequence[Any], texts: dict[str, str] | None = None
+    ) -> list[RankedChunk]:
+        items = []
+        for scored in nodes:
+            node = getattr(scored, "node", scored)
+            known = self._ids.get(node.node_id)
+            if known is None:
+                item: Any = node_chunk(node, self.doc_key)
+                if texts is not None and node.node_id in texts:  # the text as retrieved
+                    item = item.model_copy(update={"text": texts[node.node_id]})
+            else:
+                item = known
+            items.append((item, getattr(scored, "score", None)))
+        return self.registry.ranked(items)
+
     def _fill(self, trace: Trace, rec: _Recording, response: Any) -> None:
         if rec.pool is not None:
-            trace.pool = self._ranked(rec.pool)
+            trace.pool = self._ranked(rec.pool, rec.pool_texts)
             if rec.retrieval_start is not None and rec.retrieval_end is not None:
                 trace.latency[Stage.RETRIEVAL] = round(rec.retrieval_end - rec.retrieval_start, 6)
         response = response if response is not None else rec.response
@@ -279,15 +433,151 @@ class LlamaIndexPipeline:
             return
         source = getattr(response, "source_nodes", None)
         if source is not None:  # what the synthesizer was given, postprocessors or not
-            trace.context = self._ranked(source)
-            if (
-                self._has_postprocessors()
-                and rec.retrieval_end is not None
-                and rec.synth_start is not None
-            ):
+            trace.context = self._context(source, rec)
+            if self._reranks() and rec.retrieval_end is not None and rec.synth_start is not None:
                 trace.latency[Stage.RERANKING] = round(rec.synth_start - rec.retrieval_end, 6)
         text = getattr(response, "response", None)
         if text is not None:
             trace.answer = str(text)
         if rec.synth_start is not None and rec.synth_end is not None:
             trace.latency[Stage.GENERATION] = round(rec.synth_end - rec.synth_start, 6)
+
+    # -- the context: what the synthesizer read ----------------------------------------
+
+    def _context(self, source: Sequence[Any], rec: _Recording) -> list[RankedChunk]:
+        if self._citations:
+            return self._citation_context(source, rec)
+        items = []
+        by_id = self.registry.by_id
+        for scored in source:
+            node = getattr(scored, "node", scored)
+            score = getattr(scored, "score", None)
+            known = self._ids.get(node.node_id)
+            if known is None:
+                items.append((node_chunk(node, self.doc_key), score))
+                continue
+            text = node.get_content()
+            if text == by_id[known].text:
+                items.append((known, score))
+            else:  # a postprocessor replaced the text (e.g. a sentence's window)
+                items.append((self._derive(by_id[known], text, "replaced", None), score))
+        return self.registry.ranked(items)
+
+    def _citation_context(self, source: Sequence[Any], rec: _Recording) -> list[RankedChunk]:
+        """``CitationQueryEngine`` splits each node into "Source N:" pieces with new ids; each
+        piece is mapped back to the pool chunk whose text holds it, at its offset."""
+        candidates = [
+            (self._ids.get(n.node.node_id), rec.pool_texts.get(n.node.node_id) or n.node.get_content())
+            for n in rec.pool or []
+        ]  # fmt: skip
+        items, at = [], 0
+        for scored in source:
+            node = getattr(scored, "node", scored)
+            text = _CITATION_HEAD.sub("", node.get_content(), count=1)
+            piece = text[:-1] if text.endswith("\n") else text
+            found = None
+            # pieces come in the order of the nodes they were cut from: search from the last hit
+            for k in [*range(at, len(candidates)), *range(0, at)]:
+                known, whole = candidates[k]
+                offset = whole.find(piece) if known is not None else -1
+                if offset >= 0:
+                    found, at = (known, offset), k
+                    break
+            if found is None:
+                items.append((node_chunk(node, self.doc_key).model_copy(update={"text": piece}),
+                              getattr(scored, "score", None)))  # fmt: skip
+                continue
+            base = self.registry.by_id[found[0]]
+            items.append((self._derive(base, piece, "citation", found[1]),
+                          getattr(scored, "score", None)))  # fmt: skip
+        return self.registry.ranked(items)
+
+    def _loose(self, doc_id: str, text: str, near: int) -> tuple[int, int] | None:
+        loose = self._loose_docs.get(doc_id)
+        if loose is None:
+            doc_text = self._doc_texts.get(doc_id)
+            if not doc_text:
+                return None
+            loose = self._loose_docs.setdefault(doc_id, _LooseText(doc_text))
+        return loose.find(text, near)
+
+    def _derive(self, base: Chunk, text: str, how: str, offset: int | None) -> Chunk:
+        """A context chunk made from a corpus chunk: its id names the base chunk, its offsets
+        are in the document when they can be found (a window's joined sentences may not be)."""
+        digest = hashlib.sha1(text.encode()).hexdigest()[:10]
+        key = (base.chunk_id, f"{how}:{offset}:{digest}")
+        chunk = self._derived.get(key)
+        if chunk is not None:
+            return chunk
+        span: tuple[int, int] | None = None
+        if offset is not None and base.start is not None:
+            span = (base.start + offset, base.start + offset + len(text))
+        else:
+            span = self._loose(base.doc_id, text, base.start or 0)
+        where = f"@{offset}" if offset is not None else ""
+        chunk = Chunk(
+            chunk_id=f"{base.chunk_id}~{how}{where}:{digest}",
+            doc_id=base.doc_id,
+            text=text,
+            start=span[0] if span else None,
+            end=span[1] if span else None,
+            meta={"derived_from": base.chunk_id, "derived_by": how},
+        )
+        return self._derived.setdefault(key, chunk)
+
+
+class _LooseText:
+    """A document with its whitespace runs collapsed to single spaces, and the way back to
+    the document's own offsets; built once per document (a regex per query and document
+    cost ~2 % of a sentence-window query)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        tokens = list(re.finditer(r"\S+", text))
+        self.norm = " ".join(t.group() for t in tokens)
+        self.norm_starts: list[int] = []
+        self.orig_starts: list[int] = [t.start() for t in tokens]
+        at = 0
+        for t in tokens:
+            self.norm_starts.append(at)
+            at += len(t.group()) + 1
+
+    def _orig(self, i: int) -> int:
+        k = bisect.bisect_right(self.norm_starts, i) - 1
+        return self.orig_starts[k] + (i - self.norm_starts[k])
+
+    def find(self, text: str, near: int) -> tuple[int, int] | None:
+        """Where ``text`` is, exactly or up to whitespace, searching from ``near`` first (a
+        repeated sentence is found where it was retrieved), then from the start."""
+        begin = max(near - len(text), 0)
+        for origin in (begin, 0):
+            at = self.text.find(text, origin)
+            if at >= 0:
+                return at, at + len(text)
+        wanted = " ".join(text.split())
+        if not wanted:
+            return None
+        k = bisect.bisect_right(self.orig_starts, begin) - 1
+        for origin in (self.norm_starts[k] if k >= 0 else 0, 0):
+            at = self.norm.find(wanted, origin)
+            if at >= 0:
+                return self._orig(at), self._orig(at + len(wanted) - 1) + 1
+        return None
+
+
+def _whole_response(response: Any) -> Any:
+    """A streaming response consumed to its end (the user's engine streams; cofe needs the
+    whole answer); any other response as it is."""
+    from llama_index.core.base.response.schema import StreamingResponse
+
+    if isinstance(response, StreamingResponse):
+        return response.get_response()
+    return response
+
+
+async def _awhole_response(response: Any) -> Any:
+    from llama_index.core.base.response.schema import AsyncStreamingResponse
+
+    if isinstance(response, AsyncStreamingResponse):
+        return await response.get_response()
+    return _whole_response(response)

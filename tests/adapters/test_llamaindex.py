@@ -175,12 +175,13 @@ def test_an_engine_without_postprocessor_records_the_ten_nodes_its_synthesizer_g
     assert not result.scores["measure"].str.startswith("Rerank").any()
 
 
-def test_an_engine_whose_parts_cannot_be_read_has_an_unknown_shape() -> None:
-    class Opaque:
-        def query(self, text):  # pragma: no cover - never called
-            raise AssertionError
+class _Opaque:
+    def query(self, text):  # pragma: no cover - never called
+        raise AssertionError
 
-    shape = LlamaIndexPipeline(Opaque()).shape()
+
+def test_an_engine_whose_parts_cannot_be_read_has_an_unknown_shape() -> None:
+    shape = LlamaIndexPipeline(_Opaque()).shape()
     assert shape.top_k is None and shape.stages is None
 
 
@@ -203,5 +204,5 @@ def test_an_llm_failure_is_a_generation_error_and_the_run_goes_on(
 def test_settings_are_left_as_the_user_had_them() -> None:
     # the adapter must not need (or change) global LlamaIndex settings
     before = Settings._llm
-    LlamaIndexPipeline(object())
+    LlamaIndexPipeline(_Opaque())
     assert Settings._llm is before
