@@ -188,6 +188,10 @@ def run_pipeline(
     if not eval_data.samples:
         raise InputError(InputProblem(str(evalset_path), None, None,
             "no valid sample" + (f"; first problem: {eval_data.problems[0]}" if eval_data.problems else "")))  # fmt: skip
+    check_sources = getattr(pipeline, "check_sources", None)
+    if callable(check_sources):  # documents matching none of the eval set's sources, or a
+        # corpus that cannot be read, refused before the first query (a ValueError naming them)
+        check_sources([s.source.doc for s in eval_data.samples if s.source])
     config = pipeline.describe()
     shape = pipeline_shape(pipeline, config)
     manifest = Manifest(

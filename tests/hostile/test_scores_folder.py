@@ -38,7 +38,9 @@ def test_writing_over_a_scoring_with_other_settings_is_refused_without_force(run
     err = capsys.readouterr().err
     assert "summary.json" in err and "other settings" in err and "--force" in err
     assert read_scores(out).config == ScoreConfig()  # the first scoring is intact
-    assert main(["score", str(run_dir), "--json", "--out", str(out), "--top-k", "2", "--force"]) == 0
+    assert (
+        main(["score", str(run_dir), "--json", "--out", str(out), "--top-k", "2", "--force"]) == 0
+    )
     assert read_scores(out).config == ScoreConfig(top_k=2)
     # the same settings again simply refresh the folder
     assert main(["score", str(run_dir), "--json", "--out", str(out), "--top-k", "2"]) == 0
