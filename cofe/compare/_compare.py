@@ -86,7 +86,7 @@ def _check_same_evalset(named: dict[str, ScoreResult]) -> None:
         )
 
 
-def _clusters(named: dict[str, ScoreResult]) -> tuple[pd.Series | None, str]:
+def source_clusters(named: dict[str, ScoreResult]) -> tuple[pd.Series | None, str]:
     """Source document per sample, when samples share documents; else no clustering."""
     sources = pd.concat([r.verdicts.set_index("sample_id")["source"] for r in named.values()])
     sources = sources[~sources.index.duplicated()].dropna()
@@ -99,22 +99,22 @@ def _clusters(named: dict[str, ScoreResult]) -> tuple[pd.Series | None, str]:
     )
 
 
-def _cluster_array(ids: pd.Index, sources: pd.Series | None) -> np.ndarray | None:
+def cluster_labels(ids: pd.Index, sources: pd.Series | None) -> np.ndarray | None:
+    """Per sample id: its source document's cluster, or a cluster of its own (None: none)."""
     if sources is None:
         return None
     found = sources.reindex(ids)
     return np.where(found.isna(), "sample:" + ids.astype(str), "doc:" + found.astype(str))
 
 
-def _value_tables(named: dict[str, ScoreResult]) -> dict[str, pd.DataFrame]:
-    """Per run: a (sample_id x (step, measure)) table of values, with the query type."""
-    tables = {}
-    for name, result in named.items():
-        wide = result.scores.pivot_table(
+def value_tables(named: dict[str, ScoreResult]) -> dict[str, pd.DataFrame]:
+    """Per run: a (sample_id x (step, measure)) table of values."""
+    return {
+        name: result.scores.pivot_table(
             index="sample_id", columns=["step", "measure"], values="value", aggfunc="first"
         )
-        tables[name] = wide
-    return tables
+        for name, result in named.items()
+    }
 
 
 def compare_results(
@@ -130,8 +130,8 @@ def compare_results(
     if len(named) < 2:
         raise ValueError("compare needs at least two runs")
     _check_same_evalset(named)
-    sources, clustering = _clusters(named)
-    values = _value_tables(named)
+    sources, clustering = source_clusters(named)
+    values = value_tables(named)
     qtypes = pd.concat(
         [r.verdicts.set_index("sample_id")["query_type"] for r in named.values()]
     ).pipe(lambda s: s[~s.index.duplicated()])
@@ -155,7 +155,7 @@ def compare_results(
                     continue
                 ci = mean_ci(
                     column.loc[ids].to_numpy(),
-                    _cluster_array(ids, sources),
+                    cluster_labels(ids, sources),
                     level=level,
                     resamples=resamples,
                     seed=seed,
@@ -188,7 +188,7 @@ def compare_results(
                 test = paired_difference(
                     pair.loc[ids, "a"].to_numpy(),
                     pair.loc[ids, "b"].to_numpy(),
-                    _cluster_array(ids, sources),
+                    cluster_labels(ids, sources),
                     level=level,
                     resamples=resamples,
                     seed=seed,

@@ -1,33 +1,28 @@
 from __future__ import annotations
 
-from cofe.measures._base import Measure, Unscored
-from cofe.measures._view import Step, StepView
+from cofe.measures._base import Unscored
+from cofe.measures._judged import JudgedMeasure
+from cofe.measures._view import ClaimLabels
 
 
-class AnswerRelevancy(Measure):
+class AnswerRelevancy(JudgedMeasure):
     """RAGAS's answer relevancy: the mean cosine between the question and the questions the
     judge says the answer answers (MiniLM embeddings); 0 for a noncommittal answer."""
 
     NAME = "AnswerRelevancy"
-    STEPS = frozenset({Step.ANSWER})
 
-    def evaluate(self, view: StepView) -> float | Unscored:
-        if isinstance(view.claims, Unscored):
-            return view.claims
-        if view.claims.relevancy is None:
-            return Unscored(view.claims.no_relevancy or "no answer relevancy was computed")
-        return view.claims.relevancy
+    def from_labels(self, labels: ClaimLabels) -> float | Unscored:
+        if labels.relevancy is None:
+            return Unscored(labels.no_relevancy or "no answer relevancy was computed")
+        return labels.relevancy
 
 
-class AnswerSimilarity(Measure):
+class AnswerSimilarity(JudgedMeasure):
     """Cosine of the answer's and the reference answer's embeddings (MiniLM; no LLM call)."""
 
     NAME = "AnswerSimilarity"
-    STEPS = frozenset({Step.ANSWER})
 
-    def evaluate(self, view: StepView) -> float | Unscored:
-        if isinstance(view.claims, Unscored):
-            return view.claims
-        if view.claims.similarity is None:
-            return Unscored(view.claims.no_similarity or "no answer similarity was computed")
-        return view.claims.similarity
+    def from_labels(self, labels: ClaimLabels) -> float | Unscored:
+        if labels.similarity is None:
+            return Unscored(labels.no_similarity or "no answer similarity was computed")
+        return labels.similarity

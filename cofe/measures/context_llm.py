@@ -2,44 +2,41 @@
 
 from __future__ import annotations
 
-from cofe.measures._base import Measure, Unscored
-from cofe.measures._view import Step, StepView
+from cofe.measures._base import Unscored
+from cofe.measures._judged import NO_REFERENCE_CLAIM, JudgedMeasure
+from cofe.measures._view import ClaimLabels, Step
 
 
-class ContextRecall(Measure):
+class ContextRecall(JudgedMeasure):
     """Share of the reference answer's claims the context supports, as the LLM judge labels
     them (RAGAS's context recall); compare with the keyword measure ``KeywordRecall@K``."""
 
     NAME = "ContextRecall"
     STEPS = frozenset({Step.CONTEXT})
+    NEEDS_REFERENCE = True
 
-    def evaluate(self, view: StepView) -> float | Unscored:
-        if isinstance(view.claims, Unscored):
-            return view.claims
-        if view.claims.no_reference:
-            return Unscored(view.claims.no_reference)
-        labels = view.claims.reference_in_context
-        if not labels:
-            return Unscored("the reference answer states no claim to look for")
-        if any(label is None for label in labels):
+    def from_labels(self, labels: ClaimLabels) -> float | Unscored:
+        found = labels.reference_in_context
+        if not found:
+            return NO_REFERENCE_CLAIM
+        if any(label is None for label in found):
             return Unscored("the reference claims were not checked against the context")
-        return sum(bool(label) for label in labels) / len(labels)
+        return sum(bool(label) for label in found) / len(found)
 
 
-class ContextPrecision(Measure):
+class ContextPrecision(JudgedMeasure):
     """RAGAS's context precision@K: the mean of precision@k over the ranks k of the chunks the
     judge calls useful for reaching the reference answer (0 when none is)."""
 
     NAME = "ContextPrecision"
     NEEDS_CUTOFF = True
     STEPS = frozenset({Step.CONTEXT})
+    NEEDS_REFERENCE = True
 
-    def evaluate(self, view: StepView) -> float | Unscored:
-        if isinstance(view.claims, Unscored):
-            return view.claims
-        if view.claims.useful is None:
-            return Unscored(view.claims.no_reference or "the chunks were not judged")
-        useful = view.claims.useful[: self.cutoff]
+    def from_labels(self, labels: ClaimLabels) -> float | Unscored:
+        if labels.useful is None:
+            return Unscored("the chunks were not judged")
+        useful = labels.useful[: self.cutoff]
         if not useful:
             return Unscored("the context holds no chunk")
         hits, total = 0, 0.0

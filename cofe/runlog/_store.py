@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -46,9 +47,16 @@ class RunLog:
 
 
 def _read_keyed(
-    path: Path, model: type, key: str, problems: list[InputProblem], *, last_wins: bool
+    path: Path,
+    model: type,
+    key: str,
+    problems: list[InputProblem],
+    *,
+    last_wins: bool,
+    keep: Callable[[Any], Any] | None = None,
 ) -> dict:
-    """Read a JSONL file into ``{record.key: record}``; duplicates become problems."""
+    """Read a JSONL file into ``{record.key: record}``; duplicates become problems. ``keep``
+    turns each record into what is stored (the scorer keeps a compact form)."""
     out: dict = {}
     lines: dict[str, int] = {}
     if not path.exists():
@@ -70,7 +78,7 @@ def _read_keyed(
             )
             if not last_wins:
                 continue
-        out[ident] = item
+        out[ident] = item if keep is None else keep(item)
         lines[ident] = line
     return out
 
@@ -110,16 +118,24 @@ def read_manifest(run_dir: str | os.PathLike[str]) -> Manifest:
         raise InputError(InputProblem.from_validation(file, None, error)) from None
 
 
-def read_run(run_dir: str | os.PathLike[str]) -> RunLog:
-    """Read a run directory. Only a missing, broken or too new manifest is fatal."""
+def read_corpus(run_dir: str | os.PathLike[str]) -> RunLog:
+    """A run directory without its sample records (``records`` left empty): the manifest,
+    the parsed documents and the chunks, with every problem met reading them."""
     root = Path(run_dir)
     manifest = read_manifest(root)
     problems: list[InputProblem] = []
     documents = _read_keyed(root / DOCUMENTS, ParsedDocument, "doc_id", problems, last_wins=False)
     chunks = _read_keyed(root / CHUNKS, Chunk, "chunk_id", problems, last_wins=False)
+    return RunLog(root, manifest, documents, chunks, {}, problems)
+
+
+def read_run(run_dir: str | os.PathLike[str]) -> RunLog:
+    """Read a run directory. Only a missing, broken or too new manifest is fatal."""
+    log = read_corpus(run_dir)
     # a resumed run may append a sample again: the newest record is the one that counts
-    records = _read_keyed(root / SAMPLES, SampleRecord, "sample_id", problems, last_wins=True)
-    return RunLog(root, manifest, documents, chunks, records, problems)
+    log.records = _read_keyed(log.path / SAMPLES, SampleRecord, "sample_id", log.problems,
+                              last_wins=True)  # fmt: skip
+    return log
 
 
 class RunWriter:

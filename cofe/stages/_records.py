@@ -21,17 +21,8 @@ from typing import NamedTuple
 from tqdm import tqdm
 
 from cofe._errors import InputProblem
-from cofe._jsonl import read_jsonl
-from cofe.runlog import (
-    Chunk,
-    ParsedDocument,
-    RunLog,
-    SampleRecord,
-    Stage,
-    StageError,
-    read_manifest,
-)
-from cofe.runlog._store import CHUNKS, DOCUMENTS, SAMPLES, _read_keyed
+from cofe.runlog import RunLog, SampleRecord, Stage, StageError
+from cofe.runlog._store import SAMPLES, _read_keyed, read_corpus
 
 
 class ChunkRef(NamedTuple):
@@ -84,33 +75,17 @@ def compact(records: Mapping[str, SampleRecord]) -> dict[str, Outputs]:
 def stream_records(
     path: Path, problems: list[InputProblem], *, progress: bool = False
 ) -> dict[str, Outputs]:
-    """``samples.jsonl`` read record by record; a resumed run's newest record of a sample
-    counts (the older one is reported), a bad line is a problem naming file and line."""
-    out: dict[str, Outputs] = {}
-    lines: dict[str, int] = {}
-    if not path.exists():
-        return out
+    """``samples.jsonl`` read record by record (as ``read_run`` reads it: a resumed run's
+    newest record of a sample counts), each kept as ``Outputs`` as soon as it is validated."""
     refs = _Refs()
     bar = tqdm(desc="reading records", unit=" records", disable=not progress, mininterval=0.5)
+
+    def keep(record: SampleRecord) -> Outputs:
+        bar.update()
+        return outputs_of(record, refs)
+
     with gc_paused(), bar:
-        for line, item in read_jsonl(path, SampleRecord):
-            bar.update()
-            if isinstance(item, InputProblem):
-                problems.append(item)
-                continue
-            sid = item.sample_id
-            if sid in out:
-                problems.append(
-                    InputProblem(
-                        str(path),
-                        line,
-                        "sample_id",
-                        f"duplicate sample_id {sid!r} (also on line {lines[sid]}); this one is kept",
-                    )
-                )
-            out[sid] = outputs_of(item, refs)
-            lines[sid] = line
-    return out
+        return _read_keyed(path, SampleRecord, "sample_id", problems, last_wins=True, keep=keep)
 
 
 @contextmanager
@@ -129,11 +104,7 @@ def gc_paused() -> Iterator[None]:
 def read_compact(root: Path, *, progress: bool = False) -> tuple[RunLog, dict[str, Outputs]]:
     """A run directory: the corpus as ``read_run`` reads it (the log's ``records`` left empty),
     and the records streamed into ``Outputs``."""
-    manifest = read_manifest(root)
-    problems: list[InputProblem] = []
     with gc_paused():
-        documents = _read_keyed(root / DOCUMENTS, ParsedDocument, "doc_id", problems,
-                                last_wins=False)  # fmt: skip
-        chunks = _read_keyed(root / CHUNKS, Chunk, "chunk_id", problems, last_wins=False)
-    records = stream_records(root / SAMPLES, problems, progress=progress)
-    return RunLog(root, manifest, documents, chunks, {}, problems), records
+        log = read_corpus(root)
+    records = stream_records(log.path / SAMPLES, log.problems, progress=progress)
+    return log, records

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from cofe._cache import Cache
 from cofe.compare import holm, mean_ci, paired_difference
+from cofe.compare._compare import cluster_labels, source_clusters, value_tables
 from cofe.measures import parse_measure
 from cofe.results import ScoreResult, scores_folder
 from cofe.stages import ScoreConfig, score_run
@@ -131,33 +131,16 @@ def run_sweep(
     return SweepResult(cells, results, best, means, alpha, out, seconds)
 
 
-def _clusters(results: dict[str, ScoreResult]) -> pd.Series | None:
-    first = next(iter(results.values()))
-    sources = first.verdicts.set_index("sample_id")["source"].dropna()
-    return sources if not sources.empty and sources.value_counts().max() > 1 else None
-
-
 def rank_cells(
     results: dict[str, ScoreResult], *, alpha: float = 0.05, resamples: int = 2000, seed: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per measure that every cell has: each cell's mean with CI; the best cell against the
     runner-up (paired, clustered by source document when samples share one), Holm-corrected
     over the measures."""
-    wide = {
-        name: r.scores.pivot_table(
-            index="sample_id", columns=["step", "measure"], values="value", aggfunc="first"
-        )
-        for name, r in results.items()
-    }
+    wide = value_tables(results)
     shared = set.intersection(*(set(w.columns) for w in wide.values()))
     order = [c for c in next(iter(wide.values())).columns if c in shared]
-    sources = _clusters(results)
-
-    def clusters_of(ids: pd.Index) -> np.ndarray | None:
-        if sources is None:
-            return None
-        found = sources.reindex(ids)
-        return np.where(found.isna(), "sample:" + ids.astype(str), "doc:" + found.astype(str))
+    sources, _ = source_clusters(results)
 
     mean_rows, best_rows = [], []
     for step, measure in order:
@@ -165,7 +148,7 @@ def rank_cells(
         cis = {}
         for name, w in wide.items():
             column = w[(step, measure)].dropna()
-            ci = mean_ci(column.to_numpy(), clusters_of(column.index), resamples=resamples,
+            ci = mean_ci(column.to_numpy(), cluster_labels(column.index, sources), resamples=resamples,
                          seed=seed)  # fmt: skip
             cis[name] = ci
             mean_rows.append({"cell": name, "step": step, "measure": measure,
@@ -180,7 +163,7 @@ def rank_cells(
         test = paired_difference(
             pair["a"].to_numpy(),
             pair["b"].to_numpy(),
-            clusters_of(pair.index),
+            cluster_labels(pair.index, sources),
             resamples=resamples,
             seed=seed,
         )
