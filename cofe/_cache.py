@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from cofe._jsonl import scrub_surrogates
+
 
 def default_cache_dir() -> Path:
     env = os.environ.get("COFE_CACHE")
@@ -118,9 +120,10 @@ class Cache:
     def put_json(self, kind: str, key: str, value: Any) -> None:
         path = self._path(kind, key, ".json")
         if path is not None:
+            clean = scrub_surrogates(value)[0]  # lone surrogates: UTF-8 cannot hold them
             self._atomic(
                 path,
-                lambda p: p.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8"),
+                lambda p: p.write_text(json.dumps(clean, ensure_ascii=False), encoding="utf-8"),
             )
 
     def get_array(self, kind: str, key: str) -> np.ndarray | None:

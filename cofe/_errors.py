@@ -29,6 +29,11 @@ class InputProblem:
         first = errors[0]
         field = ".".join(str(part) for part in first["loc"]) or None
         message = first["msg"]
+        if (
+            first["type"] == "string_pattern_mismatch"
+            and first.get("ctx", {}).get("pattern") == r"\S"
+        ):
+            message = "must not be blank (whitespace only)"  # the identifier rule of cofe._ids
         if len(errors) > 1:
             message += f" (and {len(errors) - 1} more problem(s) in this record)"
         return cls(file, line, field, message)
@@ -40,3 +45,7 @@ class InputError(ValueError):
     def __init__(self, problem: InputProblem) -> None:
         super().__init__(str(problem))
         self.problem = problem
+
+
+class InputWarning(UserWarning):
+    """Something in the input was repaired rather than refused (the record is kept)."""

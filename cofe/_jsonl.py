@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
-from cofe._errors import InputProblem
+from cofe._atomic import replace_atomically
+from cofe._errors import InputProblem, InputWarning
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -24,44 +28,99 @@ M = TypeVar("M", bound=BaseModel)
 def read_jsonl(
     path: str | os.PathLike[str], model: type[M]
 ) -> Iterator[tuple[int, M | InputProblem]]:
-    """Yield ``(line_number, record or problem)`` for every non-blank line."""
+    """Yield ``(line_number, record or problem)`` for every non-blank line, reading the file
+    line by line (memory does not grow with the file)."""
     path = Path(path)
     name = str(path)
     with path.open("rb") as handle:
-        data = handle.read()
-    lines = data.split(b"\n")
-    torn_tail = not data.endswith(b"\n") and data != b""
-    for index, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:  # fast path: pydantic parses and validates the bytes in one go
-            yield index, model.model_validate_json(raw)
-            continue
-        except ValidationError:
-            pass  # parse again below to name the precise problem
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            yield index, InputProblem(name, index, None, f"not UTF-8 text ({error.reason})")
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as error:
-            is_last = index == len(lines)
-            hint = (
-                " (last line cut short: the writer was interrupted?)"
-                if is_last and torn_tail
-                else ""
-            )
-            yield index, InputProblem(name, index, None, f"invalid JSON: {error.msg}{hint}")
-            continue
-        if not isinstance(obj, dict):
-            yield index, InputProblem(name, index, None, "expected a JSON object on each line")
-            continue
-        try:
-            yield index, model.model_validate(obj)
-        except ValidationError as error:
-            yield index, InputProblem.from_validation(name, index, error)
+        for index, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:  # fast path: pydantic parses and validates the bytes in one go
+                yield index, model.model_validate_json(raw)
+                continue
+            except ValidationError:
+                pass  # parse again below to name the precise problem (or repair the record)
+            # a line with no newline can only be the last: a writer interrupted mid-line
+            torn = not raw.endswith(b"\n")
+            yield index, _parse_slowly(raw, model, name, index, torn)
+
+
+def _parse_slowly(
+    raw: bytes, model: type[M], name: str, index: int, torn: bool
+) -> M | InputProblem:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return InputProblem(name, index, None, f"not UTF-8 text ({error.reason})")
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as error:
+        hint = " (last line cut short: the writer was interrupted?)" if torn else ""
+        return InputProblem(name, index, None, f"invalid JSON: {error.msg}{hint}")
+    except RecursionError:
+        return InputProblem(name, index, None, "invalid JSON: nested too deeply")
+    except ValueError as error:  # e.g. an integer of thousands of digits
+        return InputProblem(name, index, None, f"invalid JSON: {error}"[:300])
+    if not isinstance(obj, dict):
+        return InputProblem(name, index, None, "expected a JSON object on each line")
+    obj, repaired = scrub_surrogates(obj)
+    if repaired:
+        warnings.warn(
+            InputWarning(f"{name}:{index}: {repaired} lone UTF-16 surrogate(s) replaced by U+FFFD"),
+            stacklevel=2,
+        )
+    try:
+        return model.model_validate(obj)
+    except ValidationError as error:
+        return InputProblem.from_validation(name, index, error)
+    except RecursionError:
+        return InputProblem(name, index, None, "nested too deeply")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone UTF-16 surrogate (which UTF-8 cannot encode: a JSON
+    ``"\\ud800"`` escape, a broken decoder's output) replaced by U+FFFD, and how many."""
+    if isinstance(value, str):
+        fixed, count = _SURROGATE.subn("\ufffd", value)
+        return fixed, count
+    if isinstance(value, dict):
+        total = 0
+        out = {}
+        for key, item in value.items():
+            key, n_key = scrub_surrogates(key)
+            out[key], n_item = scrub_surrogates(item)
+            total += n_key + n_item
+        return out, total
+    if isinstance(value, list | tuple):
+        total = 0
+        items = []
+        for item in value:
+            item, n = scrub_surrogates(item)
+            items.append(item)
+            total += n
+        return items, total
+    return value, 0
+
+
+def _json_line(record: BaseModel, path: Path) -> str:
+    """One record as a JSON line; text UTF-8 cannot hold (lone surrogates) is replaced and
+    reported, never a crash that loses the batch."""
+    try:
+        return record.model_dump_json() + "\n"
+    except PydanticSerializationError:
+        data, repaired = scrub_surrogates(record.model_dump(mode="python"))
+        if not repaired:
+            raise
+        fixed = type(record).model_validate(data)
+        warnings.warn(
+            InputWarning(f"{path}: {repaired} lone UTF-16 surrogate(s) replaced by U+FFFD"),
+            stacklevel=3,
+        )
+        return fixed.model_dump_json() + "\n"
 
 
 def repair_torn_tail(path: str | os.PathLike[str]) -> int:
@@ -87,7 +146,7 @@ def append_jsonl(
     count = 0
     with path.open("a", encoding="utf-8") as handle:
         for record in records:
-            handle.write(record.model_dump_json(exclude_defaults=False) + "\n")
+            handle.write(_json_line(record, path))
             count += 1
         handle.flush()
         if sync:
@@ -98,11 +157,14 @@ def append_jsonl(
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel]) -> int:
     """Write a whole file atomically (temp file, then rename)."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
     count = 0
-    with tmp.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(record.model_dump_json() + "\n")
-            count += 1
-    os.replace(tmp, path)
+
+    def write(tmp: Path) -> None:
+        nonlocal count
+        with tmp.open("w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(_json_line(record, path))
+                count += 1
+
+    replace_atomically(path, write)
     return count

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import warnings
 from collections.abc import Sequence
 
-from cofe._errors import InputError
+from cofe._errors import InputError, InputWarning
 from cofe._version import __version__
 from cofe.cli import (
     _annotate,
@@ -36,19 +39,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """cofe's own warnings (a repaired record, a cache that could not be written) as one
+    line on stderr; other libraries' warnings keep Python's format."""
+    if issubclass(category, InputWarning) or f"{os.sep}cofe{os.sep}" in filename:
+        print(f"cofe: warning: {message}", file=file or sys.stderr)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
+
+
+_show_warning = warnings.showwarning
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warnings.showwarning = _one_line_warning
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
+        return code
+    except BrokenPipeError:  # the reader (``| head``) stopped: not an error, and no traceback
+        with contextlib.suppress(OSError):  # stdout must not be flushed again at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a process killed by SIGPIPE, what shells expect from ``| head``
     except InputError as error:
         print(f"cofe: error: {error}", file=sys.stderr)
         return 2
     except EndpointUnreachable as error:  # a failure of the endpoint, not of the command line
         print(f"cofe: error: {error}", file=sys.stderr)
         return 1
-    except (ValueError, FileNotFoundError) as error:  # bad options or paths: one line, no traceback
+    except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
+            FileExistsError) as error:  # bad options or paths: one line, no traceback  # fmt: skip
         print(f"cofe: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # disk full, no permission, ...: a failure, still one line
+        print(f"cofe: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("cofe: interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.showwarning = _show_warning

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.compare import ALL, compare_results
 from cofe.report import render_comparison
@@ -101,5 +102,5 @@ def _write_html(out: Path, names, paths, results, comparison) -> None:
                                           "(its texts), and this results folder names none"))  # fmt: skip
         runs.append(RunForReport.load(name, run_dir, result))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(runs, comparison), encoding="utf-8")
+    write_text_atomically(out, render_report(runs, comparison))
     print(f"wrote {out}", file=sys.stderr)

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from cofe._errors import InputError, InputProblem
 from cofe.evalset import write_evalset
 from cofe.evalset.importers import IMPORTERS
 
@@ -22,10 +23,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--docs-out", type=Path, help="squad: write each article as a text file here")
     p.add_argument("--limit", type=int, help="keep only the first N samples")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output.exists() and not args.force:  # an eval set is hours of labelling: never
+        # replaced by accident
+        raise InputError(InputProblem(str(args.output), None, None,
+                                      "exists; pass --force to replace it"))  # fmt: skip
     result = IMPORTERS[args.format](args.file)
     samples = result.samples[: args.limit] if args.limit else result.samples
     written = write_evalset(args.output, samples)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.cli._compare import load
 from cofe.compare import compare_results
@@ -46,8 +47,6 @@ def run(args: argparse.Namespace) -> int:
     )
     page = render_report(runs, comparison, max_cases=args.max_cases)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(args.out)
+    write_text_atomically(args.out, page)
     print(f"wrote {args.out} ({len(page) / 1e6:.1f} MB): open it in a browser, no network needed")
     return 0

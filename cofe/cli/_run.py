@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 from cofe._cache import Cache, default_cache_dir
+from cofe.cli._score import score_and_write
 from cofe.report import render_result
-from cofe.results import scores_folder
-from cofe.stages import ScoreConfig, score_run
+from cofe.stages import ScoreConfig
 
 
 def add_pipeline_options(p: argparse.ArgumentParser) -> None:
@@ -116,8 +116,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # the run's manifest records its top-K: the default settings read it from there
     config = ScoreConfig()
-    result = score_run(args.out, config=config, progress=sys.stderr.isatty())
-    files = result.write(scores_folder(args.out, config))
+    result, files = score_and_write(args.out, config)
     print()
     print(render_result(result, files_in=str(files)))
     return 0

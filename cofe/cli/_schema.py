@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from cofe._atomic import write_text_atomically
 from cofe.runlog import runlog_json_schema
 
 
@@ -20,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     text = json.dumps(runlog_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if args.output:
-        args.output.write_text(text, encoding="utf-8")
+        write_text_atomically(args.output, text)
     else:
         print(text, end="")
     return 0

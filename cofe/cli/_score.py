@@ -10,7 +10,8 @@ from pathlib import Path
 from cofe._distributed import connect, disconnect
 from cofe.matching import MatchMode
 from cofe.report import render_result
-from cofe.results import scores_folder
+from cofe.results import ScoreResult, scores_folder
+from cofe.runlog._lock import run_folder_lock
 from cofe.stages import CoarseScope, ScoreConfig, score_run
 
 
@@ -76,6 +77,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def score_and_write(
+    run_dir: Path,
+    config: ScoreConfig,
+    *,
+    evalset: Path | None = None,
+    out: Path | None = None,
+    replace: bool = False,
+    dask: str | None = None,
+) -> tuple[ScoreResult, Path]:
+    """Score a run and write the tables (by default into the run folder, beside others)."""
+    # scoring a run another process is writing would read half of it: one at a time
+    with run_folder_lock(run_dir, purpose="cofe score", reading=out is not None):
+        client = connect(dask) if dask else None
+        try:
+            result = score_run(
+                run_dir, evalset, config, progress=sys.stderr.isatty(), cluster=client
+            )
+        finally:
+            if client is not None:
+                disconnect(client)
+        return result, result.write(out or scores_folder(run_dir, config), replace=replace)
+
+
 def run(args: argparse.Namespace) -> int:
     config = ScoreConfig(
         top_k=args.top_k,
@@ -85,15 +109,8 @@ def run(args: argparse.Namespace) -> int:
         same_source=args.same_source,
         fuzzy=args.fuzzy,
     )
-    client = connect(args.dask) if args.dask else None
-    try:
-        result = score_run(
-            args.run_dir, args.evalset, config, progress=sys.stderr.isatty(), cluster=client
-        )
-    finally:
-        if client is not None:
-            disconnect(client)
-    out = result.write(args.out or scores_folder(args.run_dir, config), replace=args.force)
+    result, out = score_and_write(args.run_dir, config, evalset=args.evalset, out=args.out,
+                                  replace=args.force, dask=args.dask)  # fmt: skip
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cofe._atomic import replace_atomically, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.compare._stats import holm, mean_ci, paired_difference
 from cofe.results import ScoreResult
@@ -58,9 +59,10 @@ class Comparison:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         for name in ("means", "differences", "transitions", "latency"):
-            getattr(self, name).to_csv(out / f"{name}.csv", index=False)
+            frame = getattr(self, name)
+            replace_atomically(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
-        (out / "comparison.json").write_text(text, encoding="utf-8")
+        write_text_atomically(out / "comparison.json", text)  # last: the tables are complete
         return out
 
 

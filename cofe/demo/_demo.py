@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cofe
+from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
 from cofe.compare import ALL, Comparison, compare_results
 from cofe.evalset import EvalSample, write_evalset
@@ -206,7 +207,7 @@ def run_demo(
         [RunForReport.load(name, workdir / name, result) for name, result in results.items()],
         comparison,
     )
-    (workdir / "report.html").write_text(page, encoding="utf-8")
+    write_text_atomically(workdir / "report.html", page)
     log("")
     log("Files:")
     for name in outcomes:

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cofe._ids import Identifier
+
 EVALSET_SCHEMA_VERSION = 1
 
 
@@ -42,7 +44,7 @@ class SourceRef(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    doc: str = Field(min_length=1)
+    doc: Identifier
     start: int | None = Field(default=None, ge=0)
     end: int | None = Field(default=None, ge=0)
 
@@ -52,7 +54,7 @@ class EvalSample(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(min_length=1)
+    id: Identifier
     query: str = Field(min_length=1)
     query_type: QueryType = QueryType.OTHER
     coarse_keywords: list[str] = Field(default_factory=list)

@@ -39,6 +39,7 @@ from cofe.judges._records import (
 )
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
+from cofe.runlog._lock import run_folder_lock
 from cofe.stages._records import Outputs, read_compact
 
 JUDGEMENTS = "judgements.jsonl"
@@ -256,38 +257,39 @@ def judge_run(
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
     run_dir = Path(run_dir)
-    items, unanswered = judge_inputs(run_dir)
-    done = read_judgements(run_dir, repeat=None)
-    report = JudgeReport(samples=len(items) + unanswered, not_answered=unanswered)
-    todo = []
-    for item in items:
-        for repeat in range(repeats):
-            old = done.get((item.sample.id, repeat))
-            if old is not None and old.status == "judged" and old.inputs == item.key \
-                    and old.model == client.endpoint.model \
-                    and old.prompt_version == PROMPT_VERSION:  # fmt: skip
-                report.skipped += 1
-            else:
-                todo.append((item, repeat))
-    lock = threading.Lock()
-    path = run_dir / JUDGEMENTS
+    with run_folder_lock(run_dir, purpose="cofe judge"):  # one writer per run folder
+        items, unanswered = judge_inputs(run_dir)
+        done = read_judgements(run_dir, repeat=None)
+        report = JudgeReport(samples=len(items) + unanswered, not_answered=unanswered)
+        todo = []
+        for item in items:
+            for repeat in range(repeats):
+                old = done.get((item.sample.id, repeat))
+                if old is not None and old.status == "judged" and old.inputs == item.key \
+                        and old.model == client.endpoint.model \
+                        and old.prompt_version == PROMPT_VERSION:  # fmt: skip
+                    report.skipped += 1
+                else:
+                    todo.append((item, repeat))
+        lock = threading.Lock()
+        path = run_dir / JUDGEMENTS
 
-    def finished(judgement: Judgement) -> None:
-        with lock:
-            append_jsonl(path, [judgement])
-            if judgement.status == "judged":
-                report.judged += 1
-            else:
-                report.unscored += 1
-                key = (judgement.reason or "").split(":")[0]
-                report.reasons[key] = report.reasons.get(key, 0) + 1
-        if on_judged:
-            on_judged(judgement)
+        def finished(judgement: Judgement) -> None:
+            with lock:
+                append_jsonl(path, [judgement])
+                if judgement.status == "judged":
+                    report.judged += 1
+                else:
+                    report.unscored += 1
+                    key = (judgement.reason or "").split(":")[0]
+                    report.reasons[key] = report.reasons.get(key, 0) + 1
+            if on_judged:
+                on_judged(judgement)
 
-    thread_map(lambda task: judge_one(client, task[0], embedder, task[1]), todo, finished,
-               concurrency=concurrency,
-               progress=("judging", "sample") if progress else None)  # fmt: skip
-    return report
+        thread_map(lambda task: judge_one(client, task[0], embedder, task[1]), todo, finished,
+                   concurrency=concurrency,
+                   progress=("judging", "sample") if progress else None)  # fmt: skip
+        return report
 
 
 def labels_for_scoring(

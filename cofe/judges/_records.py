@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from cofe._ids import Identifier
+
 
 class ClaimsReply(BaseModel):
     answer_claims: list[str]
@@ -69,7 +71,7 @@ class Judgement(BaseModel):
     """What ``cofe judge`` concluded about one sample's answer (a line of judgements.jsonl)."""
 
     model_config = ConfigDict(extra="forbid")
-    sample_id: str = Field(min_length=1)
+    sample_id: Identifier
     repeat: int = Field(default=0, ge=0, description="0 scores the run; 1.. measure variance")
     model: str
     prompt_version: str

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from cofe._atomic import replace_atomically, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, typed
 from cofe.results._result import ScoreResult
@@ -34,15 +35,6 @@ SCORE_FILES = (
     "problems.txt",
     SUMMARY,
 )
-
-
-def _replace(path: Path, write) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _jsonl(rows: list[dict]) -> str:
@@ -98,19 +90,19 @@ def write_scores(
     (out / SUMMARY).unlink(missing_ok=True)  # from here on the folder holds no complete scoring
     for name in CSV_TABLES:
         frame = typed(getattr(result, name), name)
-        _replace(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
+        replace_atomically(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
     verdicts = typed(result.verdicts, "verdicts").astype(object)
     rows = verdicts.where(verdicts.notna(), None).to_dict(orient="records")
-    _replace(out / "verdicts.jsonl", lambda tmp: tmp.write_text(_jsonl(rows), encoding="utf-8"))
+    write_text_atomically(out / "verdicts.jsonl", _jsonl(rows))
     problems = [
         {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
         for p in result.problems
     ]
-    _replace(out / "problems.jsonl", lambda tmp: tmp.write_text(_jsonl(problems), encoding="utf-8"))
+    write_text_atomically(out / "problems.jsonl", _jsonl(problems))
     text = "".join(f"{p}\n" for p in result.problems)
-    _replace(out / "problems.txt", lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_text_atomically(out / "problems.txt", text)
     summary = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    _replace(out / SUMMARY, lambda tmp: tmp.write_text(summary, encoding="utf-8"))
+    write_text_atomically(out / SUMMARY, summary)
     return out
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from cofe._ids import Identifier
+
 RUNLOG_SCHEMA_VERSION = 2
 """2: ``top_k``, ``stages`` and ``meta`` in the manifest, and no other unknown field there.
 A version-1 manifest is migrated when read (``cofe.runlog._compat``)."""
@@ -54,7 +56,7 @@ class Manifest(_Record):
         ge=1,
         description="Version of this file's layout; a newer one than the reader knows is refused.",
     )
-    run_id: str = Field(min_length=1)
+    run_id: Identifier
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     pipeline: dict[str, Any] = Field(
         default_factory=dict, description="Pipeline configuration (splitter, sizes, models, ...)."
@@ -80,6 +82,13 @@ class Manifest(_Record):
         ),
         json_schema_extra={"uniqueItems": True},
     )
+    document_sha256: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "SHA-256 of each parsed document's text, by doc_id: resuming the run after a "
+            "document changed is refused. Empty: not recorded (runs of older cofe)."
+        ),
+    )
     meta: dict[str, Any] = Field(
         default_factory=dict, description="Free-form values (anything not a field above)."
     )
@@ -98,7 +107,7 @@ class Manifest(_Record):
 class ParsedDocument(_Record):
     """The text a parser produced for one source file."""
 
-    doc_id: str = Field(min_length=1)
+    doc_id: Identifier
     source: str = Field(description="File name or path the text was parsed from.")
     text: str
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -107,8 +116,8 @@ class ParsedDocument(_Record):
 class Chunk(_Record):
     """One chunk of the corpus; offsets index into the parsed text of its document."""
 
-    chunk_id: str = Field(min_length=1)
-    doc_id: str = Field(min_length=1)
+    chunk_id: Identifier
+    doc_id: Identifier
     text: str
     start: int | None = Field(default=None, ge=0, description="Start offset in the parsed text.")
     end: int | None = Field(default=None, ge=0, description="End offset in the parsed text.")
@@ -118,7 +127,7 @@ class Chunk(_Record):
 class RankedChunk(_Record):
     """A chunk in a ranked list, best first."""
 
-    chunk_id: str = Field(min_length=1)
+    chunk_id: Identifier
     score: float | None = None
 
 
@@ -140,7 +149,7 @@ class SampleRecord(_Record):
     pool without reranking). ``answer`` is ``null`` when generation did not run.
     """
 
-    sample_id: str = Field(min_length=1)
+    sample_id: Identifier
     pool: list[RankedChunk] | None = None
     context: list[RankedChunk] | None = None
     answer: str | None = None

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import append_jsonl, read_jsonl
 from cofe.runlog._compat import MIGRATIONS
@@ -146,10 +147,7 @@ class RunWriter:
 
     def start(self, manifest: Manifest, evalset_file: str | os.PathLike[str] | None = None) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        target = self.path / MANIFEST
-        tmp = target.with_suffix(".json.tmp")
-        tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, target)
+        write_text_atomically(self.path / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
         if (
             evalset_file is not None
             and Path(evalset_file).resolve() != (self.path / EVALSET).resolve()

@@ -15,8 +15,10 @@ so every sample ends up in the run exactly once.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -35,6 +37,7 @@ from cofe.adapters._base import Pipeline, pipeline_shape
 from cofe.adapters._trace import Trace
 from cofe.evalset import EvalSample, read_evalset
 from cofe.evalset._io import file_sha256
+from cofe.results._files import SUMMARY
 from cofe.runlog import (
     RUNLOG_SCHEMA_VERSION,
     Chunk,
@@ -45,9 +48,11 @@ from cofe.runlog import (
     Stage,
     StageError,
 )
+from cofe.runlog._lock import LOCK, run_folder_lock
 from cofe.runlog._store import CHUNKS, DOCUMENTS, EVALSET, MANIFEST, SAMPLES, read_manifest
 
 FLUSH_EVERY_SECONDS = 0.5
+_RUN_FILES = (MANIFEST, DOCUMENTS, CHUNKS, SAMPLES, EVALSET, "judgements.jsonl")
 FLUSH_EVERY_RECORDS = 64
 _VERSIONED = (
     "llama-index-core",
@@ -136,9 +141,66 @@ def _check_resumable(out: Path, manifest: Manifest) -> None:
                 f"{_canonical(now)}; choose another --out or pass --fresh"))  # fmt: skip
 
 
-def _clear(out: Path) -> None:
-    for name in (MANIFEST, DOCUMENTS, CHUNKS, SAMPLES, EVALSET):
-        (out / name).unlink(missing_ok=True)
+def _written_by_cofe(out: Path) -> bool:
+    return (out / MANIFEST).exists() or (out / LOCK).exists()
+
+
+def _check_out_folder(out: Path, evalset: Path, fresh: bool) -> None:
+    """Never overwrite or delete what cofe did not write: a folder without cofe's manifest
+    or lock file is the user's, and may only receive a new run beside their files."""
+    if not out.exists() or _written_by_cofe(out):
+        return
+    if not out.is_dir():
+        raise InputError(InputProblem(str(out), None, None, "is a file, not a run folder"))
+    if fresh:
+        raise InputError(InputProblem(str(out), None, None,
+            "--fresh deletes a run cofe wrote, and this folder holds none (no manifest.json); "
+            "choose a new folder"))  # fmt: skip
+    taken = sorted(name for name in _RUN_FILES if (out / name).exists()
+                   and not (name == EVALSET and _same_file(out / name, evalset)))  # fmt: skip
+    if taken:
+        raise InputError(InputProblem(str(out), None, None,
+            f"holds {', '.join(taken)}, which cofe did not write and a run would overwrite; "
+            "choose a new folder"))  # fmt: skip
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
+def _clear(out: Path, evalset: Path) -> None:
+    """Remove a previous run: cofe's own files and scorings, never the eval set being run."""
+    for name in _RUN_FILES:
+        path = out / name
+        if not (name == EVALSET and _same_file(path, evalset)):
+            path.unlink(missing_ok=True)
+    for folder in out.glob("scores*"):
+        if folder.is_dir() and ((folder / SUMMARY).exists() or (folder / "scores.csv").exists()):
+            shutil.rmtree(folder)
+
+
+def _fingerprints(documents: list[ParsedDocument]) -> dict[str, str]:
+    return {d.doc_id: hashlib.sha256(d.text.encode("utf-8", "replace")).hexdigest()
+            for d in documents}  # fmt: skip
+
+
+def _check_documents_unchanged(out: Path, recorded: dict[str, str], now: dict[str, str]) -> None:
+    """A resumed run must answer over the corpus it started with: chunk ids are positions
+    (``doc#3``), so an edited document would silently mix old and new chunks."""
+    if not recorded or recorded == now:
+        return  # an older run without fingerprints is checked by its chunk ids only
+    changed = sorted(d for d in recorded.keys() & now.keys() if recorded[d] != now[d])
+    added = sorted(now.keys() - recorded.keys())
+    removed = sorted(recorded.keys() - now.keys())
+    parts = [f"{label}: {', '.join(ids[:5])}" + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+             for label, ids in (("changed", changed), ("new", added), ("gone", removed)) if ids]  # fmt: skip
+    # any change alters every retrieval (term statistics, competing chunks): no partial reuse
+    raise InputError(InputProblem(str(out / MANIFEST), None, "document_sha256",
+        f"the documents differ from those this run started with ({'; '.join(parts)}); "
+        "pass --fresh to run again over the new documents, or choose another --out"))  # fmt: skip
 
 
 def _answer(pipeline: Pipeline, sample: EvalSample) -> SampleRecord:
@@ -203,66 +265,72 @@ def run_pipeline(
         stages=list(shape.stages) if shape.stages is not None else None,
     )
 
-    resumed = (out / MANIFEST).exists() and not fresh
-    if resumed:
-        _check_resumable(out, manifest)
-    elif fresh:
-        _clear(out)
+    _check_out_folder(out, evalset_path, fresh)
+    with run_folder_lock(out, purpose="cofe run"):  # one writer per folder
+        resumed = (out / MANIFEST).exists() and not fresh
+        if resumed:
+            _check_resumable(out, manifest)
+        elif fresh:
+            _clear(out, evalset_path)
 
-    parse_problems: list[InputProblem] = []
-    if documents is None and docs is not None:
-        from cofe.pipeline._parse import parse_documents
+        parse_problems: list[InputProblem] = []
+        if documents is None and docs is not None:
+            from cofe.pipeline._parse import parse_documents
 
-        parsed = parse_documents(docs, cache=cache)
-        documents, parse_problems = parsed.documents, parsed.problems
-        timings["parse"] = parsed.seconds
-        if not documents:
-            raise InputError(InputProblem(str(docs), None, None,
-                f"no document could be parsed ({len(parse_problems)} problem(s))"))  # fmt: skip
-    if documents is None:
-        documents = getattr(pipeline, "documents", None) or []
+            parsed = parse_documents(docs, cache=cache)
+            documents, parse_problems = parsed.documents, parsed.problems
+            timings["parse"] = parsed.seconds
+            if not documents:
+                raise InputError(InputProblem(str(docs), None, None,
+                    f"no document could be parsed ({len(parse_problems)} problem(s))"))  # fmt: skip
+        if documents is None:
+            documents = getattr(pipeline, "documents", None) or []
+        fingerprints = _fingerprints(documents)
+        if resumed:
+            _check_documents_unchanged(out, read_manifest(out).document_sha256, fingerprints)
 
-    t = time.perf_counter()
-    registry = pipeline.prepare(documents, cache)
-    timings["prepare"] = time.perf_counter() - t
+        t = time.perf_counter()
+        registry = pipeline.prepare(documents, cache)
+        timings["prepare"] = time.perf_counter() - t
 
-    writer = RunWriter(out)
-    if resumed:
-        recorded = _recorded_chunk_ids(out)
-        current = {c.chunk_id for c in registry.chunks}
-        if not current <= recorded:
-            raise InputError(InputProblem(str(out / CHUNKS), None, "chunk_id",
-                f"{len(current - recorded)} chunk(s) of the pipeline are not in the recorded run: "
-                "the corpus or chunking changed; choose another --out or pass --fresh"))  # fmt: skip
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        write_jsonl(out / DOCUMENTS, documents)
-        write_jsonl(out / CHUNKS, registry.chunks)
-        registry.take_new()  # written just above: not to be appended again by the first flush
-        meta = {"parse_problems": [str(p) for p in parse_problems]}
-        writer.start(manifest.model_copy(update={"meta": meta}), evalset_path)
+        writer = RunWriter(out)
+        if resumed:
+            recorded = _recorded_chunk_ids(out)
+            current = {c.chunk_id for c in registry.chunks}
+            if not current <= recorded:
+                raise InputError(InputProblem(str(out / CHUNKS), None, "chunk_id",
+                    f"{len(current - recorded)} chunk(s) of the pipeline are not in the recorded run: "
+                    "the corpus or chunking changed; choose another --out or pass --fresh"))  # fmt: skip
+        else:
+            out.mkdir(parents=True, exist_ok=True)
+            write_jsonl(out / DOCUMENTS, documents)
+            write_jsonl(out / CHUNKS, registry.chunks)
+            registry.take_new()  # written just above: not to be appended again by the first flush
+            meta = {"parse_problems": [str(p) for p in parse_problems]}
+            update = {"meta": meta, "document_sha256": fingerprints}
+            writer.start(manifest.model_copy(update=update), evalset_path)
 
-    done = writer.done()
-    todo = [s for s in eval_data.samples if s.id not in done]
-    already = len(eval_data.samples) - len(todo)
-    errors: Counter = Counter()
-    t = time.perf_counter()
-    _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors)
-    timings["answer"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - started
-    return RunReport(
-        run_dir=out,
-        samples=len(eval_data.samples),
-        answered=len(todo),
-        already_done=already,
-        resumed=resumed,
-        documents=len(documents),
-        chunks=len(registry.chunks),
-        parse_problems=parse_problems,
-        evalset_problems=eval_data.problems,
-        errors=errors,
-        seconds={k: round(v, 2) for k, v in timings.items()},
-    )
+        done = writer.done()
+        todo = [s for s in eval_data.samples if s.id not in done]
+        already = len(eval_data.samples) - len(todo)
+        errors: Counter = Counter()
+        t = time.perf_counter()
+        _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors)
+        timings["answer"] = time.perf_counter() - t
+        timings["total"] = time.perf_counter() - started
+        return RunReport(
+            run_dir=out,
+            samples=len(eval_data.samples),
+            answered=len(todo),
+            already_done=already,
+            resumed=resumed,
+            documents=len(documents),
+            chunks=len(registry.chunks),
+            parse_problems=parse_problems,
+            evalset_problems=eval_data.problems,
+            errors=errors,
+            seconds={k: round(v, 2) for k, v in timings.items()},
+        )
 
 
 def _recorded_chunk_ids(out: Path) -> set[str]:

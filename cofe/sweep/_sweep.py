@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
 from cofe.compare import holm, mean_ci, paired_difference
 from cofe.compare._compare import cluster_labels, source_clusters, value_tables
@@ -71,8 +72,8 @@ class SweepResult:
             "best": json.loads(self.best.to_json(orient="records", force_ascii=False)),
             "seconds": self.seconds,
         }
-        (out / "sweep.json").write_text(
-            json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        write_text_atomically(
+            out / "sweep.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
         )
         return out
 
