@@ -88,6 +88,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--fresh", action="store_true", help="discard a run already in --out instead of resuming it"
     )
     p.add_argument("--no-score", action="store_true", help="record the run only")
+    p.add_argument("--async", dest="use_async", action="store_true",
+                   help="drive the pipeline's async path (a LlamaIndex engine's aquery) on one "
+                        "event loop, --concurrency queries at a time")  # fmt: skip
     add_pipeline_options(p)
     p.set_defaults(run=run)
 
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         docs=args.docs,
         cache=make_cache(args.cache),
         concurrency=args.concurrency,
+        use_async=args.use_async,
         fresh=args.fresh,
     )
     print(report.summary())

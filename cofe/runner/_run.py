@@ -230,15 +230,22 @@ def run_pipeline(
     fresh: bool = False,
     progress: bool | None = None,
     run_id: str | None = None,
+    use_async: bool = False,
 ) -> RunReport:
     """Answer every sample of ``evalset`` with ``pipeline`` and record the run in ``out``.
 
     The corpus is ``documents`` (already parsed), or the files under ``docs``
     parsed with unstructured, or whatever the pipeline indexed itself (a
     LlamaIndex index). Safe to call again after a crash: see the module doc.
+    ``use_async``: drive the pipeline's async path on one asyncio event loop
+    (``concurrency`` queries at a time) instead of a thread pool -- for async
+    engines (a LlamaIndex engine's ``aquery``).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    if use_async and not callable(getattr(pipeline, "answer_all_async", None)):
+        raise ValueError(f"{type(pipeline).__name__} has no async path (answer_all_async); "
+                         "run it without use_async")  # fmt: skip
     out = Path(out)
     progress = sys.stderr.isatty() if progress is None else progress
     timings: dict[str, float] = {}
@@ -315,7 +322,7 @@ def run_pipeline(
         already = len(eval_data.samples) - len(todo)
         errors: Counter = Counter()
         t = time.perf_counter()
-        _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors)
+        _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors, use_async)
         timings["answer"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - started
         return RunReport(
@@ -337,7 +344,7 @@ def _recorded_chunk_ids(out: Path) -> set[str]:
     return {item.chunk_id for _, item in read_jsonl(out / CHUNKS, Chunk) if isinstance(item, Chunk)}
 
 
-def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors) -> None:
+def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors, use_async) -> None:
     pending: list[SampleRecord] = []
     last_flush = time.monotonic()
 
@@ -360,8 +367,24 @@ def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors)
             flush()
 
     try:
-        thread_map(lambda sample: _answer(pipeline, sample), todo, collect,
-                   concurrency=concurrency, progress=("answering", "q") if progress else None,
-                   name="cofe-run")  # fmt: skip
+        if use_async:
+            _answer_all_async(pipeline, todo, collect, concurrency, progress)
+        else:
+            thread_map(lambda sample: _answer(pipeline, sample), todo, collect,
+                       concurrency=concurrency, progress=("answering", "q") if progress else None,
+                       name="cofe-run")  # fmt: skip
     finally:
         flush()  # what was answered before an interrupt is kept
+
+
+def _answer_all_async(pipeline, todo, collect, concurrency, progress) -> None:
+    """The pipeline's own event loop answers; each trace is recorded as it finishes."""
+    from tqdm import tqdm
+
+    with tqdm(total=len(todo), desc="answering", unit="q", disable=not progress) as bar:
+
+        def on_trace(index: int, trace: Trace) -> None:
+            collect(trace.record(todo[index].id))
+            bar.update()
+
+        pipeline.answer_all_async([s.query for s in todo], concurrency, on_trace)

@@ -64,6 +64,12 @@ class RunContext:
         self.chunk_ids = [chunk.chunk_id for chunk in chunks]
         self.chunk_pos = {chunk_id: unit for unit, chunk_id in enumerate(self.chunk_ids)}
         self.chunk_doc = [chunk.doc_id for chunk in chunks]
+        # context chunks a pipeline made from corpus chunks (sentence windows, citation
+        # re-chunks: ``meta.derived_from``) are what the generator read, not what the chunker
+        # produced: the chunking stage and its coverage are judged on the others only
+        self.derived = frozenset(
+            unit for unit, chunk in enumerate(chunks) if chunk.meta.get("derived_from")
+        )
         self.chunk_doc_by_id = dict(zip(self.chunk_ids, self.chunk_doc, strict=True))
         self.doc_units: dict[str, set[int]] = defaultdict(set)
         for unit, doc_id in enumerate(self.chunk_doc):
@@ -198,6 +204,11 @@ class RunContext:
                 inside.add(unit)
         return inside
 
+    def chunker_units_with(self, keyword: int) -> list[int] | set[int]:
+        """The chunker's chunks (not derived ones) holding a keyword."""
+        units = self.chunks.units_with(keyword)
+        return units if not self.derived else [u for u in units if u not in self.derived]
+
     def gaps(self, doc: str) -> list[tuple[int, int]] | None:
         """Character spans of a document's parsed text that no chunk covers.
 
@@ -208,6 +219,8 @@ class RunContext:
             return self._gaps[doc]
         spans = []
         for unit in self.doc_units.get(doc, ()):
+            if unit in self.derived:
+                continue
             chunk = self._chunks[unit]
             if chunk.start is None or chunk.end is None:
                 self._gaps[doc] = None

@@ -71,11 +71,14 @@ def _units_holding(
     """Eligible chunks holding any alternative of a keyword: from the posting lists."""
     chunks = ctx.chunks
     if eligible is None:
-        return set().union(*(chunks.units_with(ident) for ident in slot))
-    postings = [chunks.postings(ident) for ident in slot]
-    if ctx.config.fuzzy is None and all(p is not None for p in postings):
-        return {unit for p in postings for unit in p if unit in eligible}  # type: ignore[union-attr]
-    return {unit for unit in eligible if any(chunks.has(unit, ident) for ident in slot)}
+        units = set().union(*(chunks.units_with(ident) for ident in slot))
+    else:
+        postings = [chunks.postings(ident) for ident in slot]
+        if ctx.config.fuzzy is None and all(p is not None for p in postings):
+            units = {u for p in postings for u in p if u in eligible}  # type: ignore[union-attr]
+        else:
+            units = {u for u in eligible if any(chunks.has(u, ident) for ident in slot)}
+    return units - ctx.derived if ctx.derived else units
 
 
 def _lost_how(
@@ -88,7 +91,7 @@ def _lost_how(
         docs = [source.doc] if source.doc in holding else []
     else:
         docs = sorted(holding if scope.docs is None else holding & scope.docs)
-    in_chunks = {ctx.chunk_doc[u] for ident in slot for u in ctx.chunks.units_with(ident)}
+    in_chunks = {ctx.chunk_doc[u] for ident in slot for u in ctx.chunker_units_with(ident)}
     for doc in docs:
         if doc in in_chunks:
             return CUT, (
@@ -108,7 +111,7 @@ def _lost_how(
                 "which no chunk covers: the chunker dropped that text"
             )
         return CUT, f"in the parsed text of {doc!r} but in no chunk: cut by a chunk boundary"
-    if any(ctx.chunks.units_with(ident) for ident in slot):
+    if any(ctx.chunker_units_with(ident) for ident in slot):
         return ABSENT, "only in chunks of documents outside the sample's scope"
     if len(ctx.docs) == 0:
         return ABSENT, (

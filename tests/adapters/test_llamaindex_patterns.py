@@ -250,6 +250,32 @@ def test_async_engines_are_recorded_through_aquery() -> None:
         assert set(trace.latency) == {Stage.RETRIEVAL, Stage.GENERATION}
 
 
+def test_the_runner_drives_an_async_engine_on_an_event_loop(tmp_path: Path) -> None:
+    docs = _docs(LONG)
+    index = VectorStoreIndex.from_documents(docs, embed_model=EMBED)
+    engine = index.as_query_engine(similarity_top_k=2, llm=MockLLM(), use_async=True)
+
+    def never(*args, **kwargs):  # the threaded sync path must not be the one taken
+        raise AssertionError("query() called")
+
+    engine.query = never
+    evalset = _evalset(tmp_path / "evalset.jsonl", n=8)
+    pipeline = LlamaIndexPipeline(engine, index=index, documents=docs)
+    report = run_pipeline(pipeline, evalset, tmp_path / "run", concurrency=3, progress=False,
+                          use_async=True)  # fmt: skip
+    run = read_run(tmp_path / "run")
+    assert report.answered == 8 and run.problems == [] and len(run.records) == 8
+    for i in range(8):
+        record = run.records[f"q{i}"]
+        assert record.error is None and f"When did ship number {100 + i} leave?" in record.answer
+        assert all(t in record.answer for t in _texts(run, record.context))
+    with pytest.raises(ValueError, match="has no async path"):
+        from cofe.adapters import PythonPipeline
+
+        run_pipeline(PythonPipeline(chunks=[], retrieve=lambda q: [], name="sync"), evalset,
+                     tmp_path / "other", use_async=True)  # fmt: skip
+
+
 def test_a_streaming_engine_records_the_whole_answer(tmp_path: Path) -> None:
     docs = _docs(LONG)
     index = VectorStoreIndex.from_documents(docs, embed_model=EMBED)
