@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from cofe.diagnose import Verdict
 from cofe.results import SCORE_FILES, ScoreResult
+from cofe.results._summary import ScoreSummary
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -43,7 +43,7 @@ def _per_type(by_type: pd.DataFrame, key: str, value: str, fill: object) -> pd.D
     return table.reindex(columns=sorted(table.columns)).astype(object).where(table.notna(), fill)
 
 
-def _waterfall_table(result: ScoreResult) -> str:
+def _waterfall_table(result: ScoreSummary) -> str:
     overall = result.waterfall()
     if overall.empty:
         return "(no stage could be judged)"
@@ -60,7 +60,7 @@ def _waterfall_table(result: ScoreResult) -> str:
     return format_table(["step", "recall", "n", *types.columns], rows)
 
 
-def _verdict_table(result: ScoreResult) -> str:
+def _verdict_table(result: ScoreSummary) -> str:
     counts = result.verdict_counts()
     total = int(counts["count"].sum()) or 1
     types = _per_type(result.verdict_counts(by_query_type=True), "verdict", "count", 0)
@@ -76,7 +76,12 @@ def _verdict_table(result: ScoreResult) -> str:
     return format_table(["verdict", "count", "share", *types.columns], rows)
 
 
-def render_result(result: ScoreResult, *, files_in: str | None = None, examples: int = 3) -> str:
+def render_result(
+    scoring: ScoreResult | ScoreSummary, *, files_in: str | None = None, examples: int = 3
+) -> str:
+    """The terminal report of a scoring: from its rows, or from the summary the streaming
+    scorer built (the same figures either way)."""
+    result = scoring.view() if isinstance(scoring, ScoreResult) else scoring
     cfg = result.config
     summary = result.to_dict()
     n = summary["samples"]
@@ -138,26 +143,19 @@ def render_result(result: ScoreResult, *, files_in: str | None = None, examples:
             f"all but the judge did not: {cross['keyword_found_judge_not']}; the judge did but "
             f"keywords did not: {cross['judge_found_keyword_not']}.",
         ]
-    passes = [v.value for v in Verdict if v.is_pass]
-    bad = result.verdicts[~result.verdicts["verdict"].isin(passes)]
-    if examples and not bad.empty:
+    bad = result.bad_examples(examples * 2)
+    if examples and bad:
         lines += ["", "Examples of bad cases"]
-        for _, row in bad.groupby("verdict", sort=False).head(1).head(examples * 2).iterrows():
-            lines.append(
-                f"  [{row['verdict']}] {row['sample_id']}: {_shorten(row['explanation'], 220)}"
-            )
-    if result.skipped.shape[0]:
-        reasons = (
-            result.skipped.groupby(["step", "measure", "reason"])
-            .size()
-            .sort_values(ascending=False)
-        )
+        for verdict, sample_id, explanation in bad:
+            lines.append(f"  [{verdict}] {sample_id}: {_shorten(explanation, 220)}")
+    reasons = result.skipped_reasons(8)
+    if reasons:
         lines += ["", "Not measured (sample count and reason)"]
-        for (stage, measure, reason), count in reasons.head(8).items():
+        for stage, measure, reason, count in reasons:
             lines.append(f"  {count:>6}  {stage}/{measure}: {reason}")
-    if result.problems:
-        lines += ["", f"{len(result.problems)} input problem(s); first ones:"]
-        lines += [f"  {p}" for p in result.problems[:5]]
+    if result.problems.count:
+        lines += ["", f"{result.problems.count} input problem(s); first ones:"]
+        lines += [f"  {p}" for p in result.problems.first[:5]]
     if files_in:
         lines += [
             "",

@@ -1,0 +1,308 @@
+"""What a scoring adds up to, computed from its tables a part at a time.
+
+Every figure of ``summary.json`` and of the terminal report is a sum or a
+count over samples (means are sums over counts), so the summary of a whole
+scoring is the sum of the summaries of its parts. ``ScoreResult`` (all rows
+in memory) and the streaming scorer (rows written a batch at a time, memory
+flat in the number of samples) both add their tables here, and both read
+their summary from the one :class:`ScoreSummary` this builds: one
+implementation of every figure, whichever way the rows were made.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from cofe._errors import InputProblem
+from cofe._version import __version__
+from cofe.diagnose import STEPS, Verdict
+
+if TYPE_CHECKING:
+    from cofe.results._result import ScoreResult
+
+_STEP_ORDER = {step.value: i for i, step in enumerate(STEPS)}
+_VERDICT_ORDER = [v.value for v in Verdict]
+_PASSES = frozenset(v.value for v in Verdict if v.is_pass)
+FIRST_PROBLEMS = 50
+
+
+def latency_table(seconds: Mapping[str, Iterable[float]]) -> pd.DataFrame:
+    """Per stage: mean, p50, p95 and count of the recorded latencies."""
+    rows = []
+    for stage in sorted(seconds):
+        values = np.asarray(seconds[stage], dtype=np.float64)
+        if len(values):
+            rows.append((stage, values.mean(), np.median(values), np.quantile(values, 0.95),
+                         len(values)))  # fmt: skip
+    return pd.DataFrame(rows, columns=["stage", "mean", "p50", "p95", "n"])
+
+
+@dataclass
+class SummaryAccumulator:
+    """Sums and counts over the rows of a scoring, added a table part at a time."""
+
+    measures: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    unscored: Counter = field(default_factory=Counter)  # (query type, step, measure)
+    reasons: Counter = field(default_factory=Counter)  # (step, measure, reason)
+    recalls: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    verdicts: Counter = field(default_factory=Counter)  # (query type, verdict)
+    examples: dict[str, tuple[str, str]] = field(default_factory=dict)  # first bad case each
+    findings: Counter = field(default_factory=Counter)
+    judged: Counter = field(default_factory=Counter)  # keyword vs judge agreement counts
+    latency: dict[str, array] = field(default_factory=dict)
+
+    def add_tables(self, result: ScoreResult) -> None:
+        """Add one part's rows (``latency`` is added from raw seconds, see ``add_latency``)."""
+        _add_sums(self.measures, result.scores, ["query_type", "step", "measure"])
+        _add_sums(self.recalls, result.recalls, ["query_type", "step"])
+        skipped = result.skipped
+        if len(skipped):
+            self.unscored.update(_counts(skipped, ["query_type", "step", "measure"]))
+            self.reasons.update(_counts(skipped, ["step", "measure", "reason"]))
+        verdicts = result.verdicts
+        if len(verdicts):
+            self.verdicts.update(_counts(verdicts, ["query_type", "verdict"]))
+            bad = verdicts[~verdicts["verdict"].isin(_PASSES)]
+            for verdict, sample_id, explanation in zip(
+                bad["verdict"], bad["sample_id"], bad["explanation"], strict=True
+            ):
+                self.examples.setdefault(str(verdict), (str(sample_id), str(explanation)))
+        self._add_findings(result.points)
+        self._add_judge_agreement(result.scores)
+
+    def add_latency(self, seconds: Mapping[str, Iterable[float]]) -> None:
+        for stage, values in seconds.items():
+            self.latency.setdefault(stage, array("d")).extend(values)
+
+    def _add_findings(self, points: pd.DataFrame) -> None:
+        if not len(points):
+            return
+        judged = points["anchored"].notna()
+        lone = judged & (points["anchored"] == False)  # noqa: E712 (nullable boolean)
+        self.findings["points_held_whole"] += int(judged.sum())
+        self.findings["held_only_by_chunks_not_naming_the_entity"] += int(lone.sum())
+        self.findings["of_those_in_the_pool"] += int((lone & points["pool_rank"].notna()).sum())
+        self.findings["of_those_in_the_context"] += int(
+            (lone & points["context_rank"].notna()).sum()
+        )
+
+    def _add_judge_agreement(self, scores: pd.DataFrame) -> None:
+        # the keyword verdict at the context (every point found: KeywordAccuracy@K) against the
+        # LLM judge's (every reference claim supported: ContextRecall = 1), sample by sample
+        s = scores[scores["step"] == "context"]
+        llm = s[s["measure"] == "ContextRecall"].set_index("sample_id")["value"]
+        keyword = s[s["measure"].str.startswith("KeywordAccuracy@")]
+        self.judged["llm_rows"] += len(llm)
+        self.judged["keyword_rows"] += len(keyword)
+        if llm.empty or keyword.empty:
+            return
+        keyword = keyword.set_index("sample_id")["value"]
+        both = pd.concat([keyword, llm], axis=1, keys=["keyword", "llm"], join="inner")
+        kw_all, llm_all = both["keyword"] == 1.0, both["llm"] == 1.0
+        self.judged["samples"] += len(both)
+        self.judged["agree"] += int((kw_all == llm_all).sum())
+        self.judged["keyword_found_judge_not"] += int((kw_all & ~llm_all).sum())
+        self.judged["judge_found_keyword_not"] += int((~kw_all & llm_all).sum())
+
+
+@dataclass
+class ProblemTally:
+    """How many input problems a scoring met, and the first ones (all are in problems.jsonl)."""
+
+    count: int = 0
+    first: list[InputProblem] = field(default_factory=list)
+
+    def add(self, problems: Iterable[InputProblem]) -> None:
+        for problem in problems:
+            self.count += 1
+            if len(self.first) < FIRST_PROBLEMS:
+                self.first.append(problem)
+
+
+@dataclass
+class ScoreSummary:
+    """The figures of one scoring: what ``summary.json`` holds and the terminal shows."""
+
+    config: Any
+    run: str
+    run_id: str
+    shape: dict[str, Any]
+    evalset_sha256: str | None
+    accumulated: SummaryAccumulator
+    problems: ProblemTally
+    latency_frame: pd.DataFrame | None = None  # given when the raw seconds are not at hand
+
+    def summary(self, by_query_type: bool = False) -> pd.DataFrame:
+        """Per (step, measure): the mean over scored samples, and how many were scored/unscored."""
+        keys = ["query_type", "step", "measure"] if by_query_type else ["step", "measure"]
+        acc = self.accumulated
+        table: dict[tuple, list[float]] = {}
+        for key, (total, count) in acc.measures.items():
+            row = table.setdefault(key if by_query_type else key[1:], [0.0, 0, 0])
+            row[0] += total
+            row[1] += count
+        for key, count in acc.unscored.items():
+            table.setdefault(key if by_query_type else key[1:], [0.0, 0, 0])[2] += count
+        rows = [
+            (*key, (total / count) if count else None, int(count), int(unscored))
+            for key, (total, count, unscored) in table.items()
+        ]
+        frame = pd.DataFrame(rows, columns=[*keys, "mean", "scored", "unscored"])
+        frame["mean"] = frame["mean"].astype("float64")
+        frame["_order"] = frame["step"].map(_STEP_ORDER)
+        sort = ["query_type", "_order", "measure"] if by_query_type else ["_order", "measure"]
+        return frame.sort_values(sort, kind="stable").drop(columns="_order").reset_index(drop=True)
+
+    def waterfall(self, by_query_type: bool = False) -> pd.DataFrame:
+        """Mean point recall per waterfall step over the samples where it was judged."""
+        keys = ["query_type", "step"] if by_query_type else ["step"]
+        table: dict[tuple, list[float]] = {}
+        for key, (total, count) in self.accumulated.recalls.items():
+            row = table.setdefault(key if by_query_type else key[1:], [0.0, 0])
+            row[0] += total
+            row[1] += count
+        frame = pd.DataFrame(
+            [(*key, total / count, int(count)) for key, (total, count) in table.items() if count],
+            columns=[*keys, "recall", "n"],
+        )
+        frame["step"] = pd.Categorical(
+            frame["step"], categories=[s.value for s in STEPS], ordered=True
+        )
+        return frame.sort_values(keys).reset_index(drop=True)
+
+    def verdict_counts(self, by_query_type: bool = False) -> pd.DataFrame:
+        keys = ["query_type", "verdict"] if by_query_type else ["verdict"]
+        counts: Counter = Counter()
+        for (query_type, verdict), n in self.accumulated.verdicts.items():
+            counts[(query_type, verdict) if by_query_type else (verdict,)] += n
+        frame = pd.DataFrame([(*k, n) for k, n in counts.items()], columns=[*keys, "count"])
+        frame["count"] = frame["count"].astype("int64")
+        frame["verdict"] = pd.Categorical(frame["verdict"], categories=_VERDICT_ORDER, ordered=True)
+        return frame.sort_values(keys).reset_index(drop=True)
+
+    def error_rates(self) -> dict[str, float]:
+        """Per stage: the share of answered samples whose pipeline raised at that stage."""
+        records = self.shape.get("records") or 0
+        errors = self.shape.get("errors_by_stage", {})
+        return {stage: (count / records if records else 0.0) for stage, count in errors.items()}
+
+    def findings(self) -> dict[str, int]:
+        """Chunking risks that are not losses: facts held only by chunks not naming the entity."""
+        found = self.accumulated.findings
+        return {
+            name: int(found[name])
+            for name in (
+                "points_held_whole",
+                "held_only_by_chunks_not_naming_the_entity",
+                "of_those_in_the_pool",
+                "of_those_in_the_context",
+            )
+        }
+
+    def keyword_vs_judge(self) -> dict[str, Any] | None:
+        judged = self.accumulated.judged
+        if not judged["llm_rows"] or not judged["keyword_rows"]:
+            return None
+        samples = judged["samples"]
+        return {
+            "samples": samples,
+            "agree": judged["agree"] / samples if samples else None,
+            "keyword_found_judge_not": judged["keyword_found_judge_not"],
+            "judge_found_keyword_not": judged["judge_found_keyword_not"],
+        }
+
+    def latency(self) -> pd.DataFrame:
+        if self.latency_frame is not None:
+            return self.latency_frame
+        return latency_table(self.accumulated.latency)
+
+    def bad_examples(self, limit: int) -> list[tuple[str, str, str]]:
+        """(verdict, sample id, explanation): the first bad case of each verdict."""
+        return [(v, sid, why) for v, (sid, why) in self.accumulated.examples.items()][:limit]
+
+    def skipped_reasons(self, limit: int) -> list[tuple[str, str, str, int]]:
+        """(step, measure, reason, samples), most frequent first."""
+        ordered = sorted(sorted(self.accumulated.reasons.items()), key=lambda kv: -kv[1])
+        return [(*key, int(n)) for key, n in ordered[:limit]]
+
+    def samples(self) -> dict[str, int]:
+        verdicts = Counter()
+        for (_, verdict), n in self.accumulated.verdicts.items():
+            verdicts[verdict] += n
+        return {
+            "in_evalset": sum(verdicts.values()),
+            "scored": sum(verdicts.values()) - verdicts[Verdict.UNSCORABLE.value],
+            "unscorable": verdicts[Verdict.UNSCORABLE.value],
+            "pipeline_error": verdicts[Verdict.PIPELINE_ERROR.value],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary file: everything a monitor or a comparison needs, as plain JSON."""
+        from cofe.results._files import RESULTS_SCHEMA_VERSION
+
+        falls = self.waterfall(by_query_type=True)
+        by_type = self.verdict_counts(by_query_type=True)
+        skipped: Counter = Counter()
+        for (_, step, measure), n in self.accumulated.unscored.items():
+            skipped[f"{step}/{measure}"] += n
+        return {
+            "results_schema_version": RESULTS_SCHEMA_VERSION,
+            "cofe_version": __version__,
+            "run": self.run,
+            "run_id": self.run_id,
+            "evalset_sha256": self.evalset_sha256,
+            "config": self.config.model_dump(mode="json"),
+            "shape": self.shape,
+            "samples": self.samples(),
+            "error_rate_by_stage": self.error_rates(),
+            "measures": _records(self.summary()),
+            "waterfall": {
+                "overall": {str(r["step"]): r["recall"] for r in _records(self.waterfall())},
+                "by_query_type": {
+                    qtype: {str(r["step"]): r["recall"] for r in _records(group)}
+                    for qtype, group in falls.groupby("query_type")
+                },
+            },
+            "verdicts": {
+                "overall": {str(r["verdict"]): r["count"] for r in _records(self.verdict_counts())},
+                "by_query_type": {
+                    qtype: {str(r["verdict"]): r["count"] for r in _records(group)}
+                    for qtype, group in by_type.groupby("query_type")
+                },
+            },
+            "findings": self.findings(),
+            "keyword_vs_judge": self.keyword_vs_judge(),
+            "latency_seconds": _records(self.latency()),
+            "skipped": {key: int(skipped[key]) for key in sorted(skipped)},
+            "problems": {
+                "count": self.problems.count,
+                "first": [str(p) for p in self.problems.first],
+            },
+        }
+
+
+def _add_sums(into: dict[tuple, list[float]], frame: pd.DataFrame, keys: list[str]) -> None:
+    if not len(frame):
+        return
+    grouped = frame.groupby(keys, sort=False)["value"].agg(["sum", "count"])
+    for key, total, count in zip(grouped.index, grouped["sum"], grouped["count"], strict=True):
+        row = into.setdefault(key if isinstance(key, tuple) else (key,), [0.0, 0])
+        row[0] += float(total)
+        row[1] += int(count)
+
+
+def _counts(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, int]:
+    sizes = frame.groupby(keys, sort=False).size()
+    return {k if isinstance(k, tuple) else (k,): int(n) for k, n in sizes.items()}
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return json.loads(frame.to_json(orient="records", force_ascii=False))
