@@ -10,9 +10,10 @@ from pathlib import Path
 from cofe._distributed import connect, disconnect
 from cofe.matching import MatchMode
 from cofe.report import render_result
-from cofe.results import ScoreResult, scores_folder
+from cofe.results._summary import ScoreSummary
 from cofe.runlog._lock import run_folder_lock
-from cofe.stages import CoarseScope, ScoreConfig, score_run
+from cofe.stages import CoarseScope, ScoreConfig
+from cofe.stages._stream import score_to_folder
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -85,19 +86,18 @@ def score_and_write(
     out: Path | None = None,
     replace: bool = False,
     dask: str | None = None,
-) -> tuple[ScoreResult, Path]:
-    """Score a run and write the tables (by default into the run folder, beside others)."""
+) -> tuple[ScoreSummary, Path]:
+    """Score a run a batch at a time (memory flat in its samples) and write the tables, by
+    default into the run folder beside other scorings."""
     # scoring a run another process is writing would read half of it: one at a time
     with run_folder_lock(run_dir, purpose="cofe score", reading=out is not None):
         client = connect(dask) if dask else None
         try:
-            result = score_run(
-                run_dir, evalset, config, progress=sys.stderr.isatty(), cluster=client
-            )
+            return score_to_folder(run_dir, evalset, config, out=out, replace=replace,
+                                   progress=sys.stderr.isatty(), cluster=client)  # fmt: skip
         finally:
             if client is not None:
                 disconnect(client)
-        return result, result.write(out or scores_folder(run_dir, config), replace=replace)
 
 
 def run(args: argparse.Namespace) -> int:

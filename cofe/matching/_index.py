@@ -97,26 +97,38 @@ class UnitIndex:
                 workers=workers,
             )
             self._normalized = [text for normalized, _ in parts for text in normalized]
-            postings: dict[int, list[int]] = defaultdict(list)
-            unit = 0
-            for _, found in parts:
-                for ids in found:
-                    for ident in ids:
-                        postings[ident].append(unit)
-                    unit += 1
-            # every indexed keyword gets a list, so absence is known without searching
-            self._postings = {
-                ident: postings.get(ident, [])
-                if index.keywords[ident]
-                else list(range(len(self._normalized)))  # "" is in every text
-                for ident in indexed
-            }
+            self._set_postings(indexed, (found for _, part in parts for found in part))
         self.fuzzy_cutoff = None if not fuzzy_ratio else 100.0 * (1.0 - fuzzy_ratio)
         self.fuzzy_min_chars = fuzzy_min_chars
         self._fuzzy_units: dict[int, set[int]] = {}
 
     def __len__(self) -> int:
         return len(self._normalized)
+
+    def _set_postings(self, indexed: set[int], found_per_unit: Iterable[set[int]]) -> None:
+        postings: dict[int, list[int]] = defaultdict(list)
+        for unit, ids in enumerate(found_per_unit):
+            for ident in ids:
+                postings[ident].append(unit)
+        # every indexed keyword gets a list, so absence is known without searching
+        self._postings = {
+            ident: postings.get(ident, [])
+            if self.index.keywords[ident]
+            else list(range(len(self._normalized)))  # "" is in every text
+            for ident in indexed
+        }
+
+    def rebind(self, index: KeywordIndex, indexed: Iterable[int], *, workers: int = 1) -> None:
+        """Look up another set of keywords in the same texts: the normalised texts are kept,
+        the posting lists and remembered searches replaced (one scan of the texts)."""
+        self.index = index
+        self._searched, self._fuzzy_units = {}, {}
+        indexed = set(indexed)
+        automaton = index.automaton(indexed)
+        texts = [self.text(unit) for unit in range(len(self))]
+        parts = fork_map(_rescan_slice, (texts, automaton), len(texts), slice_size=5_000,
+                         workers=workers)  # fmt: skip
+        self._set_postings(indexed, (found for part in parts for found in part))
 
     def text(self, unit: int) -> str:
         """The normalised text of a unit."""
@@ -185,6 +197,13 @@ def _scan_slice(
     texts, automaton, normalize = state
     normalized = [normalize(text) for text in texts[bounds[0] : bounds[1]]]
     return normalized, [scan(automaton, text) for text in normalized]
+
+
+def _rescan_slice(
+    state: tuple[Sequence[str], ahocorasick.Automaton | None], bounds: tuple[int, int]
+) -> list[set[int]]:
+    normalized, automaton = state
+    return [scan(automaton, text) for text in normalized[bounds[0] : bounds[1]]]
 
 
 def fuzzy_in(keyword: str, text: str, ratio: float | None, min_chars: int = 6) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from cofe._atomic import replace_atomically, write_text_atomically
+from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, typed
 from cofe.results._result import ScoreResult
@@ -28,6 +28,7 @@ RESULTS_SCHEMA_VERSION = 2
 # version 1 had no verdicts.source column: read as missing (no clustering by document)
 SUMMARY = "summary.json"
 CSV_TABLES = ("scores", "points", "skipped", "recalls", "latency")
+_ROW_FILES = (*CSV_TABLES, "verdicts.jsonl", "problems.jsonl", "problems.txt")
 SCORE_FILES = (
     *(f"{name}.csv" for name in CSV_TABLES),
     "verdicts.jsonl",
@@ -65,10 +66,30 @@ def write_scores(
 ) -> Path:
     """Write a scoring to a folder. A folder holding a scoring made with other settings is
     refused unless ``replace``: a comparison must never read scores it did not ask for."""
-    out = Path(directory)
-    if not replace:
-        existing = _settings_in(out)
-        wanted = result.config.model_dump(mode="json")
+    with ScoresWriter(directory, result.config, replace=replace) as writer:
+        writer.add_rows(result)
+        writer.add_problems(result.problems)
+        writer.finish(result.to_dict())
+    return writer.out
+
+
+class ScoresWriter:
+    """A results folder written a part at a time (the streaming scorer's batches, or one
+    whole ``ScoreResult``): rows are appended to temporary files, which are renamed into
+    place only when the scoring is complete, ``summary.json`` last -- a reader finds the
+    old complete scoring, or none, or the new one."""
+
+    def __init__(self, directory: str | os.PathLike[str], config, *, replace: bool = False) -> None:
+        self.out = Path(directory)
+        self.config = config
+        if not replace:
+            self._refuse_other_settings()
+        self._tmp = {name: self.out / f".{name}.{os.getpid()}.tmp" for name in _ROW_FILES}
+        self._handles: dict = {}
+
+    def _refuse_other_settings(self) -> None:
+        existing = _settings_in(self.out)
+        wanted = self.config.model_dump(mode="json")
         if existing is not None and existing != wanted:
             from cofe.stages._config import ScoreConfig
 
@@ -78,32 +99,61 @@ def write_scores(
                 theirs = "unreadable settings"
             raise InputError(
                 InputProblem(
-                    str(out / SUMMARY),
+                    str(self.out / SUMMARY),
                     None,
                     "config",
                     f"holds a scoring with other settings ({theirs}; this one: "
-                    f"{result.config.label() or 'the defaults'}); write elsewhere or pass "
+                    f"{self.config.label() or 'the defaults'}); write elsewhere or pass "
                     "--force to replace it",
                 )
             )
-    out.mkdir(parents=True, exist_ok=True)
-    (out / SUMMARY).unlink(missing_ok=True)  # from here on the folder holds no complete scoring
-    for name in CSV_TABLES:
-        frame = typed(getattr(result, name), name)
-        replace_atomically(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
-    verdicts = typed(result.verdicts, "verdicts").astype(object)
-    rows = verdicts.where(verdicts.notna(), None).to_dict(orient="records")
-    write_text_atomically(out / "verdicts.jsonl", _jsonl(rows))
-    problems = [
-        {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
-        for p in result.problems
-    ]
-    write_text_atomically(out / "problems.jsonl", _jsonl(problems))
-    text = "".join(f"{p}\n" for p in result.problems)
-    write_text_atomically(out / "problems.txt", text)
-    summary = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    write_text_atomically(out / SUMMARY, summary)
-    return out
+
+    def __enter__(self) -> ScoresWriter:
+        if self.out.exists() and not self.out.is_dir():
+            raise NotADirectoryError(f"{self.out}: is a file; give a folder for the scores")
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / SUMMARY).unlink(missing_ok=True)  # from here on: no complete scoring here
+        try:
+            for name, tmp in self._tmp.items():
+                self._handles[name] = handle = tmp.open("w", encoding="utf-8", newline="")
+                if name in CSV_TABLES:  # the header, even when no row follows
+                    typed(pd.DataFrame(), name).to_csv(handle, index=False)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def add_rows(self, result: ScoreResult) -> None:
+        for name in CSV_TABLES:
+            self.add_table(name, getattr(result, name))
+        verdicts = typed(result.verdicts, "verdicts").astype(object)
+        rows = verdicts.where(verdicts.notna(), None).to_dict(orient="records")
+        self._handles["verdicts.jsonl"].write(_jsonl(rows))
+
+    def add_table(self, name: str, frame: pd.DataFrame) -> None:
+        frame = typed(frame, name)
+        if len(frame):
+            frame.to_csv(self._handles[name], index=False, header=False)
+
+    def add_problems(self, problems: list[InputProblem]) -> None:
+        rows = [{"file": p.file, "line": p.line, "field": p.field, "message": p.message}
+                for p in problems]  # fmt: skip
+        self._handles["problems.jsonl"].write(_jsonl(rows))
+        self._handles["problems.txt"].write("".join(f"{p}\n" for p in problems))
+
+    def finish(self, summary: dict) -> None:
+        for handle in self._handles.values():
+            handle.close()
+        for name, tmp in self._tmp.items():
+            os.replace(tmp, self.out / (f"{name}.csv" if name in CSV_TABLES else name))
+        text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+        write_text_atomically(self.out / SUMMARY, text)  # last: the scoring is complete
+
+    def __exit__(self, *exc) -> None:
+        for handle in self._handles.values():
+            handle.close()
+        for tmp in self._tmp.values():  # renamed by finish, or left by a failure: gone
+            tmp.unlink(missing_ok=True)
 
 
 def _read_csv(path: Path, table: str) -> pd.DataFrame:

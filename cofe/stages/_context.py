@@ -49,6 +49,7 @@ class RunContext:
         self, run: RunLog, samples: Iterable[EvalSample], config: ScoreConfig, *, workers: int = 1
     ) -> None:
         self.config = config
+        self.workers = workers
         # the LLM judge's claim labels per sample (``cofe judge``), filled by the scorer
         self.claims: dict[str, ClaimLabels | Unscored] = {}
         self.normalize = normalizer(config.mode)
@@ -111,6 +112,23 @@ class RunContext:
             workers=workers,
             **fuzzy,
         )
+
+    def bind(self, samples: Iterable[EvalSample]) -> None:
+        """Score another batch of samples over the same corpus (the streaming scorer): their
+        keywords replace the previous batch's, the normalised corpus is kept and scanned once
+        more for the new keywords -- memory stays flat in the number of samples."""
+        if self.config.fuzzy is not None:
+            raise ValueError("a context is rebound only for exact matching")
+        samples = list(samples)
+        self.index = KeywordIndex()
+        cache = register_keywords(samples, self.index, self.config.mode, self.workers)
+        self.compiled = {
+            s.id: compile_sample(s, self.index, self.config.mode, cache) for s in samples
+        }
+        self.claims = {}
+        self._eligible_by_docs.clear()
+        self.chunks.rebind(self.index, self._corpus_wide(samples), workers=self.workers)
+        self.docs.rebind(self.index, range(len(self.index.keywords)), workers=self.workers)
 
     def _corpus_wide(self, samples: list[EvalSample]) -> Iterable[int]:
         """Keywords given posting lists over the chunk corpus.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
 from cofe.measures import ClaimLabels, Measure, Step, StepView, Unscored
 from cofe.measures._view import NOT_JUDGED
 from cofe.results import ScoreResult
+from cofe.results._summary import latency_table
 from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext, Scope, Source
@@ -521,57 +522,84 @@ def _score_run(
     problems = [*log.problems, *evals.problems]
     if workers is None:
         workers = default_workers(len(evals.samples), _PARALLEL_FROM)
-    if progress:  # the corpus pass takes seconds on large runs: say what is happening
-        print(
-            f"indexing {len(log.chunks):,} chunks and {len(log.documents):,} documents for "
-            f"the keywords of {len(evals.samples):,} samples ...",
-            file=sys.stderr,
-            flush=True,
-        )
+    if progress:
+        say_indexing(log, len(evals.samples))
     ctx = RunContext(log, evals.samples, config, workers=workers)
     shape = RunShape.of(log, config, records)
     if not isinstance(run, RunLog) and (log.path / JUDGEMENTS).exists():
         ctx.claims = labels_for_scoring(log.path, log, records, evals.samples)
         shape = replace(shape, judged=True)
     problems += _label_problems(evals, ctx)
-    if not log.chunks and (shape.has_pool or shape.has_context):
-        problems.append(
-            InputProblem(
-                str(log.path / "chunks.jsonl"),
-                None,
-                None,
-                "the run records no chunks (file missing or empty): its pools and contexts "
-                "name chunks whose text is unknown, so retrieval, reranking and chunking are "
-                "unscored for every sample (not counted as misses)",
-            )
-        )
+    problems += no_chunks_problem(log, shape)
     tables = _score_samples(ctx, shape, evals.samples, records, workers, progress, cluster)
-    for sample_id, field, message in tables.problems:
-        problems.append(
-            InputProblem(
-                str(evals.path),
-                evals.lines.get(sample_id),
-                field,
-                f"sample {sample_id!r}: {message}",
-            )
-        )
+    problems += table_problems(tables, evals)
     known = evals.by_id()
-    for sample_id in records:
-        if sample_id not in known:
-            problems.append(
-                InputProblem(
-                    str(log.path / "samples.jsonl"),
-                    None,
-                    "sample_id",
-                    f"{sample_id!r} is not in the eval set; ignored",
-                )
-            )
-    errors = {
-        stage.value: sum(
-            1 for r in records.values() if r.error is not None and r.error.stage is stage
+    problems += [unknown_record(log, sample_id) for sample_id in records if sample_id not in known]
+    return batch_result(
+        config, log, shape, evals, tables, latency_table(latency_seconds(records.values())), problems,
+        records=len(records), errors=errors_by_stage(records.values()),
+    )  # fmt: skip
+
+
+def say_indexing(log: RunLog, samples: int) -> None:
+    """The corpus pass takes seconds on large runs: say what is happening."""
+    print(
+        f"indexing {len(log.chunks):,} chunks and {len(log.documents):,} documents for "
+        f"the keywords of {samples:,} samples ...",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def no_chunks_problem(log: RunLog, shape: RunShape) -> list[InputProblem]:
+    if log.chunks or not (shape.has_pool or shape.has_context):
+        return []
+    return [
+        InputProblem(
+            str(log.path / "chunks.jsonl"),
+            None,
+            None,
+            "the run records no chunks (file missing or empty): its pools and contexts "
+            "name chunks whose text is unknown, so retrieval, reranking and chunking are "
+            "unscored for every sample (not counted as misses)",
         )
-        for stage in Stage
-    }
+    ]
+
+
+def table_problems(tables: Tables, evals: EvalSet) -> list[InputProblem]:
+    return [
+        InputProblem(str(evals.path), evals.lines.get(sample_id), field,
+                     f"sample {sample_id!r}: {message}")
+        for sample_id, field, message in tables.problems
+    ]  # fmt: skip
+
+
+def unknown_record(log: RunLog, sample_id: str) -> InputProblem:
+    return InputProblem(str(log.path / "samples.jsonl"), None, "sample_id",
+                        f"{sample_id!r} is not in the eval set; ignored")  # fmt: skip
+
+
+def errors_by_stage(records: Iterable[Outputs]) -> dict[str, int]:
+    counts = dict.fromkeys((stage.value for stage in Stage), 0)
+    for record in records:
+        if record.error is not None:
+            counts[record.error.stage.value] += 1
+    return counts
+
+
+def batch_result(
+    config: ScoreConfig,
+    log: RunLog,
+    shape: RunShape,
+    evals: EvalSet,
+    tables: Tables,
+    latency: pd.DataFrame,
+    problems: list[InputProblem],
+    *,
+    records: int,
+    errors: dict[str, int],
+) -> ScoreResult:
+    """The tables of scored samples (all of a run's, or one batch's) as a ``ScoreResult``."""
     return ScoreResult(
         config=config,
         run=str(log.path),
@@ -581,7 +609,7 @@ def _score_run(
             "pool_cutoff": shape.pool_cutoff,
             "top_k": shape.top_k,
             "top_k_from": shape.top_k_from,
-            "records": len(records),
+            "records": records,
             "errors_by_stage": errors,
         },
         scores=tables.scores.frame(evals.samples, ["step", "measure"], "value"),
@@ -605,7 +633,7 @@ def _score_run(
             tables.skipped, columns=["sample_id", "query_type", "step", "measure", "reason"]
         ),
         recalls=tables.recalls.frame(evals.samples, ["step"], "value"),
-        latency=_latency(records),
+        latency=latency,
         problems=problems,
         evalset_sha256=(
             file_sha256(evals.path) if evals.path and Path(evals.path).is_file() else None
@@ -678,19 +706,9 @@ def _score_samples(
     return merged
 
 
-def _latency(records: Mapping[str, Outputs]) -> pd.DataFrame:
-    rows = [
-        (stage.value, seconds) for r in records.values() for stage, seconds in r.latency.items()
-    ]
-    frame = pd.DataFrame(rows, columns=["stage", "seconds"])
-    if frame.empty:
-        return pd.DataFrame(columns=["stage", "mean", "p50", "p95", "n"])
-    grouped = frame.groupby("stage")["seconds"]
-    return pd.DataFrame(
-        {
-            "mean": grouped.mean(),
-            "p50": grouped.median(),
-            "p95": grouped.quantile(0.95),
-            "n": grouped.count(),
-        }
-    ).reset_index()
+def latency_seconds(records: Iterable[Outputs]) -> dict[str, list[float]]:
+    seconds: dict[str, list[float]] = {}
+    for record in records:
+        for stage, value in record.latency.items():
+            seconds.setdefault(stage.value, []).append(value)
+    return seconds

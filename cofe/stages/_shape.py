@@ -46,6 +46,29 @@ from cofe.stages._config import ScoreConfig
 from cofe.stages._records import Outputs
 
 
+@dataclass
+class RecordFacts:
+    """What the shape needs to know of all records: any pool, context or answer, the longest."""
+
+    has_pool: bool = False
+    has_context: bool = False
+    generated: bool = False  # an answer, or an error at generation
+    longest_pool: int = 0
+    longest_context: int = 0
+
+    def add(self, record: Outputs) -> None:
+        if record.pool is not None:
+            self.has_pool = True
+            self.longest_pool = max(self.longest_pool, len(record.pool))
+        if record.context is not None:
+            self.has_context = True
+            self.longest_context = max(self.longest_context, len(record.context))
+        if record.answer is not None or (
+            record.error is not None and record.error.stage is Stage.GENERATION
+        ):
+            self.generated = True
+
+
 @dataclass(frozen=True)
 class RunShape:
     """The stages a run has and the cutoffs its measures use."""
@@ -66,10 +89,17 @@ class RunShape:
         cls, run: RunLog, config: ScoreConfig, records: Mapping[str, Outputs] | None = None
     ) -> RunShape:
         """``records``: the run's records as the scorer keeps them (default: ``run.records``)."""
-        records = (run.records if records is None else records).values()
+        facts = RecordFacts()
+        for record in (run.records if records is None else records).values():
+            facts.add(record)
+        return cls.from_facts(run, config, facts)
+
+    @classmethod
+    def from_facts(cls, run: RunLog, config: ScoreConfig, facts: RecordFacts) -> RunShape:
+        """The shape from what the records hold, gathered in one pass (the streaming scorer
+        never holds them all)."""
         stages = getattr(run.manifest, "stages", None)
-        has_pool = any(r.pool is not None for r in records)
-        has_context = any(r.context is not None for r in records)
+        has_pool, has_context = facts.has_pool, facts.has_context
         if stages is not None:
             reranker = Stage.RERANKING in stages
             generation = Stage.GENERATION in stages
@@ -77,12 +107,9 @@ class RunShape:
             feeds_context = reranker or generation or has_context
         else:  # an older run: a recorded context next to a pool was a reranker's output
             reranker = has_pool and has_context
-            generation = any(
-                r.answer is not None or (r.error is not None and r.error.stage is Stage.GENERATION)
-                for r in records
-            )
+            generation = facts.generated
             feeds_context = True
-        longest_context = max((len(r.context) for r in records if r.context), default=0)
+        longest_context = facts.longest_context
         manifest_k = getattr(run.manifest, "top_k", None)
         if config.top_k is not None:
             top_k, source = config.top_k, "--top-k"
@@ -98,7 +125,7 @@ class RunShape:
                     "in its manifest); pass --top-k if you know it"
                 ),
             )
-        longest_pool = max((len(r.pool) for r in records if r.pool), default=0)
+        longest_pool = facts.longest_pool
         pool_cutoff = config.candidates or longest_pool or top_k or 1
         return cls(
             has_docs=bool(run.documents),
