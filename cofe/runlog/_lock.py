@@ -45,11 +45,15 @@ def run_folder_lock(
     path = root / LOCK
     if root.exists() and not root.is_dir():
         raise InputError(InputProblem(str(root), None, None, "is a file, not a run folder"))
+    if reading and not path.exists():  # no writer has ever worked here: nothing to wait for,
+        yield  # and a reader leaves no file behind
+        return
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if not reading:
+            root.mkdir(parents=True, exist_ok=True)
+        handle = os.open(path, os.O_RDWR | (0 if reading else os.O_CREAT), 0o644)
     except OSError as error:
-        if reading and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        if reading and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
             yield
             return
         raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -143,3 +144,12 @@ def test_two_runs_on_one_folder_one_refuses_and_a_killed_holder_is_resumed(tmp_p
     assert third.returncode == 0, err
     ids = _ids(out)
     assert set(ids) == {s.id for s in SAMPLES} and max(ids.values()) == 1
+
+
+def test_scoring_elsewhere_leaves_no_file_in_the_run_folder(tmp_path) -> None:
+    run = Path(shutil.copytree(REPO / "examples" / "squad-bm25", tmp_path / "run"))
+    before = sorted(p.name for p in run.iterdir())
+    done = subprocess.run([sys.executable, "-m", "cofe", "score", str(run), "--out",
+                           str(tmp_path / "scores")], capture_output=True, text=True, cwd=REPO)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in run.iterdir()) == before
