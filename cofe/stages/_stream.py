@@ -82,11 +82,14 @@ def score_to_folder(
     progress: bool = False,
     workers: int | None = None,
     cluster: Any = None,
-    batch_size: int = BATCH,
+    batch_size: int | None = None,
 ) -> tuple[ScoreSummary, Path]:
     """Score a run directory into a results folder (default: ``RUN/scores[-settings]``);
-    returns the summary and the folder. What ``cofe score`` does."""
-    if batch_size < 1:
+    returns the summary and the folder. What ``cofe score`` does.
+
+    ``batch_size``: samples scored together (default 20,000; memory grows with the batch,
+    never with the run; each batch costs one scan of the normalised corpus)."""
+    if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     root = Path(run_dir)
     config = config or ScoreConfig()
@@ -109,6 +112,7 @@ def _stream(root, evalset, config, folder, replace, progress, workers, cluster, 
             InputProblem(str(path), None, None, "eval set not found (pass --evalset FILE)")
         )
     head = list(log.problems)
+    batch_size = batch_size or BATCH
     records = RecordIndex.build(root / SAMPLES, head, progress)
     shape = RunShape.from_facts(log, config, records.facts)
     head += no_chunks_problem(log, shape)
