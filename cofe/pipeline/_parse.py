@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import re
 import time
 import zipfile
 from collections import Counter
@@ -30,6 +31,12 @@ SUPPORTED = {
     ".pdf": "pdf",
 }
 PARSER_VERSION = "unstructured-1"
+TEXT_PARSER_VERSION = "text-1"  # plain text is read by cofe itself (see parse_text)
+# zip-based formats (docx, pptx, xlsx) are refused before any byte is inflated when their
+# directory promises more than this: a 30 KB file can unpack to gigabytes
+MAX_UNZIPPED_BYTES = 512 * 2**20
+MAX_ZIP_RATIO = 200  # per member over 1 MB: real Office XML compresses about 5-20 times
+MAX_ZIP_MEMBERS = 20_000
 PDF_HINT = (
     "PDF parsing needs unstructured-inference without its dependencies (they would pull a CUDA "
     "torch): pip install --no-deps unstructured-inference==1.6.14"
@@ -60,6 +67,34 @@ _PARTITIONERS = {
 }
 
 
+class Refused(ValueError):
+    """A file cofe will not parse (a zip bomb, a link out of the docs folder), and why."""
+
+
+def check_zip(path: Path) -> None:
+    """Refuse an archive whose directory promises too much (sizes, ratio, member count).
+    Python's zipfile never inflates a member past the size its directory states, so the
+    directory bounds what the Office parsers can be made to inflate."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except zipfile.BadZipFile as error:
+        raise ValueError(
+            f"not a valid zip archive (Office files are zip archives): {error}"
+        ) from None
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise Refused(f"refused: {len(members):,} files inside (limit {MAX_ZIP_MEMBERS:,})")
+    total = sum(m.file_size for m in members)
+    if total > MAX_UNZIPPED_BYTES:
+        raise Refused(f"refused: unpacks to {total / 2**20:,.0f} MB (limit "
+                      f"{MAX_UNZIPPED_BYTES // 2**20} MB); a zip bomb?")  # fmt: skip
+    for member in members:
+        ratio = member.file_size / max(member.compress_size, 1)
+        if member.file_size > 2**20 and ratio > MAX_ZIP_RATIO:
+            raise Refused(f"refused: {member.filename} inflates {ratio:,.0f} times (limit "
+                          f"{MAX_ZIP_RATIO}); a zip bomb?")  # fmt: skip
+
+
 def _partition(path: Path, kind: str) -> list:
     """The partitioner the extension names (not content sniffing: a corrupt .docx must fail)."""
     offline_unstructured()
@@ -72,9 +107,59 @@ def _partition(path: Path, kind: str) -> list:
         return partition_pdf(filename=str(path), strategy="fast", languages=["eng"])
     module, name = _PARTITIONERS[kind]
     partition = getattr(importlib.import_module(module), name)
-    if kind in ("docx", "pptx", "xlsx") and not zipfile.is_zipfile(path):
-        raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
+    if kind in ("docx", "pptx", "xlsx"):
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
+        check_zip(path)
     return partition(filename=str(path), languages=["eng"])
+
+
+def decode_text(data: bytes) -> tuple[str, str, str | None]:
+    """``(text, encoding, warning)``: UTF-8 when the bytes are UTF-8 (a BOM is dropped), else
+    the encoding charset-normalizer finds most likely; undecodable bytes become U+FFFD."""
+    try:
+        return data.decode("utf-8-sig"), "utf-8", None
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        return (data.decode("utf-8", "replace"), "utf-8",
+                "not UTF-8 and no other encoding fits: undecodable bytes replaced by U+FFFD")  # fmt: skip
+    best = matches[0]
+    # single-byte Latin code pages differ only in their accented letters, which short texts
+    # cannot tell apart (French comes out as Baltic cp1257): among them prefer windows-1252,
+    # the Western default browsers also fall back to (WHATWG)
+    western = next((m for m in matches if m.encoding == "cp1252"), None)
+    if western is not None and _LATIN_SINGLE_BYTE.match(best.encoding):
+        best = western
+    return str(best), best.encoding, None
+
+
+_LATIN_SINGLE_BYTE = re.compile(  # Latin-script ones only (not Cyrillic, Greek, Hebrew...)
+    r"^(cp125[02478]|iso8859_(1|2|3|4|9|10|13|14|15|16)|latin_1|mac_(latin2|roman|iceland))$"
+)
+
+
+def parse_text(path: Path, doc_id: str) -> ParsedDocument:
+    """A plain-text file, read by cofe (linear in its size, whatever its shape): decoded with
+    its detected encoding, line ends unified, paragraphs (blocks between blank lines) kept,
+    each stripped, joined by blank lines. The encoding used is recorded in ``meta``."""
+    text, encoding, warning = decode_text(path.read_bytes())
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    paragraphs = [block.strip() for block in _BLANK_LINES.split(text)]
+    paragraphs = [p for p in paragraphs if p]
+    if not paragraphs:
+        raise ValueError("no text found")
+    meta = {"format": "text", "parser": TEXT_PARSER_VERSION, "encoding": encoding,
+            "elements": {"Paragraph": len(paragraphs)}}  # fmt: skip
+    if warning:
+        meta["warning"] = warning
+    return ParsedDocument(doc_id=doc_id, source=path.name, text="\n\n".join(paragraphs), meta=meta)
+
+
+_BLANK_LINES = re.compile(r"\n[ \t\f\v]*\n")
 
 
 def parse_file(path: Path, doc_id: str) -> ParsedDocument:
@@ -82,6 +167,8 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
     kind = SUPPORTED.get(path.suffix.lower())
     if kind is None:
         raise ValueError(f"unsupported file type {path.suffix or '(none)'!r}")
+    if kind == "text":
+        return parse_text(path, doc_id)
     if kind == "pdf":
         with path.open("rb") as handle:
             if not handle.read(1024).lstrip().startswith(b"%PDF"):
@@ -99,22 +186,37 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
     )
 
 
-def find_documents(root: Path) -> list[Path]:
-    """Every file under ``root`` in a stable order (hidden files skipped)."""
+def find_documents(root: Path, problems: list[InputProblem] | None = None) -> list[Path]:
+    """Every file under ``root`` in a stable order (hidden files skipped). A link that leads
+    out of ``root`` is skipped (and reported in ``problems``); a file reached twice (through
+    a link inside ``root``) is listed once."""
     if root.is_file():
         return [root]
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such file or folder")
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    inside = root.resolve()
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for path in sorted(root.rglob("*")):
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        real = path.resolve()
+        if not real.is_relative_to(inside):
+            if problems is not None and path.is_symlink():
+                problems.append(InputProblem(str(path), None, None,
+                    f"skipped: a link to {real}, outside the documents folder"))  # fmt: skip
+            continue
+        if real.is_file() and real not in seen:
+            seen.add(real)
+            found.append(path)
+    return found
 
 
 def _file_key(path: Path) -> str:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return f"{PARSER_VERSION}:{path.suffix.lower()}:{digest}"
+    kind = SUPPORTED.get(path.suffix.lower())
+    version = TEXT_PARSER_VERSION if kind == "text" else PARSER_VERSION
+    return f"{version}:{path.suffix.lower()}:{digest}"
 
 
 def parse_documents(
@@ -126,7 +228,7 @@ def parse_documents(
     root = Path(root)
     started = time.perf_counter()
     result = ParseResult()
-    paths = find_documents(root)
+    paths = find_documents(root, result.problems)
     base = root if root.is_dir() else root.parent
     for path in paths:
         doc_id = doc_id_for(path, base)
