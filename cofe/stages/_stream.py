@@ -23,6 +23,7 @@ judgements are scored in memory (their look-ups are not batch-local).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from array import array
@@ -62,7 +63,7 @@ from cofe.stages._scorer import (
 )
 from cofe.stages._shape import RecordFacts, RunShape
 
-BATCH = 20_000
+BATCH = 100_000
 _NO_LATENCY = latency_table({})  # a batch's latencies are added to the summary as seconds
 _STAGE_CODES = {stage: code for code, stage in enumerate(Stage)}
 
@@ -87,7 +88,7 @@ def score_to_folder(
     """Score a run directory into a results folder (default: ``RUN/scores[-settings]``);
     returns the summary and the folder. What ``cofe score`` does.
 
-    ``batch_size``: samples scored together (default 20,000; memory grows with the batch,
+    ``batch_size``: samples scored together (default 100,000; memory grows with the batch,
     never with the run; each batch costs one scan of the normalised corpus)."""
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
@@ -157,6 +158,12 @@ def _stream(root, evalset, config, folder, replace, progress, workers, cluster, 
                 shape_dict = result.shape
                 report(problems)
                 bar.update(len(samples))
+                del result, tables, outputs
+                # the collector is paused for speed, and a batch's tables (pandas) hold
+                # reference cycles: without this, each batch would leave them behind. The
+                # youngest generation holds what was made since the last batch (survivors are
+                # promoted), so this walks one batch's objects, not the corpus again
+                gc.collect(0)
         report(eval_problems)
         if not seen.count:
             report([InputProblem(str(path), None, None,

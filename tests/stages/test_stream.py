@@ -75,9 +75,10 @@ def test_a_run_without_records_or_samples_is_scored_with_reasons(tmp_path) -> No
     whole, streamed, summary = _both(run, tmp_path, 10)
     for name in ROW_FILES:
         assert filecmp.cmp(whole / name, streamed / name, shallow=False), name
-    assert summary.samples()["pipeline_error"] + summary.samples()["scored"] >= 0
+    evalset_lines = (run / "evalset.jsonl").read_text(encoding="utf-8").count("\n")
+    assert summary.samples()["in_evalset"] == evalset_lines  # every sample has a verdict
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    summary, folder = score_to_folder(run, empty, out=tmp_path / "none")
+    summary, _ = score_to_folder(run, empty, out=tmp_path / "none")
     assert summary.samples()["in_evalset"] == 0
     assert any("holds no sample" in p for p in summary.to_dict()["problems"]["first"])
