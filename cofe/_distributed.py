@@ -63,3 +63,72 @@ def dask_map(
     finally:
         client.cancel(futures)
     return results
+
+
+def judge_on_cluster(
+    client: Any,
+    tasks: list,
+    on_judged: Callable[[Any], None],
+    cluster: Any,
+    *,
+    concurrency: int,
+    embeddings: bool,
+    slice_size: int = 16,
+) -> None:
+    """``cofe judge --dask``: each task judges a slice of the samples on a worker, with its
+    own client to the same endpoint (``concurrency`` calls at a time per task); judgements
+    come back as tasks finish and are recorded by ``on_judged`` in this process. Only the
+    endpoint's address, model and limits travel: a worker reads the API key from its own
+    ``OPENAI_API_KEY``, so the key is never sent over the cluster."""
+    from distributed import as_completed
+
+    endpoint = client.endpoint
+    spec = {
+        "base_url": endpoint.base_url,
+        "model": endpoint.model,
+        "timeout": endpoint.timeout,
+        "max_retries": endpoint.max_retries,
+        "deadline": endpoint.deadline,
+        "max_reply_bytes": endpoint.max_reply_bytes,
+        "max_tokens": client.max_tokens,
+        "temperature": client.temperature,
+        "json_mode": client.json_mode,
+    }
+    slices = [tasks[i : i + slice_size] for i in range(0, len(tasks), slice_size)]
+    futures = [
+        cluster.submit(_judge_slice, spec, part, concurrency, embeddings, pure=False)
+        for part in slices
+    ]
+    try:
+        for future in as_completed(futures):
+            judgements, usage = future.result()
+            client.usage.add(**usage)  # the workers' calls, counted with this client's
+            for judgement in judgements:
+                on_judged(judgement)
+    finally:
+        cluster.cancel(futures)
+
+
+def _judge_slice(spec: dict, tasks: list, concurrency: int, embeddings: bool) -> tuple:
+    """On a worker: judge ``(inputs, repeat)`` tasks with a client built from ``spec``."""
+    from cofe._parallel import thread_map
+    from cofe.judges._judge import judge_one
+    from cofe.llm import Endpoint, LLMClient
+
+    limits = {k: spec[k] for k in ("deadline", "max_reply_bytes")}
+    endpoint = Endpoint.from_env(base_url=spec["base_url"], model=spec["model"],
+                                 timeout=spec["timeout"], max_retries=spec["max_retries"],
+                                 **limits)  # fmt: skip
+    llm = LLMClient(endpoint, max_tokens=spec["max_tokens"], temperature=spec["temperature"],
+                    json_mode=spec["json_mode"])  # fmt: skip
+    embedder = None
+    if embeddings:
+        from cofe.pipeline._embed import shared_embedder
+
+        embedder = shared_embedder()  # one per worker process, loaded by its first task
+    out: list = []
+    thread_map(lambda task: judge_one(llm, task[0], embedder, task[1]), tasks, out.append,
+               concurrency=concurrency)  # fmt: skip
+    counts = llm.usage.to_dict()
+    counts.pop("total_tokens")
+    return out, counts

@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from cofe._distributed import connect, disconnect
 from cofe.cli._run import make_cache
 from cofe.llm import Endpoint, LLMClient, estimate_tokens
 from cofe.llm._client import JSON_MODES
@@ -47,6 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="skip AnswerRelevancy/AnswerSimilarity (they load the packaged MiniLM)",
     )
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="judge on a Dask cluster (scheduler address, or 'local'); workers read "
+                        'OPENAI_API_KEY from their own environment; needs pip install "cofe[dask]"')  # fmt: skip
     p.add_argument("--dry-run", action="store_true",
                    help="count the samples and estimate the calls and prompt tokens; call nothing")  # fmt: skip
     p.set_defaults(run=run)
@@ -78,9 +82,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_probe:  # fail in seconds, naming the URL, before reading the run
         endpoint.probe()
     client = LLMClient(endpoint, cache=make_cache(args.cache), json_mode=args.json_mode)
-    report = judge_run(args.run_dir, client, concurrency=args.concurrency,
-                       progress=sys.stderr.isatty(), embedder=_embedder(args),
-                       repeats=args.repeats)  # fmt: skip
+    cluster = connect(args.dask) if args.dask else None
+    try:
+        report = judge_run(args.run_dir, client, concurrency=args.concurrency,
+                           progress=sys.stderr.isatty(),
+                           embedder=_embedder(args),  # on a cluster: says whether workers load it
+                           repeats=args.repeats, cluster=cluster)  # fmt: skip
+    finally:
+        if cluster is not None:
+            disconnect(cluster)
     summary = {**report.__dict__, "usage": client.usage.to_dict(),
                "judgements": str(args.run_dir / "judgements.jsonl")}  # fmt: skip
     if args.repeats > 1:

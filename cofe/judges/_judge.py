@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cofe._jsonl import append_jsonl, read_jsonl
 from cofe._parallel import thread_map
@@ -251,6 +252,7 @@ def judge_run(
     on_judged: Callable[[Judgement], None] | None = None,
     embedder=None,
     repeats: int = 1,
+    cluster: Any = None,
 ) -> JudgeReport:
     """Judge every answered sample not yet judged with the same inputs; append as each ends.
     ``repeats`` > 1 asks each judgement that many times (the first scores the run)."""
@@ -286,9 +288,15 @@ def judge_run(
             if on_judged:
                 on_judged(judgement)
 
-        thread_map(lambda task: judge_one(client, task[0], embedder, task[1]), todo, finished,
-                   concurrency=concurrency,
-                   progress=("judging", "sample") if progress else None)  # fmt: skip
+        if cluster is not None:  # slices of the samples judged on a Dask cluster
+            from cofe._distributed import judge_on_cluster
+
+            judge_on_cluster(client, todo, finished, cluster, concurrency=concurrency,
+                             embeddings=embedder is not None)  # fmt: skip
+        else:
+            thread_map(lambda task: judge_one(client, task[0], embedder, task[1]), todo,
+                       finished, concurrency=concurrency,
+                       progress=("judging", "sample") if progress else None)  # fmt: skip
         return report
 
 

@@ -114,7 +114,7 @@ def _stream(root, evalset, config, folder, replace, progress, workers, cluster, 
         )
     head = list(log.problems)
     batch_size = batch_size or BATCH
-    records = RecordIndex.build(root / SAMPLES, head, progress)
+    records = RecordIndex.build(root / SAMPLES, head, progress, keep_up_to=batch_size)
     shape = RunShape.from_facts(log, config, records.facts)
     head += no_chunks_problem(log, shape)
     sha = file_sha256(path)
@@ -254,13 +254,20 @@ class RecordIndex:
     facts: RecordFacts = field(default_factory=RecordFacts)
     errors: dict[str, int] = field(default_factory=dict)
     refs: _Refs = field(default_factory=_Refs)
+    kept: dict[str, Outputs] | None = None  # every record, when they fit in one batch
 
     @property
     def count(self) -> int:
         return len(self.hashes)
 
     @classmethod
-    def build(cls, path: Path, problems: list[InputProblem], progress: bool) -> RecordIndex:
+    def build(
+        cls, path: Path, problems: list[InputProblem], progress: bool, keep_up_to: int = 0
+    ) -> RecordIndex:
+        """``keep_up_to``: a run with no more records than this (one batch) keeps them as read,
+        so they are not read twice; a larger one is read back by offset, a batch at a time."""
+        kept_outputs: dict[str, Outputs] | None = {} if keep_up_to else None
+        refs = _Refs()
         hashes, offsets, lines = array("q"), array("q"), array("q")
         pools, contexts, flags = array("i"), array("i"), array("b")
         name = str(path)
@@ -279,6 +286,10 @@ class RecordIndex:
                 if isinstance(record, InputProblem):
                     problems.append(record)
                     continue
+                if kept_outputs is not None:  # the newest of a sample's records wins
+                    kept_outputs[record.sample_id] = outputs_of(record, refs)
+                    if len(kept_outputs) > keep_up_to:
+                        kept_outputs = None  # too many to hold: read back by offset instead
                 hashes.append(id_hash(record.sample_id))
                 offsets.append(start)
                 lines.append(line)
@@ -305,6 +316,7 @@ class RecordIndex:
                 "this one is kept"))  # fmt: skip
         kept = order[newest]
         index._gather_facts(kept, pools, contexts, flags)
+        index.refs, index.kept = refs, kept_outputs
         return index
 
     def _gather_facts(self, kept: np.ndarray, pools, contexts, flags) -> None:
@@ -333,6 +345,8 @@ class RecordIndex:
         """The records of these samples (those that have one), read back by offset."""
         if not self.count:
             return {}
+        if self.kept is not None:
+            return {s.id: self.kept[s.id] for s in samples if s.id in self.kept}
         wanted = np.fromiter((id_hash(s.id) for s in samples), np.int64, count=len(samples))
         at = np.minimum(np.searchsorted(self.hashes, wanted), self.count - 1)
         found = self.hashes[at] == wanted

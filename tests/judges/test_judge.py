@@ -309,3 +309,30 @@ def test_the_report_shows_the_judges_claims_with_their_support(tmp_path):
     card = page[page.index("<div class='case'") :]
     assert "Super Bowl 50 was played in Miami." in card and "supported by neither" in card
     assert "unsupported_claims" in card
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_judges_as_this_process_does_and_never_gets_the_key(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed", reason='needs the "dask" extra')
+    local_run, remote_run = make_run(tmp_path / "local"), make_run(tmp_path / "remote")
+    monkeypatch.setenv("OPENAI_API_KEY", "worker-key")  # what the workers read, not "secret"
+    with ScriptedOpenAI(scripted) as server:
+        local = judge_run(local_run, client(server))
+        calls = len(server.requests)
+        with (
+            distributed.LocalCluster(n_workers=2, processes=True, dashboard_address=None) as dc,
+            distributed.Client(dc) as cluster,
+        ):
+            parent = client(server)
+            remote = judge_run(remote_run, parent, cluster=cluster, concurrency=2)
+        keys = {h.get("authorization") or h.get("Authorization") for h in server.headers[calls:]}
+    assert (remote.judged, remote.unscored) == (local.judged, local.unscored) == (3, 1)
+    assert parent.usage.calls == len(server.requests) - calls == calls  # counted here too
+    assert keys == {"Bearer worker-key"}  # the parent's key never travelled to a worker
+
+    def labels(run):
+        return {(j.sample_id, j.status, json.dumps(j.model_dump(exclude={"raw", "calls"}),
+                                                   sort_keys=True, default=str))
+                for j in read_judgements(run, repeat=None).values()}  # fmt: skip
+
+    assert labels(remote_run) == labels(local_run)
