@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cofe._cache import Cache
 from cofe._errors import InputProblem
+from cofe._text import decode_text
 from cofe.pipeline._offline import offline_unstructured
 from cofe.runlog import ParsedDocument
 
@@ -112,34 +113,6 @@ def _partition(path: Path, kind: str) -> list:
             raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
         check_zip(path)
     return partition(filename=str(path), languages=["eng"])
-
-
-def decode_text(data: bytes) -> tuple[str, str, str | None]:
-    """``(text, encoding, warning)``: UTF-8 when the bytes are UTF-8 (a BOM is dropped), else
-    the encoding charset-normalizer finds most likely; undecodable bytes become U+FFFD."""
-    try:
-        return data.decode("utf-8-sig"), "utf-8", None
-    except UnicodeDecodeError:
-        pass
-    from charset_normalizer import from_bytes
-
-    matches = list(from_bytes(data))
-    if not matches:
-        return (data.decode("utf-8", "replace"), "utf-8",
-                "not UTF-8 and no other encoding fits: undecodable bytes replaced by U+FFFD")  # fmt: skip
-    best = matches[0]
-    # single-byte Latin code pages differ only in their accented letters, which short texts
-    # cannot tell apart (French comes out as Baltic cp1257): among them prefer windows-1252,
-    # the Western default browsers also fall back to (WHATWG)
-    western = next((m for m in matches if m.encoding == "cp1252"), None)
-    if western is not None and _LATIN_SINGLE_BYTE.match(best.encoding):
-        best = western
-    return str(best), best.encoding, None
-
-
-_LATIN_SINGLE_BYTE = re.compile(  # Latin-script ones only (not Cyrillic, Greek, Hebrew...)
-    r"^(cp125[02478]|iso8859_(1|2|3|4|9|10|13|14|15|16)|latin_1|mac_(latin2|roman|iceland))$"
-)
 
 
 def parse_text(path: Path, doc_id: str) -> ParsedDocument:
