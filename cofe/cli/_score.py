@@ -70,6 +70,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--json", action="store_true", help="print the summary as JSON instead of tables"
     )
     p.add_argument(
+        "--batch-size",
+        type=int,
+        metavar="N",
+        help="samples scored at a time (default 20,000): memory grows with N, never with the "
+        "run; each batch costs one scan of the corpus",
+    )
+    p.add_argument(
         "--dask",
         metavar="ADDRESS",
         help="score on a Dask cluster (scheduler address, or 'local' for one machine); "
@@ -86,6 +93,7 @@ def score_and_write(
     out: Path | None = None,
     replace: bool = False,
     dask: str | None = None,
+    batch_size: int | None = None,
 ) -> tuple[ScoreSummary, Path]:
     """Score a run a batch at a time (memory flat in its samples) and write the tables, by
     default into the run folder beside other scorings."""
@@ -94,7 +102,8 @@ def score_and_write(
         client = connect(dask) if dask else None
         try:
             return score_to_folder(run_dir, evalset, config, out=out, replace=replace,
-                                   progress=sys.stderr.isatty(), cluster=client)  # fmt: skip
+                                   progress=sys.stderr.isatty(), cluster=client,
+                                   batch_size=batch_size)  # fmt: skip
         finally:
             if client is not None:
                 disconnect(client)
@@ -110,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
         fuzzy=args.fuzzy,
     )
     result, out = score_and_write(args.run_dir, config, evalset=args.evalset, out=args.out,
-                                  replace=args.force, dask=args.dask)  # fmt: skip
+                                  replace=args.force, dask=args.dask,
+                                  batch_size=args.batch_size)  # fmt: skip
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -63,7 +63,7 @@ from cofe.stages._scorer import (
 )
 from cofe.stages._shape import RecordFacts, RunShape
 
-BATCH = 100_000
+BATCH = 20_000
 _NO_LATENCY = latency_table({})  # a batch's latencies are added to the summary as seconds
 _STAGE_CODES = {stage: code for code, stage in enumerate(Stage)}
 
@@ -88,7 +88,7 @@ def score_to_folder(
     """Score a run directory into a results folder (default: ``RUN/scores[-settings]``);
     returns the summary and the folder. What ``cofe score`` does.
 
-    ``batch_size``: samples scored together (default 100,000; memory grows with the batch,
+    ``batch_size``: samples scored together (default 20,000; memory grows with the batch,
     never with the run; each batch costs one scan of the normalised corpus)."""
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
