@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import os
 import re
 import time
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,12 +34,17 @@ SUPPORTED = {
     ".pdf": "pdf",
 }
 PARSER_VERSION = "unstructured-1"
-TEXT_PARSER_VERSION = "text-1"  # plain text is read by cofe itself (see parse_text)
-# zip-based formats (docx, pptx, xlsx) are refused before any byte is inflated when their
-# directory promises more than this: a 30 KB file can unpack to gigabytes
-MAX_UNZIPPED_BYTES = 512 * 2**20
-MAX_ZIP_RATIO = 200  # per member over 1 MB: real Office XML compresses about 5-20 times
+TEXT_PARSER_VERSION = "text-2"  # plain text is read by cofe itself (see parse_text)
+# zip-based formats (docx, pptx, xlsx) are refused before the parser sees them when their
+# directory promises more than this: a 30 KB file can unpack to gigabytes (and the XML
+# parsers behind unstructured hold several times the inflated size in memory)
+ZIP_KINDS = frozenset({"docx", "pptx", "xlsx"})
+MAX_UNZIPPED_BYTES = 200 * 2**20
+MAX_ZIP_RATIO = 100  # per member over 1 MB: real Office XML compresses about 5-20 times
 MAX_ZIP_MEMBERS = 20_000
+# Office files store members deflated or as they are; zipfile inflates bzip2 and LZMA
+# members in one call, whatever their directory declares
+ZIP_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 PDF_HINT = (
     "PDF parsing needs unstructured-inference without its dependencies (they would pull a CUDA "
     "torch): pip install --no-deps unstructured-inference==1.6.14"
@@ -73,16 +80,24 @@ class Refused(ValueError):
 
 
 def check_zip(path: Path) -> None:
-    """Refuse an archive whose directory promises too much (sizes, ratio, member count).
-    Python's zipfile never inflates a member past the size its directory states, so the
-    directory bounds what the Office parsers can be made to inflate."""
+    """Refuse an archive whose directory promises too much (sizes, ratio, member count), or
+    whose members do not inflate to the sizes it declares. The declared sizes are checked
+    first; then each member is inflated a megabyte at a time, up to one byte past its declared
+    size: a parser reading a member whole inflates it in one call, however far past its
+    declared size it goes, so a member that lies is refused before the parser sees it."""
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
+            _check_directory(members)
+            for member in members:
+                _check_inflates_as_declared(archive, member)
     except zipfile.BadZipFile as error:
         raise ValueError(
             f"not a valid zip archive (Office files are zip archives): {error}"
         ) from None
+
+
+def _check_directory(members: list[zipfile.ZipInfo]) -> None:
     if len(members) > MAX_ZIP_MEMBERS:
         raise Refused(f"refused: {len(members):,} files inside (limit {MAX_ZIP_MEMBERS:,})")
     total = sum(m.file_size for m in members)
@@ -90,10 +105,29 @@ def check_zip(path: Path) -> None:
         raise Refused(f"refused: unpacks to {total / 2**20:,.0f} MB (limit "
                       f"{MAX_UNZIPPED_BYTES // 2**20} MB); a zip bomb?")  # fmt: skip
     for member in members:
+        if member.compress_type not in ZIP_METHODS:
+            raise Refused(f"refused: {member.filename} is compressed with method "
+                          f"{member.compress_type} (Office files use deflate or none)")  # fmt: skip
         ratio = member.file_size / max(member.compress_size, 1)
         if member.file_size > 2**20 and ratio > MAX_ZIP_RATIO:
             raise Refused(f"refused: {member.filename} inflates {ratio:,.0f} times (limit "
                           f"{MAX_ZIP_RATIO}); a zip bomb?")  # fmt: skip
+
+
+def _check_inflates_as_declared(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> None:
+    """Inflate the member in bounded reads, one byte further than declared, and compare."""
+    probe = copy.copy(member)
+    probe.file_size = member.file_size + 1  # zipfile stops at the size it is told
+    inflated = 0
+    try:
+        with archive.open(probe) as stream:
+            while block := stream.read(2**20):
+                inflated += len(block)
+    except (zipfile.BadZipFile, RuntimeError, EOFError, zlib.error):
+        inflated = -1  # the checksum failed (more or fewer bytes), encrypted, or cut short
+    if inflated != member.file_size:
+        raise Refused(f"refused: {member.filename} does not inflate to the "
+                      f"{member.file_size:,} bytes its directory declares; a zip bomb?")  # fmt: skip
 
 
 def _partition(path: Path, kind: str) -> list:
@@ -108,7 +142,7 @@ def _partition(path: Path, kind: str) -> list:
         return partition_pdf(filename=str(path), strategy="fast", languages=["eng"])
     module, name = _PARTITIONERS[kind]
     partition = getattr(importlib.import_module(module), name)
-    if kind in ("docx", "pptx", "xlsx"):
+    if kind in ZIP_KINDS:
         if not zipfile.is_zipfile(path):
             raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
         check_zip(path)
@@ -161,28 +195,39 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
 
 def find_documents(root: Path, problems: list[InputProblem] | None = None) -> list[Path]:
     """Every file under ``root`` in a stable order (hidden files skipped). A link that leads
-    out of ``root`` is skipped (and reported in ``problems``); a file reached twice (through
-    a link inside ``root``) is listed once."""
+    out of ``root``, or nowhere (missing target, a loop), is skipped and reported in
+    ``problems``; a file reached twice (through a link inside ``root``) is listed once, under
+    its own name rather than a link's."""
     if root.is_file():
         return [root]
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such file or folder")
     inside = root.resolve()
-    found: list[Path] = []
-    seen: set[Path] = set()
-    for path in sorted(root.rglob("*")):
+    listed: dict[Path, Path] = {}  # the real file -> the path it is listed under
+    for path in sorted(root.rglob("*")):  # links to folders are not followed: reported below
         if any(part.startswith(".") for part in path.relative_to(root).parts):
             continue
-        real = path.resolve()
-        if not real.is_relative_to(inside):
-            if problems is not None and path.is_symlink():
-                problems.append(InputProblem(str(path), None, None,
-                    f"skipped: a link to {real}, outside the documents folder"))  # fmt: skip
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError) as error:  # RuntimeError: a loop of links (< 3.13)
+            target = os.readlink(path) if path.is_symlink() else error
+            _report(problems, path, f"skipped: a link to {target}, which leads nowhere "
+                                    "(a missing file or a loop of links)")  # fmt: skip
             continue
-        if real.is_file() and real not in seen:
-            seen.add(real)
-            found.append(path)
-    return found
+        if not real.is_relative_to(inside):
+            _report(problems, path, f"skipped: a link to {real}, outside the documents folder")
+            continue
+        if not real.is_file():
+            continue
+        known = listed.get(real)
+        if known is None or (known.is_symlink() and not path.is_symlink()):
+            listed[real] = path  # a file's own name wins over a link to it
+    return sorted(listed.values())
+
+
+def _report(problems: list[InputProblem] | None, path: Path, message: str) -> None:
+    if problems is not None:
+        problems.append(InputProblem(str(path), None, None, message))
 
 
 def _file_key(path: Path) -> str:
@@ -217,6 +262,9 @@ def parse_documents(
                 if cache:
                     cache.put_json("parsed", key, doc.model_dump(mode="json"))
             result.documents.append(doc)
+            if doc.meta.get("warning"):  # kept, but a person should look (a guessed encoding)
+                result.problems.append(InputProblem(str(path), None, None,
+                                                    f"kept: {doc.meta['warning']}"))  # fmt: skip
         except Exception as error:  # any parser failure skips only this file
             message = f"skipped: {type(error).__name__}: {error}"
             result.problems.append(InputProblem(str(path), None, None, message))

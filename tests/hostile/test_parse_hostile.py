@@ -1,9 +1,17 @@
 """Issue 10, items 2, 3, 17 and 18 (links): zip bombs refused, long paragraphs parsed and
-chunked in linear time, encodings detected and recorded, links out of the folder skipped."""
+chunked in linear time, encodings detected and recorded, links out of the folder skipped.
+
+Then: a member whose directory entry lies about its size, or that is compressed with bzip2 or
+LZMA (which zipfile inflates in one call), is refused before a parser reads it; a short Latin-1
+or Central European text is not read as UTF-16, Big5 or windows-1252 mojibake, and a guessed
+encoding is a problem the run reports; a loop of links or a dangling one does not stop
+parsing, and a file is listed under its own name rather than a link's."""
 
 from __future__ import annotations
 
+import os
 import random
+import struct
 import zipfile
 from pathlib import Path
 
@@ -37,7 +45,11 @@ def test_a_zip_bomb_docx_is_refused_and_the_rest_parsed(tmp_path) -> None:
     result = parse_documents(docs)
     assert [d.doc_id for d in result.documents] == ["fine.txt"]
     [problem] = result.problems
-    assert problem.file == str(bomb) and "inflates" in problem.message and "zip bomb" in problem.message
+    assert (
+        problem.file == str(bomb)
+        and "inflates" in problem.message
+        and "zip bomb" in problem.message
+    )
 
 
 def test_an_archive_promising_too_much_in_total_is_refused(tmp_path, monkeypatch) -> None:
@@ -112,3 +124,140 @@ def test_links_out_of_the_folder_are_skipped_and_links_inside_read_once(tmp_path
     leaks = [p for p in result.problems if "outside the documents folder" in p.message]
     assert str(docs / "leak.txt") in {p.file for p in leaks}
     assert all("skipped: a link to" in p.message for p in leaks)
+
+
+def _declare(path: Path, name: str, size: int) -> None:
+    """Make the zip's headers (local and central) declare ``size`` bytes for member ``name``."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(name)
+    struct.pack_into("<I", data, info.header_offset + 22, size)
+    central = data.find(b"PK\x01\x02")
+    while central != -1:
+        length = struct.unpack_from("<H", data, central + 28)[0]
+        if data[central + 46 : central + 46 + length] == name.encode():
+            struct.pack_into("<I", data, central + 24, size)
+        central = data.find(b"PK\x01\x02", central + 4)
+    path.write_bytes(bytes(data))
+
+
+def test_a_member_that_lies_about_its_size_is_refused_before_parsing(tmp_path) -> None:
+    # 8 MB of zeros declared as 1,000 bytes: the directory passes every size and ratio cap,
+    # and python-docx reading the member whole would inflate it all in one call
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    liar = docs / "liar.docx"
+    with zipfile.ZipFile(liar, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", b"\0" * 8 * 2**20)
+    _declare(liar, "word/document.xml", 1000)
+    (docs / "fine.txt").write_text("A fine document.", encoding="utf-8")
+    result = parse_documents(docs)
+    assert [d.doc_id for d in result.documents] == ["fine.txt"]
+    [problem] = result.problems
+    assert problem.file == str(liar)
+    assert "word/document.xml does not inflate to the 1,000 bytes its directory declares" in (
+        problem.message
+    )
+
+
+def test_a_member_compressed_with_bzip2_is_refused(tmp_path) -> None:
+    path = tmp_path / "odd.docx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_BZIP2) as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+    with pytest.raises(_parse.Refused, match="compressed with method 12"):
+        parse_file(path, "odd.docx")
+
+
+def test_a_member_inflating_over_100_times_is_refused(tmp_path) -> None:
+    # about 150 times: under the old limit (200), over the new one
+    noise = random.Random(0).randbytes(24 * 2**10)
+    path = tmp_path / "dense.xlsx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("xl/worksheets/sheet1.xml", noise + b"\0" * 4 * 2**20)
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("xl/worksheets/sheet1.xml")
+    assert 120 < info.file_size / info.compress_size < 180
+    with pytest.raises(_parse.Refused, match=r"inflates 1\d\d times \(limit 100\)"):
+        parse_file(path, "dense.xlsx")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text"),
+    [
+        ("latin-1", "Le café était fermé."),  # was read as UTF-16
+        ("latin-1", "Fußgängerübergänge"),  # was read as Big5
+        ("latin-1", "Über die Brücke gehen Müller und Söhne; Grüße aus München."),
+        ("cp1252", "El niño comió piña, “¿qué tal?” — preguntó María, y pagó 5 €."),
+        # was read as windows-1252
+        (
+            "cp1250",
+            "Zażółć gęślą jaźń. Wczoraj poszliśmy do kina, a potem na kolację w małej kawiarni.",
+        ),
+    ],
+)
+def test_legacy_text_is_not_read_as_mojibake(tmp_path, encoding, text) -> None:
+    path = tmp_path / "old.txt"
+    path.write_bytes(text.encode(encoding))
+    doc = parse_file(path, "old.txt")
+    assert doc.text == text
+    assert doc.meta["encoding"] == ("cp1250" if encoding == "cp1250" else "cp1252")
+
+
+def test_a_guessed_encoding_is_decoded_and_reported(tmp_path) -> None:
+    # a few Czech words in cp1250 read as well in windows-1252 ('Pøíliš'): too little text to
+    # tell; cofe takes the Western default and says it guessed
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "czech.txt").write_bytes("Příliš žlutý kůň úpěl ódy.".encode("cp1250"))
+    (docs / "fine.txt").write_text("A fine document.", encoding="utf-8")
+    result = parse_documents(docs)
+    assert [d.doc_id for d in result.documents] == ["czech.txt", "fine.txt"]
+    czech = result.documents[0]
+    assert czech.meta["encoding"] == "cp1252" and "a guess" in czech.meta["warning"]
+    [problem] = result.problems
+    assert problem.file == str(docs / "czech.txt")
+    assert problem.message.startswith("kept: not UTF-8; decoded as cp1252, a guess")
+
+
+def test_undecodable_bytes_are_replaced_and_reported(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "noise.txt").write_bytes(bytes(range(256)) * 4)
+    result = parse_documents(docs)
+    assert len(result.documents) == 1
+    [problem] = result.problems
+    assert problem.message.startswith("kept: ")
+
+
+def test_a_loop_of_links_and_a_dangling_link_are_reported_not_fatal(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Document a.", encoding="utf-8")
+    (docs / "loop1.txt").symlink_to("loop2.txt")
+    (docs / "loop2.txt").symlink_to("loop1.txt")
+    (docs / "gone.txt").symlink_to("nowhere.txt")
+    result = parse_documents(docs)
+    assert [d.doc_id for d in result.documents] == ["a.txt"]
+    problems = {os.path.basename(p.file): p.message for p in result.problems}
+    assert set(problems) == {"loop1.txt", "loop2.txt", "gone.txt"}
+    assert problems["gone.txt"] == (
+        "skipped: a link to nowhere.txt, which leads nowhere (a missing file or a loop of links)"
+    )
+    assert problems["loop1.txt"].startswith("skipped: a link to loop2.txt, which leads nowhere")
+
+
+def test_a_file_is_listed_under_its_own_name_not_a_links(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "sub" / "report.txt").write_text("The report.", encoding="utf-8")
+    (docs / "0-latest.txt").symlink_to(docs / "sub" / "report.txt")  # sorts first
+    (docs / "current").symlink_to(docs / "sub", target_is_directory=True)
+    (docs / "away").symlink_to(tmp_path, target_is_directory=True)
+    result = parse_documents(docs)
+    assert [d.doc_id for d in result.documents] == ["sub/report.txt"]
+    [problem] = result.problems
+    assert problem.file == str(docs / "away")
+    assert (
+        problem.message == f"skipped: a link to {tmp_path.resolve()}, outside the documents folder"
+    )
