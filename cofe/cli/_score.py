@@ -73,7 +73,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--batch-size",
         type=int,
         metavar="N",
-        help="samples scored at a time (default 20,000): memory grows with N, never with the "
+        help="samples scored at a time (default: the whole run up to 100,000 records, else "
+        "20,000): memory grows with N, never with the "
         "run; each batch costs one scan of the corpus",
     )
     p.add_argument(
