@@ -133,7 +133,7 @@ def _stream(root, evalset, config, folder, replace, progress, workers, cluster, 
         workers = default_workers(records.count, _PARALLEL_FROM)
     if progress:
         say_indexing(log, records.count)
-    ctx = RunContext(log, [], config, workers=workers)  # the corpus, normalised once
+    ctx: RunContext | None = None  # built with the first batch: the corpus normalised once
     accumulated, tally = SummaryAccumulator(), ProblemTally()
     seen = SeenIds()
     shape_dict: dict[str, Any] = {}
@@ -151,7 +151,10 @@ def _stream(root, evalset, config, folder, replace, progress, workers, cluster, 
         with bar:
             for samples, lines in _eval_batches(path, eval_problems, seen, batch_size):
                 report(eval_problems)
-                ctx.bind(samples)
+                if ctx is None:  # normalise and scan the corpus in one pass
+                    ctx = RunContext(log, samples, config, workers=workers)
+                else:  # the next batch's keywords, in the normalised corpus
+                    ctx.bind(samples)
                 outputs = records.load(samples)
                 evals = EvalSet(samples, [], str(path), lines)
                 problems = _label_problems(evals, ctx)
