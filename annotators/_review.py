@@ -135,24 +135,25 @@ def _split_points(text: str) -> list[list[str]]:
             for p in text.split(POINT_SEP.strip()) if p.strip()]  # fmt: skip
 
 
-def _coarse_cell(text: str) -> list[str]:
+def _keyword_cell(text: str, legacy, item_type: type, expected: str) -> list:
+    """A keyword cell: JSON when it starts with ``[`` (each item of ``item_type``), else the
+    older plain syntax read by ``legacy``."""
     text = text.strip()
-    if text.startswith("["):
-        value = json.loads(text)
-        if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
-            raise ValueError("expected a JSON list of strings")
-        return value
-    return [k.strip() for k in text.split(KEYWORD_SEP.strip()) if k.strip()]
+    if not text.startswith("["):
+        return legacy(text)
+    value = json.loads(text)
+    if not isinstance(value, list) or not all(isinstance(item, item_type) for item in value):
+        raise ValueError(f"expected a JSON list of {expected}")
+    return value
+
+
+def _coarse_cell(text: str) -> list[str]:
+    return _keyword_cell(text, lambda t: [k.strip() for k in t.split(KEYWORD_SEP.strip()) if k.strip()],
+                         str, "strings")  # fmt: skip
 
 
 def _fine_cell(text: str) -> list:
-    text = text.strip()
-    if text.startswith("["):
-        value = json.loads(text)
-        if not isinstance(value, list) or not all(isinstance(p, list) for p in value):
-            raise ValueError("expected a JSON list of information points (lists)")
-        return value
-    return _split_points(text)
+    return _keyword_cell(text, _split_points, list, "information points (lists)")
 
 
 class _RowProblem(ValueError):

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import contextvars
 import hashlib
 import re
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -328,40 +329,38 @@ class LlamaIndexPipeline:
     # -- answering ---------------------------------------------------------------------
 
     def answer(self, query: str) -> Trace:
-        rec = _Recording(pool_depth=self._pool_depth)
-        token = _CURRENT.set(rec)
-        failure: tuple[BaseException, str] | None = None
-        response = None
-        try:
+        with self._recording() as (rec, outcome):
             if self.is_retriever:
                 self.engine.retrieve(query)
             else:
-                response = _whole_response(self.engine.query(query))
+                outcome["response"] = _whole_response(self.engine.query(query))
                 rec.synth_end = time.perf_counter() if rec.synth_end is not None else None
-        except Exception as error:  # recorded per sample, the run goes on
-            failure = (error, traceback.format_exc(limit=20))
-        finally:
-            _CURRENT.reset(token)
-        return self._trace(rec, response, failure)
+        return self._trace(rec, outcome.get("response"), outcome.get("failure"))
 
     async def aanswer(self, query: str) -> Trace:
         """:meth:`answer` through ``aquery``/``aretrieve``, for async engines and asyncio
         runners (each call records in its own task's context)."""
-        rec = _Recording(pool_depth=self._pool_depth)
-        token = _CURRENT.set(rec)
-        failure: tuple[BaseException, str] | None = None
-        response = None
-        try:
+        with self._recording() as (rec, outcome):
             if self.is_retriever:
                 await self.engine.aretrieve(query)
             else:
-                response = await _awhole_response(await self.engine.aquery(query))
+                outcome["response"] = await _awhole_response(await self.engine.aquery(query))
                 rec.synth_end = time.perf_counter() if rec.synth_end is not None else None
+        return self._trace(rec, outcome.get("response"), outcome.get("failure"))
+
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[tuple[_Recording, dict[str, Any]]]:
+        """One query's recording, current in this thread or task; an exception the engine
+        raises is kept in ``outcome["failure"]`` (one sample fails, the run goes on)."""
+        rec = _Recording(pool_depth=self._pool_depth)
+        token = _CURRENT.set(rec)
+        outcome: dict[str, Any] = {}
+        try:
+            yield rec, outcome
         except Exception as error:
-            failure = (error, traceback.format_exc(limit=20))
+            outcome["failure"] = (error, traceback.format_exc(limit=20))
         finally:
             _CURRENT.reset(token)
-        return self._trace(rec, response, failure)
 
     def answer_all_async(
         self, queries: Sequence[str], concurrency: int, on_trace: Callable[[int, Trace], None]

@@ -315,10 +315,9 @@ class RecordIndex:
         h = h[order]
         newest = np.ones(len(h), dtype=bool)
         newest[:-1] = h[1:] != h[:-1]
-        index = cls(path, h[newest], np.frombuffer(offsets, np.int64)[order][newest]
-                    if offsets else np.zeros(0, np.int64))  # fmt: skip
+        offset_of = np.frombuffer(offsets, np.int64)[order] if offsets else np.zeros(0, np.int64)
         line_of = np.frombuffer(lines, np.int64)[order] if lines else np.zeros(0, np.int64)
-        offset_of = np.frombuffer(offsets, np.int64)[order] if offsets else line_of
+        index = cls(path, h[newest], offset_of[newest])
         for older in np.flatnonzero(~newest):  # a resumed run answered a sample again
             record = index._read(int(offset_of[older]))
             problems.append(InputProblem(name, int(line_of[older + 1]), "sample_id",
