@@ -1,5 +1,6 @@
-"""Verdicts per sample and the loss waterfall."""
+"""Verdicts per sample, the loss waterfall, and the rule for answers that decline."""
 
+from cofe.diagnose._refusal import is_refusal, refusal_reason
 from cofe.diagnose._verdict import (
     LOSS_VERDICT,
     PASS_AT,
@@ -19,5 +20,7 @@ __all__ = [
     "Step",
     "Verdict",
     "diagnose",
+    "is_refusal",
+    "refusal_reason",
     "waterfall",
 ]
