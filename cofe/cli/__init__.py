@@ -17,6 +17,7 @@ from cofe.cli import (
     _demo,
     _import,
     _judge,
+    _monitor,
     _report,
     _run,
     _schema,
@@ -25,7 +26,8 @@ from cofe.cli import (
 )
 from cofe.llm import EndpointUnreachable
 
-COMMANDS = (_demo, _run, _judge, _score, _compare, _sweep, _report, _import, _annotate, _schema)
+COMMANDS = (_demo, _run, _judge, _score, _compare, _sweep, _report, _import, _annotate, _schema,
+            _monitor)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

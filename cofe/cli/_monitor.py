@@ -1,0 +1,292 @@
+"""``cofe monitor``: watch each stage of a live pipeline.
+
+  collect   an OTLP/HTTP receiver (protobuf or JSON) writing spans to the store
+  import    spans exported to a file (OTLP/JSON lines, SDK span JSON, OTLP protobuf)
+  canary    send a labelled eval set through the pipeline, score the round (--every 1h)
+  judge     the judges' label-free measures on a sampled share of traffic, within a budget
+  series    per-stage signals per window (label-free), or canary measures per round
+  status    what the store holds
+  prune     delete traces older than the retention
+
+The store is a SQLite file (default ``monitor.db``) or a ``postgresql://`` URL
+(``--store`` or ``$COFE_MONITOR_STORE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+TOKEN_ENV = "COFE_MONITOR_TOKEN"
+
+
+def _duration(text: str) -> int:
+    """Seconds from ``90``, ``90s``, ``15m``, ``1h``, ``7d``."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 90s, 15m, 1h, 7d)") from None
+
+
+def _store_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", default=os.environ.get("COFE_MONITOR_STORE", "monitor.db"),
+                   help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or "
+                        "monitor.db)")  # fmt: skip
+    p.add_argument("--window", type=_duration, default=None,
+                   help="window of the series, fixed when the store is created (default 5m)")
+    p.add_argument("--retain", type=_duration, default=None,
+                   help="keep traces this long (default 7d; 0 keeps them forever)")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("monitor", help="monitor each stage of a live pipeline", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    verbs = p.add_subparsers(dest="verb", required=True)
+
+    c = verbs.add_parser("collect", help="receive OTLP/HTTP traces into the store")
+    _store_option(c)
+    c.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
+    c.add_argument("--port", type=int, default=4318, help="port (default 4318, OTLP/HTTP's)")
+    c.add_argument("--token-file", type=Path,
+                   help=f"file holding the bearer token senders must give (or ${TOKEN_ENV}); "
+                        "required off loopback")  # fmt: skip
+    c.add_argument("--refresh", type=float, default=10.0,
+                   help="seconds between recomputing the windows that received traces")
+    c.set_defaults(run=_collect)
+
+    i = verbs.add_parser("import", help="import exported spans from files")
+    _store_option(i)
+    i.add_argument("files", type=Path, nargs="+")
+    i.set_defaults(run=_import)
+
+    k = verbs.add_parser("canary", help="send a labelled eval set through the pipeline and score it")
+    _store_option(k)
+    from cofe.cli._run import add_pipeline_options
+
+    k.add_argument("--evalset", type=Path, required=True, help="the golden eval set (JSONL)")
+    k.add_argument("--runs", type=Path, default=Path("canary-runs"),
+                   help="folder of the rounds' run logs and scores (default canary-runs)")
+    how = k.add_mutually_exclusive_group(required=True)
+    how.add_argument("--pipeline", help="'default' or module:factory (called in this process)")
+    how.add_argument("--send", metavar="URL",
+                     help="POST each query as JSON to the service and match its traces")
+    k.add_argument("--send-field", default="query", help="JSON field of the query (default query)")
+    k.add_argument("--wait", type=float, default=120.0,
+                   help="seconds to wait for the service's traces (default 120)")
+    k.add_argument("--docs", type=Path, help="documents for the pipeline (as for cofe run)")
+    k.add_argument("--every", type=_duration, help="run a round every interval until stopped")
+    k.add_argument("--rounds", type=int, help="stop after this many rounds")
+    add_pipeline_options(k)
+    k.set_defaults(run=_canary)
+
+    j = verbs.add_parser("judge", help="label-free judged measures on a sampled share of traffic")
+    _store_option(j)
+    j.add_argument("--share", type=float, default=0.05, help="share of traces judged (default 0.05)")
+    j.add_argument("--budget", type=int, default=200, help="most LLM calls this run (default 200)")
+    j.add_argument("--since", type=_duration, help="only traces of this last interval")
+    j.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
+    j.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
+    j.add_argument("--concurrency", type=int, default=4)
+    j.add_argument("--no-embeddings", action="store_true", help="skip AnswerRelevancy")
+    j.set_defaults(run=_judge)
+
+    s = verbs.add_parser("series", help="print per-stage series")
+    _store_option(s)
+    s.add_argument("--stage", help="one stage (all, retrieval, reranking, generation, ...)")
+    s.add_argument("--signal", help="one signal or canary measure (e.g. RankMovement)")
+    s.add_argument("--since", type=_duration, help="only this last interval (e.g. 1d)")
+    s.add_argument("--canary", action="store_true", help="canary measures per round instead")
+    s.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    s.set_defaults(run=_series)
+
+    t = verbs.add_parser("status", help="what the store holds")
+    _store_option(t)
+    t.set_defaults(run=_status)
+
+    r = verbs.add_parser("prune", help="delete traces older than the retention")
+    _store_option(r)
+    r.set_defaults(run=_prune)
+
+
+def _open(args: argparse.Namespace):
+    from cofe.monitor import MonitorStore
+
+    return MonitorStore(args.store, window_seconds=args.window, retain_seconds=args.retain)
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    if getattr(args, "token_file", None) is not None:
+        token = args.token_file.read_text(encoding="utf-8").strip()
+        if not token:
+            raise ValueError(f"{args.token_file}: the token file is empty")
+        return token
+    return os.environ.get(TOKEN_ENV) or None
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from cofe.monitor import Collector
+    from cofe.monitor._collector import check_binding
+
+    token = _token(args)
+    check_binding(args.host, token)  # before the store is created
+    store = _open(args)
+    collector = Collector(store, host=args.host, port=args.port, token=token,
+                          refresh_seconds=args.refresh)  # fmt: skip
+
+    def stop(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    print(f"cofe monitor collect: listening on {collector.url} (store {args.store}, window "
+          f"{store.window_seconds} s{', token required' if token else ''})",
+          file=sys.stderr, flush=True)  # fmt: skip
+    try:
+        collector.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        store.close()
+    print(f"cofe monitor collect: stopped; {collector.stats.line()}", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from cofe.monitor import import_spans
+
+    store = _open(args)
+    problems = 0
+    try:
+        for path in args.files:
+            report = import_spans(store, path)
+            for problem in report.problems:
+                print(f"cofe: error: {problem}", file=sys.stderr)
+            problems += len(report.problems)
+            print(json.dumps({"file": str(path), "spans": report.spans,
+                              "new_spans": report.new_spans, "traces": report.traces,
+                              "traces_with_problems": report.problem_traces,
+                              "problems": len(report.problems)}))  # fmt: skip
+        store.refresh()
+    finally:
+        store.close()
+    return 2 if problems else 0
+
+
+def _canary(args: argparse.Namespace) -> int:
+    from cofe.cli._run import make_cache, pipeline_options
+    from cofe.monitor import run_canary
+
+    pipeline = None
+    if args.pipeline:
+        from cofe.runner import load_pipeline
+
+        if args.pipeline == "default":
+            if args.docs is None:
+                raise ValueError("the default pipeline needs --docs")
+            pipeline = load_pipeline("default", **pipeline_options(args))
+        else:
+            pipeline = load_pipeline(args.pipeline)
+    headers = {}
+    token = os.environ.get("COFE_CANARY_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    store = _open(args)
+    done = 0
+    try:
+        while True:
+            started = time.monotonic()
+            result = run_canary(store, args.evalset, args.runs, pipeline=pipeline, docs=args.docs,
+                                send=args.send, send_field=args.send_field, headers=headers,
+                                wait_seconds=args.wait, concurrency=args.concurrency,
+                                cache=make_cache(args.cache))  # fmt: skip
+            print(result.line(), flush=True)
+            done += 1
+            if args.every is None or (args.rounds is not None and done >= args.rounds):
+                return 0
+            time.sleep(max(0.0, args.every - (time.monotonic() - started)))
+    finally:
+        store.close()
+
+
+def _judge(args: argparse.Namespace) -> int:
+    from cofe.cli._judge import _embedder
+    from cofe.llm import Endpoint, LLMClient
+    from cofe.monitor import judge_traffic
+
+    endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model)
+    endpoint.probe()
+    client = LLMClient(endpoint)
+    store = _open(args)
+    try:
+        since = time.time_ns() - args.since * 1_000_000_000 if args.since else 0
+        report = judge_traffic(store, client, share=args.share, budget=args.budget,
+                               since_ns=since, embedder=_embedder(args),
+                               concurrency=args.concurrency)  # fmt: skip
+        store.refresh()
+    finally:
+        store.close()
+    print(json.dumps({**report.__dict__, "usage": client.usage.to_dict()}, indent=2))
+    return 0
+
+
+def _when(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _series(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        since = time.time_ns() - args.since * 1_000_000_000 if args.since else 0
+        if args.canary:
+            rows = store.canary_series(since_ns=since, stage=args.stage, measure=args.signal)
+        else:
+            store.refresh()
+            rows = store.series(since_ns=since, stage=args.stage, signal=args.signal)
+    finally:
+        store.close()
+    if args.json:
+        for row in rows:
+            print(json.dumps({**row, "start": _when(row["start_ns"])}))
+        return 0
+    if not rows:
+        print("no series yet (nothing stored in that range)")
+        return 0
+    name = "measure" if args.canary else "signal"
+    print(f"{'window start (UTC)':<20} {'stage':<11} {name:<24} {'value':>10} {'n':>6}  note")
+    for row in rows:
+        value = "-" if row["value"] is None else f"{row['value']:.4g}"
+        print(f"{_when(row['start_ns']):<20} {row['stage']:<11} {row[name]:<24} {value:>10} "
+              f"{row['n']:>6}  {row.get('note') or ''}")  # fmt: skip
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        counts = store.counts()
+        out = {"store": args.store, "engine": store.db.engine,
+               "schema_version": store.schema_version, "window_seconds": store.window_seconds,
+               "retain_seconds": store.retain_seconds, "size_bytes": store.size_bytes(),
+               **counts, "problems": store.problem_counts()}  # fmt: skip
+    finally:
+        store.close()
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        print(json.dumps(store.prune()))
+    finally:
+        store.close()
+    return 0

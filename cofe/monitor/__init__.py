@@ -1,0 +1,44 @@
+"""Production monitoring: traces in, per-stage time series out.
+
+- spans arrive as OpenInference traces (``cofe monitor collect``: an OTLP/HTTP receiver;
+  ``cofe monitor import``: exported span files) or straight from an adapter
+  (:func:`watch`), and are assembled into one stage record per trace;
+- label-free signals of each stage (latency, errors, empty pools, rank movement,
+  refusals, ...) are computed per time window, with the judges' label-free measures
+  on a sampled share (:func:`judge_traffic`);
+- canaries (:func:`run_canary`) send a keyword-labelled eval set through the live
+  pipeline and score each round with the full stage measures and verdicts;
+- everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL.
+"""
+
+from cofe.monitor._assemble import Doc, TraceRecord, assemble
+from cofe.monitor._canary import CanaryRound, run_canary
+from cofe.monitor._collector import Collector
+from cofe.monitor._import import import_spans
+from cofe.monitor._judged import judge_traffic
+from cofe.monitor._record import watch
+from cofe.monitor._signals import SIGNALS, Signal
+from cofe.monitor._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
+from cofe.monitor._sql import StoreError
+from cofe.monitor._store import STORE_SCHEMA_VERSION, MonitorStore
+
+__all__ = [
+    "SIGNALS",
+    "STORE_SCHEMA_VERSION",
+    "CanaryRound",
+    "Collector",
+    "Doc",
+    "MonitorStore",
+    "Signal",
+    "Span",
+    "SpanFormatError",
+    "StoreError",
+    "TraceRecord",
+    "assemble",
+    "import_spans",
+    "judge_traffic",
+    "run_canary",
+    "spans_from_json",
+    "spans_from_protobuf",
+    "watch",
+]

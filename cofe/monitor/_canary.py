@@ -1,0 +1,264 @@
+"""Canaries: a keyword-labelled eval set sent through the live pipeline, scored per round.
+
+Two ways to reach the pipeline:
+
+- **a pipeline object** (``--pipeline module:factory``, or the built-in one): the round
+  is an ordinary ``cofe run`` into ``RUNS/<round>`` -- full corpus, every stage judged;
+- **the service** (``--send URL``): each query is POSTed as JSON (``{"query": ...}``)
+  to the service, which is traced as usual; the round waits for the traces that come
+  back to the collector, matches them by query and writes them as a run log. The
+  service's corpus is not visible, only the chunks its traces list, so the chunking
+  stage is not judged (the manifest lists no chunking stage).
+
+Either way the round is scored with the full stage measures and verdicts
+(``score_run``), the scores are written next to the round's run log, and the store
+keeps the round's measures, its verdict shares per stage and every case with its
+verdict and evidence (what the dashboard drills down to).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cofe.evalset import read_evalset
+from cofe.monitor._assemble import TraceRecord
+from cofe.monitor._record import record_of
+from cofe.monitor._store import CANARY, MonitorStore
+from cofe.runlog import (
+    Chunk,
+    Manifest,
+    RankedChunk,
+    RunWriter,
+    SampleRecord,
+    Stage,
+    StageError,
+    read_run,
+)
+
+VERDICTS = "verdicts"  # the step under which verdict shares are stored
+
+
+@dataclass
+class CanaryRound:
+    round_id: str
+    started_ns: int
+    finished_ns: int
+    samples: int
+    answered: int
+    run_dir: Path
+    result: Any  # ScoreResult
+    verdicts: dict[str, int]
+
+    def line(self) -> str:
+        shown = ", ".join(f"{v} {n}" for v, n in sorted(self.verdicts.items(), key=lambda x: -x[1]))
+        return (f"canary round {self.round_id}: {self.answered}/{self.samples} answered in "
+                f"{(self.finished_ns - self.started_ns) / 1e9:.1f} s; verdicts: {shown}")  # fmt: skip
+
+
+def round_name(now_ns: int) -> str:
+    return datetime.fromtimestamp(now_ns / 1e9, UTC).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def run_canary(
+    store: MonitorStore,
+    evalset: str | os.PathLike[str],
+    runs_dir: str | os.PathLike[str],
+    *,
+    pipeline: Any = None,
+    docs: str | os.PathLike[str] | None = None,
+    send: str | None = None,
+    send_field: str = "query",
+    headers: dict[str, str] | None = None,
+    wait_seconds: float = 120.0,
+    concurrency: int = 4,
+    cache: Any = None,
+    config: Any = None,
+    now_ns: Callable[[], int] = time.time_ns,
+) -> CanaryRound:
+    """Run one canary round (see the module's docstring) and store it."""
+    from cofe.stages import ScoreConfig, score_run
+
+    if (pipeline is None) == (send is None):
+        raise ValueError("a canary needs either a pipeline or a service URL to send to (--send)")
+    started = now_ns()
+    round_id = round_name(started)
+    out = Path(runs_dir) / round_id
+    if pipeline is not None:
+        from cofe.runner import run_pipeline
+
+        run_pipeline(pipeline, evalset, out, docs=docs, cache=cache, concurrency=concurrency,
+                     progress=False, run_id=f"canary-{round_id}")  # fmt: skip
+        trace_of = _store_run_traces(store, out, round_id, started)
+    else:
+        trace_of = _send_round(store, evalset, out, round_id, started, send or "", send_field,
+                               headers or {}, wait_seconds, concurrency)  # fmt: skip
+    result = score_run(out, config=config or ScoreConfig())
+    result.write(out / "scores", replace=True)
+    finished = now_ns()
+    log = read_run(out)
+    return _store_round(store, round_id, started, finished, log, result, trace_of,
+                        pipeline_name=send or json.dumps(log.manifest.pipeline)[:500])  # fmt: skip
+
+
+def _store_run_traces(store: MonitorStore, out: Path, round_id: str, started: int) -> dict[str, str]:
+    """The round's records as canary traces (so a case links to what each stage produced)."""
+    log = read_run(out)
+    evals = {s.id: s for s in read_evalset(log.evalset_path).samples}
+    stages = log.manifest.stages
+    records = []
+    for sample_id, sample in log.records.items():
+        if sample_id not in evals:
+            continue
+        spent = sum(sample.latency.values())
+        records.append(record_of(f"canary:{round_id}:{sample_id}", evals[sample_id].query, sample,
+                                 log.chunks, started_ns=started,
+                                 ended_ns=started + int(spent * 1e9), stages=stages,
+                                 top_k=log.manifest.top_k))  # fmt: skip
+    store.add_traces(records, origin=CANARY)
+    return {r.trace_id.rsplit(":", 1)[1]: r.trace_id for r in records}
+
+
+def _post(url: str, field: str, query: str, headers: dict[str, str], timeout: float) -> str | None:
+    """POST one canary query; the reason it failed, or None."""
+    body = json.dumps({field: query}).encode()
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json", **headers})  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            response.read()
+    except urllib.error.HTTPError as error:
+        return f"the service answered HTTP {error.code}"
+    except (urllib.error.URLError, OSError) as error:
+        return f"the service could not be reached ({getattr(error, 'reason', error)})"
+    return None
+
+
+def _send_round(store: MonitorStore, evalset: str | os.PathLike[str], out: Path, round_id: str,
+                started: int, url: str, field: str, headers: dict[str, str],
+                wait_seconds: float, concurrency: int) -> dict[str, str]:  # fmt: skip
+    evals = read_evalset(evalset)
+    samples = evals.samples
+    with ThreadPoolExecutor(max(1, concurrency)) as pool:
+        failures = list(pool.map(lambda s: _post(url, field, s.query, headers, wait_seconds),
+                                 samples))  # fmt: skip
+    sent = [s for s, failed in zip(samples, failures, strict=True) if failed is None]
+    wanted: dict[str, int] = {}
+    for s in sent:
+        wanted[s.query] = wanted.get(s.query, 0) + 1
+    deadline = time.monotonic() + wait_seconds
+    found: dict[str, list[TraceRecord]] = {}
+    while True:
+        store.db.execute("SELECT 1")  # a fresh read of what the collector committed
+        found = store.traces_by_query(list(wanted), started)
+        complete = all(len([t for t in found.get(q, []) if _answered_or_failed(t)]) >= n
+                       for q, n in wanted.items())  # fmt: skip
+        if complete or time.monotonic() > deadline:
+            break
+        time.sleep(0.25)
+    chunks: dict[str, Chunk] = {}
+    records: list[SampleRecord] = []
+    trace_of: dict[str, str] = {}
+    stages: set[Stage] = set()
+    taken: dict[str, int] = {}
+    for s in sent:
+        queue = [t for t in found.get(s.query, []) if _answered_or_failed(t)]
+        at = taken.get(s.query, 0)
+        if at >= len(queue):
+            continue  # no trace came back in time: the sample stays unanswered (and says so)
+        taken[s.query] = at + 1
+        trace = queue[at]
+        trace_of[s.id] = trace.trace_id
+        stages.update(trace.stages)
+        for doc in trace.chunks():
+            if doc.text is not None and doc.chunk_id not in chunks:
+                chunks[doc.chunk_id] = Chunk(chunk_id=doc.chunk_id, doc_id=doc.chunk_id,
+                                             text=doc.text, meta={"ref": doc.ref})  # fmt: skip
+        records.append(_sample_of(s.id, trace))
+    writer = RunWriter(out)
+    manifest = Manifest(
+        run_id=f"canary-{round_id}",
+        pipeline={"service": url},
+        stages=sorted(stages | {Stage.RETRIEVAL}, key=list(Stage).index),
+        meta={"canary": "sent to the service; the corpus is the chunks its traces listed",
+              "not_sent": {s.id: f for s, f in zip(samples, failures, strict=True) if f}},
+    )  # fmt: skip
+    writer.start(manifest, evalset)
+    writer.add_chunks(chunks.values())
+    writer.add_samples(records)
+    store.set_origin(list(trace_of.values()), CANARY)
+    return trace_of
+
+
+def _answered_or_failed(trace: TraceRecord) -> bool:
+    return trace.is_query and (trace.answer is not None or trace.error_stage is not None)
+
+
+def _ranked(docs: Any) -> list[RankedChunk] | None:
+    if docs is None:
+        return None
+    return [RankedChunk(chunk_id=d.chunk_id, score=d.score) for d in docs]
+
+
+def _sample_of(sample_id: str, trace: TraceRecord) -> SampleRecord:
+    error = None
+    if trace.error_stage is not None:
+        kind, _, message = (trace.error or "Error").partition(": ")
+        error = StageError(stage=trace.error_stage, type=kind, message=message)
+    return SampleRecord(sample_id=sample_id, pool=_ranked(trace.pool),
+                        context=_ranked(trace.context), answer=trace.answer,
+                        latency=dict(trace.latency), error=error)  # fmt: skip
+
+
+def _context_stage(result: Any) -> str:
+    return "reranking" if "reranking" in (result.shape.get("stages") or []) else "retrieval"
+
+
+_STEP_STAGE = {"parse": "parse", "corpus": "chunking", "pool": "retrieval", "answer": "generation"}
+
+
+def _store_round(store: MonitorStore, round_id: str, started: int, finished: int, log: Any,
+                 result: Any, trace_of: dict[str, str], pipeline_name: str) -> CanaryRound:  # fmt: skip
+    evals = {s.id: s for s in read_evalset(log.evalset_path).samples}
+    summary = result.summary()
+    context_stage = _context_stage(result)
+    measures = [(round_id, _STEP_STAGE.get(r.step, context_stage), r.step, r.measure,
+                 None if r.mean != r.mean else float(r.mean), int(r.scored), int(r.unscored))
+                for r in summary.itertuples()]  # fmt: skip
+    verdicts = result.verdicts
+    counts = verdicts["verdict"].value_counts().to_dict()
+    total = len(verdicts)
+    by_stage = verdicts.groupby(["verdict", "stage"], dropna=False).size()
+    for (verdict, stage), n in by_stage.items():
+        stage_name = stage if isinstance(stage, str) else "none"
+        measures.append((round_id, stage_name, VERDICTS, f"{verdict}@{stage_name}", n / total,
+                         total, 0))  # fmt: skip
+    cases = [(round_id, r.sample_id, trace_of.get(r.sample_id), evals[r.sample_id].query
+              if r.sample_id in evals else "", r.verdict,
+              r.stage if isinstance(r.stage, str) else None,
+              json.dumps({"explanation": r.explanation, "points": int(r.points)}))
+             for r in verdicts.itertuples()]  # fmt: skip
+    with store.db.transaction():
+        store.db.execute(
+            "INSERT INTO canary_rounds (round_id, started_ns, finished_ns, evalset_sha256, "
+            "pipeline, samples, answered, run_dir, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [round_id, started, finished, log.manifest.evalset_sha256, pipeline_name, len(evals),
+             len(log.records), str(log.path), json.dumps(result.to_dict(), default=str)],
+        )  # fmt: skip
+        store.db.executemany(
+            "INSERT INTO canary_measures (round_id, stage, step, measure, value, n, unscored) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", measures)  # fmt: skip
+        store.db.executemany(
+            "INSERT INTO canary_cases (round_id, sample_id, trace_id, query, verdict, stage, "
+            "evidence) VALUES (?, ?, ?, ?, ?, ?, ?)", cases)  # fmt: skip
+    return CanaryRound(round_id, started, finished, len(evals), len(log.records), log.path, result,
+                       {str(k): int(v) for k, v in counts.items()})  # fmt: skip

@@ -1,0 +1,258 @@
+"""``cofe monitor collect``: an OTLP/HTTP trace receiver that writes to the store.
+
+``POST /v1/traces`` with an ``ExportTraceServiceRequest`` in protobuf
+(``application/x-protobuf``) or OTLP/JSON (``application/json``), optionally gzip
+compressed -- what every OpenTelemetry OTLP/HTTP exporter sends. A batch is
+acknowledged (200) only after its transaction committed, so a receiver killed at
+any moment has either stored a batch or not acknowledged it (the exporter sends it
+again; spans are keyed, so nothing is counted twice). A body that is not spans gets
+400 (the exporter does not retry it); a store that cannot write gets 503 (it does).
+
+Loopback by default; another address needs a token (``Authorization: Bearer ...``),
+which is compared in constant time and never logged.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import socket
+import sys
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from cofe.monitor._spans import SpanFormatError, spans_from_json, spans_from_protobuf
+from cofe.monitor._store import MonitorStore
+
+TRACES_PATH = "/v1/traces"
+DEFAULT_PORT = 4318  # the OTLP/HTTP port exporters use by default
+MAX_BODY = 64 * 1024 * 1024
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_binding(host: str, token: str | None) -> None:
+    """Refuse to listen beyond this machine without a token."""
+    if not is_loopback(host) and not token:
+        raise ValueError(f"listening on {host} (not loopback) needs a token: set "
+                         "COFE_MONITOR_TOKEN or pass --token-file")  # fmt: skip
+
+
+def token_ok(header: str | None, token: str | None) -> bool:
+    if not token:
+        return True
+    given = (header or "").removeprefix("Bearer ").strip()
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+@dataclass
+class CollectorStats:
+    batches: int = 0
+    spans: int = 0
+    new_spans: int = 0
+    traces: int = 0
+    problem_traces: int = 0
+    rejected: int = 0  # bodies refused (400/413/415)
+    failed: int = 0  # batches the store could not write (503)
+    last_error: str | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def line(self) -> str:
+        return (f"{self.spans:,} spans in {self.batches:,} batches ({self.new_spans:,} new), "
+                f"{self.traces:,} trace updates ({self.problem_traces:,} with problems), "
+                f"{self.rejected:,} bodies refused, {self.failed:,} store failures")  # fmt: skip
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = inflater.decompress(body, limit + 1)
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise SpanFormatError(f"the body inflates past {limit:,} bytes")
+    return out
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _status_message(code: int, message: str) -> bytes:
+    """A ``google.rpc.Status`` in protobuf (field 1: code, field 2: message): the body OTLP
+    asks for with an error, without a dependency for a two-field message."""
+    text = message.encode()
+    return b"\x08" + _varint(code) + b"\x12" + _varint(len(text)) + text
+
+
+class Collector:
+    """The receiver; ``serve_forever`` blocks, ``start`` runs it in a thread (tests)."""
+
+    def __init__(self, store: MonitorStore, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                 token: str | None = None, max_body: int = MAX_BODY,
+                 refresh_seconds: float = 10.0, quiet: bool = False) -> None:  # fmt: skip
+        check_binding(host, token)
+        self.store, self.token, self.max_body = store, token, max_body
+        self.stats = CollectorStats()
+        self.refresh_seconds, self.quiet = refresh_seconds, quiet
+        self._stop = threading.Event()
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # the token is in headers:
+                pass  # nothing about a request is logged; the stats line says what came in
+
+            def do_POST(self) -> None:
+                collector._handle(self)
+
+            def do_GET(self) -> None:
+                if self.path == "/healthz":
+                    self._send(200, "application/json", json.dumps(collector.stats.__dict__,
+                                                                   default=str).encode())  # fmt: skip
+                else:
+                    self._send(404, "text/plain", b"not found\n")
+
+            def _send(self, status: int, content_type: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.handler = Handler
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        class Server(ThreadingHTTPServer):
+            address_family = family
+            daemon_threads = True
+
+        self.server = Server((host, port), Handler)
+        self.port = self.server.server_address[1]
+        self.host = host
+
+    # --- one request -----------------------------------------------------------------------
+
+    def _handle(self, request: BaseHTTPRequestHandler) -> None:
+        send = request._send  # type: ignore[attr-defined]
+        if request.path.split("?")[0] != TRACES_PATH:
+            self._drain(request)
+            return send(404, "text/plain", f"POST spans to {TRACES_PATH}\n".encode())
+        if not token_ok(request.headers.get("Authorization"), self.token):
+            self._drain(request)
+            self.stats.rejected += 1
+            return send(401, "text/plain", b"a valid bearer token is required\n")
+        kind = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        as_json = kind == "application/json"
+        reply_type = "application/json" if as_json else "application/x-protobuf"
+        try:
+            length = int(request.headers.get("Content-Length") or "-1")
+        except ValueError:
+            length = -1
+        if length < 0:
+            request.close_connection = True
+            return self._refuse(send, 411, reply_type, "a Content-Length is required")
+        if length > self.max_body:
+            request.close_connection = True
+            return self._refuse(send, 413, reply_type, f"the body is over {self.max_body:,} bytes")
+        body = request.rfile.read(length)
+        if kind not in ("application/x-protobuf", "application/json"):
+            return self._refuse(send, 415, "text/plain",
+                                f"Content-Type {kind or '(none)'}: send application/x-protobuf "
+                                "or application/json")  # fmt: skip
+        try:
+            if (request.headers.get("Content-Encoding") or "").lower() == "gzip":
+                body = _gunzip(body, self.max_body)
+            spans = spans_from_json(body) if as_json else spans_from_protobuf(body)
+        except (SpanFormatError, zlib.error) as error:
+            return self._refuse(send, 400, reply_type, str(error))
+        try:
+            report = self.store.ingest(spans)
+        except Exception as error:  # disk full, database gone: the exporter retries on 503
+            self.stats.failed += 1
+            self.stats.last_error = f"{type(error).__name__}: {error}"[:500]
+            print(f"cofe monitor collect: could not store a batch ({self.stats.last_error}); "
+                  "answered 503 so the sender retries", file=sys.stderr)  # fmt: skip
+            return send(503, "text/plain", b"the store could not write the batch; retry\n")
+        stats = self.stats
+        stats.batches += 1
+        stats.spans += report.spans
+        stats.new_spans += report.new_spans
+        stats.traces += report.traces
+        stats.problem_traces += report.problems
+        send(200, reply_type, b"{}" if as_json else b"")  # an empty ExportTraceServiceResponse
+
+    def _refuse(self, send: Any, status: int, reply_type: str, message: str) -> None:
+        self.stats.rejected += 1
+        self.stats.last_error = message[:500]
+        if reply_type == "application/json":
+            body = json.dumps({"code": 3, "message": message}).encode()
+        else:
+            body = _status_message(3, message)  # INVALID_ARGUMENT
+        send(status, reply_type, body)
+
+    @staticmethod
+    def _drain(request: BaseHTTPRequestHandler) -> None:
+        try:
+            length = int(request.headers.get("Content-Length") or "0")
+        except ValueError:
+            length = 0
+        if 0 < length <= MAX_BODY:
+            request.rfile.read(length)
+        else:
+            request.close_connection = True
+
+    # --- running -----------------------------------------------------------------------------
+
+    def _housekeeping(self) -> None:
+        last_prune = 0.0
+        while not self._stop.wait(self.refresh_seconds):
+            try:
+                self.store.refresh()
+                if time.monotonic() - last_prune > 3600:
+                    self.store.prune()
+                    last_prune = time.monotonic()
+            except Exception as error:  # a busy store: try again next time, say so
+                print(f"cofe monitor collect: refreshing windows failed ({error})",
+                      file=sys.stderr)  # fmt: skip
+            if not self.quiet:
+                print(f"cofe monitor collect: {self.stats.line()}", file=sys.stderr, flush=True)
+
+    def serve_forever(self) -> None:
+        keeper = threading.Thread(target=self._housekeeping, name="cofe-windows", daemon=True)
+        keeper.start()
+        try:
+            self.server.serve_forever(poll_interval=0.2)
+        finally:
+            self._stop.set()
+            keeper.join(timeout=5)
+            self.server.server_close()
+            self.store.refresh()
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self.serve_forever, name="cofe-collector", daemon=True)
+        thread.start()
+        return thread
+
+    def shutdown(self) -> None:
+        self.server.shutdown()
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{TRACES_PATH}"

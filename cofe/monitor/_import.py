@@ -1,0 +1,99 @@
+"""``cofe monitor import FILE``: spans exported to a file, into the store.
+
+Reads OTLP/JSON requests (one per line, as the OpenTelemetry Collector's file
+exporter writes them, or one document), the SDK's span JSON (what the
+``ConsoleSpanExporter`` prints, objects one after another), or a binary OTLP
+protobuf request (``.pb``). A bad record is a problem naming the file and line;
+the records around it are still stored, in batches, so an interrupted import keeps
+what it stored (and importing the file again adds nothing twice).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cofe._errors import InputProblem
+from cofe.monitor._spans import (
+    Span,
+    SpanFormatError,
+    json_values,
+    spans_from_json_value,
+    spans_from_protobuf_frames,
+)
+from cofe.monitor._store import MonitorStore
+
+
+@dataclass
+class ImportReport:
+    spans: int = 0
+    new_spans: int = 0
+    traces: int = 0
+    problem_traces: int = 0
+    problems: list[InputProblem] = field(default_factory=list)
+
+
+def import_spans(
+    store: MonitorStore,
+    path: str | os.PathLike[str],
+    *,
+    batch_size: int = 2000,
+    on_batch: Callable[[ImportReport], None] | None = None,
+) -> ImportReport:
+    path = Path(path)
+    name = str(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a folder; give an exported span file")
+    raw = path.read_bytes()
+    report = ImportReport()
+    pending: list[Span] = []
+    touched: set[str] = set()
+
+    def flush() -> None:
+        if not pending:
+            return
+        done = store.ingest(pending)
+        report.spans += done.spans
+        report.new_spans += done.new_spans
+        pending.clear()
+        if on_batch is not None:
+            on_batch(report)
+
+    if path.suffix in (".pb", ".protobuf", ".bin") or raw.lstrip()[:1] not in (b"{", b"[", b""):
+        try:
+            spans = spans_from_protobuf_frames(raw)
+        except SpanFormatError as error:
+            report.problems.append(InputProblem(name, None, None, str(error)))
+            return report
+        for at in range(0, len(spans), batch_size):
+            pending.extend(spans[at : at + batch_size])
+            touched.update(s.trace_id for s in pending)
+            flush()
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            report.problems.append(InputProblem(name, None, None, f"not UTF-8 text ({error.reason})"))
+            return report
+        try:
+            for line, value in json_values(text):
+                try:
+                    spans = spans_from_json_value(value)
+                except SpanFormatError as error:
+                    report.problems.append(InputProblem(name, line, None, str(error)))
+                    continue
+                pending.extend(spans)
+                touched.update(s.trace_id for s in spans)
+                if len(pending) >= batch_size:
+                    flush()
+        except SpanFormatError as error:  # the rest of the file is not JSON: keep what came before
+            report.problems.append(InputProblem(name, None, None, f"{error}; the rest of the "
+                                                "file was not read"))  # fmt: skip
+        flush()
+    if touched:
+        traces = store.traces_by_id(sorted(touched))
+        report.traces = len(traces)
+        report.problem_traces = sum(1 for t in traces if t.problems)
+    return report

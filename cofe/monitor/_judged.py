@@ -1,0 +1,146 @@
+"""The judges' label-free measures on a sampled share of live traffic, within a call budget.
+
+Traffic has no keywords and no reference answer, so only measures that need
+neither apply: ``Faithfulness`` (the answer's claims against the context the
+generator saw) and ``AnswerRelevancy``. They are asked for through the judges'
+own measure objects: the judge labels a trace exactly as ``cofe judge`` labels a
+sample (``judge_one``), and the measure reads the labels (``labels_of``).
+
+Which traces are judged is decided by the trace id (a hash below the share), so
+the sample is the same whichever process looks, and a trace is judged once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cofe.measures import AnswerRelevancy, Faithfulness, Measure, Step
+from cofe.measures._view import StepView
+from cofe.monitor._sql import in_slices, placeholders
+from cofe.runlog import Stage
+
+if TYPE_CHECKING:
+    from cofe.llm import LLMClient
+    from cofe.monitor._store import MonitorStore
+
+LABEL_FREE: tuple[Measure, ...] = (Faithfulness(), AnswerRelevancy())
+CALLS_PER_TRACE = 2  # the judge's claims call, then its checks call
+
+
+def sampled(trace_id: str, share: float) -> bool:
+    """The trace is in the judged share: a stable hash of its id, below ``share``."""
+    digest = hashlib.sha256(trace_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+@dataclass
+class JudgeTrafficReport:
+    judged: int = 0
+    unscored: int = 0
+    skipped_budget: int = 0  # sampled traces left for a later run by the call budget
+    calls: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+def judge_traffic(
+    store: MonitorStore,
+    client: LLMClient,
+    *,
+    share: float,
+    budget: int,
+    since_ns: int = 0,
+    embedder: Any = None,
+    concurrency: int = 4,
+) -> JudgeTrafficReport:
+    """Judge the sampled share of answered traffic traces not judged yet, oldest first,
+    stopping before the calls would exceed ``budget``; windows they fall in are refreshed."""
+    from cofe._parallel import thread_map
+    from cofe.evalset import EvalSample
+    from cofe.judges import judge_one
+    from cofe.judges._judge import JudgeInputs, labels_of
+
+    if not 0 < share <= 1:
+        raise ValueError(f"the judged share must be in (0, 1], not {share}")
+    if budget < CALLS_PER_TRACE:
+        raise ValueError(f"a call budget below {CALLS_PER_TRACE} judges nothing (one trace "
+                         f"takes {CALLS_PER_TRACE} calls)")  # fmt: skip
+    rows = store.db.execute(
+        "SELECT t.trace_id FROM traces t WHERE t.origin = 'traffic' AND t.answer IS NOT NULL "
+        "AND t.started_ns >= ? AND NOT EXISTS (SELECT 1 FROM judgements j "
+        "WHERE j.trace_id = t.trace_id) ORDER BY t.started_ns", [since_ns])  # fmt: skip
+    candidates = [r[0] for r in rows if sampled(r[0], share)]
+    report = JudgeTrafficReport()
+    affordable = budget // CALLS_PER_TRACE
+    report.skipped_budget = max(0, len(candidates) - affordable)
+    chosen = [store.trace(t) for t in candidates[:affordable]]
+    items = []
+    for trace in chosen:
+        if trace is None or trace.query is None or trace.answer is None:
+            continue
+        sample = EvalSample(id=trace.trace_id, query=trace.query)
+        chunks = tuple(d.text or "" for d in trace.context or ())
+        items.append((trace, JudgeInputs(sample, trace.answer, chunks, None,
+                                         "live traffic has no source document", None)))  # fmt: skip
+
+    def finished(done: tuple[Any, Any]) -> None:
+        trace, judgement = done
+        report.calls += judgement.calls
+        rows = []
+        if judgement.status == "judged":
+            report.judged += 1
+            labels = labels_of(judgement)
+            view = StepView(Step.ANSWER, (), claims=labels)
+            for measure in LABEL_FREE:
+                value = measure.evaluate(view)
+                number = value if isinstance(value, float | int) else None
+                reason = None if number is not None else value.reason
+                rows.append((trace.trace_id, measure.name, number, reason))
+        else:
+            report.unscored += 1
+            key = (judgement.reason or "").split(":")[0]
+            report.reasons[key] = report.reasons.get(key, 0) + 1
+            rows += [(trace.trace_id, m.name, None, judgement.reason) for m in LABEL_FREE]
+        now = time.time_ns()
+        with store.db.transaction():
+            store.db.executemany(
+                "INSERT INTO judgements (trace_id, measure, value, reason, model, judged_ns) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id, measure) DO NOTHING",
+                [(*row, client.endpoint.model, now) for row in rows],
+            )
+            store.mark_dirty({("traffic", store.window_of(trace.started_ns))})
+
+    thread_map(lambda pair: (pair[0], judge_one(client, pair[1], embedder)), items, finished,
+               concurrency=concurrency)  # fmt: skip
+    return report
+
+
+def judged_signals(store: MonitorStore, trace_ids: Sequence[str]) -> list[tuple]:
+    """``(stage, signal, value, n, note)`` per label-free judged measure over the judged
+    traces among ``trace_ids``."""
+    values: dict[str, list[float]] = {m.name: [] for m in LABEL_FREE}
+    reasons: dict[str, dict[str, int]] = {m.name: {} for m in LABEL_FREE}
+    for part in in_slices(list(trace_ids)):
+        for measure, value, reason in store.db.execute(
+            f"SELECT measure, value, reason FROM judgements WHERE trace_id IN "
+            f"({placeholders(len(part))})", part):  # fmt: skip
+            if measure not in values:
+                continue
+            if value is not None:
+                values[measure].append(float(value))
+            else:
+                reasons[measure][reason or "?"] = reasons[measure].get(reason or "?", 0) + 1
+    rows = []
+    for measure in LABEL_FREE:
+        got = values[measure.name]
+        if got:
+            rows.append((Stage.GENERATION.value, measure.name, sum(got) / len(got), len(got), None))
+        else:
+            why = reasons[measure.name]
+            note = (f"no judged trace had a value ({max(why, key=why.__getitem__)})" if why
+                    else "no trace of the window was judged (cofe monitor judge)")  # fmt: skip
+            rows.append((Stage.GENERATION.value, measure.name, None, 0, note))
+    return rows

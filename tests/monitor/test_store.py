@@ -1,0 +1,155 @@
+"""The store, on SQLite and on a real PostgreSQL server: the same queries, the same answers."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cofe.monitor import MonitorStore, StoreError
+from cofe.monitor import _store as store_module
+from tests.monitor.conftest import T0, TRACE, rag_trace
+
+
+def _signal(store: MonitorStore, stage: str, name: str) -> dict:
+    rows = store.series(stage=stage, signal=name)
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_a_batch_sent_twice_is_stored_and_counted_once(store: MonitorStore):
+    first = store.ingest(rag_trace())
+    again = store.ingest(rag_trace())
+    assert (first.new_spans, again.new_spans) == (6, 0)
+    counts = store.counts()
+    assert counts["spans"] == 6 and counts["traces"] == 1
+    store.refresh()
+    assert _signal(store, "all", "Traces")["value"] == 1.0
+
+
+def test_chunks_are_stored_once_and_restored_for_later_batches(store: MonitorStore):
+    store.ingest(rag_trace(trace="a" * 32))
+    store.ingest(rag_trace(trace="b" * 32))
+    assert store.counts()["chunks"] == 3  # two traces, the same three chunk texts
+    # a trace whose root arrives in a later batch is re-assembled from the stored spans,
+    # chunk texts included
+    spans = rag_trace(trace="c" * 32)
+    store.ingest(spans[1:])
+    partial = store.trace("c" * 32)
+    assert any("no root span" in p for p in partial.problems)
+    store.ingest(spans[:1])
+    whole = store.trace("c" * 32)
+    assert whole.problems == []
+    assert whole.query == "When was the tower finished?"
+    assert [d.text for d in whole.context] == ["The tower was finished in 1889.", "Paris is a city."]
+
+
+def test_windows_hold_the_label_free_signals(store: MonitorStore):
+    for i in range(4):
+        pool = ["The tower was finished in 1889.", "Paris is a city.", "x y z"]
+        # in the last trace the reranker keeps only chunks from the bottom of the pool
+        context = pool[:2] if i < 3 else pool[2:]
+        store.ingest(rag_trace(trace=f"{i + 1:032x}", pool=pool, context=context, start=i,
+                               answer="I cannot answer that." if i == 0 else "In 1889."))  # fmt: skip
+    assert store.refresh() == 1
+    assert store.refresh() == 0  # nothing new: nothing recomputed
+    assert _signal(store, "all", "Traces")["value"] == 4
+    assert _signal(store, "retrieval", "PoolSize")["value"] == 3
+    assert _signal(store, "retrieval", "TopScore")["value"] == pytest.approx(1.0)
+    top1 = _signal(store, "reranking", "Top1Dropped")
+    assert (top1["value"], top1["n"]) == (0.25, 4)
+    assert _signal(store, "reranking", "PromotedShare")["value"] == pytest.approx(0.25)
+    assert _signal(store, "generation", "LatencyP95")["value"] == pytest.approx(0.5)
+    refusals = _signal(store, "generation", "RefusalRate")
+    assert (refusals["value"], refusals["n"]) == (0.25, 4)
+    judged = _signal(store, "generation", "Faithfulness")
+    assert judged["value"] is None and "cofe monitor judge" in judged["note"]
+
+
+def test_a_trace_added_later_refreshes_its_window(store: MonitorStore):
+    store.ingest(rag_trace(trace="a" * 32))
+    store.refresh()
+    store.ingest(rag_trace(trace="b" * 32, start=1))
+    assert store.refresh() == 1
+    assert _signal(store, "all", "Traces")["value"] == 2
+
+
+def test_retention_deletes_old_traces_but_keeps_the_series(store_location: str):
+    with MonitorStore(store_location, window_seconds=60, retain_seconds=3600) as store:
+        store.ingest(rag_trace(trace="a" * 32))
+        store.ingest(rag_trace(trace="b" * 32, start=7200))
+        store.refresh()
+        pruned = store.prune(now_ns=T0 + 7200 * 10**9 + 10)
+        assert pruned == {"spans": 6, "traces": 1}
+        assert store.trace("a" * 32) is None and store.trace("b" * 32) is not None
+        assert len(store.series(stage="all", signal="Traces")) == 2
+
+
+def test_settings_are_fixed_at_creation(store_location: str):
+    MonitorStore(store_location, window_seconds=60).close()
+    with MonitorStore(store_location) as reopened:
+        assert reopened.window_seconds == 60
+    with pytest.raises(StoreError, match="window is 60 s, not 30 s"):
+        MonitorStore(store_location, window_seconds=30)
+
+
+def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str, monkeypatch):
+    MonitorStore(store_location).close()
+    with MonitorStore(store_location) as store:
+        store.db.execute("UPDATE cofe_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="schema version 99 was written by a newer cofe"):
+        MonitorStore(store_location)
+    with MonitorStore.__new__(MonitorStore) as raw:  # back to an old version by hand
+        from cofe.monitor._sql import connect
+
+        raw.db = connect(store_location)
+        raw.db.execute("UPDATE cofe_meta SET value = '1' WHERE key = 'schema_version'")
+    monkeypatch.setattr(store_module, "STORE_SCHEMA_VERSION", 2)
+    monkeypatch.setitem(store_module.MIGRATIONS, 1,
+                        ["CREATE TABLE notes (note TEXT)", "INSERT INTO notes VALUES ('v2')"])  # fmt: skip
+    with MonitorStore(store_location) as migrated:
+        assert migrated.schema_version == 2
+        assert migrated.db.execute("SELECT note FROM notes") == [("v2",)]
+        assert migrated.db.execute(
+            "SELECT value FROM cofe_meta WHERE key = 'schema_version'") == [("2",)]  # fmt: skip
+
+
+def test_a_database_of_something_else_is_refused(tmp_path: Path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (name TEXT)")
+    with pytest.raises(StoreError, match="not a cofe monitoring store"):
+        MonitorStore(path)
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="garbage.db"):
+        MonitorStore(garbage)
+    with pytest.raises(StoreError, match="is a folder"):
+        MonitorStore(tmp_path)
+
+
+def test_a_postgres_url_that_does_not_connect_names_it_without_the_password():
+    with pytest.raises(StoreError) as raised:
+        MonitorStore("postgresql://cofe:secret@127.0.0.1:1/none")
+    assert "cannot connect" in str(raised.value) and "secret" not in str(raised.value)
+
+
+def test_both_engines_give_the_same_series(tmp_path: Path, postgres_url: str):
+    rows = []
+    for location in (tmp_path / "a.db", postgres_url):
+        with MonitorStore(location, window_seconds=60) as store:
+            for i in range(5):
+                store.ingest(rag_trace(trace=f"{i + 1:032x}", start=i * 30))
+            store.refresh()
+            rows.append(store.series())
+    assert rows[0] == rows[1] and len(rows[0]) > 40
+
+
+def test_query_lookup_for_canaries(store: MonitorStore):
+    store.ingest(rag_trace(trace="a" * 32, query="first?"))
+    store.ingest(rag_trace(trace="b" * 32, query="second?"))
+    found = store.traces_by_query(["first?", "absent?"], since_ns=0)
+    assert list(found) == ["first?"] and found["first?"][0].trace_id == "a" * 32
+    assert found["first?"][0].pool[0].text == "The tower was finished in 1889."
+    assert TRACE  # the default id is a valid 16-byte id
