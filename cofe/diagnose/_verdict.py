@@ -138,6 +138,14 @@ def diagnose(
         )
     horizon = STEP_ORDER[first_loss.step] if first_loss else len(STEP_ORDER)
     blind = [o for o in outcomes if o.hits is None and STEP_ORDER[o.step] < horizon]
+    if first_loss is not None:
+        # a step that could not be judged cannot be where a point was lost if a judged step
+        # after it still held that point (the pool held it: the corpus had it)
+        lost_first = [p for p, o in enumerate(first) if o is first_loss]
+        blind = [b for b in blind if any(
+            not any(o.hits[p] for o in judged  # type: ignore[index]
+                    if STEP_ORDER[b.step] < STEP_ORDER[o.step] < horizon)
+            for p in lost_first)]  # fmt: skip
     if first_loss is None:
         if not judged:
             reasons = "; ".join(f"{o.step}: {o.unjudged}" for o in blind) or "nothing was judged"

@@ -179,6 +179,9 @@ class _SampleScorer:
     ) -> CorpusHits | None:
         if Step.CORPUS not in self.plan:
             return None
+        if self.shape.corpus_unjudged:
+            outcomes.append(self.unjudged(Step.CORPUS, self.shape.corpus_unjudged))
+            return None
         corpus = judge_chunking(self.ctx, cs, scope, source)
         self.measure(
             StepView(
@@ -645,7 +648,7 @@ def _stages(shape: RunShape) -> list[Stage]:
     stages = []
     if shape.has_docs:
         stages.append(Stage.PARSE)
-    if shape.has_chunks:
+    if shape.has_chunks and not shape.corpus_unjudged:
         stages.append(Stage.CHUNKING)
     if shape.has_pool or shape.has_context:
         stages.append(Stage.RETRIEVAL)

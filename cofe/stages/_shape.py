@@ -46,6 +46,11 @@ from cofe.stages._config import ScoreConfig
 from cofe.stages._records import Outputs
 
 
+PARTIAL_CORPUS = ("corpus", "partial")
+"""Manifest ``meta`` entry of a run whose chunks are only those its pipeline returned (a canary
+sent to a service whose index cofe cannot read): the corpus step is not judged."""
+
+
 @dataclass
 class RecordFacts:
     """What the shape needs to know of all records: any pool, context or answer, the longest."""
@@ -83,6 +88,8 @@ class RunShape:
     top_k_from: str  # where top_k came from, or why it is unknown
     feeds_context: bool  # something downstream of retrieval consumes a context
     judged: bool = False  # `cofe judge` stored claim labels for this run
+    # why the chunks are not the whole corpus (None: they are): the corpus step is not judged
+    corpus_unjudged: str | None = None
 
     @classmethod
     def of(
@@ -127,7 +134,14 @@ class RunShape:
             )
         longest_pool = facts.longest_pool
         pool_cutoff = config.candidates or longest_pool or top_k or 1
+        partial = (
+            "the run's chunks are only those the pipeline returned, not the whole corpus "
+            f'(manifest meta "{PARTIAL_CORPUS[0]}": "{PARTIAL_CORPUS[1]}")'
+            if run.manifest.meta.get(PARTIAL_CORPUS[0]) == PARTIAL_CORPUS[1] and run.chunks
+            else None
+        )
         return cls(
+            corpus_unjudged=partial,
             has_docs=bool(run.documents),
             has_chunks=bool(run.chunks),
             has_pool=has_pool,
