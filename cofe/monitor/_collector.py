@@ -1,12 +1,13 @@
 """``cofe monitor collect``: an OTLP/HTTP trace receiver that writes to the store.
 
 ``POST /v1/traces`` with an ``ExportTraceServiceRequest`` in protobuf
-(``application/x-protobuf``) or OTLP/JSON (``application/json``), optionally gzip
-compressed -- what every OpenTelemetry OTLP/HTTP exporter sends. A batch is
+(``application/x-protobuf``) or OTLP/JSON (``application/json``), optionally gzip or
+deflate compressed -- what every OpenTelemetry OTLP/HTTP exporter sends. A batch is
 acknowledged (200) only after its transaction committed, so a receiver killed at
 any moment has either stored a batch or not acknowledged it (the exporter sends it
 again; spans are keyed, so nothing is counted twice). A body that is not spans gets
-400 (the exporter does not retry it); a store that cannot write gets 503 (it does).
+400 (the exporter does not retry it), an unknown Content-Type or Content-Encoding 415;
+a store that cannot write gets 503 (the exporter retries).
 
 Loopback by default; another address needs a token (``Authorization: Bearer ...``),
 which is compared in constant time and never logged.
@@ -75,12 +76,40 @@ class CollectorStats:
                 f"{self.rejected:,} bodies refused, {self.failed:,} store failures")  # fmt: skip
 
 
-def _gunzip(body: bytes, limit: int) -> bytes:
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = inflater.decompress(body, limit + 1)
-    if len(out) > limit or inflater.unconsumed_tail:
+ENCODINGS = ("gzip", "deflate", "identity", "")
+
+
+def _inflate(body: bytes, encoding: str, limit: int) -> bytes:
+    """A gzip or deflate body, inflated to at most ``limit`` bytes. Deflate is zlib's format
+    (what the OpenTelemetry exporters' ``deflate`` compression sends), or raw deflate; gzip
+    may be several members one after another (RFC 1952), each inflated in turn."""
+    if encoding == "deflate":
+        try:
+            return _inflate_one(body, zlib.MAX_WBITS, encoding, limit, limit)[0]
+        except zlib.error:
+            pass  # not zlib's wrapper: raw deflate
+    out, rest = b"", body
+    while True:
+        try:
+            wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else -zlib.MAX_WBITS
+            part, rest = _inflate_one(rest, wbits, encoding, limit - len(out), limit)
+        except zlib.error as error:
+            raise SpanFormatError(f"not a {encoding} body: {error}") from None
+        out += part
+        if encoding != "gzip" or not rest:
+            return out
+
+
+def _inflate_one(body: bytes, wbits: int, encoding: str, room: int,
+                 limit: int) -> tuple[bytes, bytes]:  # fmt: skip
+    """One compressed stream of at most ``room`` bytes: (its bytes, what follows it)."""
+    inflater = zlib.decompressobj(wbits)
+    out = inflater.decompress(body, room + 1)
+    if len(out) > room or inflater.unconsumed_tail:
         raise SpanFormatError(f"the body inflates past {limit:,} bytes")
-    return out
+    if not inflater.eof:  # zlib says nothing when the stream stops short
+        raise SpanFormatError(f"the {encoding} body is truncated")
+    return out, inflater.unused_data
 
 
 def _varint(n: int) -> bytes:
@@ -108,6 +137,7 @@ class Collector:
         check_binding(host, token)
         self.store, self.token, self.max_body = store, token, max_body
         self.stats = CollectorStats()
+        self._stats_lock = threading.Lock()  # handler threads count concurrently
         self.refresh_seconds, self.quiet = refresh_seconds, quiet
         self._stop = threading.Event()
         collector = self
@@ -155,7 +185,8 @@ class Collector:
             return send(404, "text/plain", f"POST spans to {TRACES_PATH}\n".encode())
         if not token_ok(request.headers.get("Authorization"), self.token):
             self._drain(request)
-            self.stats.rejected += 1
+            with self._stats_lock:
+                self.stats.rejected += 1
             return send(401, "text/plain", b"a valid bearer token is required\n")
         kind = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         as_json = kind == "application/json"
@@ -175,31 +206,42 @@ class Collector:
             return self._refuse(send, 415, "text/plain",
                                 f"Content-Type {kind or '(none)'}: send application/x-protobuf "
                                 "or application/json")  # fmt: skip
+        encoding = (request.headers.get("Content-Encoding") or "").strip().lower()
+        if encoding not in ENCODINGS:  # not read as spans: a 400 would make the sender drop them
+            return self._refuse(send, 415, reply_type,
+                                f"Content-Encoding {encoding}: send gzip, deflate or none")  # fmt: skip
         try:
-            if (request.headers.get("Content-Encoding") or "").lower() == "gzip":
-                body = _gunzip(body, self.max_body)
+            if encoding in ("gzip", "deflate"):
+                body = _inflate(body, encoding, self.max_body)
             spans = spans_from_json(body) if as_json else spans_from_protobuf(body)
-        except (SpanFormatError, zlib.error) as error:
+        except SpanFormatError as error:
             return self._refuse(send, 400, reply_type, str(error))
+        except Exception as error:  # a shape the decoder did not foresee is still not spans:
+            # answered (not a dropped connection, which the sender would retry forever)
+            return self._refuse(send, 400, reply_type,
+                                f"not OTLP spans ({type(error).__name__}: {error})")  # fmt: skip
         try:
             report = self.store.ingest(spans)
         except Exception as error:  # disk full, database gone: the exporter retries on 503
-            self.stats.failed += 1
-            self.stats.last_error = f"{type(error).__name__}: {error}"[:500]
+            with self._stats_lock:
+                self.stats.failed += 1
+                self.stats.last_error = f"{type(error).__name__}: {error}"[:500]
             print(f"cofe monitor collect: could not store a batch ({self.stats.last_error}); "
                   "answered 503 so the sender retries", file=sys.stderr)  # fmt: skip
             return send(503, "text/plain", b"the store could not write the batch; retry\n")
-        stats = self.stats
-        stats.batches += 1
-        stats.spans += report.spans
-        stats.new_spans += report.new_spans
-        stats.traces += report.traces
-        stats.problem_traces += report.problems
+        with self._stats_lock:
+            stats = self.stats
+            stats.batches += 1
+            stats.spans += report.spans
+            stats.new_spans += report.new_spans
+            stats.traces += report.traces
+            stats.problem_traces += report.problems
         send(200, reply_type, b"{}" if as_json else b"")  # an empty ExportTraceServiceResponse
 
     def _refuse(self, send: Any, status: int, reply_type: str, message: str) -> None:
-        self.stats.rejected += 1
-        self.stats.last_error = message[:500]
+        with self._stats_lock:
+            self.stats.rejected += 1
+            self.stats.last_error = message[:500]
         if reply_type == "application/json":
             body = json.dumps({"code": 3, "message": message}).encode()
         else:
@@ -220,7 +262,7 @@ class Collector:
     # --- running -----------------------------------------------------------------------------
 
     def _housekeeping(self) -> None:
-        last_prune = 0.0
+        last_prune = float("-inf")  # the first round prunes (not only once uptime passes 1 h)
         while not self._stop.wait(self.refresh_seconds):
             try:
                 self.store.refresh()
@@ -245,12 +287,17 @@ class Collector:
             self.store.refresh()
 
     def start(self) -> threading.Thread:
-        thread = threading.Thread(target=self.serve_forever, name="cofe-collector", daemon=True)
-        thread.start()
-        return thread
+        self._thread = threading.Thread(target=self.serve_forever, name="cofe-collector",
+                                        daemon=True)  # fmt: skip
+        self._thread.start()
+        return self._thread
 
     def shutdown(self) -> None:
+        """Stop serving and wait until the last windows are computed (the store stays open)."""
         self.server.shutdown()
+        thread = getattr(self, "_thread", None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=30)
 
     @property
     def url(self) -> str:

@@ -123,7 +123,7 @@ def test_a_database_of_something_else_is_refused(tmp_path: Path):
         MonitorStore(path)
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="garbage.db"):
+    with pytest.raises(StoreError, match=r"garbage\.db"):
         MonitorStore(garbage)
     with pytest.raises(StoreError, match="is a folder"):
         MonitorStore(tmp_path)
