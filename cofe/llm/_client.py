@@ -162,6 +162,11 @@ class LLMClient:
         self.max_tokens, self.temperature = max_tokens, temperature
         self.usage = Usage()
         self.prompt_version = prompt_version  # part of every cache key: bump it to re-ask
+        self._this_thread = threading.local()  # calls made by the calling thread (per item)
+
+    def _thread_calls(self) -> int:
+        """Calls made so far by this thread: an item's count must not take in other threads'."""
+        return getattr(self._this_thread, "calls", 0)
 
     def use_cache(self, cache: Cache | None) -> None:
         """Cache replies in ``cache`` (a pipeline's run cache) unless this client has its own."""
@@ -272,6 +277,7 @@ class LLMClient:
                     )
         # an answered request is a call (and costs money) even when its body is unusable
         self.usage.add(calls=1, seconds=time.perf_counter() - started)
+        self._this_thread.calls = self._thread_calls() + 1
         text, usage = _parse_reply(bytes(body))
         self.usage.add(**usage)
         return text
@@ -320,18 +326,18 @@ class LLMClient:
 
     def structured(self, messages: list[dict[str, str]], model: type[T]) -> Structured[T]:
         """A reply validated as ``model``; one repair call on invalid JSON, then a failure."""
-        calls_before = self.usage.calls
+        calls_before = self._thread_calls()
         try:
             raw, key, cached = self._chat(messages, model)
         except Exception as error:  # transport errors after the retries, unusable replies
             self.usage.add(failures=1)
             return Structured(None, self._reason("call failed", error),
-                              self.usage.calls - calls_before)  # fmt: skip
+                              self._thread_calls() - calls_before)  # fmt: skip
         problem = _validate(raw, model)
         if isinstance(problem, BaseModel):
             if not cached:
                 self._store(key, raw)
-            return Structured(problem, None, self.usage.calls - calls_before, raw)
+            return Structured(problem, None, self._thread_calls() - calls_before, raw)
         repair = [
             *messages,
             {"role": "assistant", "content": raw},
@@ -344,15 +350,15 @@ class LLMClient:
         except Exception as error:
             self.usage.add(failures=1)
             return Structured(None, self._reason("repair call failed", error),
-                              self.usage.calls - calls_before, raw)  # fmt: skip
+                              self._thread_calls() - calls_before, raw)  # fmt: skip
         second = _validate(raw2, model)
         if isinstance(second, BaseModel):
             if not cached2:
                 self._store(key2, raw2)
-            return Structured(second, None, self.usage.calls - calls_before, raw2)
+            return Structured(second, None, self._thread_calls() - calls_before, raw2)
         self.usage.add(failures=1)
         reason = self.endpoint.redact(f"invalid reply after one repair: {second}")[:500]
-        return Structured(None, reason, self.usage.calls - calls_before, raw2)
+        return Structured(None, reason, self._thread_calls() - calls_before, raw2)
 
     def probe(self, timeout: float = 10.0) -> None:
         """Fail in seconds, with the URL and the error, when the endpoint does not answer."""
