@@ -12,9 +12,9 @@ LlamaIndex's root dispatcher and, while it answers a query, listens for
   nodes the synthesizer was given, i.e. *after* the postprocessors (the
   context), recorded with the text the synthesizer read: a node whose text a
   postprocessor replaced (sentence windows) or that ``CitationQueryEngine``
-  re-chunked becomes a chunk of its own, derived from the corpus chunk it came
-  from (``meta["derived_from"]``, offsets in the document when they can be
-  found). Streaming responses are consumed so the whole answer is recorded.
+  re-chunked becomes a derived item of its own (``kind`` ``replaced`` or
+  ``citation``, ``derived_from`` the corpus chunk it came from, offsets in the
+  document when they can be found). Streaming responses are consumed so the whole answer is recorded.
 
 ``docs/llamaindex.md`` is the contract, pattern by pattern. The corpus and
 document names come from :mod:`cofe.adapters._llamaindex_corpus`. Events
@@ -520,7 +520,8 @@ class LlamaIndexPipeline:
             text=text,
             start=span[0] if span else None,
             end=span[1] if span else None,
-            meta={"derived_from": base.chunk_id, "derived_by": how},
+            kind=how,
+            derived_from=[base.chunk_id],
         )
         return self._derived.setdefault(key, chunk)
 

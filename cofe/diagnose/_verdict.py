@@ -22,7 +22,11 @@ class Verdict(StrEnum):
     CHUNK_DROPPED = "chunk_dropped"  # the chunker left the text out of every chunk
     NOT_IN_CORPUS = "not_in_corpus"  # in no chunk; no parsed text recorded to say which stage
     NOT_RETRIEVED = "not_retrieved"
+    # a derived item (summary, entity, relation) was handed on whose sources hold the point
+    # but whose own text dropped it: lost when the item was built, not by the search
+    DERIVATION_LOST = "derivation_lost"
     CUT_BY_RERANK = "cut_by_rerank"
+    REFUSED = "refused"  # the answer declines (cofe.diagnose.refusal_reason, or the judge)
     NOT_IN_ANSWER = "not_in_answer"
     UNSUPPORTED_CLAIMS = "unsupported_claims"  # every point in the answer, but so are inventions
     PASS = "pass"  # the answer was judged and holds every point
@@ -51,7 +55,9 @@ _BLAMED = {
     Verdict.CHUNK_DROPPED: Stage.CHUNKING,
     Verdict.NOT_IN_CORPUS: Stage.CHUNKING,
     Verdict.NOT_RETRIEVED: Stage.RETRIEVAL,
+    Verdict.DERIVATION_LOST: Stage.RETRIEVAL,  # or reranking: the stage that handed it on
     Verdict.CUT_BY_RERANK: Stage.RERANKING,
+    Verdict.REFUSED: Stage.GENERATION,
     Verdict.NOT_IN_ANSWER: Stage.GENERATION,
     Verdict.UNSUPPORTED_CLAIMS: Stage.GENERATION,
 }
@@ -108,6 +114,7 @@ def diagnose(
     outcomes: list[StageOutcome],
     error: StageError | None,
     unsupported: tuple[str, ...] = (),
+    refusal: str | None = None,
 ) -> Diagnosis:
     """Walk the steps in pipeline order; the verdict is the earliest step losing any point.
 
@@ -116,8 +123,25 @@ def diagnose(
     verdict ``unscorable``: the loss may have begun there. An answer holding
     every point but also claims that neither the context nor the source supports
     (``unsupported``, from the LLM judge) is ``unsupported_claims``, not ``pass``:
-    lost information comes first, invented information second.
+    lost information comes first, invented information second. An answer that declines
+    (``refusal``: why) is ``refused`` whenever the verdict would be the generator's or a
+    pass: the generator declined; a loss before it still comes first.
     """
+    found = _diagnose(point_labels, outcomes, error, unsupported)
+    generators = found.stage is Stage.GENERATION and found.verdict is not Verdict.PIPELINE_ERROR
+    if refusal is None or not (found.verdict.is_pass or generators):
+        return found
+    lost = f"; {found.explanation}" if found.stage is Stage.GENERATION else ""
+    return Diagnosis(Verdict.REFUSED, Stage.GENERATION, f"the answer declines: {refusal}{lost}",
+                     found.lost_at)  # fmt: skip
+
+
+def _diagnose(
+    point_labels: tuple[str, ...],
+    outcomes: list[StageOutcome],
+    error: StageError | None,
+    unsupported: tuple[str, ...],
+) -> Diagnosis:
     outcomes = sorted(outcomes, key=lambda outcome: STEP_ORDER[outcome.step])
     judged = [o for o in outcomes if o.hits is not None]
     first: list[StageOutcome | None] = [

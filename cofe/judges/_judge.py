@@ -345,4 +345,5 @@ def labels_of(judgement: Judgement) -> ClaimLabels:
         reference_in_context=tuple(c.context for c in judgement.reference_claims),
         useful=None if judgement.useful_chunks is None else tuple(judgement.useful_chunks),
         correctness=judgement.correctness,
+        noncommittal=judgement.noncommittal,
     )

@@ -26,6 +26,31 @@ class Step(StrEnum):
     ANSWER = "answer"  # the generated answer
 
 
+Docs = str | frozenset[str] | None
+"""A ranked item's document: one id; the documents of a derived item's sources when they
+are several (a summary of chunks from two documents); None when unknown."""
+
+
+def from_relevant(docs: Docs, relevant: frozenset[str] | set[str]) -> bool:
+    """Whether a ranked item came from a relevant document (a derived item: any source did)."""
+    if docs is None or docs.__class__ is str:
+        return docs in relevant
+    return not relevant.isdisjoint(docs)  # type: ignore[arg-type]
+
+
+def docs_of(items: Sequence[Docs]) -> set[str]:
+    """Every document the ranked items came from."""
+    found: set[str] = set()
+    for docs in items:
+        if docs is None:
+            continue
+        if docs.__class__ is str:
+            found.add(docs)  # type: ignore[arg-type]
+        else:
+            found.update(docs)
+    return found
+
+
 def _no_tokens() -> list[str]:
     return []
 
@@ -58,6 +83,14 @@ class ClaimLabels:
     reference_in_context: tuple[bool | None, ...] = ()  # per reference claim: in the context
     useful: tuple[bool, ...] | None = None  # per context chunk: helps reach the reference
     correctness: int | None = None  # 1-5 against the reference (LlamaIndex's scale)
+    noncommittal: bool | None = None  # the judge: evasive, vague or a refusal (None: not asked)
+
+    def refusal(self) -> str | None:
+        """Why the judge's labels make the answer a refusal: noncommittal and stating no claim
+        (a vague answer with claims is an answer, judged on them)."""
+        if self.noncommittal and not self.texts:
+            return "the judge labelled it noncommittal, stating no claim"
+        return None
 
     def unsupported(self) -> tuple[str, ...]:
         """Claims supported neither by the context nor by the source document. Without a
@@ -81,7 +114,7 @@ class StepView:
     anchored: Sequence[
         bool | None
     ] = ()  # corpus: per point, held whole by a chunk naming the entity
-    doc_ids: Sequence[str | None] = ()  # ranked: per position, the chunk's document
+    doc_ids: Sequence[Docs] = ()  # ranked: per position, the item's document(s)
     mentions_coarse: Sequence[bool] = ()  # ranked: per position, the chunk names the entity
     has_coarse: bool = True  # the sample has a usable coarse keyword
     relevant: frozenset[str] | Unscored = NO_SOURCE

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from cofe.measures._base import Measure, Unscored
-from cofe.measures._view import Step, StepView
+from cofe.measures._view import Docs, Step, StepView, from_relevant
 
 
 class DocPrecision(Measure):
@@ -13,11 +13,11 @@ class DocPrecision(Measure):
     NEEDS_CUTOFF = True
     STEPS = frozenset({Step.POOL, Step.CONTEXT})
 
-    def compute(self, doc_ids: Sequence[str | None], relevant: Set[str]) -> float | Unscored:
+    def compute(self, doc_ids: Sequence[Docs], relevant: Set[str]) -> float | Unscored:
         head = doc_ids[: self.cutoff]
         if not head:
             return Unscored("the ranked list is empty")
-        return sum(doc in relevant for doc in head) / len(head)
+        return sum(from_relevant(doc, relevant) for doc in head) / len(head)  # type: ignore[arg-type]
 
     def evaluate(self, view: StepView) -> float | Unscored:
         if isinstance(view.relevant, Unscored):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from cofe.measures._base import Measure, Unscored
-from cofe.measures._view import Step, StepView
+from cofe.measures._view import Docs, Step, StepView, docs_of
 
 
 class DocRecall(Measure):
@@ -13,8 +13,8 @@ class DocRecall(Measure):
     NEEDS_CUTOFF = True
     STEPS = frozenset({Step.POOL, Step.CONTEXT})
 
-    def compute(self, doc_ids: Sequence[str | None], relevant: Set[str]) -> float:
-        return len(relevant.intersection(doc_ids[: self.cutoff])) / len(relevant)
+    def compute(self, doc_ids: Sequence[Docs], relevant: Set[str]) -> float:
+        return len(relevant & docs_of(doc_ids[: self.cutoff])) / len(relevant)
 
     def evaluate(self, view: StepView) -> float | Unscored:
         if isinstance(view.relevant, Unscored):

@@ -4,7 +4,7 @@ import math
 from collections.abc import Sequence, Set
 
 from cofe.measures._base import Measure, Unscored
-from cofe.measures._view import Step, StepView
+from cofe.measures._view import Docs, Step, StepView, from_relevant
 
 
 class NDCG(Measure):
@@ -19,7 +19,7 @@ class NDCG(Measure):
     STEPS = frozenset({Step.POOL, Step.CONTEXT})
 
     def compute(
-        self, doc_ids: Sequence[str | None], relevant: Set[str], relevant_in_corpus: int
+        self, doc_ids: Sequence[Docs], relevant: Set[str], relevant_in_corpus: int
     ) -> float | Unscored:
         if relevant_in_corpus == 0:
             return Unscored("no chunk of the source document is in the corpus")
@@ -27,7 +27,7 @@ class NDCG(Measure):
         dcg = sum(
             1.0 / math.log2(rank + 1)
             for rank, doc in enumerate(doc_ids[: self.cutoff], start=1)
-            if doc in relevant
+            if from_relevant(doc, relevant)  # type: ignore[arg-type]
         )
         ideal = sum(
             1.0 / math.log2(rank + 1) for rank in range(1, min(self.cutoff, relevant_in_corpus) + 1)

@@ -115,14 +115,10 @@ def render_result(
         "Verdicts (first stage that lost an information point)",
         _verdict_table(result),
         "",
-        "Measures by step (mean over scored samples; every sample is scored or says why not)",
-        format_table(
-            ["step", "measure", "mean", "scored", "unscored"],
-            [
-                [r["step"], r["measure"], r["mean"], int(r["scored"]), int(r["unscored"])]
-                for _, r in result.summary().iterrows()
-            ],
-        ),
+        "Measures by step (mean over scored samples; every sample is scored or says why not;",
+        " the answer's also over answered samples: refusals left out)",
+        _measure_table(result),
+        *_refusal_lines(result),
     ]
     findings = result.findings()
     if findings["held_only_by_chunks_not_naming_the_entity"]:
@@ -164,6 +160,32 @@ def render_result(
             + " (read them back with cofe.read_scores)",
         ]
     return "\n".join(lines)
+
+
+def _measure_table(result: ScoreSummary) -> str:
+    rows = []
+    for _, r in result.summary().iterrows():
+        answered = r["step"] == "answer"  # refusals matter to the answer's measures only
+        rows.append([r["step"], r["measure"], r["mean"], int(r["scored"]), int(r["unscored"]),
+                     r["answered_mean"] if answered else None,
+                     int(r["answered_scored"]) if answered else None])  # fmt: skip
+    header = ["step", "measure", "mean", "scored", "unscored", "answered", "n answered"]
+    return format_table(header, rows)
+
+
+def _refusal_lines(result: ScoreSummary) -> list[str]:
+    overall = result.refusal_rates()
+    if not overall["answered"]:
+        return []
+    by_type = result.refusal_rates(by_query_type=True)
+    types = (
+        "; by query type: "
+        + ", ".join(f"{t} {e['refused']}/{e['answered']}" for t, e in by_type.items())
+        if len(by_type) > 1
+        else ""
+    )
+    return ["", f"Refusals (answers that decline, cofe.diagnose.refusal_reason): "
+            f"{overall['refused']} of {overall['answered']} answers ({overall['rate']:.1%}){types}"]  # fmt: skip
 
 
 def _shorten(text: str, limit: int) -> str:

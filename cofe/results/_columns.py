@@ -43,6 +43,8 @@ TABLES: dict[str, dict[str, str]] = {
         "points": COUNT,
         "explanation": TEXT,
         "source": MAYBE_TEXT,  # the eval set's source.doc: groups samples for clustered statistics
+        "answered": FLAG,  # the record has an answer text (<NA>: no record)
+        "refusal": MAYBE_TEXT,  # why the answer declines (cofe.diagnose.refusal_reason, or judge)
     },
     "skipped": {
         "sample_id": TEXT,

@@ -24,8 +24,9 @@ from cofe.results._result import ScoreResult
 if TYPE_CHECKING:
     from cofe.stages._config import ScoreConfig
 
-RESULTS_SCHEMA_VERSION = 2
-# version 1 had no verdicts.source column: read as missing (no clustering by document)
+RESULTS_SCHEMA_VERSION = 3
+# version 1 had no verdicts.source column: read as missing (no clustering by document);
+# version 2 had no verdicts.answered and .refusal: read as missing (refusals unknown)
 SUMMARY = "summary.json"
 CSV_TABLES = ("scores", "points", "skipped", "recalls", "latency")
 _ROW_FILES = (*CSV_TABLES, "verdicts.jsonl", "problems.jsonl", "problems.txt")

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 _STEP_ORDER = {step.value: i for i, step in enumerate(STEPS)}
 _VERDICT_ORDER = [v.value for v in Verdict]
 _PASSES = frozenset(v.value for v in Verdict if v.is_pass)
+ANSWER_STEP = "answer"
 FIRST_PROBLEMS = 50
 
 
@@ -65,10 +66,14 @@ class SummaryAccumulator:
     findings: Counter = field(default_factory=Counter)
     judged: Counter = field(default_factory=Counter)  # keyword vs judge agreement counts
     latency: dict[str, array] = field(default_factory=dict)
+    # the answer's measures over answered samples only (an answer that is not a refusal)
+    answered_measures: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    refusals: Counter = field(default_factory=Counter)  # (query type, "answered" | "refused")
 
     def add_tables(self, result: ScoreResult) -> None:
         """Add one part's rows (``latency`` is added from raw seconds, see ``add_latency``)."""
         _add_sums(self.measures, result.scores, ["query_type", "step", "measure"])
+        self._add_refusals(result.verdicts, result.scores)
         _add_sums(self.recalls, result.recalls, ["query_type", "step"])
         skipped = result.skipped
         if len(skipped):
@@ -84,6 +89,23 @@ class SummaryAccumulator:
                 self.examples.setdefault(str(verdict), (str(sample_id), str(explanation)))
         self._add_findings(result.points)
         self._add_judge_agreement(result.scores)
+
+    def _add_refusals(self, verdicts: pd.DataFrame, scores: pd.DataFrame) -> None:
+        """Refusals per query type, and the answer's measures without them: a pipeline that
+        declines more must not look better (or worse) by the samples it declined."""
+        if not len(verdicts) or "refusal" not in verdicts:
+            return
+        answered = verdicts["answered"].fillna(False).astype(bool)
+        refused = verdicts["refusal"].notna() & answered
+        for qtype, n in verdicts.loc[answered, "query_type"].value_counts(sort=False).items():
+            self.refusals[(str(qtype), "answered")] += int(n)
+        for qtype, n in verdicts.loc[refused, "query_type"].value_counts(sort=False).items():
+            self.refusals[(str(qtype), "refused")] += int(n)
+        answer = scores[scores["step"] == ANSWER_STEP]
+        if len(answer):
+            declined = set(verdicts.loc[refused, "sample_id"])
+            kept = answer[~answer["sample_id"].isin(declined)] if declined else answer
+            _add_sums(self.answered_measures, kept, ["query_type", "step", "measure"])
 
     def add_latency(self, seconds: Mapping[str, Iterable[float]]) -> None:
         for stage, values in seconds.items():
@@ -148,7 +170,8 @@ class ScoreSummary:
     latency_frame: pd.DataFrame | None = None  # given when the raw seconds are not at hand
 
     def summary(self, by_query_type: bool = False) -> pd.DataFrame:
-        """Per (step, measure): the mean over scored samples, and how many were scored/unscored."""
+        """Per (step, measure): the mean over scored samples, and how many were scored/unscored;
+        for the answer's measures also the mean over answered samples (refusals left out)."""
         keys = ["query_type", "step", "measure"] if by_query_type else ["step", "measure"]
         acc = self.accumulated
         table: dict[tuple, list[float]] = {}
@@ -158,12 +181,20 @@ class ScoreSummary:
             row[1] += count
         for key, count in acc.unscored.items():
             table.setdefault(key if by_query_type else key[1:], [0.0, 0, 0])[2] += count
-        rows = [
-            (*key, (total / count) if count else None, int(count), int(unscored))
-            for key, (total, count, unscored) in table.items()
-        ]
-        frame = pd.DataFrame(rows, columns=[*keys, "mean", "scored", "unscored"])
+        answered: dict[tuple, list[float]] = {}
+        for key, (total, count) in acc.answered_measures.items():
+            row = answered.setdefault(key if by_query_type else key[1:], [0.0, 0])
+            row[0] += total
+            row[1] += count
+        rows = []
+        for key, (total, count, unscored) in table.items():
+            a_total, a_count = answered.get(key, (0.0, 0))
+            rows.append((*key, (total / count) if count else None, int(count), int(unscored),
+                         (a_total / a_count) if a_count else None, int(a_count)))  # fmt: skip
+        frame = pd.DataFrame(rows, columns=[*keys, "mean", "scored", "unscored",
+                                            "answered_mean", "answered_scored"])  # fmt: skip
         frame["mean"] = frame["mean"].astype("float64")
+        frame["answered_mean"] = frame["answered_mean"].astype("float64")
         frame["_order"] = frame["step"].map(_STEP_ORDER)
         sort = ["query_type", "_order", "measure"] if by_query_type else ["_order", "measure"]
         return frame.sort_values(sort, kind="stable").drop(columns="_order").reset_index(drop=True)
@@ -194,6 +225,22 @@ class ScoreSummary:
         frame["count"] = frame["count"].astype("int64")
         frame["verdict"] = pd.Categorical(frame["verdict"], categories=_VERDICT_ORDER, ordered=True)
         return frame.sort_values(keys).reset_index(drop=True)
+
+    def refusal_rates(self, by_query_type: bool = False) -> dict[str, Any]:
+        """Answers that decline, among the samples with an answer: counts and the rate (None:
+        no answer at all). ``by_query_type``: one such entry per query type."""
+
+        def entry(answered: int, refused: int) -> dict[str, Any]:
+            return {"answered": answered, "refused": refused,
+                    "rate": refused / answered if answered else None}  # fmt: skip
+
+        counts = self.accumulated.refusals
+        if by_query_type:
+            types = sorted({qtype for qtype, _ in counts})
+            return {t: entry(counts[(t, "answered")], counts[(t, "refused")]) for t in types}
+        answered = sum(n for (_, kind), n in counts.items() if kind == "answered")
+        refused = sum(n for (_, kind), n in counts.items() if kind == "refused")
+        return entry(answered, refused)
 
     def error_rates(self) -> dict[str, float]:
         """Per stage: the share of answered samples whose pipeline raised at that stage."""
@@ -284,6 +331,10 @@ class ScoreSummary:
                     qtype: {str(r["verdict"]): r["count"] for r in _records(group)}
                     for qtype, group in by_type.groupby("query_type")
                 },
+            },
+            "refusals": {
+                "overall": self.refusal_rates(),
+                "by_query_type": self.refusal_rates(by_query_type=True),
             },
             "findings": self.findings(),
             "keyword_vs_judge": self.keyword_vs_judge(),

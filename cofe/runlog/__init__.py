@@ -1,6 +1,8 @@
 """The run log: the single record of what a pipeline did, read by scoring and reports."""
 
 from cofe.runlog._models import (
+    CHUNK,
+    DERIVED_KINDS,
     RUNLOG_SCHEMA_VERSION,
     Chunk,
     Manifest,
@@ -14,6 +16,8 @@ from cofe.runlog._schema import runlog_json_schema
 from cofe.runlog._store import RunLog, RunWriter, read_manifest, read_run
 
 __all__ = [
+    "CHUNK",
+    "DERIVED_KINDS",
     "RUNLOG_SCHEMA_VERSION",
     "Chunk",
     "Manifest",

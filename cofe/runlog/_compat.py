@@ -9,6 +9,11 @@ top-level field. Reading one:
   (unknown) -- nothing is guessed;
 * every other unknown top-level field moves into ``meta``;
 * ``schema_version`` stays what the file says (1), so a reader can tell.
+
+Version 2 manifests read as version 3 unchanged. Version 2 marked a derived chunk (a
+sentence window, a citation re-chunk) with ``meta["derived_from"]`` (one chunk id) and
+``meta["derived_by"]``; such a chunk line is read with the typed fields of version 3:
+``kind`` from ``derived_by`` (else ``"derived"``) and ``derived_from`` a list.
 """
 
 from __future__ import annotations
@@ -98,5 +103,25 @@ def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+def chunk_from_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    """A chunk line whose derivation is in ``meta`` (version 2) with the typed fields."""
+    meta = raw.get("meta")
+    if "kind" in raw or "derived_from" in raw or not isinstance(meta, dict):
+        return raw
+    source = meta.get("derived_from")
+    if not source:
+        return raw
+    sources = [source] if isinstance(source, str) else source
+    if not isinstance(sources, list):
+        return raw
+    by = meta.get("derived_by")
+    rest = {k: v for k, v in meta.items() if k not in ("derived_from", "derived_by")}
+    kind = by if isinstance(by, str) and by.strip() and by != "chunk" else "derived"
+    return {**raw, "kind": kind, "derived_from": sources, "meta": rest}
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _v1_to_v2,
+    2: dict,  # the manifest did not change; chunks are read by ``chunk_from_v2``
+}
 """``{version: upgrade to the next version}``; applied in turn up to the current one."""

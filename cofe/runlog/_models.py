@@ -17,13 +17,15 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cofe._ids import Identifier
 
-RUNLOG_SCHEMA_VERSION = 2
+RUNLOG_SCHEMA_VERSION = 3
 """2: ``top_k``, ``stages`` and ``meta`` in the manifest, and no other unknown field there.
-A version-1 manifest is migrated when read (``cofe.runlog._compat``)."""
+3: chunks have a ``kind`` and ``derived_from`` (derived context items: summaries, entities,
+relations, windows... built from corpus chunks). Older layouts are migrated when read
+(``cofe.runlog._compat``)."""
 
 
 class Stage(StrEnum):
@@ -113,15 +115,73 @@ class ParsedDocument(_Record):
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
+CHUNK = "chunk"
+"""The kind of a chunk the chunker made; every other kind is a derived item."""
+DERIVED_KINDS = ("replaced", "citation", "summary", "entity", "relation", "community_report")
+"""Kinds of derived items cofe's adapters write (any other non-blank name is accepted)."""
+
+
 class Chunk(_Record):
-    """One chunk of the corpus; offsets index into the parsed text of its document."""
+    """One item a retriever can return or a generator can read; offsets index into the parsed
+    text of its document.
+
+    ``kind`` ``"chunk"`` is a chunk of the corpus (the chunker's output). Any other kind
+    (``summary``, ``entity``, ``relation``, ``community_report``, ``replaced``, ``citation``,
+    ...) is a *derived item*: text a pipeline built from corpus chunks, listed in
+    ``derived_from`` when known (chunk ids, possibly of other derived items: a summary of
+    summaries). Keyword measures read a derived item's own text (what the generator read);
+    the chunking stage ignores it, and document-level measures use the documents of the
+    corpus chunks it was derived from.
+    """
 
     chunk_id: Identifier
     doc_id: Identifier
     text: str
     start: int | None = Field(default=None, ge=0, description="Start offset in the parsed text.")
     end: int | None = Field(default=None, ge=0, description="End offset in the parsed text.")
+    kind: str = Field(
+        default=CHUNK,
+        min_length=1,
+        pattern=r"\S",
+        description=(
+            '"chunk": a chunk of the corpus. Anything else is a derived item (e.g. "summary", '
+            '"entity", "relation", "community_report", "replaced", "citation").'
+        ),
+    )
+    derived_from: list[Identifier] | None = Field(
+        default=None,
+        description=(
+            "A derived item's sources: the chunk ids it was built from (corpus chunks, or "
+            "other derived items). [] or null: not known."
+        ),
+    )
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _typed_derivation(cls, raw: Any) -> Any:
+        from cofe.runlog._compat import chunk_from_v2
+
+        if not isinstance(raw, dict):
+            return raw
+        raw = chunk_from_v2(raw)
+        if raw.get("derived_from") is not None and "kind" not in raw:
+            raw = {**raw, "kind": "derived"}  # sources given: derived, of no named kind
+        return raw
+
+    @model_validator(mode="after")
+    def _derived_items_have_a_kind(self) -> Chunk:
+        if self.kind == CHUNK and self.derived_from is not None:
+            raise ValueError(
+                'an item with derived_from is a derived item: give it a kind other than "chunk" '
+                '(e.g. "summary", "entity", "relation")'
+            )
+        return self
+
+    @property
+    def is_derived(self) -> bool:
+        """Built by the pipeline from corpus chunks, not made by the chunker."""
+        return self.kind != CHUNK
 
 
 class RankedChunk(_Record):

@@ -17,7 +17,7 @@ from cofe.matching import (
     register_keywords,
 )
 from cofe.measures import ClaimLabels, Unscored
-from cofe.runlog import RunLog
+from cofe.runlog import Chunk, RunLog
 from cofe.stages._config import CoarseScope, ScoreConfig
 
 
@@ -65,16 +65,22 @@ class RunContext:
         self.chunk_ids = [chunk.chunk_id for chunk in chunks]
         self.chunk_pos = {chunk_id: unit for unit, chunk_id in enumerate(self.chunk_ids)}
         self.chunk_doc = [chunk.doc_id for chunk in chunks]
-        # context chunks a pipeline made from corpus chunks (sentence windows, citation
-        # re-chunks: ``meta.derived_from``) are what the generator read, not what the chunker
-        # produced: the chunking stage and its coverage are judged on the others only
-        self.derived = frozenset(
-            unit for unit, chunk in enumerate(chunks) if chunk.meta.get("derived_from")
-        )
-        self.chunk_doc_by_id = dict(zip(self.chunk_ids, self.chunk_doc, strict=True))
+        # items a pipeline built from corpus chunks (windows, citations, summaries, entities,
+        # relations: any kind but "chunk") are what the generator read, not what the chunker
+        # produced: the chunking stage, its coverage and the corpus' chunks per document are
+        # the chunker's own; a derived item's documents are those of its leaves
+        self.derived = frozenset(unit for unit, chunk in enumerate(chunks) if chunk.is_derived)
+        self.leaves, self.unknown_sources = _leaves(chunks, self.chunk_pos, self.derived)
+        docs_of: list[str | frozenset[str]] = list(self.chunk_doc)
+        for unit, leaves in self.leaves.items():
+            if leaves:
+                found = {self.chunk_doc[leaf] for leaf in leaves}
+                docs_of[unit] = next(iter(found)) if len(found) == 1 else frozenset(found)
+        self.chunk_doc_by_id = dict(zip(self.chunk_ids, docs_of, strict=True))
         self.doc_units: dict[str, set[int]] = defaultdict(set)
         for unit, doc_id in enumerate(self.chunk_doc):
-            self.doc_units[doc_id].add(unit)
+            if unit not in self.derived:
+                self.doc_units[doc_id].add(unit)
         documents = list(run.documents.values())
         self.doc_ids = [doc.doc_id for doc in documents]
         self.doc_pos = {doc_id: unit for unit, doc_id in enumerate(self.doc_ids)}
@@ -192,7 +198,8 @@ class RunContext:
         if scope is CoarseScope.CHUNK:
             eligible = mentions
         elif scope is CoarseScope.DOCUMENT and (mentions or source.doc is not None):
-            named = {self.chunk_doc[unit] for unit in mentions}
+            # a summary naming the entity does not bring its own document name into scope
+            named = {self.chunk_doc[unit] for unit in mentions if unit not in self.derived}
             if source.doc is not None:
                 named.add(source.doc)
             docs = frozenset(named)
@@ -221,6 +228,17 @@ class RunContext:
             if chunk.start < span.end and chunk.end > span.start:
                 inside.add(unit)
         return inside
+
+    def derived_passes(self, unit: int, scope: Scope) -> bool:
+        """Whether a derived item counts for a sample: some leaf of it is eligible (an item
+        whose sources are unknown: its own document is in scope)."""
+        eligible = scope.eligible
+        if eligible is None:
+            return True
+        leaves = self.leaves.get(unit)
+        if leaves:
+            return any(leaf in eligible for leaf in leaves)
+        return scope.docs is not None and self.chunk_doc[unit] in scope.docs
 
     def chunker_units_with(self, keyword: int) -> list[int] | set[int]:
         """The chunker's chunks (not derived ones) holding a keyword."""
@@ -254,3 +272,32 @@ class RunContext:
             found.append((covered, length))
         self._gaps[doc] = found
         return found
+
+
+def _leaves(
+    chunks: list[Chunk], position: dict[str, int], derived: frozenset[int]
+) -> tuple[dict[int, tuple[int, ...]], dict[str, list[str]]]:
+    """Per derived item: the corpus chunks it was built from, through derived sources (a
+    summary of summaries), in order; and per item, the source ids the run does not hold."""
+    leaves: dict[int, tuple[int, ...]] = {}
+    unknown: dict[str, list[str]] = {}
+
+    def resolve(unit: int, path: frozenset[int]) -> tuple[int, ...]:
+        if unit in leaves:
+            return leaves[unit]
+        found: dict[int, None] = {}
+        chunk = chunks[unit]
+        for source in chunk.derived_from or ():
+            at = position.get(source)
+            if at is None:
+                unknown.setdefault(chunk.chunk_id, []).append(source)
+            elif at not in derived:
+                found[at] = None
+            elif at not in path:  # a cycle of derivations ends where it began
+                found.update(dict.fromkeys(resolve(at, path | {at})))
+        leaves[unit] = tuple(found)
+        return leaves[unit]
+
+    for unit in sorted(derived):
+        resolve(unit, frozenset([unit]))
+    return leaves, unknown

@@ -22,7 +22,11 @@ def ranked_why(
         rank, missing = hits.point_ranks[p], hits.missing[p]
         if missing:
             reason = f"{quote(missing)} not in the {name} ({len(hits.doc_ids)} chunk(s))"
-            if corpus is not None and corpus.example_chunk[p] is not None:
+            derived = hits.derivation[p] if hits.derivation else None
+            if derived is not None:
+                reason += (f"; {derived[0]!r} was built from chunk {derived[1]!r}, which holds "
+                           "the point, but its own text dropped it")  # fmt: skip
+            elif corpus is not None and corpus.example_chunk[p] is not None:
                 reason += f"; chunk {corpus.example_chunk[p]!r} holds the whole point"
         else:
             reason = f"complete only at {name} rank {rank}, below the cutoff {cutoff}"

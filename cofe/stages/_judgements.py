@@ -44,3 +44,6 @@ class RankedHits:
     doc_ids: tuple[str | None, ...]  # per position
     missing: tuple[tuple[str, ...], ...]  # per point: keywords absent from the whole list
     unknown_chunks: tuple[str, ...]  # ids the run log's chunk corpus does not hold
+    # per point missing from the list: (a derived item in it, a leaf of it holding the point)
+    # -- the sources held the point, the derived item's text dropped it
+    derivation: tuple[tuple[str, str] | None, ...] = ()

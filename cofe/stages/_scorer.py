@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from cofe._errors import InputError, InputProblem
 from cofe._parallel import default_workers, fork_map
-from cofe.diagnose import StageOutcome, Verdict, diagnose
+from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose, refusal_reason
 from cofe.diagnose._verdict import STAGE_ORDER
 from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
 from cofe.judges._judge import JUDGEMENTS, labels_for_scoring
@@ -82,7 +82,14 @@ class _SampleScorer:
         return StageOutcome(step, stage, None, unjudged=reason)
 
     def _verdict(
-        self, sample: EvalSample, verdict: Verdict, stage: Stage | None, text: str, points: int
+        self,
+        sample: EvalSample,
+        verdict: Verdict,
+        stage: Stage | None,
+        text: str,
+        points: int,
+        record: Outputs | None,
+        refusal: str | None,
     ) -> None:
         self.t.verdicts.append(
             (
@@ -93,8 +100,20 @@ class _SampleScorer:
                 points,
                 text,
                 sample.source.doc if sample.source else None,
+                None if record is None else record.answer is not None,
+                refusal,
             )
         )
+
+    def _refusal(self, sample: EvalSample, record: Outputs | None) -> str | None:
+        """Why the answer is a refusal: the rule (``refusal_reason``), else the judge's labels."""
+        if record is None or record.answer is None:
+            return None
+        reason = refusal_reason(record.answer)
+        if reason is None:
+            claims = self.ctx.claims.get(sample.id)
+            reason = claims.refusal() if isinstance(claims, ClaimLabels) else None
+        return reason
 
     # --- one sample -----------------------------------------------------------------------
 
@@ -109,7 +128,8 @@ class _SampleScorer:
         if reason is not None:
             for step in self.plan:
                 self.unjudged(step, reason)
-            self._verdict(sample, Verdict.UNSCORABLE, None, reason, len(cs.points))
+            self._verdict(sample, Verdict.UNSCORABLE, None, reason, len(cs.points), record,
+                          self._refusal(sample, record))  # fmt: skip
             return
         assert record is not None
         source = self.ctx.source(sample)
@@ -294,6 +314,7 @@ class _SampleScorer:
                             Stage.RETRIEVAL,
                             _within(pool.point_ranks, n),
                             ranked_why(pool, n, "pool", corpus=corpus),
+                            derivation_kind(pool, Verdict.NOT_RETRIEVED),
                         )
                     )
         if Step.CONTEXT not in self.plan:
@@ -322,9 +343,11 @@ class _SampleScorer:
             why = ranked_why(
                 judged, len(given), "context", pool if stage is Stage.RERANKING else None, corpus
             )
-        outcomes.append(
-            StageOutcome(Step.CONTEXT, stage, tuple(r is not None for r in judged.point_ranks), why)
-        )
+        # a reranker that dropped what its pool held cut it, whatever else it handed on
+        before = pool if stage is Stage.RERANKING else None
+        hits = tuple(r is not None for r in judged.point_ranks)
+        kind = derivation_kind(judged, LOSS_VERDICT[stage], before)
+        outcomes.append(StageOutcome(Step.CONTEXT, stage, hits, why, kind))
 
     def _generation(
         self, sample: EvalSample, cs: CompiledSample, record: Outputs, fates: dict
@@ -365,10 +388,10 @@ class _SampleScorer:
         labels = tuple(point.label for point in cs.points)
         claims = self.ctx.claims.get(sample.id)
         unsupported = claims.unsupported() if isinstance(claims, ClaimLabels) else ()
-        diagnosis = diagnose(labels, outcomes, record.error, unsupported)
-        self._verdict(
-            sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation, len(cs.points)
-        )
+        refusal = self._refusal(sample, record)
+        diagnosis = diagnose(labels, outcomes, record.error, unsupported, refusal)
+        self._verdict(sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation,
+                      len(cs.points), record, refusal)  # fmt: skip
         for outcome in outcomes:
             if outcome.hits is not None:
                 self.t.recalls.add(
@@ -418,6 +441,21 @@ FATE_KEYS = (
     "context_rank",
     "answer",
 )
+
+
+def derivation_kind(
+    hits: RankedHits, otherwise: Verdict, before: RankedHits | None = None
+) -> Callable[[int], Verdict] | None:
+    """The verdict of a point lost at a ranked step: a derivation loss when a derived item in
+    the list was built from chunks holding it (and the list before, if any, lacked it)."""
+    if not any(hits.derivation):
+        return None
+
+    def kind(p: int) -> Verdict:
+        held_before = before is not None and before.point_ranks[p] is not None
+        return Verdict.DERIVATION_LOST if hits.derivation[p] and not held_before else otherwise
+
+    return kind
 
 
 def _within(ranks: Sequence[int | None], cutoff: int) -> tuple[bool, ...]:
@@ -630,6 +668,8 @@ def batch_result(
                 "points",
                 "explanation",
                 "source",
+                "answered",
+                "refusal",
             ],
         ),
         skipped=pd.DataFrame.from_records(

@@ -33,6 +33,12 @@ def judge_ranked(
         passing = tuple(unit is not None for unit in units)
     else:
         passing = tuple(map(scope.eligible.__contains__, units))
+        if ctx.derived:  # a derived item counts when its sources do
+            derived = ctx.derived
+            passing = tuple(
+                ok or (unit in derived and ctx.derived_passes(unit, scope))  # type: ignore[arg-type]
+                for ok, unit in zip(passing, units, strict=True)
+            )
     mentions = tuple(map(scope.mentions_coarse.__contains__, units))
     # flatten (point, slot) so each rank only looks at slots still unfound
     slots = [(p, slot) for p, point in enumerate(cs.points) for slot in point.slots]
@@ -78,4 +84,47 @@ def judge_ranked(
         missing.append(absent)
         point_ranks.append(None if absent else max(r for r in ranks if r is not None))
     doc_ids = tuple(map(ctx.chunk_doc_by_id.get, ids))
-    return RankedHits(tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), unknown)
+    derivation: tuple[tuple[str, str] | None, ...] = ()
+    if ctx.derived and any(missing):
+        derivation = _derivation_losses(ctx, cs, units, passing, missing, scope)
+    return RankedHits(tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), unknown,
+                      derivation)  # fmt: skip
+
+
+def _derivation_losses(
+    ctx: RunContext,
+    cs: CompiledSample,
+    units: list[int | None],
+    passing: tuple[bool, ...],
+    missing: list[tuple[str, ...]],
+    scope: Scope,
+) -> tuple[tuple[str, str] | None, ...]:
+    """Per point missing from the list: the first derived item in it whose leaves (in scope)
+    hold the whole point, with the leaf holding most of it -- or None."""
+    chunks, eligible = ctx.chunks, scope.eligible
+    exact = ctx.config.fuzzy is None
+    keywords = ctx.index.keywords
+
+    def has(unit: int, slot: tuple[int, ...]) -> bool:
+        if exact:
+            text = chunks.text(unit)
+            return any(keywords[i] in text for i in slot)
+        return any(chunks.has(unit, i) for i in slot)
+
+    derived = [u for u, ok in zip(units, passing, strict=True) if ok and u in ctx.derived]
+    out: list[tuple[str, str] | None] = []
+    for point, absent in zip(cs.points, missing, strict=True):
+        found = None
+        for unit in derived if absent else ():
+            leaves = [
+                leaf
+                for leaf in ctx.leaves.get(unit, ())  # type: ignore[arg-type]
+                if eligible is None or leaf in eligible
+            ]
+            held = [[leaf for leaf in leaves if has(leaf, slot)] for slot in point.slots]
+            if leaves and all(held):
+                best = max(leaves, key=lambda leaf: sum(leaf in h for h in held))
+                found = (ctx.chunk_ids[unit], ctx.chunk_ids[best])  # type: ignore[index]
+                break
+        out.append(found)
+    return tuple(out)

@@ -87,7 +87,7 @@ def test_an_external_vector_store_without_index_gives_the_whole_corpus(tmp_path:
         run = _run(LlamaIndexPipeline(engine), tmp_path)
     finally:
         client.close()
-    corpus = [c for c in run.chunks.values() if "derived_from" not in c.meta]
+    corpus = [c for c in run.chunks.values() if not c.is_derived]
     assert sorted(c.text for c in corpus) == sorted(n.get_content() for n in nodes)
     assert {c.doc_id for c in corpus} == set(LONG)
     assert set(run.documents) == set(LONG)  # rebuilt from the chunks: sources resolve
@@ -176,7 +176,8 @@ def test_a_sentence_window_context_is_the_window_the_synthesizer_read(tmp_path: 
     context = [run.chunks[c.chunk_id] for c in record.context]
     # the context holds each sentence's window, which is what the LLM got
     assert [c.text for c in context] == [windows[t] for t in pool_texts]
-    assert [c.meta["derived_from"] for c in context] == [c.chunk_id for c in record.pool]
+    assert [c.derived_from for c in context] == [[c.chunk_id] for c in record.pool]
+    assert {c.kind for c in context} == {"replaced"}
     assert all(c.text.strip() in record.answer for c in context)
     assert any(c.text not in pool_texts for c in context)  # windows are longer than sentences
     for chunk in context:  # the window is found in its document (its joins are single spaces)
@@ -320,15 +321,16 @@ def test_citation_context_is_the_citations_mapped_back_to_their_chunks(tmp_path:
                                            citation_chunk_size=24, citation_chunk_overlap=0)  # fmt: skip
     run = _run(LlamaIndexPipeline(engine, index=index, documents=docs), tmp_path)
     corpus_texts = sorted(n.get_content() for n in nodes)
-    corpus = [c for c in run.chunks.values() if "derived_from" not in c.meta]
+    corpus = [c for c in run.chunks.values() if not c.is_derived]
     assert sorted(c.text for c in corpus) == corpus_texts  # no "Source N:" node in the corpus
     record = run.records["q0"]
     context = [run.chunks[c.chunk_id] for c in record.context]
     assert len(context) > len(record.pool)  # each node was cut into several citations
     pool_ids = {c.chunk_id for c in record.pool}
     for n, chunk in enumerate(context, start=1):
-        assert chunk.meta["derived_from"] in pool_ids and not chunk.text.startswith("Source")
-        base = run.chunks[chunk.meta["derived_from"]]
+        assert chunk.kind == "citation" and not chunk.text.startswith("Source")
+        assert chunk.derived_from[0] in pool_ids
+        base = run.chunks[chunk.derived_from[0]]
         assert base.start <= chunk.start and chunk.end <= base.end
         assert run.documents[chunk.doc_id].text[chunk.start : chunk.end] == chunk.text
         assert f"Source {n}:\n{chunk.text}" in record.answer  # what the LLM read, numbered

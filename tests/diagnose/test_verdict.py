@@ -107,3 +107,16 @@ def test_unsupported_claims_follow_lost_points_and_replace_a_pass():
     # judged only to the context: the answer's claims cannot make a verdict
     partial = [outcome(Stage.RETRIEVAL, True)]
     assert diagnose(("a",), partial, None, claims).verdict is Verdict.PASS_TO_POOL
+
+
+def test_a_refusal_is_the_generators_verdict_never_an_earlier_stages_or_an_error():
+    lost_at_answer = [outcome(Stage.RETRIEVAL, True), outcome(Stage.GENERATION, False)]
+    d = diagnose(("a",), lost_at_answer, None, refusal='opens with a decline: "i don\'t know"')
+    assert (d.verdict, d.stage) == (Verdict.REFUSED, Stage.GENERATION)
+    assert d.explanation.startswith("the answer declines: opens with a decline")
+    passed = diagnose(("a",), [outcome(Stage.GENERATION, True)], None, refusal="declines")
+    assert passed.verdict is Verdict.REFUSED  # the points are there, but it declined
+    earlier = [outcome(Stage.RETRIEVAL, False), outcome(Stage.GENERATION, False)]
+    assert diagnose(("a",), earlier, None, refusal="declines").verdict is Verdict.NOT_RETRIEVED
+    error = StageError(stage=Stage.GENERATION, type="Timeout", message="slow")
+    assert diagnose(("a",), [], error, refusal="declines").verdict is Verdict.PIPELINE_ERROR

@@ -95,7 +95,7 @@ def test_top_k_and_stages_round_trip_in_pipeline_order(tmp_path):
     writer = RunWriter(tmp_path)
     writer.start(Manifest(run_id="r", top_k=10, stages=["generation", "retrieval", "chunking"]))
     manifest = read_run(tmp_path).manifest
-    assert manifest.schema_version == RUNLOG_SCHEMA_VERSION == 2
+    assert manifest.schema_version == RUNLOG_SCHEMA_VERSION == 3
     assert manifest.top_k == 10
     assert manifest.stages == [Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
     assert Manifest(run_id="r").top_k is None and Manifest(run_id="r").stages is None
@@ -191,9 +191,9 @@ def test_a_version_1_run_still_reads(tmp_path):
     assert run.records and not run.problems
 
 
-def test_the_shipped_example_run_is_version_2():
+def test_the_shipped_example_run_is_version_2_and_read_as_the_current_layout():
     manifest = read_run(EXAMPLE_RUN).manifest
-    assert manifest.schema_version == RUNLOG_SCHEMA_VERSION == 2
+    assert manifest.schema_version == 2 and RUNLOG_SCHEMA_VERSION == 3  # 2 -> 3: same manifest
     assert manifest.top_k == 4 and manifest.stages[-2:] == ["reranking", "generation"]
 
 
@@ -205,3 +205,22 @@ def test_cofe_schema_prints_the_current_schema(capsys):
     assert printed == runlog_json_schema()
     assert printed["runlog_schema_version"] == RUNLOG_SCHEMA_VERSION
     assert "top_k" in printed["files"]["manifest.json"]["properties"]
+
+
+def test_a_version_2_derived_chunk_is_read_with_typed_fields(tmp_path):
+    """Version 2 marked a sentence window with meta.derived_from (one id) and derived_by."""
+    _manifest_file(tmp_path, schema_version=2)
+    line = {"chunk_id": "a~w", "doc_id": "d1", "text": "window",
+            "meta": {"derived_from": "a", "derived_by": "replaced", "other": 1}}  # fmt: skip
+    (tmp_path / "chunks.jsonl").write_text(json.dumps(line) + "\n")
+    chunk = read_run(tmp_path).chunks["a~w"]
+    assert (chunk.kind, chunk.derived_from, chunk.meta) == ("replaced", ["a"], {"other": 1})
+    assert chunk.is_derived
+
+
+def test_a_derived_item_needs_a_kind_other_than_chunk():
+    with pytest.raises(ValidationError, match="give it a kind"):
+        Chunk(chunk_id="s", doc_id="d", text="t", derived_from=["a"], kind="chunk")
+    summary = Chunk(chunk_id="s", doc_id="d", text="t", derived_from=["a"])
+    assert summary.kind == "derived" and summary.is_derived
+    assert not Chunk(chunk_id="a", doc_id="d", text="t").is_derived

@@ -154,7 +154,7 @@ def test_the_default_pipeline_records_top_k_and_stages(tmp_path, small_docs, sma
     run_pipeline(DefaultPipeline(config), small_evalset, tmp_path / "run", docs=small_docs,
                  progress=False)  # fmt: skip
     run = read_run(tmp_path / "run")
-    assert run.manifest.schema_version == 2 and run.manifest.top_k == 3
+    assert run.manifest.schema_version == 3 and run.manifest.top_k == 3
     assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
     assert all(r.context is None and 0 < len(r.pool) <= 6 for r in run.records.values())
     assert run.manifest.meta == {"parse_problems": []}
@@ -219,4 +219,4 @@ def test_a_version_1_run_is_read_but_not_resumed(tmp_path, many_evalset) -> None
     with pytest.raises(InputError, match=r"manifest.json: schema_version: .*older cofe"):
         run_pipeline(build(), many_evalset, out, progress=False)
     assert not run_pipeline(build(), many_evalset, out, fresh=True, progress=False).resumed
-    assert read_run(out).manifest.schema_version == 2
+    assert read_run(out).manifest.schema_version == 3

@@ -197,7 +197,7 @@ def test_a_derived_context_chunk_does_not_hide_a_cut_by_the_chunker():
     }
     log = run_log([SampleRecord(sample_id="q", pool=ranked("a", "b"), context=ranked("a~w"),
                                 answer="x")], chunks=chunks)  # fmt: skip
-    log.chunks["a~w"] = Chunk(chunk_id="a~w", doc_id="d1", meta={"derived_from": "a"},
+    log.chunks["a~w"] = Chunk(chunk_id="a~w", doc_id="d1", kind="replaced", derived_from=["a"],
                               text="Super Bowl 50 was played in 2016. The Denver Broncos won.")  # fmt: skip
     v, stage, why = verdict(score_run(log, EvalSet([sample()])))
     assert (v, stage) == (Verdict.CHUNK_SPLIT, "chunking")
