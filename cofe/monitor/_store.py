@@ -30,7 +30,7 @@ from cofe.monitor._spans import Span
 from cofe.monitor._sql import Database, StoreError, connect, in_slices, placeholders
 from cofe.runlog import Stage
 
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2
 DEFAULT_WINDOW_SECONDS = 300
 DEFAULT_RETAIN_SECONDS = 7 * 24 * 3600
 TRAFFIC, CANARY = "traffic", "canary"
@@ -76,8 +76,22 @@ _SCHEMA = [
         PRIMARY KEY (round_id, sample_id))""",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {}
-"""``{version: statements}`` taking a store from ``version`` to ``version + 1``."""
+MIGRATIONS: dict[int, list[str]] = {
+    # 2: alerts fired by ``cofe monitor alerts`` (rule, stage, measure, change with its CI,
+    # example cases as JSON, where each sink delivered it)
+    1: [
+        """CREATE TABLE alerts (
+            alert_id TEXT PRIMARY KEY, rule TEXT NOT NULL, fired_ns BIGINT NOT NULL,
+            origin TEXT NOT NULL, stage TEXT NOT NULL, measure TEXT NOT NULL,
+            severity TEXT NOT NULL, window_start_ns BIGINT NOT NULL,
+            window_end_ns BIGINT NOT NULL, baseline DOUBLE PRECISION, current DOUBLE PRECISION,
+            ci_low DOUBLE PRECISION, ci_high DOUBLE PRECISION, p_value DOUBLE PRECISION,
+            message TEXT NOT NULL, examples TEXT NOT NULL, delivered TEXT NOT NULL)""",
+        "CREATE INDEX alerts_fired ON alerts (rule, fired_ns)",
+    ],
+}
+"""``{version: statements}`` taking a store from ``version`` to ``version + 1``; a new store
+is made at version 1 and migrated, so every store went through the same statements."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +182,7 @@ class MonitorStore:
                     self.db.execute(statement)
                 self.db.executemany(
                     "INSERT INTO cofe_meta (key, value) VALUES (?, ?)",
-                    [("schema_version", str(STORE_SCHEMA_VERSION)),
+                    [("schema_version", "1"),
                      ("window_seconds", str(window)), ("retain_seconds", str(retain))],
                 )  # fmt: skip
         meta = dict(self.db.execute("SELECT key, value FROM cofe_meta"))

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cofe.monitor import MonitorStore, StoreError
-from cofe.monitor import _store as store_module
+from cofe.monitor import STORE_SCHEMA_VERSION, MonitorStore, StoreError
 from tests.monitor.conftest import T0, TRACE, rag_trace
 
 
@@ -94,23 +93,22 @@ def test_settings_are_fixed_at_creation(store_location: str):
         MonitorStore(store_location, window_seconds=30)
 
 
-def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str, monkeypatch):
+def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str):
     MonitorStore(store_location).close()
     with MonitorStore(store_location) as store:
+        assert store.schema_version == STORE_SCHEMA_VERSION == 2
         store.db.execute("UPDATE cofe_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="schema version 99 was written by a newer cofe"):
         MonitorStore(store_location)
-    with MonitorStore.__new__(MonitorStore) as raw:  # back to an old version by hand
+    with MonitorStore.__new__(MonitorStore) as raw:  # back to a version-1 store by hand
         from cofe.monitor._sql import connect
 
         raw.db = connect(store_location)
+        raw.db.execute("DROP TABLE alerts")
         raw.db.execute("UPDATE cofe_meta SET value = '1' WHERE key = 'schema_version'")
-    monkeypatch.setattr(store_module, "STORE_SCHEMA_VERSION", 2)
-    monkeypatch.setitem(store_module.MIGRATIONS, 1,
-                        ["CREATE TABLE notes (note TEXT)", "INSERT INTO notes VALUES ('v2')"])  # fmt: skip
     with MonitorStore(store_location) as migrated:
         assert migrated.schema_version == 2
-        assert migrated.db.execute("SELECT note FROM notes") == [("v2",)]
+        assert migrated.db.execute("SELECT COUNT(*) FROM alerts") == [(0,)]
         assert migrated.db.execute(
             "SELECT value FROM cofe_meta WHERE key = 'schema_version'") == [("2",)]  # fmt: skip
 
