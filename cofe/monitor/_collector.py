@@ -265,7 +265,7 @@ class Collector:
         last_prune = float("-inf")  # the first round prunes (not only once uptime passes 1 h)
         while not self._stop.wait(self.refresh_seconds):
             try:
-                self.store.refresh()
+                self._refresh()
                 if time.monotonic() - last_prune > 3600:
                     self.store.prune()
                     last_prune = time.monotonic()
@@ -284,6 +284,15 @@ class Collector:
             self._stop.set()
             keeper.join(timeout=5)
             self.server.server_close()
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """Recompute the windows that received traces, with no batch stored meanwhile.
+        ``MonitorStore.refresh`` computes a window and then clears its mark; a batch stored
+        in between finds the mark still set, so its window would keep a series without it
+        (until another trace lands there). Holding the store's writer lock keeps batches out
+        for that time (they wait; none is refused)."""
+        with self.store.db.lock:
             self.store.refresh()
 
     def start(self) -> threading.Thread:
