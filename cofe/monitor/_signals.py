@@ -1,10 +1,13 @@
 """Label-free signals of each stage, computed over the traces of one time window.
 
-A signal is a small value object: its ``name`` is the column and the CLI spelling,
-its ``stage`` the stage it watches. ``compute`` returns a value with the number of
-traces it was computed over, or ``None`` with the reason (never a silent NaN).
-The judged signals (``Faithfulness``, ``AnswerRelevancy``) are the judges' own
-measure objects applied to the judged share of traffic (``cofe.monitor._judged``).
+A signal is a small value object: its ``name`` is the column and the CLI spelling, its
+``stage`` the stage it watches. *What* is measured is a per-trace value (``of``: a
+number, or ``None`` when the trace says nothing about it, e.g. no reranker ran); *how*
+it is summed up over a window is the ``statistic`` (a mean -- a rate for 0/1 values --,
+a percentile, or a count). Alerts test changes on the same per-trace values. A window
+with no value says why (never a silent NaN). The judged signals (``Faithfulness``,
+``AnswerRelevancy``) are the judges' own measure objects on the judged share of traffic
+(``cofe.monitor._judged``).
 """
 
 from __future__ import annotations
@@ -35,156 +38,179 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
-def _share(hits: Sequence[bool], none: str) -> Value:
-    return Value(sum(hits) / len(hits), len(hits)) if hits else Value(None, 0, none)
-
-
-def _mean(values: Sequence[float], none: str) -> Value:
-    return Value(sum(values) / len(values), len(values)) if values else Value(None, 0, none)
-
-
-def _reached(traces: Sequence[TraceRecord], stage: Stage) -> list[TraceRecord]:
-    return [t for t in traces if stage in t.stages or t.error_stage is stage]
-
-
-def _latency(stage: Stage | None, q: float) -> Callable[[Sequence[TraceRecord]], Value]:
-    def compute(traces: Sequence[TraceRecord]) -> Value:
-        if stage is None:
-            seconds = [(t.ended_ns - t.started_ns) / 1e9 for t in traces]
-        else:
-            seconds = [t.latency[stage] for t in traces if stage in t.latency]
-        if not seconds:
-            return Value(None, 0, f"no trace in the window has a {stage or 'trace'} span")
-        return Value(quantile(seconds, q), len(seconds))
-
-    return compute
-
-
-def _error_rate(stage: Stage) -> Callable[[Sequence[TraceRecord]], Value]:
-    def compute(traces: Sequence[TraceRecord]) -> Value:
-        reached = _reached(traces, stage)
-        return _share([t.error_stage is stage for t in reached], f"no trace reached {stage}")
-
-    return compute
-
-
-def _ranks_moved(t: TraceRecord) -> list[float]:
-    """Per context item found in the pool: how many places it moved (pool rank - context rank)."""
-    pool_rank = {d.chunk_id: i for i, d in enumerate(t.pool or ())}
-    return [abs(pool_rank[d.chunk_id] - i) for i, d in enumerate(t.context or ())
-            if d.chunk_id in pool_rank]  # fmt: skip
-
-
-def _promoted(t: TraceRecord) -> list[bool]:
-    """Per context item: it came from below the pool's first len(context) places."""
-    k = len(t.context or ())
-    pool_rank = {d.chunk_id: i for i, d in enumerate(t.pool or ())}
-    return [pool_rank.get(d.chunk_id, k) >= k for d in t.context or ()]
-
-
-def _reranked(traces: Sequence[TraceRecord]) -> list[TraceRecord]:
-    return [t for t in traces if Stage.RERANKING in t.stages and t.pool and t.context is not None
-            and t.error_stage is not Stage.RERANKING]  # fmt: skip
-
-
-def _answered(traces: Sequence[TraceRecord]) -> list[TraceRecord]:
-    return [t for t in traces if t.answer is not None]
-
-
-def _refusals(traces: Sequence[TraceRecord]) -> Value:
-    from cofe.diagnose import is_refusal
-
-    answers = [t.answer for t in _answered(traces) if t.answer is not None]
-    return _share([is_refusal(a) for a in answers], "no answer in the window")
-
-
-def _scores(traces: Sequence[TraceRecord], q: float) -> Value:
-    scores = [d.score for t in traces for d in t.pool or () if d.score is not None]
-    if not scores:
-        return Value(None, 0, "no pool in the window lists scores")
-    return Value(quantile(scores, q), sum(1 for t in traces if t.pool))
+STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
+    "mean": lambda v: sum(v) / len(v),
+    "p10": lambda v: quantile(v, 0.1),
+    "p50": lambda v: quantile(v, 0.5),
+    "p90": lambda v: quantile(v, 0.9),
+    "p95": lambda v: quantile(v, 0.95),
+    "count": lambda v: float(len(v)),
+}
 
 
 @dataclass(frozen=True)
 class Signal:
     name: str
     stage: str
-    compute: Callable[[Sequence[TraceRecord]], Value]
+    of: Callable[[TraceRecord], float | None]  # the per-trace value (None: not applicable)
+    statistic: str  # how a window sums the values up: a key of STATISTICS
     description: str
+    none: str  # why a window has no value
     higher_is_better: bool | None = None  # None: neither (a shift either way matters)
 
+    def values(self, traces: Sequence[TraceRecord]) -> list[float]:
+        return [v for t in traces if (v := self.of(t)) is not None]
 
-OTHER_TRACES = Signal("OtherTraces", ALL, lambda ts: Value(None, 0),
-                      "traces with no retriever, reranker or LLM span (index building, ...)")
+    def compute(self, traces: Sequence[TraceRecord]) -> Value:
+        values = self.values(traces)
+        if not values:
+            return Value(None, 0, self.none)
+        return Value(STATISTICS[self.statistic](values), len(values))
+
+
 R, K, G = Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION
+
+
+def _flag(condition: bool) -> float:
+    return 1.0 if condition else 0.0
+
+
+def _error(stage: Stage) -> Callable[[TraceRecord], float | None]:
+    def of(t: TraceRecord) -> float | None:
+        reached = stage in t.stages or t.error_stage is stage
+        return _flag(t.error_stage is stage) if reached else None
+
+    return of
+
+
+def _latency(stage: Stage | None) -> Callable[[TraceRecord], float | None]:
+    if stage is None:
+        return lambda t: (t.ended_ns - t.started_ns) / 1e9
+    return lambda t: t.latency.get(stage)
+
+
+def _reranked(t: TraceRecord) -> bool:
+    return (K in t.stages and bool(t.pool) and t.context is not None
+            and t.error_stage is not K)  # fmt: skip
+
+
+def _context(t: TraceRecord) -> bool:
+    return t.context is not None and t.error_stage not in (R, K)
+
+
+def _moved(t: TraceRecord) -> float | None:
+    """Mean places a context chunk found in the pool moved from its pool rank."""
+    if not _reranked(t):
+        return None
+    rank = {d.chunk_id: i for i, d in enumerate(t.pool or ())}
+    moves = [abs(rank[d.chunk_id] - i) for i, d in enumerate(t.context or ()) if d.chunk_id in rank]
+    return sum(moves) / len(moves) if moves else None
+
+
+def _promoted(t: TraceRecord) -> float | None:
+    """Share of context chunks from below the pool's first len(context) places."""
+    if not _reranked(t) or not t.context:
+        return None
+    k = len(t.context)
+    rank = {d.chunk_id: i for i, d in enumerate(t.pool or ())}
+    return sum(rank.get(d.chunk_id, k) >= k for d in t.context) / k
+
+
+def _top1_dropped(t: TraceRecord) -> float | None:
+    if not _reranked(t):
+        return None
+    assert t.pool is not None
+    return _flag(t.pool[0].chunk_id not in {d.chunk_id for d in t.context or ()})
+
+
+def _top_score(t: TraceRecord) -> float | None:
+    return t.pool[0].score if t.pool else None
+
+
+def _refused(t: TraceRecord) -> float | None:
+    from cofe.diagnose import is_refusal
+
+    return None if t.answer is None else _flag(is_refusal(t.answer))
+
+
+NO_TRACE = "no trace in the window"
+NO_POOL = "no pool recorded in the window"
+NO_CONTEXT = "no context recorded in the window"
+NO_RERANK = "no reranked context in the window"
+NO_ANSWER = "no answer in the window"
+
 SIGNALS: tuple[Signal, ...] = (
-    Signal("Traces", ALL, lambda ts: Value(float(len(ts)), len(ts)), "query traces in the window"),
-    Signal("ProblemRate", ALL,
-           lambda ts: _share([bool(t.problems) for t in ts], "no trace in the window"),
+    Signal("Traces", ALL, lambda t: 1.0, "count", "query traces in the window", NO_TRACE),
+    Signal("ProblemRate", ALL, lambda t: _flag(bool(t.problems)), "mean",
            "share of traces missing a part (no root, no retriever span, no documents, ...)",
-           False),
-    Signal("LatencyP50", ALL, _latency(None, 0.5), "median seconds per trace", False),
-    Signal("LatencyP95", ALL, _latency(None, 0.95), "95th percentile seconds per trace", False),
-    Signal("LatencyP50", R, _latency(R, 0.5), "median seconds in retrieval", False),
-    Signal("LatencyP95", R, _latency(R, 0.95), "95th percentile seconds in retrieval", False),
-    Signal("ErrorRate", R, _error_rate(R), "share of traces whose retriever raised", False),
-    Signal("EmptyPoolRate", R,
-           lambda ts: _share([not t.pool for t in ts if t.pool is not None],
-                             "no pool recorded in the window"),
-           "share of recorded pools with no chunk", False),
-    Signal("PoolSize", R,
-           lambda ts: _mean([len(t.pool) for t in ts if t.pool is not None],
-                            "no pool recorded in the window"),
-           "mean chunks per pool"),
-    Signal("TopScore", R,
-           lambda ts: _mean([t.pool[0].score for t in ts if t.pool and t.pool[0].score is not None],
-                            "no pool in the window lists scores"),
-           "mean score of the first chunk of the pool"),
-    Signal("ScoreP10", R, lambda ts: _scores(ts, 0.1), "10th percentile of pool scores"),
-    Signal("ScoreP50", R, lambda ts: _scores(ts, 0.5), "median pool score"),
-    Signal("ScoreP90", R, lambda ts: _scores(ts, 0.9), "90th percentile of pool scores"),
-    Signal("LatencyP50", K, _latency(K, 0.5), "median seconds in reranking", False),
-    Signal("LatencyP95", K, _latency(K, 0.95), "95th percentile seconds in reranking", False),
-    Signal("ErrorRate", K, _error_rate(K), "share of traces whose reranker raised", False),
-    Signal("EmptyContextRate", K,
-           lambda ts: _share([not t.context for t in ts if t.context is not None
-                              and t.error_stage not in (R, K)], "no context recorded"),
-           "share of contexts with no chunk", False),
+           NO_TRACE, False),
+    Signal("LatencyP50", ALL, _latency(None), "p50", "median seconds per trace", NO_TRACE, False),
+    Signal("LatencyP95", ALL, _latency(None), "p95", "95th percentile seconds per trace",
+           NO_TRACE, False),
+    Signal("LatencyP50", R, _latency(R), "p50", "median seconds in retrieval",
+           "no retriever span in the window", False),
+    Signal("LatencyP95", R, _latency(R), "p95", "95th percentile seconds in retrieval",
+           "no retriever span in the window", False),
+    Signal("ErrorRate", R, _error(R), "mean", "share of traces whose retriever raised",
+           "no trace reached retrieval", False),
+    Signal("EmptyPoolRate", R, lambda t: None if t.pool is None else _flag(not t.pool), "mean",
+           "share of recorded pools with no chunk", NO_POOL, False),
+    Signal("PoolSize", R, lambda t: None if t.pool is None else float(len(t.pool)), "mean",
+           "mean chunks per pool", NO_POOL),
+    Signal("TopScore", R, _top_score, "mean", "mean score of the pool's first chunk",
+           "no pool in the window lists scores"),
+    Signal("TopScoreP10", R, _top_score, "p10", "10th percentile of the pool's first score",
+           "no pool in the window lists scores"),
+    Signal("TopScoreP90", R, _top_score, "p90", "90th percentile of the pool's first score",
+           "no pool in the window lists scores"),
+    Signal("LatencyP50", K, _latency(K), "p50", "median seconds in reranking",
+           "no reranker span in the window", False),
+    Signal("LatencyP95", K, _latency(K), "p95", "95th percentile seconds in reranking",
+           "no reranker span in the window", False),
+    Signal("ErrorRate", K, _error(K), "mean", "share of traces whose reranker raised",
+           "no trace reached reranking", False),
+    Signal("EmptyContextRate", K, lambda t: _flag(not t.context) if _context(t) else None,
+           "mean", "share of contexts with no chunk", NO_CONTEXT, False),
     Signal("ContextSize", K,
-           lambda ts: _mean([len(t.context) for t in ts if t.context is not None
-                             and t.error_stage not in (R, K)], "no context recorded"),
-           "mean chunks handed to the generator"),
-    Signal("RankMovement", K,
-           lambda ts: _mean([sum(m) / len(m) for t in _reranked(ts) if (m := _ranks_moved(t))],
-                            "no reranked context in the window"),
-           "mean places a context chunk moved from its pool rank"),
-    Signal("PromotedShare", K,
-           lambda ts: _mean([sum(p) / len(p) for t in _reranked(ts) if (p := _promoted(t))],
-                            "no reranked context in the window"),
-           "share of context chunks from below the pool's first len(context)"),
-    Signal("Top1Dropped", K,
-           lambda ts: _share([t.pool[0].chunk_id not in {d.chunk_id for d in t.context or ()}
-                              for t in _reranked(ts)], "no reranked context in the window"),
-           "share of reranked traces whose pool's first chunk is not in the context"),
-    Signal("LatencyP50", G, _latency(G, 0.5), "median seconds in generation", False),
-    Signal("LatencyP95", G, _latency(G, 0.95), "95th percentile seconds in generation", False),
-    Signal("ErrorRate", G, _error_rate(G), "share of traces whose generator raised", False),
-    Signal("EmptyAnswerRate", G,
-           lambda ts: _share([not (t.answer or "").strip() for t in _answered(ts)],
-                             "no answer in the window"),
-           "share of answers that are empty", False),
-    Signal("AnswerChars", G,
-           lambda ts: _mean([len(t.answer or "") for t in _answered(ts)], "no answer in the window"),
-           "mean answer length in characters"),
-    Signal("RefusalRate", G, _refusals, "share of answers that decline (cofe.diagnose's rule)",
+           lambda t: float(len(t.context or ())) if _context(t) else None, "mean",
+           "mean chunks handed to the generator", NO_CONTEXT),
+    Signal("RankMovement", K, _moved, "mean",
+           "mean places a context chunk moved from its pool rank", NO_RERANK),
+    Signal("PromotedShare", K, _promoted, "mean",
+           "share of context chunks from below the pool's first len(context)", NO_RERANK),
+    Signal("Top1Dropped", K, _top1_dropped, "mean",
+           "share of reranked traces whose pool's first chunk is not in the context", NO_RERANK,
            False),
+    Signal("LatencyP50", G, _latency(G), "p50", "median seconds in generation",
+           "no LLM span in the window", False),
+    Signal("LatencyP95", G, _latency(G), "p95", "95th percentile seconds in generation",
+           "no LLM span in the window", False),
+    Signal("ErrorRate", G, _error(G), "mean", "share of traces whose generator raised",
+           "no trace reached generation", False),
+    Signal("EmptyAnswerRate", G,
+           lambda t: None if t.answer is None else _flag(not t.answer.strip()), "mean",
+           "share of answers that are empty", NO_ANSWER, False),
+    Signal("AnswerChars", G, lambda t: None if t.answer is None else float(len(t.answer)), "mean",
+           "mean answer length in characters", NO_ANSWER),
+    Signal("RefusalRate", G, _refused, "mean",
+           "share of answers that decline (cofe.diagnose's refusal rule)", NO_ANSWER, False),
 )  # fmt: skip
+OTHER_TRACES = "OtherTraces"  # traces with no retriever, reranker or LLM span (index building)
 
 
-def compute_signals(traces: Sequence[TraceRecord]) -> list[tuple[Signal, Value]]:
-    """Every signal over the window's query traces, and how many other traces came."""
+def find_signal(stage: str, name: str) -> Signal:
+    for signal in SIGNALS:
+        if (signal.stage, signal.name) == (stage, name):
+            return signal
+    known = ", ".join(f"{s.stage}/{s.name}" for s in SIGNALS)
+    raise ValueError(f"no label-free signal {stage}/{name}; known: {known}")
+
+
+def compute_signals(traces: Sequence[TraceRecord]) -> list[tuple[str, str, Value]]:
+    """``(stage, name, value)`` of every signal over the window's query traces, and how many
+    other traces came."""
     queries = [t for t in traces if t.is_query]
     other = len(traces) - len(queries)
-    rows = [(signal, signal.compute(queries)) for signal in SIGNALS]
-    rows.append((OTHER_TRACES, Value(float(other), other)))
+    rows = [(s.stage, s.name, s.compute(queries)) for s in SIGNALS]
+    rows.append((ALL, OTHER_TRACES, Value(float(other), other)))
     return rows

@@ -501,7 +501,7 @@ class MonitorStore:
         from cofe.monitor._judged import judged_signals
 
         traces = self.traces(start_ns, end_ns, origin=origin)
-        rows = [(s.stage, s.name, v.value, v.n, v.note) for s, v in compute_signals(traces)]
+        rows = [(stage, name, v.value, v.n, v.note) for stage, name, v in compute_signals(traces)]
         rows += judged_signals(self, [t.trace_id for t in traces])
         return rows
 
