@@ -2,7 +2,9 @@
 
 - :class:`PythonPipeline` -- plain callables for chunk, retrieve, rerank, generate;
 - :class:`LlamaIndexPipeline` -- an existing LlamaIndex query engine or retriever,
-  observed through LlamaIndex's own instrumentation (imported lazily);
+  observed through LlamaIndex's own instrumentation (imported lazily); RAPTOR trees
+  (``llama-index-packs-raptor``: summaries are derived items) and ``PropertyGraphIndex``
+  retrievers (triplets derived from their text chunks) included;
 - any other language writes the run-log files directly (``docs/runlog.md``).
 """
 
@@ -15,6 +17,7 @@ from cofe.adapters._base import (
     StagedPipeline,
     pipeline_shape,
 )
+from cofe.adapters._raptor import raptor_retriever
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
 
 if TYPE_CHECKING:
@@ -40,4 +43,5 @@ __all__ = [
     "Trace",
     "UnsupportedLlamaIndexPipeline",
     "pipeline_shape",
+    "raptor_retriever",
 ]

@@ -135,7 +135,10 @@ class PythonPipeline(StagedPipeline):
 
     A ranked item is a chunk id, a :class:`Chunk`, a chunk text, a dict with
     ``chunk_id``/``text``/``score``, any object with those attributes, or an
-    ``(item, score)`` pair.
+    ``(item, score)`` pair. A *derived item* (a summary, an entity, a relation:
+    text built from corpus chunks) is a :class:`Chunk` or dict with ``kind`` and
+    ``derived_from`` (the chunk ids it was built from), e.g. ``{"text": "...",
+    "kind": "summary", "derived_from": ["d1#0", "d1#1"], "score": 0.8}``.
     """
 
     def __init__(

@@ -52,6 +52,7 @@ from llama_index.core.instrumentation.events.synthesis import (
 from cofe._cache import Cache
 from cofe.adapters._base import PipelineShape
 from cofe.adapters._llamaindex_corpus import (
+    UNKNOWN_DOC,
     DocKey,
     UnsupportedLlamaIndexPipeline,
     absolute_spans,
@@ -63,6 +64,7 @@ from cofe.adapters._llamaindex_corpus import (
     retrievers_of,
     unmatched_sources,
     with_parents,
+    with_summaries,
 )
 from cofe.adapters._trace import ChunkRegistry, Trace
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError
@@ -79,6 +81,9 @@ __all__ = [
 @dataclass
 class _Recording:
     pool_depth: int = 0  # the retrieval depth whose result is the pool (1: auto-merging's leaves)
+    # every retrieval's nodes, in order, make the pool: RAPTOR's retriever searches its tree
+    # with several inner retrievals and emits no event of its own
+    union: bool = False
     depth: int = 0
     retrieval_start: float | None = None
     retrieval_end: float | None = None
@@ -104,7 +109,9 @@ class _CofeHandler(BaseEventHandler):
         if rec is None:
             return
         now = time.perf_counter()
-        if isinstance(event, RetrievalStartEvent):
+        if rec.union and isinstance(event, RetrievalStartEvent | RetrievalEndEvent):
+            _union(rec, event, now)
+        elif isinstance(event, RetrievalStartEvent):
             if rec.depth == 0 and rec.retrieval_start is None:
                 rec.retrieval_start = now
             rec.depth += 1
@@ -119,6 +126,23 @@ class _CofeHandler(BaseEventHandler):
                 rec.synth_start = now
         elif isinstance(event, SynthesizeEndEvent) and rec.response is None:
             rec.synth_end, rec.response = now, event.response  # the first synthesis only
+
+
+def _union(rec: _Recording, event: Any, now: float) -> None:
+    """RAPTOR's tree search: the pool is every node its inner retrievals returned, each once, in
+    the order found (what its retriever hands on); timed from the first start to the last end."""
+    if isinstance(event, RetrievalStartEvent):
+        if rec.retrieval_start is None:
+            rec.retrieval_start = now
+        return
+    rec.pool = rec.pool if rec.pool is not None else []
+    known = {n.node.node_id for n in rec.pool}
+    for scored in event.nodes:
+        if scored.node.node_id not in known:
+            known.add(scored.node.node_id)
+            rec.pool.append(scored)
+            rec.pool_texts[scored.node.node_id] = scored.node.get_content()
+    rec.retrieval_end = now
 
 
 _HANDLER_LOCK = threading.Lock()
@@ -159,12 +183,19 @@ def _refuse_unsupported(engine: Any) -> None:
 
 
 _CITATION_HEAD = re.compile(r"\ASource \d+:\n")
+_TRIPLET = re.compile(r"[^\n]+ -> [^\n]+ -> [^\n]+")  # how LlamaIndex's graph retrievers write one
 
 
 def _is_citation_engine(engine: Any) -> bool:
     from llama_index.core.query_engine import CitationQueryEngine
 
     return isinstance(engine, CitationQueryEngine)
+
+
+def _is_raptor(retriever: Any) -> bool:
+    """``llama-index-packs-raptor``'s retriever (not imported: the pack is optional)."""
+    kind = type(retriever)
+    return kind.__name__ == "RaptorRetriever" and kind.__module__.startswith("llama_index.packs")
 
 
 def _is_auto_merging(retriever: Any) -> bool:
@@ -209,6 +240,7 @@ class LlamaIndexPipeline:
         self._derived: dict[tuple[str, str], Chunk] = {}
         self._citations = _is_citation_engine(engine)
         self._pool_depth = 1 if _is_auto_merging(self._retriever()) else 0
+        self._union = _is_raptor(self._retriever())
 
     # -- the engine's parts ------------------------------------------------------------
 
@@ -293,7 +325,7 @@ class LlamaIndexPipeline:
                     chunks.append(chunk)
                     kept.append(node)
                 self._ids[node.node_id] = chunk.chunk_id
-            self._corpus = with_parents(chunks, kept, self._ids)
+            self._corpus = with_summaries(with_parents(chunks, kept, self._ids), nodes, self._ids)
         return self._corpus
 
     @property
@@ -352,7 +384,7 @@ class LlamaIndexPipeline:
     def _recording(self) -> Iterator[tuple[_Recording, dict[str, Any]]]:
         """One query's recording, current in this thread or task; an exception the engine
         raises is kept in ``outcome["failure"]`` (one sample fails, the run goes on)."""
-        rec = _Recording(pool_depth=self._pool_depth)
+        rec = _Recording(pool_depth=self._pool_depth, union=self._union)
         token = _CURRENT.set(rec)
         outcome: dict[str, Any] = {}
         try:
@@ -414,9 +446,8 @@ class LlamaIndexPipeline:
             node = getattr(scored, "node", scored)
             known = self._ids.get(node.node_id)
             if known is None:
-                item: Any = node_chunk(node, self.doc_key)
-                if texts is not None and node.node_id in texts:  # the text as retrieved
-                    item = item.model_copy(update={"text": texts[node.node_id]})
+                text = texts.get(node.node_id) if texts is not None else None
+                item: Any = self._unknown(node, text)  # with the text as retrieved
             else:
                 item = known
             items.append((item, getattr(scored, "score", None)))
@@ -453,7 +484,7 @@ class LlamaIndexPipeline:
             score = getattr(scored, "score", None)
             known = self._ids.get(node.node_id)
             if known is None:
-                items.append((node_chunk(node, self.doc_key), score))
+                items.append((self._unknown(node), score))
                 continue
             text = node.get_content()
             if text == by_id[known].text:
@@ -461,6 +492,23 @@ class LlamaIndexPipeline:
             else:  # a postprocessor replaced the text (e.g. a sentence's window)
                 items.append((self._derive(by_id[known], text, "replaced", None), score))
         return self.registry.ranked(items)
+
+    def _unknown(self, node: Any, text: str | None = None) -> Chunk:
+        """A node not in the corpus: a derived item when it names a corpus chunk as its source
+        (a property graph's triplet ``subject -> relation -> object``, extracted from a text
+        chunk; new node ids every query, so its id is made from its text and source), else a
+        chunk first seen in a ranked list."""
+        text = node.get_content() if text is None else text
+        source = getattr(node, "source_node", None)
+        base = self._ids.get(source.node_id) if source is not None else None
+        if base is None:
+            chunk = node_chunk(node, self.doc_key)
+            return chunk if chunk.text == text else chunk.model_copy(update={"text": text})
+        kind = "relation" if _TRIPLET.fullmatch(text) else "derived"
+        digest = hashlib.sha1(f"{base}\n{text}".encode()).hexdigest()[:10]
+        doc = self.registry.by_id[base].doc_id if base in self.registry.by_id else UNKNOWN_DOC
+        return Chunk(chunk_id=f"{kind}:{digest}", doc_id=doc, text=text, kind=kind,
+                     derived_from=[base])  # fmt: skip
 
     def _citation_context(self, source: Sequence[Any], rec: _Recording) -> list[RankedChunk]:
         """``CitationQueryEngine`` splits each node into "Source N:" pieces with new ids; each

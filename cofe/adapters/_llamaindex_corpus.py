@@ -131,7 +131,7 @@ def retrievers_of(retriever: Any) -> list[Any]:
             continue
         seen.add(id(current))
         out.append(current)
-        for name in ("_retrievers", "retrievers"):
+        for name in ("_retrievers", "retrievers", "sub_retrievers"):  # fusion, router, graph
             inner = getattr(current, name, None)
             if isinstance(inner, dict):
                 todo.extend(inner.values())
@@ -210,6 +210,7 @@ def corpus_nodes(
         storage = getattr(inner, "_storage_context", None)
         if storage is not None:
             add(getattr(storage.docstore, "docs", {}).values())
+        add(graph_chunk_nodes(getattr(inner, "_graph_store", None)))
     if found:
         return found, None
     return [], (
@@ -217,6 +218,19 @@ def corpus_nodes(
         "lists its nodes, no retriever holding nodes); chunk-level measures would count only the "
         "chunks ever retrieved. Pass nodes= (the nodes you indexed) or index= (the index)"
     )
+
+
+def graph_chunk_nodes(store: Any) -> list[Any]:
+    """The text chunks a property graph was extracted from (``PropertyGraphIndex`` keeps them in
+    its graph store as chunk nodes, next to the entities): the corpus of a graph RAG."""
+    if store is None or not callable(getattr(store, "get_llama_nodes", None)):
+        return []
+    try:
+        labelled = store.get()
+    except (NotImplementedError, TypeError):  # a store that cannot list every node
+        return []
+    ids = [node.id for node in labelled if type(node).__name__ == "ChunkNode"]
+    return list(store.get_llama_nodes(ids)) if ids else []
 
 
 def _bm25_nodes(retriever: Any) -> list[Any]:
@@ -274,6 +288,54 @@ def with_parents(chunks: list[Chunk], nodes: Sequence[Any], ids: dict[str, str])
             chunk = chunk.model_copy(update={"meta": {**chunk.meta, "parent_chunk_id": parent_id}})
         out.append(chunk)
     return out
+
+
+SUMMARY_LEVEL = "level"  # RAPTOR: metadata of a cluster summary (its tree level)
+SUMMARY_PARENT = "parent_id"  # RAPTOR: metadata of a node naming the summary it went into
+
+
+def with_summaries(chunks: list[Chunk], nodes: Sequence[Any], ids: dict[str, str]) -> list[Chunk]:
+    """RAPTOR's cluster summaries (``llama-index-packs-raptor``: a node with a ``level`` that
+    other nodes name as their ``parent_id``) are derived items, not corpus chunks: kind
+    ``summary``, derived from the nodes clustered into them (leaves, or lower summaries), their
+    document that of their leaves when they share one."""
+    children: dict[str, list[str]] = defaultdict(list)
+    for node in nodes:
+        parent = (getattr(node, "metadata", None) or {}).get(SUMMARY_PARENT)
+        if isinstance(parent, str) and parent in ids:
+            children[ids[parent]].append(ids[node.node_id])
+    summaries = {
+        ids[node.node_id]
+        for node in nodes
+        if SUMMARY_LEVEL in (getattr(node, "metadata", None) or {})
+        and ids[node.node_id] in children
+    }
+    if not summaries:
+        return chunks
+    by_id = {chunk.chunk_id: chunk for chunk in chunks}
+
+    def leaf_docs(chunk_id: str, seen: frozenset[str]) -> set[str]:
+        if chunk_id not in summaries:
+            return {by_id[chunk_id].doc_id}
+        return set().union(*(leaf_docs(c, seen | {c}) for c in children[chunk_id] if c not in seen))
+
+    out = []
+    for chunk in chunks:
+        if chunk.chunk_id in summaries:
+            docs = leaf_docs(chunk.chunk_id, frozenset([chunk.chunk_id]))
+            chunk = chunk.model_copy(update={
+                "kind": "summary",
+                "derived_from": list(dict.fromkeys(children[chunk.chunk_id])),
+                "doc_id": next(iter(docs)) if len(docs) == 1 else DERIVED_DOC,
+                "start": None,
+                "end": None,
+            })  # fmt: skip
+        out.append(chunk)
+    return out
+
+
+DERIVED_DOC = "(derived)"
+"""The document of a derived item built from several documents (scoring uses its leaves')."""
 
 
 def check_doc_keys(nodes: Sequence[Any], doc_key: DocKey) -> None:

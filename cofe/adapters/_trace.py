@@ -60,6 +60,24 @@ def text_id(text: str) -> str:
     return "sha1:" + hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+DERIVED_DOC = "(derived)"
+
+
+def derived_item(item: dict[str, Any]) -> Chunk:
+    """A ranked dict with ``kind``/``derived_from`` as a derived item: ``text`` required; the
+    id made from its text and sources when not given; the document ``(derived)`` when not
+    given (scoring uses its sources' documents)."""
+    fields = {k: v for k, v in item.items() if k not in ("score", "id")}
+    text = fields.get("text")
+    if not isinstance(text, str):
+        raise ValueError(f"derived item {item!r:.80} carries no text")
+    sources = fields.get("derived_from") or []
+    ident = fields.get("chunk_id") or item.get("id")
+    fields["chunk_id"] = ident or text_id(text + "\n" + "\n".join(map(str, sources)))
+    fields.setdefault("doc_id", DERIVED_DOC)
+    return Chunk.model_validate(fields)
+
+
 class ChunkRegistry:
     """The chunk corpus, found by id or by text.
 
@@ -101,6 +119,8 @@ class ChunkRegistry:
         if isinstance(item, RankedChunk):
             return item.chunk_id, item.score if score is None else score
         elif isinstance(item, dict):
+            if "kind" in item or "derived_from" in item:  # a derived item (summary, relation...)
+                return self.resolve((derived_item(item), item.get("score", score)))
             ident = item.get("chunk_id") or item.get("id")
             text = item.get("text")
             score = item.get("score", score)

@@ -5,14 +5,17 @@ per measure and query type, each run's mean with a bootstrap CI and, per pair
 of runs, the paired difference with its CI and a p-value (exact McNemar for
 binary measures, a sign-flip permutation test otherwise; clustered by source
 document when samples share documents), Holm-corrected over the whole grid;
-plus the verdict transition matrix and stage latency.
+plus the verdict transition matrix, stage latency and refusal rates. The answer's
+measures are compared twice: over every sample (``answer``) and over the samples whose
+answer does not decline (``answered``).
 """
 
-from cofe.compare._compare import ALL, Comparison, compare_results
+from cofe.compare._compare import ALL, ANSWERED, Comparison, compare_results, refusal_table
 from cofe.compare._stats import Interval, PairedTest, holm, mcnemar_p, mean_ci, paired_difference
 
 __all__ = [
     "ALL",
+    "ANSWERED",
     "Comparison",
     "Interval",
     "PairedTest",
@@ -21,4 +24,5 @@ __all__ = [
     "mcnemar_p",
     "mean_ci",
     "paired_difference",
+    "refusal_table",
 ]

@@ -38,6 +38,7 @@ class Comparison:
     clustering: str
     alpha: float
     missing: dict[str, list[str]] = field(default_factory=dict)  # run -> ids others have
+    refusals: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and query type
 
     def to_dict(self) -> dict[str, Any]:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -53,12 +54,13 @@ class Comparison:
             "differences": records(self.differences),
             "transitions": records(self.transitions),
             "latency": records(self.latency),
+            "refusals": records(self.refusals),
         }
 
     def write(self, directory: str | os.PathLike[str]) -> Path:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        for name in ("means", "differences", "transitions", "latency"):
+        for name in ("means", "differences", "transitions", "latency", "refusals"):
             frame = getattr(self, name)
             replace_atomically(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
@@ -109,14 +111,44 @@ def cluster_labels(ids: pd.Index, sources: pd.Series | None) -> np.ndarray | Non
     return np.where(found.isna(), "sample:" + ids.astype(str), "doc:" + found.astype(str))
 
 
+ANSWERED = "answered"
+"""The step label of the answer's measures over answered samples only (refusals left out):
+next to ``answer`` (every sample), so a pipeline that declines more cannot look better or
+worse by the questions it declined."""
+
+
 def value_tables(named: dict[str, ScoreResult]) -> dict[str, pd.DataFrame]:
-    """Per run: a (sample_id x (step, measure)) table of values."""
-    return {
-        name: result.scores.pivot_table(
-            index="sample_id", columns=["step", "measure"], values="value", aggfunc="first"
-        )
-        for name, result in named.items()
-    }
+    """Per run: a (sample_id x (step, measure)) table of values; the answer's measures again
+    under the step ``answered``, without the samples whose answer declines."""
+    return {name: _values(result) for name, result in named.items()}
+
+
+def _values(result: ScoreResult) -> pd.DataFrame:
+    scores = result.scores
+    verdicts = result.verdicts
+    if "refusal" in verdicts and len(scores):
+        declined = set(verdicts.loc[verdicts["refusal"].notna(), "sample_id"])
+        answer = scores[(scores["step"] == "answer") & ~scores["sample_id"].isin(declined)]
+        scores = pd.concat([scores, answer.assign(step=ANSWERED)], ignore_index=True)
+    return scores.pivot_table(
+        index="sample_id", columns=["step", "measure"], values="value", aggfunc="first"
+    )
+
+
+def refusal_table(named: dict[str, ScoreResult]) -> pd.DataFrame:
+    """Per run and query type (and ``all``): answers, refusals and the refusal rate."""
+    rows = []
+    for name, result in named.items():
+        v = result.verdicts
+        if "refusal" not in v:
+            continue
+        answered = v[v["answered"].fillna(False).astype(bool)]
+        for group, part in [(ALL, answered), *answered.groupby("query_type", sort=True)]:
+            refused = int(part["refusal"].notna().sum())
+            rows.append({"run": name, "query_type": group, "answered": len(part),
+                         "refused": refused,
+                         "rate": refused / len(part) if len(part) else None})  # fmt: skip
+    return pd.DataFrame(rows, columns=["run", "query_type", "answered", "refused", "rate"])
 
 
 def compare_results(
@@ -227,6 +259,7 @@ def compare_results(
         clustering=clustering,
         alpha=alpha,
         missing=missing,
+        refusals=refusal_table(named),
     )
 
 

@@ -60,6 +60,12 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
         ].sort_values("count", ascending=False)
         for _, t in moved.head(5).iterrows():
             lines.append(f"  {t['from']} -> {t['to']}: {t['count']} (e.g. {t['examples']})")
+    refusals = comparison.refusals
+    if len(refusals):
+        shown = refusals[refusals.query_type == query_type]
+        lines += ["", "Refusals (answers that decline; the 'answered' rows above leave them out)"]
+        lines.append(format_table(["run", "answered", "refused", "rate"],
+                                  shown[["run", "answered", "refused", "rate"]].values.tolist()))  # fmt: skip
     if not comparison.latency.empty:
         lines += ["", "Stage latency (seconds)"]
         lat = comparison.latency

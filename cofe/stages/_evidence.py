@@ -23,6 +23,8 @@ def ranked_why(
         if missing:
             reason = f"{quote(missing)} not in the {name} ({len(hits.doc_ids)} chunk(s))"
             derived = hits.derivation[p] if hits.derivation else None
+            if pool is not None and pool.point_ranks[p] is not None:
+                derived = None  # the reranker's input held it: a cut, not a derivation loss
             if derived is not None:
                 reason += (f"; {derived[0]!r} was built from chunk {derived[1]!r}, which holds "
                            "the point, but its own text dropped it")  # fmt: skip

@@ -343,6 +343,10 @@ class _SampleScorer:
             why = ranked_why(
                 judged, len(given), "context", pool if stage is Stage.RERANKING else None, corpus
             )
+        if any(judged.derivation):  # the evidence of a derivation loss is the context's
+            pool_why = why
+            context_why = ranked_why(judged, len(given), "context", None, corpus)
+            why = lambda p: (context_why if judged.derivation[p] else pool_why)(p)  # noqa: E731
         # a reranker that dropped what its pool held cut it, whatever else it handed on
         before = pool if stage is Stage.RERANKING else None
         hits = tuple(r is not None for r in judged.point_ranks)

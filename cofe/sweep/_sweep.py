@@ -6,7 +6,11 @@ once; the cache shares chunking, indexes and embeddings across cells; a cell
 already answered is resumed (``run_pipeline`` answers only missing samples),
 so a sweep killed half-way continues where it stopped. Every cell is scored
 with the default settings; then, per measure, the best cell (by mean) is
-tested against the runner-up on the same samples.
+tested against the runner-up on the same samples. A cell may be any pipeline
+a factory builds (``--pipeline mod:factory --param kind=naive,raptor,graph``:
+RAPTOR trees and property graphs through ``LlamaIndexPipeline``); the answer's
+measures are also ranked over answered samples (``answered/...``), and each
+cell's refusal rate is in ``sweep.json``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import pandas as pd
 from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
 from cofe.compare import holm, mean_ci, paired_difference
-from cofe.compare._compare import cluster_labels, source_clusters, value_tables
+from cofe.compare._compare import cluster_labels, refusal_table, source_clusters, value_tables
 from cofe.measures import parse_measure
 from cofe.results import ScoreResult, scores_folder
 from cofe.stages import ScoreConfig, score_run
@@ -70,6 +74,10 @@ class SweepResult:
             "cells": [{"name": c.name, "params": c.params} for c in self.cells],
             "alpha": self.alpha,
             "best": json.loads(self.best.to_json(orient="records", force_ascii=False)),
+            # answers that decline, per cell and query type ("answered/..." rows leave them out)
+            "refusals": json.loads(
+                refusal_table(self.results).to_json(orient="records", force_ascii=False)
+            ),
             "seconds": self.seconds,
         }
         write_text_atomically(

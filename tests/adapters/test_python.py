@@ -145,3 +145,28 @@ def test_retrieval_may_return_texts_unknown_to_the_corpus(tmp_path, small_docs, 
     assert {r.pool[0].chunk_id for r in run.records.values()} == {
         next(c.chunk_id for c in run.chunks.values() if "1889" in c.text)
     }
+
+
+def test_retrieval_may_return_derived_items_with_their_sources(tmp_path, small_docs, small_evalset):
+    """A summary built from France's chunks that drops the year: recorded as a derived item and
+    blamed as a derivation loss, not as a miss by the retriever."""
+    toy = Toy()
+
+    def retrieve(query: str):
+        france = [c.chunk_id for c in toy.corpus if c.doc_id.startswith("france")]
+        summary = {"text": "The Eiffel Tower is in Paris, the capital of France.",
+                   "kind": "summary", "derived_from": france, "score": 0.9}  # fmt: skip
+        return [summary, *toy.retrieve(query)[:1]] if "Eiffel" in query else toy.retrieve(query)
+
+    out = _run(tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index,
+               retrieve=retrieve, generate=lambda q, context: "I don't know.", top_k=1)  # fmt: skip
+    run = read_run(out)
+    assert run.problems == []
+    summaries = [c for c in run.chunks.values() if c.kind == "summary"]
+    assert len(summaries) == 1 and summaries[0].doc_id == "(derived)"
+    assert all(run.chunks[s].doc_id.startswith("france") for s in summaries[0].derived_from)
+    result = score_run(out)
+    verdicts = result.verdicts.set_index("sample_id")
+    assert verdicts.at["q1", "verdict"] == "derivation_lost"
+    assert "which holds the point, but its own text dropped it" in verdicts.at["q1", "explanation"]
+    assert result.view().refusal_rates() == {"answered": 3, "refused": 3, "rate": 1.0}

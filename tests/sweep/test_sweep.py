@@ -84,3 +84,35 @@ def test_a_custom_pipeline_factory_gets_each_cells_parameters(inputs, tmp_path):
 def test_cli_refuses_an_empty_grid(tmp_path, capsys):
     code = main(["sweep", "--evalset", str(tmp_path / "e.jsonl"), "--out", str(tmp_path / "o")])
     assert code == 2 and "no grid" in capsys.readouterr().err
+
+
+def test_naive_and_summarising_cells_side_by_side_with_answered_rows_and_refusals(inputs, tmp_path):
+    """A cell that hands on lossy summaries and declines is a cell like any other: its
+    derivation losses are verdicts, its refusals a rate, and the answer's measures are ranked
+    over all samples and over answered ones."""
+    _docs, evalset, _cache = inputs
+    chunks = [Chunk(chunk_id=f"c{i}", doc_id="d", text=f"Filler {i}.") for i in range(3)]
+
+    def factory(kind: str):
+        def retrieve(query):
+            if kind == "naive":
+                return [c.chunk_id for c in chunks]
+            return [{"text": "A summary.", "kind": "summary", "derived_from": ["c0", "c1"]}]
+
+        def generate(query, context):  # the summarising cell declines every other question
+            return "I don't know." if kind != "naive" and len(query) % 2 else "no idea"
+
+        return PythonPipeline(chunks=chunks, retrieve=retrieve, generate=generate)
+
+    result = run_sweep({"kind": ["naive", "summary"]}, evalset, tmp_path / "k", factory=factory,
+                       log=lambda _: None, resamples=99)  # fmt: skip
+    summary = result.results["kind=summary"]
+    declined = summary.verdicts.refusal.notna()
+    assert 0 < declined.sum() < len(declined)
+    assert result.results["kind=naive"].verdicts.refusal.isna().all()
+    steps = set(result.best.step)
+    assert {"answer", "answered"} <= set(result.means.step) and "answer" in steps
+    saved = json.loads((result.write(tmp_path / "k") / "sweep.json").read_text())
+    rates = {(r["run"], r["query_type"]): r["rate"] for r in saved["refusals"]}
+    assert rates[("kind=summary", "all")] == pytest.approx(declined.mean())  # JSON: 10 digits
+    assert rates[("kind=naive", "all")] == 0
