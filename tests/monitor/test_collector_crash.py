@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,20 @@ class Senders:
         assert not any(thread.is_alive() for thread in threads)
 
 
-def test_a_receiver_killed_mid_batch_keeps_what_it_acknowledged_and_counts_nothing_twice(tmp_path):
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen]]:
+    """Collectors started by the test; any still running at its end is killed."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+
+
+def test_a_receiver_killed_mid_batch_keeps_what_it_acknowledged_and_counts_nothing_twice(
+    tmp_path, processes
+):
     db, port = tmp_path / "monitor.db", _free_port()
     batches = [traces_batch(n * TRACES_PER_BATCH, TRACES_PER_BATCH) for n in range(BATCHES)]
     keys = [{(s.trace_id, s.span_id) for s in spans} for spans in batches]
@@ -109,6 +123,7 @@ def test_a_receiver_killed_mid_batch_keeps_what_it_acknowledged_and_counts_nothi
 
     # --- first life: killed with SIGKILL after KILL_AFTER acknowledgements ----------------
     first = _start(db, port)
+    processes.append(first)
     senders = Senders(port, bodies)
     killed_at: list[float] = []
 
@@ -142,6 +157,7 @@ def test_a_receiver_killed_mid_batch_keeps_what_it_acknowledged_and_counts_nothi
 
     # --- second life on the same store: resend what was not acknowledged, and some of what was
     second = _start(db, port)
+    processes.append(second)
     try:
         resend = sorted(set(range(BATCHES)) - acked_before) + sorted(acked_before)[::3]
         again = Senders(port, bodies)
