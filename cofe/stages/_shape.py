@@ -45,7 +45,6 @@ from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
 from cofe.stages._records import Outputs
 
-
 PARTIAL_CORPUS = ("corpus", "partial")
 """Manifest ``meta`` entry of a run whose chunks are only those its pipeline returned (a canary
 sent to a service whose index cofe cannot read): the corpus step is not judged."""
