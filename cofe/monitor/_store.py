@@ -483,8 +483,10 @@ class MonitorStore:
         it was last computed; returns how many windows were computed."""
         dirty = self.db.execute("SELECT origin, start_ns FROM dirty_windows ORDER BY start_ns")
         for origin, start in dirty:
-            rows = self.window_rows(origin, start, start + self.window_ns)
+            # one transaction: a batch stored meanwhile either is in the window's rows or
+            # marks the window again (never computed without it and unmarked)
             with self.db.transaction():
+                rows = self.window_rows(origin, start, start + self.window_ns)
                 self.db.execute("DELETE FROM series WHERE origin = ? AND window_ns = ? AND "
                                 "start_ns = ?", [origin, self.window_ns, start])  # fmt: skip
                 self.db.executemany(
