@@ -5,6 +5,7 @@
   canary    send a labelled eval set through the pipeline, score the round (--every 1h)
   judge     the judges' label-free measures on a sampled share of traffic, within a budget
   series    per-stage signals per window (label-free), or canary measures per round
+  alerts    evaluate alert rules: a line per alert, a webhook, exit code 3 when one fired
   status    what the store holds
   prune     delete traces older than the retention
 
@@ -99,6 +100,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     j.add_argument("--concurrency", type=int, default=4)
     j.add_argument("--no-embeddings", action="store_true", help="skip AnswerRelevancy")
     j.set_defaults(run=_judge)
+
+    a = verbs.add_parser("alerts", help="evaluate alert rules (exit code 3 when one fires)")
+    _store_option(a)
+    a.add_argument("--rules", type=Path, help="TOML file of [[rule]] tables (default: the "
+                   "built-in rules; see --print-default-rules)")  # fmt: skip
+    a.add_argument("--webhook", help="POST each alert as JSON to this URL (retried)")
+    a.add_argument("--log", type=Path, help="append each alert as a JSON line to this file")
+    a.add_argument("--every", type=_duration, help="evaluate every interval until stopped")
+    a.add_argument("--print-default-rules", action="store_true",
+                   help="print the built-in rules as TOML and exit")  # fmt: skip
+    a.set_defaults(run=_alerts)
 
     s = verbs.add_parser("series", help="print per-stage series")
     _store_option(s)
@@ -236,6 +248,42 @@ def _judge(args: argparse.Namespace) -> int:
         store.close()
     print(json.dumps({**report.__dict__, "usage": client.usage.to_dict()}, indent=2))
     return 0
+
+
+def _alerts(args: argparse.Namespace) -> int:
+    from cofe.monitor._alerts import DEFAULT_RULES, evaluate_alerts, load_rules, rules_toml
+    from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
+
+    if args.print_default_rules:
+        print(rules_toml(DEFAULT_RULES), end="")
+        return 0
+    rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
+    store = _open(args)
+    sinks: list = [StdoutSink()]
+    if args.log:
+        sinks.append(LogSink(args.log))
+    if args.webhook:
+        sinks.append(WebhookSink(args.webhook, store))
+    fired_last = 0
+    try:
+        while True:
+            started = time.monotonic()
+            store.refresh()
+            fired = evaluate_alerts(store, rules)
+            for alert in fired:
+                for sink in sinks:
+                    sink.send(alert)
+            fired_last = len(fired)
+            if args.every is None:
+                break
+            time.sleep(max(0.0, args.every - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for sink in sinks:
+            sink.close()
+        store.close()
+    return 3 if fired_last else 0
 
 
 def _when(ns: int) -> str:

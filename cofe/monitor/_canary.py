@@ -77,6 +77,7 @@ def run_canary(
     *,
     pipeline: Any = None,
     docs: str | os.PathLike[str] | None = None,
+    documents: list[Any] | None = None,
     send: str | None = None,
     send_field: str = "query",
     headers: dict[str, str] | None = None,
@@ -97,8 +98,8 @@ def run_canary(
     if pipeline is not None:
         from cofe.runner import run_pipeline
 
-        run_pipeline(pipeline, evalset, out, docs=docs, cache=cache, concurrency=concurrency,
-                     progress=False, run_id=f"canary-{round_id}")  # fmt: skip
+        run_pipeline(pipeline, evalset, out, docs=docs, documents=documents, cache=cache,
+                     concurrency=concurrency, progress=False, run_id=f"canary-{round_id}")  # fmt: skip
         trace_of = _store_run_traces(store, out, round_id, started)
     else:
         trace_of = _send_round(store, evalset, out, round_id, started, send or "", send_field,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cofe.adapters import Trace, pipeline_shape
@@ -72,17 +72,19 @@ def record_of(
 class WatchedPipeline:
     """A pipeline that records every answer in the store (and otherwise behaves the same)."""
 
-    def __init__(self, pipeline: Any, store: MonitorStore, origin: str = TRAFFIC) -> None:
-        self.pipeline, self.store, self.origin = pipeline, store, origin
+    def __init__(self, pipeline: Any, store: MonitorStore, origin: str = TRAFFIC,
+                 clock: Callable[[], int] = time.time_ns) -> None:  # fmt: skip
+        self.pipeline, self.store, self.origin, self.clock = pipeline, store, origin, clock
         self._lock = threading.Lock()  # one writer to the store at a time
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pipeline, name)
 
     def answer(self, query: str, *, trace_id: str | None = None) -> Trace:
-        started = time.time_ns()
+        started = self.clock()
+        began = time.perf_counter()
         trace = self.pipeline.answer(query)
-        ended = time.time_ns()
+        ended = started + int((time.perf_counter() - began) * 1e9)
         shape = pipeline_shape(self.pipeline, self.pipeline.describe())
         ident = trace_id or uuid.uuid4().hex
         registry = getattr(self.pipeline, "registry", None)
@@ -94,6 +96,8 @@ class WatchedPipeline:
         return trace
 
 
-def watch(pipeline: Any, store: MonitorStore, *, origin: str = TRAFFIC) -> WatchedPipeline:
-    """Wrap ``pipeline`` so that each ``answer(query)`` is stored as a trace."""
-    return WatchedPipeline(pipeline, store, origin)
+def watch(pipeline: Any, store: MonitorStore, *, origin: str = TRAFFIC,
+          clock: Callable[[], int] = time.time_ns) -> WatchedPipeline:  # fmt: skip
+    """Wrap ``pipeline`` so that each ``answer(query)`` is stored as a trace (``clock``: when
+    a query started, in nanoseconds -- a replay in compressed time passes its own)."""
+    return WatchedPipeline(pipeline, store, origin, clock)

@@ -1,0 +1,419 @@
+"""Alerts that name the stage: rules over the store's series, tested like ``cofe compare``.
+
+A rule watches one stage and one measure, either of the **canaries** (per round; the
+verdict shares ``VERDICT@STAGE`` -- e.g. ``cut_by_rerank@reranking`` --, ``lost@STAGE``
+(any loss blamed on the stage) and ``refused@generation`` are tested per sample, paired
+with the same samples in the baseline rounds) or of the **traffic** (a label-free signal
+per window, e.g. ``reranking`` / ``Top1Dropped``, tested on its per-trace values against
+the baseline windows). ``kind = "change"`` fires on a significant change in the bad
+``direction`` (p < alpha, at least ``min_effect``, ``min_samples`` on each side);
+``kind = "threshold"`` fires when the window's value crosses ``above``/``below``. A
+``cooldown`` keeps one change from paging twice; a window is never alerted twice by a rule.
+
+Each alert carries the change with its 95 % CI and p-value and example cases of the
+window that show the loss: canary cases with their verdict and evidence, or traffic
+traces with their label-free values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+import tomllib
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from cofe._errors import InputError, InputProblem
+from cofe.compare._stats import paired_difference
+from cofe.monitor._signals import STATISTICS, find_signal
+from cofe.monitor._sql import in_slices, placeholders
+from cofe.monitor._store import CANARY, TRAFFIC, MonitorStore
+
+LOSS_EXCLUDED = ("pipeline_error", "unscorable")  # not losses of information by a stage
+RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    source: Literal["traffic", "canary"]
+    stage: str
+    measure: str
+    kind: Literal["change", "threshold"] = "change"
+    direction: Literal["up", "down", "either"] = "up"  # the change that is bad
+    above: float | None = None  # threshold: fire above this
+    below: float | None = None  # threshold: fire below this
+    step: str | None = None  # canary thresholds on a measure of several steps (pool, context)
+    baseline: int = 3  # windows (traffic) or rounds (canary) before the current one
+    min_samples: int = 20  # in the current window and in the baseline
+    alpha: float = 0.001
+    min_effect: float = 0.1  # absolute change of the mean (a rate: 0.1 = ten points)
+    cooldown: int = 24 * 3600  # seconds after an alert of this rule in which it stays quiet
+    severity: str = "warning"
+
+    def __post_init__(self) -> None:
+        if self.source not in (TRAFFIC, CANARY):
+            raise ValueError(f"source must be traffic or canary, not {self.source!r}")
+        if self.kind not in ("change", "threshold"):
+            raise ValueError(f"kind must be change or threshold, not {self.kind!r}")
+        if self.direction not in ("up", "down", "either"):
+            raise ValueError(f"direction must be up, down or either, not {self.direction!r}")
+        if self.kind == "threshold" and self.above is None and self.below is None:
+            raise ValueError("a threshold rule needs above or below")
+        if self.baseline < 1 or self.min_samples < 1:
+            raise ValueError("baseline and min_samples must be at least 1")
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must be in (0, 1), not {self.alpha}")
+        if self.source == TRAFFIC:
+            find_signal(self.stage, self.measure)  # a misspelt signal fails when rules load
+        elif self.kind == "change" and "@" not in self.measure:
+            raise ValueError(f"a canary change rule tests verdict shares (VERDICT@STAGE or "
+                             f"lost@STAGE), not {self.measure!r}")  # fmt: skip
+
+
+def _canary_rule(stage: str, measure: str, severity: str = "critical") -> Rule:
+    return Rule(name=f"canary {measure}", source=CANARY, stage=stage, measure=measure,
+                min_samples=10, alpha=0.01, min_effect=0.1, severity=severity)  # fmt: skip
+
+
+def _traffic_rule(stage: str, measure: str, effect: float, direction: str = "up") -> Rule:
+    return Rule(name=f"traffic {stage} {measure}", source=TRAFFIC, stage=stage, measure=measure,
+                direction=direction, min_samples=20, alpha=0.001, min_effect=effect)  # type: ignore[arg-type]  # fmt: skip
+
+
+DEFAULT_RULES: tuple[Rule, ...] = (
+    *(_canary_rule(s, f"lost@{s}") for s in ("parse", "chunking", "retrieval", "reranking",
+                                               "generation")),
+    _canary_rule("generation", "refused@generation"),
+    *(_traffic_rule(s, "ErrorRate", 0.05) for s in ("retrieval", "reranking", "generation")),
+    _traffic_rule("all", "ProblemRate", 0.1),
+    _traffic_rule("retrieval", "EmptyPoolRate", 0.1),
+    _traffic_rule("reranking", "EmptyContextRate", 0.1),
+    _traffic_rule("reranking", "Top1Dropped", 0.2),
+    _traffic_rule("reranking", "PromotedShare", 0.2),
+    _traffic_rule("generation", "EmptyAnswerRate", 0.1),
+    _traffic_rule("generation", "RefusalRate", 0.1),
+)  # fmt: skip
+"""What ``cofe monitor alerts`` watches without a rules file (``--print-default-rules``)."""
+
+
+def load_rules(path: str | os.PathLike[str]) -> list[Rule]:
+    """Rules from a TOML file of ``[[rule]]`` tables; a bad rule names the file, the rule and
+    the field. Durations may be written ``"6h"``, ``"30m"``, ``"90s"``, ``"1d"``."""
+    file = str(path)
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(InputProblem(file, None, None, f"not valid TOML: {error}")) from None
+    tables = data.get("rule")
+    if not isinstance(tables, list) or not tables:
+        raise InputError(InputProblem(file, None, "rule", "no [[rule]] table"))
+    known = {f.name for f in fields(Rule)}
+    rules = []
+    for i, table in enumerate(tables, start=1):
+        where = f"rule {i} ({table.get('name', 'unnamed')!r})"
+        unknown = sorted(set(table) - known)
+        if unknown:
+            raise InputError(InputProblem(file, None, f"{where}.{unknown[0]}", "unknown field"))
+        values = dict(table)
+        if isinstance(values.get("cooldown"), str):
+            values["cooldown"] = duration_seconds(values["cooldown"])
+        try:
+            rules.append(Rule(**values))
+        except TypeError as error:
+            raise InputError(InputProblem(file, None, where, str(error))) from None
+        except ValueError as error:
+            raise InputError(InputProblem(file, None, where, str(error))) from None
+    names = [r.name for r in rules]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(InputProblem(file, None, "name", f"rule names must differ: {twice[0]!r}"))
+    return rules
+
+
+def duration_seconds(text: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(float(text))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a duration (e.g. 90s, 15m, 6h, 1d)") from None
+
+
+@dataclass
+class Alert:
+    alert_id: str
+    rule: str
+    fired_ns: int
+    origin: str
+    stage: str
+    measure: str
+    severity: str
+    window_start_ns: int
+    window_end_ns: int
+    baseline: float | None
+    current: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    message: str
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def line(self) -> str:
+        when = datetime.fromtimestamp(self.window_start_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M")
+        return f"cofe alert [{self.severity}] {self.stage}: {self.message} (window {when} UTC)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- statistics ----------------------------------------------------------------------------
+
+
+def unpaired_change(current: Sequence[float], baseline: Sequence[float], statistic: str = "mean",
+                    *, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float, float]:  # fmt: skip
+    """``statistic(current) - statistic(baseline)`` with a 95 % bootstrap CI (each group
+    resampled) and a two-sided permutation p-value (group labels shuffled)."""
+    a, b = np.asarray(current, dtype=float), np.asarray(baseline, dtype=float)
+    stat = STATISTICS[statistic]
+    observed = stat(a.tolist()) - stat(b.tolist())
+    rng = np.random.default_rng(seed)
+    if statistic == "mean":  # vectorised: the common case, thousands of traces
+        boot = (a[rng.integers(0, len(a), (resamples, len(a)))].mean(axis=1)
+                - b[rng.integers(0, len(b), (resamples, len(b)))].mean(axis=1))  # fmt: skip
+        pooled = np.concatenate([a, b])
+        perms = np.argsort(rng.random((resamples, len(pooled))), axis=1)
+        shuffled = pooled[perms]
+        diffs = shuffled[:, : len(a)].mean(axis=1) - shuffled[:, len(a) :].mean(axis=1)
+    else:
+        q = {"p10": 0.1, "p50": 0.5, "p90": 0.9, "p95": 0.95}[statistic]
+        boot = (np.quantile(a[rng.integers(0, len(a), (resamples, len(a)))], q, axis=1)
+                - np.quantile(b[rng.integers(0, len(b), (resamples, len(b)))], q, axis=1))  # fmt: skip
+        pooled = np.concatenate([a, b])
+        shuffled = pooled[np.argsort(rng.random((resamples, len(pooled))), axis=1)]
+        diffs = (np.quantile(shuffled[:, : len(a)], q, axis=1)
+                 - np.quantile(shuffled[:, len(a) :], q, axis=1))  # fmt: skip
+    low, high = np.quantile(boot, [0.025, 0.975])
+    extreme = int((np.abs(diffs) >= abs(observed) - 1e-12).sum())
+    return float(observed), float(low), float(high), (1 + extreme) / (1 + resamples)
+
+
+def _bad(rule: Rule, difference: float) -> bool:
+    if rule.direction == "up":
+        return difference >= rule.min_effect
+    if rule.direction == "down":
+        return -difference >= rule.min_effect
+    return abs(difference) >= rule.min_effect
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.3g}"
+
+
+# --- canaries ------------------------------------------------------------------------------
+
+
+def _rounds(store: MonitorStore, now_ns: int, count: int) -> list[tuple[str, int, int]]:
+    rows = store.db.execute("SELECT round_id, started_ns, finished_ns FROM canary_rounds "
+                            "WHERE finished_ns <= ? ORDER BY started_ns DESC", [now_ns])  # fmt: skip
+    return list(reversed(rows[:count]))
+
+
+def _case_flags(store: MonitorStore, round_id: str, measure: str) -> dict[str, float]:
+    """Per sample of the round: 1 when its verdict is the measure's (``VERDICT@STAGE``, or
+    ``lost@STAGE``: any loss blamed on the stage)."""
+    verdict, stage = measure.split("@", 1)
+    out = {}
+    for sample_id, v, s in store.db.execute(
+            "SELECT sample_id, verdict, stage FROM canary_cases WHERE round_id = ?", [round_id]):  # fmt: skip
+        if verdict == "lost":
+            hit = s == stage and v not in LOSS_EXCLUDED
+        else:
+            hit = v == verdict and (s or "none") == stage
+        out[sample_id] = 1.0 if hit else 0.0
+    return out
+
+
+def _canary_examples(store: MonitorStore, round_id: str, measure: str) -> list[dict[str, Any]]:
+    flags = _case_flags(store, round_id, measure)
+    hits = sorted(s for s, v in flags.items() if v)[:5]
+    out = []
+    for part in in_slices(hits):
+        for sample_id, trace_id, query, verdict, stage, evidence in store.db.execute(
+                "SELECT sample_id, trace_id, query, verdict, stage, evidence FROM canary_cases "
+                f"WHERE round_id = ? AND sample_id IN ({placeholders(len(part))})",
+                [round_id, *part]):  # fmt: skip
+            out.append({"round_id": round_id, "sample_id": sample_id, "trace_id": trace_id,
+                        "query": query, "verdict": verdict, "stage": stage,
+                        "evidence": json.loads(evidence).get("explanation")})  # fmt: skip
+    return out
+
+
+def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | None:
+    rounds = _rounds(store, now_ns, rule.baseline + 1)
+    if not rounds:
+        return None
+    current_id, start, end = rounds[-1]
+    if rule.kind == "threshold":
+        sql = ("SELECT value, n FROM canary_measures WHERE round_id = ? AND measure = ? "
+               "AND stage = ?")  # fmt: skip
+        params = [current_id, rule.measure, rule.stage]
+        if rule.step:
+            sql += " AND step = ?"
+            params.append(rule.step)
+        rows = store.db.execute(sql, params)
+        if not rows or rows[0][0] is None or rows[0][1] < rule.min_samples:
+            return None
+        value = float(rows[0][0])
+        if not _crossed(rule, value):
+            return None
+        examples = _canary_examples(store, current_id, rule.measure) if "@" in rule.measure else []
+        return _alert(rule, CANARY, start, end, None, value, None, None, None,
+                      f"{rule.measure} is {_fmt(value)} in canary round {current_id} "
+                      f"({_limits(rule)})", examples)  # fmt: skip
+    if len(rounds) < 2:
+        return None
+    current = _case_flags(store, current_id, rule.measure)
+    before = [_case_flags(store, r[0], rule.measure) for r in rounds[:-1]]
+    shared = sorted(set(current).intersection(*before))
+    if len(shared) < rule.min_samples:
+        return None
+    now = np.array([current[s] for s in shared])
+    then = np.array([sum(b[s] for b in before) / len(before) for s in shared])
+    test = paired_difference(now, then)
+    diff = test.difference.estimate
+    if not (test.p_value < rule.alpha and _bad(rule, diff)):
+        return None
+    return _alert(
+        rule, CANARY, start, end, float(then.mean()), float(now.mean()), test.difference.low,
+        test.difference.high, test.p_value,
+        f"{rule.measure} {_fmt(then.mean())} -> {_fmt(now.mean())} ({diff:+.3g}, 95% CI "
+        f"[{_fmt(test.difference.low)}, {_fmt(test.difference.high)}], p={test.p_value:.2g}, "
+        f"{test.test}; {len(shared)} canary samples, round {current_id} vs the {len(before)} "
+        f"before)", _canary_examples(store, current_id, rule.measure))  # fmt: skip
+
+
+# --- traffic -------------------------------------------------------------------------------
+
+
+def _traffic_examples(rule: Rule, traces: Sequence[Any]) -> list[dict[str, Any]]:
+    signal = find_signal(rule.stage, rule.measure)
+    valued = [(signal.of(t), t) for t in traces]
+    valued = [(v, t) for v, t in valued if v is not None]
+    valued.sort(key=lambda vt: vt[0], reverse=rule.direction != "down")
+    return [{"trace_id": t.trace_id, "query": t.query, rule.measure: v,
+             "answer": (t.answer or "")[:300], "stages": [s.value for s in t.stages],
+             "error": t.error, "problems": t.problems} for v, t in valued[:5]]  # fmt: skip
+
+
+def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | None:
+    signal = find_signal(rule.stage, rule.measure)
+    end = store.window_of(now_ns)
+    start = end - store.window_ns
+    current_traces = [t for t in store.traces(start, end) if t.is_query]
+    current = signal.values(current_traces)
+    if len(current) < rule.min_samples:
+        return None
+    if rule.kind == "threshold":
+        value = STATISTICS[signal.statistic](current)
+        if not _crossed(rule, value):
+            return None
+        return _alert(rule, TRAFFIC, start, end, None, value, None, None, None,
+                      f"{rule.measure} is {_fmt(value)} over {len(current)} traces "
+                      f"({_limits(rule)})", _traffic_examples(rule, current_traces))  # fmt: skip
+    base_start = start - rule.baseline * store.window_ns
+    baseline = signal.values([t for t in store.traces(base_start, start) if t.is_query])
+    if len(baseline) < rule.min_samples:
+        return None
+    diff, low, high, p = unpaired_change(current, baseline, signal.statistic)
+    if not (p < rule.alpha and _bad(rule, diff)):
+        return None
+    stat = STATISTICS[signal.statistic]
+    then, now = stat(baseline), stat(current)
+    return _alert(
+        rule, TRAFFIC, start, end, then, now, low, high, p,
+        f"{rule.measure} {_fmt(then)} -> {_fmt(now)} ({diff:+.3g}, 95% CI [{_fmt(low)}, "
+        f"{_fmt(high)}], p={p:.2g}; {len(current)} traces vs {len(baseline)} in the "
+        f"{rule.baseline} windows before)", _traffic_examples(rule, current_traces))  # fmt: skip
+
+
+def _crossed(rule: Rule, value: float) -> bool:
+    return (rule.above is not None and value > rule.above) or (
+        rule.below is not None and value < rule.below)  # fmt: skip
+
+
+def _limits(rule: Rule) -> str:
+    parts = [f"above {rule.above:g}" if rule.above is not None else "",
+             f"below {rule.below:g}" if rule.below is not None else ""]  # fmt: skip
+    return "alert " + " or ".join(p for p in parts if p)
+
+
+def _alert(rule: Rule, origin: str, start: int, end: int, baseline: float | None,
+           current: float | None, low: float | None, high: float | None, p: float | None,
+           message: str, examples: list[dict[str, Any]]) -> Alert:  # fmt: skip
+    return Alert(uuid.uuid4().hex, rule.name, time.time_ns(), origin, rule.stage, rule.measure,
+                 rule.severity, start, end, baseline, current, low, high, p,
+                 f"{message} [rule {rule.name!r}]", examples)  # fmt: skip
+
+
+# --- the evaluation --------------------------------------------------------------------------
+
+
+def _quiet(store: MonitorStore, rule: Rule, window_start: int) -> bool:
+    """The rule already alerted this window, or is cooling down after an earlier alert."""
+    rows = store.db.execute("SELECT MAX(window_start_ns) FROM alerts WHERE rule = ?", [rule.name])
+    last = rows[0][0] if rows else None
+    if last is None:
+        return False
+    return window_start <= last or window_start - last < rule.cooldown * 1_000_000_000
+
+
+def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
+                    now_ns: int | None = None) -> list[Alert]:  # fmt: skip
+    """Every rule at ``now_ns`` (default: now); new alerts are stored and returned."""
+    now = now_ns or time.time_ns()
+    fired = []
+    for rule in rules:
+        alert = (_evaluate_canary if rule.source == CANARY else _evaluate_traffic)(store, rule, now)
+        if alert is None or _quiet(store, rule, alert.window_start_ns):
+            continue
+        fired.append(alert)
+    if fired:
+        with store.db.transaction():
+            store.db.executemany(
+                "INSERT INTO alerts (alert_id, rule, fired_ns, origin, stage, measure, severity, "
+                "window_start_ns, window_end_ns, baseline, current, ci_low, ci_high, p_value, "
+                "message, examples, delivered) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?)",
+                [(a.alert_id, a.rule, a.fired_ns, a.origin, a.stage, a.measure, a.severity,
+                  a.window_start_ns, a.window_end_ns, a.baseline, a.current, a.ci_low, a.ci_high,
+                  a.p_value, a.message, json.dumps(a.examples, default=str), "{}")
+                 for a in fired],
+            )  # fmt: skip
+    return fired
+
+
+def rules_toml(rules: Sequence[Rule]) -> str:
+    """Rules as the TOML ``load_rules`` reads (fields left at their defaults are omitted)."""
+    defaults = {f.name: f.default for f in fields(Rule)}
+    out = []
+    for rule in rules:
+        out.append("[[rule]]")
+        for name, value in asdict(rule).items():
+            if name not in ("name", "source", "stage", "measure") and value == defaults[name]:
+                continue
+            if value is None:
+                continue
+            out.append(f"{name} = {json.dumps(value)}")
+        out.append("")
+    return "\n".join(out)
