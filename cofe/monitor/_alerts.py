@@ -74,9 +74,11 @@ class Rule:
             raise ValueError(f"alpha must be in (0, 1), not {self.alpha}")
         if self.source == TRAFFIC:
             find_signal(self.stage, self.measure)  # a misspelt signal fails when rules load
-        elif self.kind == "change" and "@" not in self.measure:
-            raise ValueError(f"a canary change rule tests verdict shares (VERDICT@STAGE or "
-                             f"lost@STAGE), not {self.measure!r}")  # fmt: skip
+        elif self.kind == "change" and "@" not in self.measure.split("/")[0] \
+                and "/" not in self.measure:  # fmt: skip
+            raise ValueError(f"a canary change rule tests a verdict share (VERDICT@STAGE or "
+                             f"lost@STAGE) or a measure of a step (e.g. corpus/EntityAnchoring), "
+                             f"not {self.measure!r}")  # fmt: skip
 
 
 def _canary_rule(stage: str, measure: str, severity: str = "critical") -> Rule:
@@ -93,6 +95,11 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     *(_canary_rule(s, f"lost@{s}") for s in ("parse", "chunking", "retrieval", "reranking",
                                                "generation")),
     _canary_rule("generation", "refused@generation"),
+    # the chunker's own measures: a chunking change shows here even when a later stage
+    # already loses the same facts (verdicts name only the first loss)
+    *(Rule(name=f"canary corpus/{m}", source=CANARY, stage="chunking", measure=f"corpus/{m}",
+           direction="down", min_samples=10, alpha=0.01, min_effect=0.03, severity="critical")
+      for m in ("KeywordRecall", "ChunkIntegrity", "EntityAnchoring")),
     *(_traffic_rule(s, "ErrorRate", 0.05) for s in ("retrieval", "reranking", "generation")),
     _traffic_rule("all", "ProblemRate", 0.1),
     _traffic_rule("retrieval", "EmptyPoolRate", 0.1),
@@ -229,9 +236,14 @@ def _rounds(store: MonitorStore, now_ns: int, count: int) -> list[tuple[str, int
     return list(reversed(rows[:count]))
 
 
-def _case_flags(store: MonitorStore, round_id: str, measure: str) -> dict[str, float]:
-    """Per sample of the round: 1 when its verdict is the measure's (``VERDICT@STAGE``, or
-    ``lost@STAGE``: any loss blamed on the stage)."""
+def _sample_values(store: MonitorStore, round_id: str, measure: str) -> dict[str, float]:
+    """Per sample of the round: its value of ``step/Measure`` (as scored), or of a verdict
+    share -- 1 when its verdict is ``VERDICT@STAGE`` (``lost@STAGE``: any loss blamed on it)."""
+    if "/" in measure:
+        step, name = measure.split("/", 1)
+        return dict(store.db.execute(
+            "SELECT sample_id, value FROM canary_scores WHERE round_id = ? AND step = ? AND "
+            "measure = ?", [round_id, step, name]))  # fmt: skip
     verdict, stage = measure.split("@", 1)
     out = {}
     for sample_id, v, s in store.db.execute(
@@ -244,9 +256,15 @@ def _case_flags(store: MonitorStore, round_id: str, measure: str) -> dict[str, f
     return out
 
 
-def _canary_examples(store: MonitorStore, round_id: str, measure: str) -> list[dict[str, Any]]:
-    flags = _case_flags(store, round_id, measure)
-    hits = sorted(s for s, v in flags.items() if v)[:5]
+def _canary_examples(store: MonitorStore, round_id: str, measure: str,
+                     changed: dict[str, float] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Cases of the round that show the change: the samples whose value moved most the bad
+    way (``changed``: per sample, current - baseline), else those with the verdict."""
+    if changed is not None:
+        hits = [s for s, d in sorted(changed.items(), key=lambda x: x[1]) if d < 0][:5]
+    else:
+        flags = _sample_values(store, round_id, measure)
+        hits = sorted(s for s, v in flags.items() if v)[:5]
     out = []
     for part in in_slices(hits):
         for sample_id, trace_id, query, verdict, stage, evidence in store.db.execute(
@@ -277,14 +295,15 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | No
         value = float(rows[0][0])
         if not _crossed(rule, value):
             return None
-        examples = _canary_examples(store, current_id, rule.measure) if "@" in rule.measure else []
+        examples = (_canary_examples(store, current_id, rule.measure)
+                    if "@" in rule.measure.split("/")[0] else [])  # fmt: skip
         return _alert(rule, CANARY, start, end, None, value, None, None, None,
                       f"{rule.measure} is {_fmt(value)} in canary round {current_id} "
                       f"({_limits(rule)})", examples)  # fmt: skip
     if len(rounds) < 2:
         return None
-    current = _case_flags(store, current_id, rule.measure)
-    before = [_case_flags(store, r[0], rule.measure) for r in rounds[:-1]]
+    current = _sample_values(store, current_id, rule.measure)
+    before = [_sample_values(store, r[0], rule.measure) for r in rounds[:-1]]
     shared = sorted(set(current).intersection(*before))
     if len(shared) < rule.min_samples:
         return None
@@ -300,7 +319,14 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | No
         f"{rule.measure} {_fmt(then.mean())} -> {_fmt(now.mean())} ({diff:+.3g}, 95% CI "
         f"[{_fmt(test.difference.low)}, {_fmt(test.difference.high)}], p={test.p_value:.2g}, "
         f"{test.test}; {len(shared)} canary samples, round {current_id} vs the {len(before)} "
-        f"before)", _canary_examples(store, current_id, rule.measure))  # fmt: skip
+        f"before)", _canary_examples(store, current_id, rule.measure, None if "@" in rule.measure
+                                     else _moved(rule, shared, now, then)))  # fmt: skip
+
+
+def _moved(rule: Rule, samples: list[str], now: np.ndarray, then: np.ndarray) -> dict[str, float]:
+    """Per sample, how far it moved the bad way (negative: worse), for choosing examples."""
+    sign = -1.0 if rule.direction == "down" else 1.0
+    return {s: -sign * float(a - b) for s, a, b in zip(samples, now, then, strict=True)}
 
 
 # --- traffic -------------------------------------------------------------------------------

@@ -263,5 +263,11 @@ def _store_round(store: MonitorStore, round_id: str, started: int, finished: int
         store.db.executemany(
             "INSERT INTO canary_cases (round_id, sample_id, trace_id, query, verdict, stage, "
             "evidence) VALUES (?, ?, ?, ?, ?, ?, ?)", cases)  # fmt: skip
+        scores = result.scores
+        store.db.executemany(
+            "INSERT INTO canary_scores (round_id, sample_id, step, measure, value) "
+            "VALUES (?, ?, ?, ?, ?)",
+            zip([round_id] * len(scores), scores["sample_id"], scores["step"], scores["measure"],
+                scores["value"].astype(float), strict=True))  # fmt: skip
     return CanaryRound(round_id, started, finished, len(evals), len(log.records), log.path, result,
                        {str(k): int(v) for k, v in counts.items()})  # fmt: skip

@@ -30,7 +30,7 @@ from cofe.monitor._spans import Span
 from cofe.monitor._sql import Database, StoreError, connect, in_slices, placeholders
 from cofe.runlog import Stage
 
-STORE_SCHEMA_VERSION = 2
+STORE_SCHEMA_VERSION = 3
 DEFAULT_WINDOW_SECONDS = 300
 DEFAULT_RETAIN_SECONDS = 7 * 24 * 3600
 TRAFFIC, CANARY = "traffic", "canary"
@@ -88,6 +88,13 @@ MIGRATIONS: dict[int, list[str]] = {
             ci_low DOUBLE PRECISION, ci_high DOUBLE PRECISION, p_value DOUBLE PRECISION,
             message TEXT NOT NULL, examples TEXT NOT NULL, delivered TEXT NOT NULL)""",
         "CREATE INDEX alerts_fired ON alerts (rule, fired_ns)",
+    ],
+    # 3: every canary sample's measure values, so alerts test a measure's change per sample
+    2: [
+        """CREATE TABLE canary_scores (
+            round_id TEXT NOT NULL, sample_id TEXT NOT NULL, step TEXT NOT NULL,
+            measure TEXT NOT NULL, value DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (round_id, step, measure, sample_id))""",
     ],
 }
 """``{version: statements}`` taking a store from ``version`` to ``version + 1``; a new store

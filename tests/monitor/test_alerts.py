@@ -22,8 +22,10 @@ ALIGN = (-T0) % H  # from T0 to the next hour: windows start on the hour
 W0 = T0 + ALIGN  # the first whole window
 
 
-def add_round(store: MonitorStore, n: int, started: int, verdicts: dict[str, tuple[str, str]]):
-    """A canary round: ``verdicts`` maps sample id -> (verdict, stage)."""
+def add_round(store: MonitorStore, n: int, started: int, verdicts: dict[str, tuple[str, str]],
+              anchored: dict[str, float] | None = None):  # fmt: skip
+    """A canary round: ``verdicts`` maps sample id -> (verdict, stage); ``anchored`` sample id
+    -> its corpus/EntityAnchoring."""
     round_id = f"r{n}"
     store.db.execute("INSERT INTO canary_rounds (round_id, started_ns, finished_ns, pipeline, "
                      "samples, answered, summary) VALUES (?, ?, ?, 'p', ?, ?, '{}')",
@@ -34,6 +36,10 @@ def add_round(store: MonitorStore, n: int, started: int, verdicts: dict[str, tup
         [(round_id, s, f"t-{round_id}-{s}", f"question {s}?", v, st,
           json.dumps({"explanation": f"why {s}", "points": 1})) for s, (v, st) in verdicts.items()],
     )  # fmt: skip
+    store.db.executemany(
+        "INSERT INTO canary_scores (round_id, sample_id, step, measure, value) VALUES "
+        "(?, ?, 'corpus', 'EntityAnchoring', ?)",
+        [(round_id, s, v) for s, v in (anchored or {}).items()])  # fmt: skip
     return round_id
 
 
@@ -75,6 +81,20 @@ def test_a_canary_change_below_the_minimum_effect_or_samples_stays_quiet(tmp_pat
             add_round(store, n, T0 + n * H, few)
         add_round(store, 3, T0 + 3 * H, {s: ("cut_by_rerank", "reranking") for s in few})
         assert evaluate_alerts(store, [RULE], now_ns=T0 + 4 * H) == []  # 5 < min_samples
+
+
+def test_a_chunking_measure_falling_per_sample_fires_for_the_chunker(tmp_path: Path):
+    rule = next(r for r in DEFAULT_RULES if r.measure == "corpus/EntityAnchoring")
+    cases = {f"s{i}": ("pass", None) for i in range(40)}
+    with MonitorStore(tmp_path / "m.db") as store:
+        for n in range(3):
+            add_round(store, n, T0 + n * 24 * H, cases, {s: 1.0 for s in cases})
+        smaller_chunks = {s: 0.0 if i < 15 else 1.0 for i, s in enumerate(cases)}
+        add_round(store, 3, T0 + 72 * H, cases, smaller_chunks)
+        [alert] = evaluate_alerts(store, [rule], now_ns=T0 + 73 * H)
+    assert (alert.stage, alert.baseline, alert.current) == ("chunking", 1.0, 0.625)
+    assert alert.ci_high < 0 and alert.p_value < 0.01
+    assert [e["sample_id"] for e in alert.examples] == ["s0", "s1", "s10", "s11", "s12"]
 
 
 def _traffic(store: MonitorStore, windows: int, per_window: int, broken_from: int) -> None:

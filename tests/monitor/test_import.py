@@ -89,7 +89,7 @@ def test_the_cli_imports_reports_and_exits_2_on_a_bad_file(tmp_path: Path, capsy
     assert f"{bad}" in capsys.readouterr().err
     assert main(["monitor", "status", "--store", db]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert status["traces"] == 1 and status["schema_version"] == 2 and status["engine"] == "sqlite"
+    assert status["traces"] == 1 and status["schema_version"] == 3 and status["engine"] == "sqlite"
     assert main(["monitor", "series", "--store", db, "--stage", "retrieval",
                  "--signal", "PoolSize"]) == 0  # fmt: skip
     table = capsys.readouterr().out

@@ -96,7 +96,7 @@ def test_settings_are_fixed_at_creation(store_location: str):
 def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str):
     MonitorStore(store_location).close()
     with MonitorStore(store_location) as store:
-        assert store.schema_version == STORE_SCHEMA_VERSION == 2
+        assert store.schema_version == STORE_SCHEMA_VERSION == 3
         store.db.execute("UPDATE cofe_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="schema version 99 was written by a newer cofe"):
         MonitorStore(store_location)
@@ -105,12 +105,14 @@ def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str
 
         raw.db = connect(store_location)
         raw.db.execute("DROP TABLE alerts")
+        raw.db.execute("DROP TABLE canary_scores")
         raw.db.execute("UPDATE cofe_meta SET value = '1' WHERE key = 'schema_version'")
     with MonitorStore(store_location) as migrated:
-        assert migrated.schema_version == 2
+        assert migrated.schema_version == 3
         assert migrated.db.execute("SELECT COUNT(*) FROM alerts") == [(0,)]
+        assert migrated.db.execute("SELECT COUNT(*) FROM canary_scores") == [(0,)]
         assert migrated.db.execute(
-            "SELECT value FROM cofe_meta WHERE key = 'schema_version'") == [("2",)]  # fmt: skip
+            "SELECT value FROM cofe_meta WHERE key = 'schema_version'") == [("3",)]  # fmt: skip
 
 
 def test_a_database_of_something_else_is_refused(tmp_path: Path):
