@@ -1,0 +1,219 @@
+"""Time-series line charts for the dashboard, as inline SVG drawn in Python.
+
+The report's ``_svg`` draws bars, bins and whiskers; a monitor needs values over time,
+so this adds one chart kind in the same style (its text helper, palette and frame):
+lines over a fixed time range (a missing window breaks the line, it is never bridged),
+one marker per value, each marker a link (``<a href>``) to the cases behind it, so a
+click drills down without any script. Windows that have a row but no value (the signal
+says why) get a grey tick on the axis, also a link. Alerts are red triangles above the
+plot at the time they watch. Every label and tooltip is escaped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from html import escape
+
+from cofe.report._svg import PALETTE, _svg, _text
+
+COLOURS = (*PALETTE, "#d53f8c", "#4a5568", "#38a169", "#e53e3e", "#805ad5", "#3182ce")
+
+
+@dataclass(frozen=True)
+class Point:
+    x: int  # nanoseconds since the epoch
+    y: float | None  # None: a row with no value (``tip`` says why)
+    href: str | None = None  # where a click on the marker goes
+    tip: str = ""  # the marker's tooltip (plain text; escaped when drawn)
+
+
+@dataclass
+class Line:
+    name: str
+    points: list[Point] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Marker:
+    x: int
+    href: str | None
+    tip: str
+
+
+def nice_step(span: float, ticks: int = 4) -> float:
+    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about ``ticks`` intervals."""
+    if span <= 0 or not math.isfinite(span):
+        return 1.0
+    raw = span / ticks
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 2.5, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+_TIME_STEPS = [s * 60 for s in (1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720)] + [
+    d * 86400 for d in (1, 2, 7, 14, 30, 91, 182, 365)
+]
+
+
+def time_ticks(start_ns: int, end_ns: int, most: int = 4) -> list[tuple[int, str]]:
+    """Round instants (UTC) in ``[start, end]``, at most ``most`` of them, with labels."""
+    span = max(end_ns - start_ns, 1) / 1e9
+    step = next((s for s in _TIME_STEPS if span / s <= most), _TIME_STEPS[-1])
+    first = math.ceil(start_ns / 1e9 / step) * step
+    out = []
+    at = first
+    while at * 1e9 <= end_ns and len(out) < most + 1:
+        moment = datetime.fromtimestamp(at, UTC)
+        if step >= 86400:
+            label = moment.strftime("%m-%d")
+        elif span > 86400:
+            label = moment.strftime("%m-%d %H:%M")
+        else:
+            label = moment.strftime("%H:%M")
+        out.append((int(at * 1e9), label))
+        at += step
+    return out
+
+
+def _legend(names: Sequence[str], left: float, right: float, top: float) -> tuple[list[str], int]:
+    """Legend entries wrapped to the chart's width; the parts and the rows used."""
+    parts, x, y, rows = [], left, top, 1 if names else 0
+    for j, name in enumerate(names):
+        w = 18 + 6.2 * len(name)
+        if x + w > right and x > left:
+            x, y, rows = left, y + 14, rows + 1
+        colour = COLOURS[j % len(COLOURS)]
+        parts.append(f'<line x1="{x:.1f}" x2="{x + 12:.1f}" y1="{y - 4:.1f}" y2="{y - 4:.1f}" '
+                     f'stroke="{colour}" stroke-width="2"/>')  # fmt: skip
+        parts.append(_text(x + 15, y, name, anchor="start", size=10))
+        x += w + 8
+    return parts, rows
+
+
+def line_chart(
+    lines: Sequence[Line],
+    *,
+    title: str,
+    x_range: tuple[int, int],
+    gap_ns: int | None = None,
+    share: bool = False,
+    unit_range: bool = False,
+    fmt: Callable[[float], str] = lambda v: f"{v:.3g}",
+    markers: Sequence[Marker] = (),
+    legend: bool | None = None,
+    width: int = 360,
+    height: int = 170,
+) -> str:
+    """Values over time, one line per series (see the module's docstring).
+
+    ``share``: the values are shares, drawn on 0-100 %; ``unit_range``: on 0-1; otherwise
+    the axis spans the values (and zero, when none is negative). ``gap_ns``: consecutive
+    points further apart than this are not joined (a window with no row). ``legend``: name
+    the lines under the chart (default: when there are several)."""
+    left, right, head = 46, 10, 30
+    x0, x1 = x_range
+    if x1 <= x0:
+        x0, x1 = x0 - 1, x0 + 1
+    pad = (x1 - x0) // 40  # markers at either end stay clear of the axis labels
+    x0, x1 = x0 - pad, x1 + pad
+    shown = len(lines) > 1 if legend is None else legend
+    legend_parts, legend_rows = _legend([ln.name for ln in lines] if shown else [],
+                                        left, width - right, height + 10)  # fmt: skip
+    total_h = height + 14 * legend_rows + (6 if legend_rows else 0)
+    plot_w, plot_h = width - left - right, height - 22 - head
+    values = [p.y for ln in lines for p in ln.points if p.y is not None]
+    if share or unit_range:
+        lo, hi = 0.0, 1.0
+        if values and (min(values) < 0 or max(values) > 1):  # not a share after all
+            lo, hi = min(0.0, min(values)), max(1.0, max(values))
+    elif values:
+        lo, hi = min(values), max(values)
+        if lo >= 0:
+            lo = 0.0
+        if hi == lo:
+            hi = lo + (abs(lo) or 1.0)
+    else:
+        lo, hi = 0.0, 1.0
+    step = nice_step(hi - lo)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    if hi == lo:
+        hi = lo + step
+
+    def px(x: int) -> float:
+        return left + (x - x0) / (x1 - x0) * plot_w
+
+    def py(y: float) -> float:
+        return head + plot_h * (1 - (y - lo) / (hi - lo))
+
+    tick_label: Callable[[float], str] = (lambda v: f"{v:.0%}") if share and hi <= 1 else (
+        lambda v: f"{v:.4g}")  # fmt: skip
+    parts = [_text(width / 2, 15, title, size=12, extra=' font-weight="bold"')]
+    tick = lo
+    while tick <= hi + step / 1e6:
+        y = py(tick)
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
+                     'stroke="#e2e8f0"/>')  # fmt: skip
+        parts.append(_text(left - 4, y + 3, tick_label(tick), anchor="end", size=9))
+        tick += step
+    for at, label in time_ticks(x0, x1):
+        x = px(at)
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{head + plot_h:.1f}" '
+                     f'y2="{head + plot_h + 4:.1f}" stroke="#a0aec0"/>')  # fmt: skip
+        anchor = "start" if x - left < 30 else "end" if width - right - x < 30 else "middle"
+        parts.append(_text(x, head + plot_h + 15, label, anchor=anchor, size=9))
+    base = head + plot_h
+    parts.append(f'<line x1="{left}" x2="{width - right}" y1="{base:.1f}" y2="{base:.1f}" '
+                 'stroke="#a0aec0"/>')  # fmt: skip
+    crowded = max((len(ln.points) for ln in lines), default=0) > 60
+    radius, ring = (2.2, 0.7) if crowded else (3.2, 1.0)
+    for j, line in enumerate(lines):
+        # the first lines' markers are larger: equal values show as rings, none is hidden
+        r = radius + ring * (len(lines) - 1 - j) if len(lines) <= 4 else radius
+        colour = COLOURS[j % len(COLOURS)]
+        points = sorted(line.points, key=lambda p: p.x)
+        runs: list[list[Point]] = []
+        previous: Point | None = None
+        for p in points:
+            if p.y is None:
+                previous = None
+                continue
+            joined = previous is not None and (gap_ns is None or p.x - previous.x <= gap_ns)
+            if joined:
+                runs[-1].append(p)
+            else:
+                runs.append([p])
+            previous = p
+        for run in runs:
+            if len(run) > 1:
+                path = " ".join(f"{px(p.x):.1f},{py(p.y):.1f}" for p in run if p.y is not None)
+                parts.append(f'<polyline class="series" points="{path}" fill="none" '
+                             f'stroke="{colour}" stroke-width="1.6"/>')  # fmt: skip
+        for p in points:
+            if p.y is None:
+                mark = (f'<rect class="nodata" x="{px(p.x) - 1.5:.1f}" y="{base - 7:.1f}" '
+                        f'width="3" height="7" fill="#a0aec0"><title>{escape(p.tip)}</title>'
+                        "</rect>")  # fmt: skip
+            else:
+                mark = (f'<circle class="pt" cx="{px(p.x):.1f}" cy="{py(p.y):.1f}" '
+                        f'r="{r:g}" fill="{colour}" stroke="transparent" stroke-width="6">'
+                        f"<title>{escape(p.tip)}</title></circle>")  # fmt: skip
+            parts.append(f'<a href="{escape(p.href, quote=True)}">{mark}</a>' if p.href else mark)
+    for m in markers:
+        x = px(m.x)
+        if not left - 1 <= x <= width - right + 1:
+            continue
+        mark = (f'<path class="alert-mark" d="M{x - 5:.1f},{head - 8:.1f} L{x + 5:.1f},'
+                f'{head - 8:.1f} L{x:.1f},{head:.1f} Z" fill="#c53030">'
+                f"<title>{escape(m.tip)}</title></path>")  # fmt: skip
+        parts.append(f'<a href="{escape(m.href, quote=True)}">{mark}</a>' if m.href else mark)
+    if not values:
+        parts.append(_text(left + plot_w / 2, head + plot_h / 2, "no value in this range",
+                           size=10, extra=' fill="#718096"'))  # fmt: skip
+    parts += legend_parts
+    return _svg(width, total_h, parts, title)
+
