@@ -6,6 +6,7 @@
   judge     the judges' label-free measures on a sampled share of traffic, within a budget
   series    per-stage signals per window (label-free), or canary measures per round
   alerts    evaluate alert rules: a line per alert, a webhook, exit code 3 when one fired
+  serve     the dashboard: per-stage series, alert history, drill-down to cases (read-only)
   status    what the store holds
   prune     delete traces older than the retention
 
@@ -16,6 +17,7 @@ The store is a SQLite file (default ``monitor.db``) or a ``postgresql://`` URL
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -120,6 +122,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--canary", action="store_true", help="canary measures per round instead")
     s.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     s.set_defaults(run=_series)
+
+    d = verbs.add_parser("serve", help="the dashboard over the store (read-only)")
+    d.add_argument("--store", default=os.environ.get("COFE_MONITOR_STORE", "monitor.db"),
+                   help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or "
+                        "monitor.db)")  # fmt: skip
+    d.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
+    d.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    d.add_argument("--token-file", type=Path,
+                   help=f"file holding the token a browser must give once as ?token=... (or "
+                        f"${TOKEN_ENV}); required off loopback")  # fmt: skip
+    d.set_defaults(run=_serve)
 
     t = verbs.add_parser("status", help="what the store holds")
     _store_option(t)
@@ -314,6 +327,24 @@ def _series(args: argparse.Namespace) -> int:
         value = "-" if row["value"] is None else f"{row['value']:.4g}"
         print(f"{_when(row['start_ns']):<20} {row['stage']:<11} {row[name]:<24} {value:>10} "
               f"{row['n']:>6}  {row.get('note') or ''}")  # fmt: skip
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from cofe.monitor import Dashboard
+
+    token = _token(args)
+    dashboard = Dashboard(args.store, host=args.host, port=args.port, token=token)
+
+    def stop(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    # the URL only: the token is the user's to append (?token=...), never printed
+    print(f"cofe monitor serve: {dashboard.url} (store {args.store}, read-only"
+          f"{'; open it once with ?token=...' if token else ''})", file=sys.stderr, flush=True)  # fmt: skip
+    with contextlib.suppress(KeyboardInterrupt):
+        dashboard.serve_forever()
     return 0
 
 

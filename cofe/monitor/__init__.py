@@ -8,35 +8,49 @@
   on a sampled share (:func:`judge_traffic`);
 - canaries (:func:`run_canary`) send a keyword-labelled eval set through the live
   pipeline and score each round with the full stage measures and verdicts;
+- alert rules name the stage that changed (:func:`evaluate_alerts`, with sinks), and
+  :class:`Dashboard` (``cofe monitor serve``) shows series, alerts and cases;
 - everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL.
 """
 
+from cofe.monitor._alerts import DEFAULT_RULES, Alert, Rule, evaluate_alerts, load_rules
 from cofe.monitor._assemble import Doc, TraceRecord, assemble
 from cofe.monitor._canary import CanaryRound, run_canary
 from cofe.monitor._collector import Collector
+from cofe.monitor._dashboard import Dashboard
 from cofe.monitor._import import import_spans
 from cofe.monitor._judged import judge_traffic
 from cofe.monitor._record import watch
 from cofe.monitor._signals import SIGNALS, Signal
+from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
 from cofe.monitor._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
 from cofe.monitor._sql import StoreError
 from cofe.monitor._store import STORE_SCHEMA_VERSION, MonitorStore
 
 __all__ = [
+    "DEFAULT_RULES",
     "SIGNALS",
     "STORE_SCHEMA_VERSION",
+    "Alert",
     "CanaryRound",
     "Collector",
+    "Dashboard",
     "Doc",
+    "LogSink",
     "MonitorStore",
+    "Rule",
     "Signal",
     "Span",
     "SpanFormatError",
+    "StdoutSink",
     "StoreError",
     "TraceRecord",
+    "WebhookSink",
     "assemble",
+    "evaluate_alerts",
     "import_spans",
     "judge_traffic",
+    "load_rules",
     "run_canary",
     "spans_from_json",
     "spans_from_protobuf",

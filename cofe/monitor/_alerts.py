@@ -175,6 +175,7 @@ class Alert:
     p_value: float | None
     message: str
     examples: list[dict[str, Any]] = field(default_factory=list)
+    baseline_from_ns: int | None = None  # where the baseline a change was tested on began
 
     def line(self) -> str:
         when = datetime.fromtimestamp(self.window_start_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M")
@@ -320,7 +321,8 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | No
         f"[{_fmt(test.difference.low)}, {_fmt(test.difference.high)}], p={test.p_value:.2g}, "
         f"{test.test}; {len(shared)} canary samples, round {current_id} vs the {len(before)} "
         f"before)", _canary_examples(store, current_id, rule.measure, None if "@" in rule.measure
-                                     else _moved(rule, shared, now, then)))  # fmt: skip
+                                     else _moved(rule, shared, now, then)),
+        baseline_from=rounds[0][1])  # fmt: skip
 
 
 def _moved(rule: Rule, samples: list[str], now: np.ndarray, then: np.ndarray) -> dict[str, float]:
@@ -370,7 +372,8 @@ def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | N
         rule, TRAFFIC, start, end, then, now, low, high, p,
         f"{rule.measure} {_fmt(then)} -> {_fmt(now)} ({diff:+.3g}, 95% CI [{_fmt(low)}, "
         f"{_fmt(high)}], p={p:.2g}; {len(current)} traces vs {len(baseline)} in the "
-        f"{rule.baseline} windows before)", _traffic_examples(rule, current_traces))  # fmt: skip
+        f"{rule.baseline} windows before)", _traffic_examples(rule, current_traces),
+        baseline_from=base_start)  # fmt: skip
 
 
 def _crossed(rule: Rule, value: float) -> bool:
@@ -386,22 +389,27 @@ def _limits(rule: Rule) -> str:
 
 def _alert(rule: Rule, origin: str, start: int, end: int, baseline: float | None,
            current: float | None, low: float | None, high: float | None, p: float | None,
-           message: str, examples: list[dict[str, Any]]) -> Alert:  # fmt: skip
+           message: str, examples: list[dict[str, Any]],
+           baseline_from: int | None = None) -> Alert:  # fmt: skip
     return Alert(uuid.uuid4().hex, rule.name, time.time_ns(), origin, rule.stage, rule.measure,
                  rule.severity, start, end, baseline, current, low, high, p,
-                 f"{message} [rule {rule.name!r}]", examples)  # fmt: skip
+                 f"{message} [rule {rule.name!r}]", examples, baseline_from)  # fmt: skip
 
 
 # --- the evaluation --------------------------------------------------------------------------
 
 
-def _quiet(store: MonitorStore, rule: Rule, window_start: int) -> bool:
-    """The rule already alerted this window, or is cooling down after an earlier alert."""
+def _quiet(store: MonitorStore, rule: Rule, alert: Alert) -> bool:
+    """The rule already alerted this window; or the change it found is the one it alerted
+    before (that alert's window is still in the baseline); or it is cooling down."""
     rows = store.db.execute("SELECT MAX(window_start_ns) FROM alerts WHERE rule = ?", [rule.name])
     last = rows[0][0] if rows else None
     if last is None:
         return False
-    return window_start <= last or window_start - last < rule.cooldown * 1_000_000_000
+    if alert.baseline_from_ns is not None and last >= alert.baseline_from_ns:
+        return True
+    start = alert.window_start_ns
+    return start <= last or start - last < rule.cooldown * 1_000_000_000
 
 
 def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
@@ -411,7 +419,7 @@ def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, 
     fired = []
     for rule in rules:
         alert = (_evaluate_canary if rule.source == CANARY else _evaluate_traffic)(store, rule, now)
-        if alert is None or _quiet(store, rule, alert.window_start_ns):
+        if alert is None or _quiet(store, rule, alert):
             continue
         fired.append(alert)
     if fired:

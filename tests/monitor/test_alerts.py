@@ -65,6 +65,10 @@ def test_a_canary_jump_in_one_stages_losses_fires_once_naming_it(tmp_path: Path)
         # the same round is never alerted twice, and the alert is stored
         assert evaluate_alerts(store, [RULE], now_ns=T0 + 20 * H) == []
         assert store.db.execute("SELECT rule, stage FROM alerts") == [(RULE.name, "reranking")]
+        # the change persists: while its first round is in the baseline it is the same change
+        # (no cooldown in this rule: the baseline alone keeps it quiet)
+        add_round(store, 4, T0 + 24 * H, broken)
+        assert evaluate_alerts(store, [RULE], now_ns=T0 + 25 * H) == []
 
 
 def test_a_canary_change_below_the_minimum_effect_or_samples_stays_quiet(tmp_path: Path):
