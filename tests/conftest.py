@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,6 +20,12 @@ from cofe import (
     write_evalset,
 )
 from cofe.evalset import file_sha256
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# headless Debian Chromium with none of its own network chatter (the machine's network is closed)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]  # fmt: skip
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_RUN = REPO / "examples" / "squad-bm25"
@@ -165,3 +172,17 @@ def small_evalset(tmp_path: Path) -> Path:
     path = tmp_path / "evalset.jsonl"
     write_evalset(path, samples)
     return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright (the HTML report's and the dashboard's tests);
+    a machine without it fails, never skips."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is not installed: apt-get install chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -30,15 +30,13 @@ TOKEN_ENV = "COFE_MONITOR_TOKEN"
 
 
 def _duration(text: str) -> int:
-    """Seconds from ``90``, ``90s``, ``15m``, ``1h``, ``7d``."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    text = text.strip().lower()
+    """Seconds from ``90``, ``90s``, ``15m``, ``1h``, ``7d`` (as the rules files write them)."""
+    from cofe.monitor._alerts import duration_seconds
+
     try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 90s, 15m, 1h, 7d)") from None
+        return duration_seconds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _store_option(p: argparse.ArgumentParser) -> None:

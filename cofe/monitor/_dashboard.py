@@ -283,20 +283,6 @@ def _verdict_counts(store: MonitorStore, round_ids: Sequence[str]) -> dict[str, 
     return out
 
 
-def _problems_in(store: MonitorStore, start: int, end: int) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for problems, ignored in store.db.execute(
-            "SELECT problems, ignored FROM traces WHERE origin = ? AND started_ns >= ? AND "
-            "started_ns < ? AND (problems <> '[]' OR ignored <> '{}')", [TRAFFIC, start, end]):  # fmt: skip
-        for reason in json.loads(problems):
-            key = re.sub(r"\d+", "N", reason)
-            out[key] = out.get(key, 0) + 1
-        for kind, n in json.loads(ignored).items():
-            key = f"spans of unknown kind {kind}"
-            out[key] = out.get(key, 0) + int(n)
-    return out
-
-
 def _fitting_range(first: int | None, last: int | None) -> str:
     """The default range: everything, when all that was recorded spans a day or less (a
     short history fills the charts instead of the right edge of a day), else 24h."""
@@ -454,7 +440,7 @@ class Pages:
             rows.append(["windows awaiting computation",
                          f"{pending:,} (the collector computes them every few seconds; "
                          "this page shows them once it has)"])  # fmt: skip
-        problems = sorted(_problems_in(store, start, until).items(), key=lambda kv: -kv[1])
+        problems = sorted(store.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(), key=lambda kv: -kv[1])
         table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
         out = f"<section id='summary'><h2>Summary</h2><table class='rows'>{table}</table>"
         if problems:

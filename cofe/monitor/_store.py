@@ -451,13 +451,16 @@ class MonitorStore:
             "SELECT COUNT(*) FROM traces WHERE problems <> '[]'")[0][0])  # fmt: skip
         return out
 
-    def problem_counts(self) -> dict[str, int]:
+    def problem_counts(self, *, origin: str | None = None, since_ns: int | None = None,
+                       until_ns: int | None = None) -> dict[str, int]:  # fmt: skip
         """Traces per problem (numbers in a reason folded to N), and spans of unknown kinds."""
         import re
 
+        sql, params = _filtered(
+            "SELECT problems, ignored FROM traces WHERE (problems <> '[]' OR ignored <> '{}')",
+            [], origin=origin, **{"started_ns >=": since_ns, "started_ns <": until_ns})
         out: dict[str, int] = {}
-        for problems, ignored in self.db.execute(
-                "SELECT problems, ignored FROM traces WHERE problems <> '[]' OR ignored <> '{}'"):  # fmt: skip
+        for problems, ignored in self.db.execute(sql, params):
             for reason in json.loads(problems):
                 key = re.sub(r"\d+", "N", reason)
                 out[key] = out.get(key, 0) + 1
@@ -469,16 +472,10 @@ class MonitorStore:
     def canary_series(self, *, since_ns: int = 0, stage: str | None = None,
                       measure: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """Canary measures per round, oldest first."""
-        sql = ("SELECT r.started_ns, m.round_id, m.stage, m.step, m.measure, m.value, m.n, "
-               "m.unscored FROM canary_measures m JOIN canary_rounds r ON r.round_id = m.round_id "
-               "WHERE r.started_ns >= ?")  # fmt: skip
-        params: list[Any] = [since_ns]
-        if stage is not None:
-            sql += " AND m.stage = ?"
-            params.append(stage)
-        if measure is not None:
-            sql += " AND m.measure = ?"
-            params.append(measure)
+        sql, params = _filtered(
+            "SELECT r.started_ns, m.round_id, m.stage, m.step, m.measure, m.value, m.n, "
+            "m.unscored FROM canary_measures m JOIN canary_rounds r ON r.round_id = m.round_id "
+            "WHERE r.started_ns >= ?", [since_ns], **{"m.stage": stage, "m.measure": measure})
         rows = self.db.execute(sql + " ORDER BY r.started_ns, m.step, m.measure", params)
         keys = ("start_ns", "round_id", "stage", "step", "measure", "value", "n", "unscored")
         return [dict(zip(keys, r, strict=True)) for r in rows]
@@ -517,18 +514,10 @@ class MonitorStore:
     def series(self, *, origin: str = TRAFFIC, since_ns: int = 0, until_ns: int | None = None,
                stage: str | None = None, signal: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """Stored series rows, oldest first (``refresh`` first to include recent traces)."""
-        sql = ("SELECT start_ns, stage, signal, value, n, note FROM series WHERE origin = ? "
-               "AND window_ns = ? AND start_ns >= ?")  # fmt: skip
-        params: list[Any] = [origin, self.window_ns, since_ns]
-        if until_ns is not None:
-            sql += " AND start_ns < ?"
-            params.append(until_ns)
-        if stage is not None:
-            sql += " AND stage = ?"
-            params.append(stage)
-        if signal is not None:
-            sql += " AND signal = ?"
-            params.append(signal)
+        sql, params = _filtered(
+            "SELECT start_ns, stage, signal, value, n, note FROM series WHERE origin = ? "
+            "AND window_ns = ? AND start_ns >= ?", [origin, self.window_ns, since_ns],
+            **{"start_ns <": until_ns, "stage": stage, "signal": signal})
         rows = self.db.execute(sql + " ORDER BY start_ns, stage, signal", params)
         return [dict(zip(("start_ns", "stage", "signal", "value", "n", "note"), r, strict=True))
                 for r in rows]  # fmt: skip
@@ -553,6 +542,17 @@ class MonitorStore:
 
     def size_bytes(self) -> int:
         return self.db.size_bytes()
+
+
+def _filtered(sql: str, params: list[Any], **conditions: Any) -> tuple[str, list[Any]]:
+    """``sql`` (ending in a WHERE clause) narrowed by every condition whose value is not None:
+    ``column=value`` (equality) or ``"column <"=value``."""
+    params = list(params)
+    for column, value in conditions.items():
+        if value is not None:
+            sql += f" AND {column} ?" if " " in column else f" AND {column} = ?"
+            params.append(value)
+    return sql, params
 
 
 def _check_settings(window: int, retain: int) -> None:

@@ -31,7 +31,6 @@ from cofe.monitor import MonitorStore, run_canary
 from cofe.monitor._dashboard import CSP, Dashboard, open_read_only
 from cofe.monitor._sql import StoreError
 from tests.monitor.conftest import T0, docs, span
-from tests.report.test_html import ARGS, CHROMIUM
 
 WINDOW_S = 300
 WINDOW = WINDOW_S * 10**9
@@ -270,18 +269,6 @@ def serving(location: str, **options) -> Iterator[Dashboard]:
 def dashboard(filled: dict) -> Iterator[Dashboard]:
     with serving(filled["location"]) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium is not installed: apt-get install chromium (.ci/run does)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 class Opened:

@@ -6,7 +6,6 @@ these tests instead of skipping them.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,6 @@ from cofe import Chunk, EvalSample, Manifest, ParsedDocument, RankedChunk, RunWr
 from cofe.cli import main
 from cofe.evalset import write_evalset
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
 
@@ -66,18 +62,6 @@ def report(tmp_path_factory) -> Path:
     out = base / "report.html"
     assert main(["report", str(one), str(two), "-o", str(out)]) == 0
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium is not installed: apt-get install chromium (.ci/run does)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _open(browser, report: Path):
