@@ -55,7 +55,8 @@ class Rule:
     baseline: int = 3  # windows (traffic) or rounds (canary) before the current one
     min_samples: int = 20  # in the current window and in the baseline
     alpha: float = 0.001
-    min_effect: float = 0.1  # absolute change of the mean (a rate: 0.1 = ten points)
+    min_effect: float = 0.1  # change of the mean: absolute (a rate: 0.1 = ten points), or
+    relative: bool = False  # ... as a share of the baseline (0.2 = a fifth) when relative
     cooldown: int = 24 * 3600  # seconds after an alert of this rule in which it stays quiet
     severity: str = "warning"
 
@@ -86,9 +87,11 @@ def _canary_rule(stage: str, measure: str, severity: str = "critical") -> Rule:
                 min_samples=10, alpha=0.01, min_effect=0.1, severity=severity)  # fmt: skip
 
 
-def _traffic_rule(stage: str, measure: str, effect: float, direction: str = "up") -> Rule:
+def _traffic_rule(stage: str, measure: str, effect: float, direction: str = "up",
+                  relative: bool = False) -> Rule:  # fmt: skip
     return Rule(name=f"traffic {stage} {measure}", source=TRAFFIC, stage=stage, measure=measure,
-                direction=direction, min_samples=20, alpha=0.001, min_effect=effect)  # type: ignore[arg-type]  # fmt: skip
+                direction=direction, min_samples=20, alpha=0.001, min_effect=effect,  # type: ignore[arg-type]
+                relative=relative)  # fmt: skip
 
 
 DEFAULT_RULES: tuple[Rule, ...] = (
@@ -102,6 +105,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
       for m in ("KeywordRecall", "ChunkIntegrity", "EntityAnchoring")),
     *(_traffic_rule(s, "ErrorRate", 0.05) for s in ("retrieval", "reranking", "generation")),
     _traffic_rule("all", "ProblemRate", 0.1),
+    # re-chunking shows in the length of the chunks traffic retrieves, either way
+    _traffic_rule("chunking", "ChunkChars", 0.2, direction="either", relative=True),
     _traffic_rule("retrieval", "EmptyPoolRate", 0.1),
     _traffic_rule("reranking", "EmptyContextRate", 0.1),
     _traffic_rule("reranking", "Top1Dropped", 0.2),
@@ -216,7 +221,9 @@ def unpaired_change(current: Sequence[float], baseline: Sequence[float], statist
     return float(observed), float(low), float(high), (1 + extreme) / (1 + resamples)
 
 
-def _bad(rule: Rule, difference: float) -> bool:
+def _bad(rule: Rule, difference: float, baseline: float) -> bool:
+    if rule.relative:
+        difference = difference / abs(baseline) if baseline else math.copysign(math.inf, difference)
     if rule.direction == "up":
         return difference >= rule.min_effect
     if rule.direction == "down":
@@ -312,7 +319,7 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | No
     then = np.array([sum(b[s] for b in before) / len(before) for s in shared])
     test = paired_difference(now, then)
     diff = test.difference.estimate
-    if not (test.p_value < rule.alpha and _bad(rule, diff)):
+    if not (test.p_value < rule.alpha and _bad(rule, diff, float(then.mean()))):
         return None
     return _alert(
         rule, CANARY, start, end, float(then.mean()), float(now.mean()), test.difference.low,
@@ -364,10 +371,10 @@ def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | N
     if len(baseline) < rule.min_samples:
         return None
     diff, low, high, p = unpaired_change(current, baseline, signal.statistic)
-    if not (p < rule.alpha and _bad(rule, diff)):
-        return None
     stat = STATISTICS[signal.statistic]
     then, now = stat(baseline), stat(current)
+    if not (p < rule.alpha and _bad(rule, diff, then)):
+        return None
     return _alert(
         rule, TRAFFIC, start, end, then, now, low, high, p,
         f"{rule.measure} {_fmt(then)} -> {_fmt(now)} ({diff:+.3g}, 95% CI [{_fmt(low)}, "

@@ -43,7 +43,8 @@ class Doc:
     chunk_id: str
     score: float | None
     ref: str | None  # the pipeline's own id for it (document.id)
-    text: str | None  # None: the span gave an id but no content
+    text: str | None  # None: the span gave an id but no content (or it was not loaded)
+    chars: int | None = None  # its length, kept with the trace (the text is in the chunk table)
 
 
 @dataclass
@@ -98,7 +99,7 @@ def documents(attributes: dict[str, Any], prefix: str) -> list[Doc] | None:
             score = float(score) if score is not None else None
         except (TypeError, ValueError):
             score = None
-        out.append(Doc(chunk_id, score, ref, text))
+        out.append(Doc(chunk_id, score, ref, text, len(text) if text is not None else None))
     return out
 
 

@@ -29,7 +29,7 @@ def _docs(ranked: Sequence[RankedChunk] | None, chunks: Mapping[str, Chunk]) -> 
         chunk = chunks.get(r.chunk_id)
         text = chunk.text if chunk is not None else None
         out.append(Doc(text_id(text) if text is not None else f"id:{r.chunk_id}", r.score,
-                       r.chunk_id, text))  # fmt: skip
+                       r.chunk_id, text, len(text) if text is not None else None))  # fmt: skip
     return out
 
 

@@ -20,7 +20,8 @@ from cofe.monitor._assemble import TraceRecord
 from cofe.runlog import Stage
 
 ALL = "all"  # signals of whole traces, not of one stage
-STAGES = (ALL, Stage.RETRIEVAL.value, Stage.RERANKING.value, Stage.GENERATION.value)
+STAGES = (ALL, Stage.CHUNKING.value, Stage.RETRIEVAL.value, Stage.RERANKING.value,
+          Stage.GENERATION.value)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,12 @@ def _top_score(t: TraceRecord) -> float | None:
     return t.pool[0].score if t.pool else None
 
 
+def _chunk_chars(t: TraceRecord) -> float | None:
+    """Mean length of the pool's chunks: what the chunker made, as traffic sees it."""
+    sizes = [d.chars for d in t.pool or () if d.chars is not None]
+    return sum(sizes) / len(sizes) if sizes else None
+
+
 def _refused(t: TraceRecord) -> float | None:
     from cofe.diagnose import is_refusal
 
@@ -147,6 +154,9 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("LatencyP50", ALL, _latency(None), "p50", "median seconds per trace", NO_TRACE, False),
     Signal("LatencyP95", ALL, _latency(None), "p95", "95th percentile seconds per trace",
            NO_TRACE, False),
+    Signal("ChunkChars", Stage.CHUNKING.value, _chunk_chars, "mean",
+           "mean characters per retrieved chunk (the chunker's output as traffic sees it)",
+           "no pool with chunk texts in the window"),
     Signal("LatencyP50", R, _latency(R), "p50", "median seconds in retrieval",
            "no retriever span in the window", False),
     Signal("LatencyP95", R, _latency(R), "p95", "95th percentile seconds in retrieval",

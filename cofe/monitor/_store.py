@@ -112,7 +112,7 @@ class IngestReport:
 def _doc_rows(docs: Sequence[Doc] | None) -> str | None:
     if docs is None:
         return None
-    return json.dumps([[d.chunk_id, d.score, d.ref] for d in docs])
+    return json.dumps([[d.chunk_id, d.score, d.ref, d.chars] for d in docs])
 
 
 def _strip_contents(attributes: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
@@ -394,7 +394,9 @@ class MonitorStore:
         def docs(column: str | None) -> list[Doc] | None:
             if column is None:
                 return None
-            return [Doc(c, s, ref, texts.get(c)) for c, s, ref in json.loads(column)]
+            # [chunk id, score, ref, chars]; rows stored before chars was kept have three
+            return [Doc(d[0], d[1], d[2], texts.get(d[0]), d[3] if len(d) > 3 else None)
+                    for d in json.loads(column)]  # fmt: skip
 
         out = []
         for row in rows:

@@ -243,3 +243,24 @@ def test_the_cli_prints_alerts_and_exits_3_for_cron(tmp_path: Path, capsys):
     assert json.loads(log.read_text().splitlines()[0])["stage"] == "generation"
     assert main(["monitor", "alerts", "--store", str(db)]) == 0  # the same round: once only
     assert {r.name for r in DEFAULT_RULES} >= {"canary lost@reranking", "canary lost@generation"}
+
+
+def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_path: Path):
+    rule = next(r for r in DEFAULT_RULES if r.measure == "ChunkChars")
+    assert (rule.stage, rule.relative, rule.direction) == ("chunking", True, "either")
+    long = [f"chunk {i} " + "word " * 60 for i in range(5)]
+    with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
+        for w in range(5):
+            for i in range(25):
+                texts = long if w < 4 else [t[: len(t) // 2] for t in long]  # halved in window 4
+                # lengths vary a little from trace to trace, as real chunks do
+                pool = [t + "x" * ((i * 7 + j) % 13) for j, t in enumerate(texts)]
+                store.ingest(rag_trace(trace=f"{w * 1000 + i + 1:032x}", pool=pool,
+                                       start=ALIGN / 1e9 + w * 3600 + i * 10))  # fmt: skip
+        assert [evaluate_alerts(store, [rule], now_ns=W0 + (w + 1) * H + 1) for w in range(4)] \
+            == [[], [], [], []]  # fmt: skip
+        [alert] = evaluate_alerts(store, [rule], now_ns=W0 + 5 * H + 1)
+        store.refresh()
+        series = store.series(stage="chunking", signal="ChunkChars")
+    assert alert.stage == "chunking" and alert.current < 0.6 * alert.baseline
+    assert len(series) == 5 and series[4]["value"] < 0.6 * series[3]["value"]  # the label-free series
