@@ -571,7 +571,7 @@ def main() -> None:
              "traces", "chunks", "store size"],
             [[r["engine"], r["spans"], f"{r['wall_s']} s", r["spans_per_s"],
               f"{r['batch_p50_ms']} / {r['batch_p95_ms']} ms", f"{r['collector_cpu_s']} s",
-              r["traces"], r["chunks"], f"{r['store_mb']} MB"] for r in ingest]))  # fmt: skip
+              r["traces"], r["chunks"], f"{r['store_mb']:,} MB"] for r in ingest]))  # fmt: skip
     store = [r for r in results if r["part"] == "store"]
     if store:
         print(f"\n(b) a day of {store[0]['spans']:,} spans ({store[0]['traces']:,} traces, "
@@ -582,7 +582,7 @@ def main() -> None:
              "spans / traces / chunks / series", "bytes/span", "traces(5 min)", "… with texts", "window_rows", "series (day)",
              "series (1 signal)", "trace(id)"],
             [[r["engine"], f"{r['fill_s']} s ({r['fill_spans_per_s']:,} spans/s)",
-              f"{r['refresh_s']} s", f"{r['size_mb']} MB",
+              f"{r['refresh_s']} s", f"{r['size_mb']:,} MB",
               " / ".join(f"{v:,}" for v in r["table_mb"].values()) + " MB", r["bytes_per_span"],
               f"{r['traces_ms']} ms", f"{r['traces_text_ms']} ms", f"{r['window_rows_ms']} ms",
               f"{r['series_day_ms']} ms ({r['series_rows']:,} rows)",
