@@ -287,13 +287,9 @@ class Collector:
             self._refresh()
 
     def _refresh(self) -> None:
-        """Recompute the windows that received traces, with no batch stored meanwhile.
-        ``MonitorStore.refresh`` computes a window and then clears its mark; a batch stored
-        in between finds the mark still set, so its window would keep a series without it
-        (until another trace lands there). Holding the store's writer lock keeps batches out
-        for that time (they wait; none is refused)."""
-        with self.store.db.lock:
-            self.store.refresh()
+        """Recompute the windows that received traces (each in one transaction with its mark,
+        so a batch stored meanwhile is never left out: ``MonitorStore.refresh``)."""
+        self.store.refresh()
 
     def start(self) -> threading.Thread:
         self._thread = threading.Thread(target=self.serve_forever, name="cofe-collector",

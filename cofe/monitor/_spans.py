@@ -306,7 +306,12 @@ def spans_from_json_value(value: Any) -> list[Span]:
     if not isinstance(value, dict):
         raise SpanFormatError(f"expected an OTLP request or a span object, not {type(value).__name__}")
     if "resourceSpans" in value or "resource_spans" in value:
-        return list(_otlp_json_spans(value))
+        try:
+            return list(_otlp_json_spans(value))
+        except (AttributeError, TypeError, KeyError, ValueError) as error:
+            if isinstance(error, SpanFormatError):
+                raise
+            raise SpanFormatError(f"not an OTLP/JSON request: {error}") from None
     if isinstance(value.get("context"), dict):
         try:
             return [_sdk_json_span(value)]

@@ -253,6 +253,7 @@ class MonitorStore:
             touched.setdefault(s.trace_id, []).append(s)
         with self.db.transaction():
             ids = list(touched)
+            self._lock_traces(ids)
             before = self._count_spans(ids)
             self.db.executemany(
                 "INSERT INTO spans (trace_id, span_id, parent_id, name, kind, start_ns, end_ns, "
@@ -272,6 +273,15 @@ class MonitorStore:
             self._put_traces(records, received)
         new = sum(after.values()) - sum(before.values())
         return IngestReport(len(spans), new, len(records), sum(1 for r in records if r.problems))
+
+    def _lock_traces(self, trace_ids: Sequence[str]) -> None:
+        """PostgreSQL: one writer per trace until commit, so two collectors storing spans of
+        one trace at once each assemble it from the other's committed spans (SQLite's write
+        transactions already run one at a time). Locks are taken in order: no deadlock."""
+        if self.db.engine == "postgresql" and trace_ids:
+            self.db.execute("SELECT pg_advisory_xact_lock(hashtext(t)) FROM "
+                            "(SELECT unnest(?::text[]) AS t ORDER BY 1) AS ordered",
+                            [sorted(trace_ids)])  # fmt: skip
 
     def add_traces(self, records: Iterable[TraceRecord], *, origin: str = TRAFFIC) -> int:
         """Store stage records made without spans (an adapter writing straight to the store)."""

@@ -103,3 +103,12 @@ def test_an_empty_file_imports_nothing(tmp_path: Path, text: str):
     with MonitorStore(tmp_path / "m.db") as store:
         report = import_spans(store, path)
     assert report.spans == 0 and report.problems == []
+
+
+def test_a_request_of_the_wrong_shape_is_a_problem_not_a_crash(tmp_path: Path):
+    path = tmp_path / "odd.jsonl"
+    path.write_text('{"resourceSpans": ["x"]}\n{"resourceSpans": [{"scopeSpans": ["x"]}]}\n'
+                    + json.dumps(otlp_json(_traces(1)[0])) + "\n")  # fmt: skip
+    with MonitorStore(tmp_path / "m.db") as store:
+        report = import_spans(store, path)
+    assert [p.line for p in report.problems] == [1, 2] and report.traces == 1

@@ -153,3 +153,51 @@ def test_query_lookup_for_canaries(store: MonitorStore):
     assert list(found) == ["first?"] and found["first?"][0].trace_id == "a" * 32
     assert found["first?"][0].pool[0].text == "The tower was finished in 1889."
     assert TRACE  # the default id is a valid 16-byte id
+
+
+def test_two_writers_storing_one_trace_at_once_on_postgres_assemble_it_whole(postgres_url: str):
+    """Two collectors on one PostgreSQL store receive different spans of a trace at the same
+    time: the second waits for the first's commit and assembles the trace from all spans."""
+    import threading
+
+    first, second = MonitorStore(postgres_url), MonitorStore(postgres_url)
+    spans = rag_trace(trace="c" * 32)
+    put, wrote = first._put_traces, threading.Event()
+
+    def put_then_linger(*args, **kwargs):  # the first has written its record, not committed
+        put(*args, **kwargs)
+        wrote.set()
+        threading.Event().wait(0.5)
+
+    first._put_traces = put_then_linger  # type: ignore[method-assign]
+    thread = threading.Thread(target=first.ingest, args=(spans[1:],))
+    thread.start()
+    wrote.wait(5)
+    second.ingest(spans[:1])  # the root span, meanwhile
+    thread.join()
+    record = second.trace("c" * 32)
+    first.close()
+    second.close()
+    assert record is not None and record.spans == 6 and record.problems == []
+
+
+def test_a_refresh_never_leaves_out_a_batch_stored_while_it_computes(store: MonitorStore):
+    import threading
+
+    store.ingest(rag_trace(trace="a" * 32))
+    compute, started = store.window_rows, threading.Event()
+
+    def slow_window_rows(*args):
+        started.set()
+        threading.Event().wait(0.3)  # another writer stores a batch of this window meanwhile
+        return compute(*args)
+
+    store.window_rows = slow_window_rows  # type: ignore[method-assign]
+    writer = threading.Thread(target=lambda: (started.wait(5), store.ingest(
+        rag_trace(trace="b" * 32, start=1))))  # fmt: skip
+    writer.start()
+    store.refresh()
+    writer.join()
+    store.window_rows = compute  # type: ignore[method-assign]
+    store.refresh()  # the batch marked the window again (or waited for the first refresh)
+    assert [r["value"] for r in store.series(stage="all", signal="Traces")] == [2.0]
