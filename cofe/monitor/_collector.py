@@ -153,8 +153,11 @@ class Collector:
 
             def do_GET(self) -> None:
                 if self.path == "/healthz":
-                    self._send(200, "application/json", json.dumps(collector.stats.__dict__,
-                                                                   default=str).encode())  # fmt: skip
+                    stats = dict(collector.stats.__dict__)
+                    if not token_ok(self.headers.get("Authorization"), collector.token):
+                        # alive, but what came in (last_error quotes bodies) is for senders only
+                        stats = {"alive": True}
+                    self._send(200, "application/json", json.dumps(stats, default=str).encode())
                 else:
                     self._send(404, "text/plain", b"not found\n")
 

@@ -544,3 +544,11 @@ def test_a_batch_stored_while_a_window_is_computed_is_counted_in_its_series(stor
     assert 200 in late and store.counts()["traces"] == 2
     series = store.series(stage="all", signal="Traces")
     assert [r["value"] for r in series] == [2.0], series
+
+
+def test_with_a_token_healthz_says_only_alive_to_a_caller_without_it(store):
+    with running(store, token=TOKEN) as collector:
+        assert post(collector.url, b"\xff secret span name",
+                    headers={"Authorization": f"Bearer {TOKEN}"})[0] == 400  # fmt: skip
+        status, body = get(collector, "/healthz")
+        assert status == 200 and json.loads(body) == {"alive": True}
