@@ -77,6 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # disk full, no permission, ...: a failure, still one line
         print(f"cofe: error: {error}", file=sys.stderr)
         return 1
+    except Exception as error:
+        if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg"):
+            raise
+        # a database that fails under the monitor (locked, gone, full): one line, no password
+        from cofe.monitor._sql import shown_location
+
+        print(f"cofe: error: the monitoring store: {shown_location(str(error))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("cofe: interrupted", file=sys.stderr)
         return 130

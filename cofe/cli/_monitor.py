@@ -39,6 +39,33 @@ def _duration(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _positive_duration(text: str) -> int:
+    seconds = _duration(text)
+    if seconds < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least one second")
+    return seconds
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is not in 0..65535")
+    return port
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0 seconds")
+    return value
+
+
 def _store_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=os.environ.get("COFE_MONITOR_STORE", "monitor.db"),
                    help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or "
@@ -57,11 +84,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c = verbs.add_parser("collect", help="receive OTLP/HTTP traces into the store")
     _store_option(c)
     c.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
-    c.add_argument("--port", type=int, default=4318, help="port (default 4318, OTLP/HTTP's)")
+    c.add_argument("--port", type=_port, default=4318, help="port (default 4318, OTLP/HTTP's)")
     c.add_argument("--token-file", type=Path,
                    help=f"file holding the bearer token senders must give (or ${TOKEN_ENV}); "
                         "required off loopback")  # fmt: skip
-    c.add_argument("--refresh", type=float, default=10.0,
+    c.add_argument("--refresh", type=_seconds, default=10.0,
                    help="seconds between recomputing the windows that received traces")
     c.set_defaults(run=_collect)
 
@@ -82,10 +109,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     how.add_argument("--send", metavar="URL",
                      help="POST each query as JSON to the service and match its traces")
     k.add_argument("--send-field", default="query", help="JSON field of the query (default query)")
-    k.add_argument("--wait", type=float, default=120.0,
+    k.add_argument("--wait", type=_seconds, default=120.0,
                    help="seconds to wait for the service's traces (default 120)")
     k.add_argument("--docs", type=Path, help="documents for the pipeline (as for cofe run)")
-    k.add_argument("--every", type=_duration, help="run a round every interval until stopped")
+    k.add_argument("--every", type=_positive_duration,
+                   help="run a round every interval until stopped")  # fmt: skip
     k.add_argument("--rounds", type=int, help="stop after this many rounds")
     add_pipeline_options(k)
     k.set_defaults(run=_canary)
@@ -107,7 +135,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "built-in rules; see --print-default-rules)")  # fmt: skip
     a.add_argument("--webhook", help="POST each alert as JSON to this URL (retried)")
     a.add_argument("--log", type=Path, help="append each alert as a JSON line to this file")
-    a.add_argument("--every", type=_duration, help="evaluate every interval until stopped")
+    a.add_argument("--every", type=_positive_duration,
+                   help="evaluate every interval until stopped")  # fmt: skip
     a.add_argument("--print-default-rules", action="store_true",
                    help="print the built-in rules as TOML and exit")  # fmt: skip
     a.set_defaults(run=_alerts)
@@ -126,7 +155,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or "
                         "monitor.db)")  # fmt: skip
     d.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
-    d.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    d.add_argument("--port", type=_port, default=8765, help="port (default 8765)")
     d.add_argument("--token-file", type=Path,
                    help=f"file holding the token a browser must give once as ?token=... (or "
                         f"${TOKEN_ENV}); required off loopback")  # fmt: skip
@@ -170,7 +199,7 @@ def _collect(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    print(f"cofe monitor collect: listening on {collector.url} (store {args.store}, window "
+    print(f"cofe monitor collect: listening on {collector.url} (store {store.location}, window "
           f"{store.window_seconds} s{', token required' if token else ''})",
           file=sys.stderr, flush=True)  # fmt: skip
     try:
@@ -282,8 +311,12 @@ def _alerts(args: argparse.Namespace) -> int:
             store.refresh()
             fired = evaluate_alerts(store, rules)
             for alert in fired:
-                for sink in sinks:
-                    sink.send(alert)
+                for sink in sinks:  # one failing sink (a full disk) must not silence the others
+                    try:
+                        sink.send(alert)
+                    except OSError as error:
+                        print(f"cofe: error: {type(sink).__name__} could not take an alert "
+                              f"({error}); it is stored in the alerts table", file=sys.stderr)  # fmt: skip
             fired_last = len(fired)
             if args.every is None:
                 break
@@ -330,6 +363,7 @@ def _series(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from cofe.monitor import Dashboard
+    from cofe.monitor._sql import shown_location
 
     token = _token(args)
     dashboard = Dashboard(args.store, host=args.host, port=args.port, token=token)
@@ -339,7 +373,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     # the URL only: the token is the user's to append (?token=...), never printed
-    print(f"cofe monitor serve: {dashboard.url} (store {args.store}, read-only"
+    print(f"cofe monitor serve: {dashboard.url} (store {shown_location(args.store)}, read-only"
           f"{'; open it once with ?token=...' if token else ''})", file=sys.stderr, flush=True)  # fmt: skip
     with contextlib.suppress(KeyboardInterrupt):
         dashboard.serve_forever()
@@ -350,7 +384,7 @@ def _status(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         counts = store.counts()
-        out = {"store": args.store, "engine": store.db.engine,
+        out = {"store": store.location, "engine": store.db.engine,
                "schema_version": store.schema_version, "window_seconds": store.window_seconds,
                "retain_seconds": store.retain_seconds, "size_bytes": store.size_bytes(),
                **counts, "problems": store.problem_counts()}  # fmt: skip

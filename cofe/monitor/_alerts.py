@@ -39,6 +39,7 @@ from cofe.monitor._store import CANARY, TRAFFIC, MonitorStore
 
 LOSS_EXCLUDED = ("pipeline_error", "unscorable")  # not losses of information by a stage
 RESAMPLES = 2000
+CAP = 5000  # values per side resampled by the unpaired test (a 2000 x 10000 matrix at most)
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,22 @@ class Rule:
             raise ValueError("baseline and min_samples must be at least 1")
         if not 0 < self.alpha < 1:
             raise ValueError(f"alpha must be in (0, 1), not {self.alpha}")
+        for name in ("above", "below", "min_effect", "alpha"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ValueError(f"{name} must be a number, not {value!r}")
+        for name in ("baseline", "min_samples", "cooldown"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number, not {value!r}")
+        for name in ("name", "stage", "measure", "severity"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"{name} must be a non-empty string")
         if self.source == TRAFFIC:
-            find_signal(self.stage, self.measure)  # a misspelt signal fails when rules load
+            signal = find_signal(self.stage, self.measure)  # a misspelt signal fails at load
+            if self.kind == "change" and signal.statistic == "count":
+                raise ValueError(f"{self.measure} is a count per window: watch it with a "
+                                 "threshold rule (e.g. below = 1 for traffic that stopped)")  # fmt: skip
         elif self.kind == "change" and "@" not in self.measure.split("/")[0] \
                 and "/" not in self.measure:  # fmt: skip
             raise ValueError(f"a canary change rule tests a verdict share (VERDICT@STAGE or "
@@ -131,14 +146,16 @@ def load_rules(path: str | os.PathLike[str]) -> list[Rule]:
     known = {f.name for f in fields(Rule)}
     rules = []
     for i, table in enumerate(tables, start=1):
+        if not isinstance(table, dict):
+            raise InputError(InputProblem(file, None, f"rule {i}", "a rule is a [[rule]] table"))
         where = f"rule {i} ({table.get('name', 'unnamed')!r})"
         unknown = sorted(set(table) - known)
         if unknown:
             raise InputError(InputProblem(file, None, f"{where}.{unknown[0]}", "unknown field"))
         values = dict(table)
-        if isinstance(values.get("cooldown"), str):
-            values["cooldown"] = duration_seconds(values["cooldown"])
         try:
+            if isinstance(values.get("cooldown"), str):
+                values["cooldown"] = duration_seconds(values["cooldown"])
             rules.append(Rule(**values))
         except TypeError as error:
             raise InputError(InputProblem(file, None, where, str(error))) from None
@@ -201,6 +218,12 @@ def unpaired_change(current: Sequence[float], baseline: Sequence[float], statist
     stat = STATISTICS[statistic]
     observed = stat(a.tolist()) - stat(b.tolist())
     rng = np.random.default_rng(seed)
+    # resampling matrices grow with the traces: past CAP per side, a random CAP of each
+    # (at a thousand queries a second a window holds hundreds of thousands)
+    if len(a) > CAP:
+        a = rng.choice(a, CAP, replace=False)
+    if len(b) > CAP:
+        b = rng.choice(b, CAP, replace=False)
     if statistic == "mean":  # vectorised: the common case, thousands of traces
         boot = (a[rng.integers(0, len(a), (resamples, len(a)))].mean(axis=1)
                 - b[rng.integers(0, len(b), (resamples, len(b)))].mean(axis=1))  # fmt: skip
@@ -291,16 +314,21 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | No
         return None
     current_id, start, end = rounds[-1]
     if rule.kind == "threshold":
-        sql = ("SELECT value, n FROM canary_measures WHERE round_id = ? AND measure = ? "
-               "AND stage = ?")  # fmt: skip
-        params = [current_id, rule.measure, rule.stage]
-        if rule.step:
-            sql += " AND step = ?"
-            params.append(rule.step)
-        rows = store.db.execute(sql, params)
-        if not rows or rows[0][0] is None or rows[0][1] < rule.min_samples:
+        if "@" in rule.measure or "/" in rule.measure:  # a verdict share, or step/Measure
+            values = list(_sample_values(store, current_id, rule.measure).values())
+            value, n = (sum(values) / len(values) if values else None), len(values)
+        else:  # a measure name as the round's summary lists it (step= picks among steps)
+            sql = ("SELECT value, n FROM canary_measures WHERE round_id = ? AND measure = ? "
+                   "AND stage = ?")  # fmt: skip
+            params = [current_id, rule.measure, rule.stage]
+            if rule.step:
+                sql += " AND step = ?"
+                params.append(rule.step)
+            rows = store.db.execute(sql, params)
+            value, n = (rows[0][0], rows[0][1]) if rows else (None, 0)
+        if value is None or n < rule.min_samples:
             return None
-        value = float(rows[0][0])
+        value = float(value)
         if not _crossed(rule, value):
             return None
         examples = (_canary_examples(store, current_id, rule.measure)
@@ -357,7 +385,8 @@ def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | N
     start = end - store.window_ns
     current_traces = [t for t in store.traces(start, end) if t.is_query]
     current = signal.values(current_traces)
-    if len(current) < rule.min_samples:
+    counted = signal.statistic == "count"  # a count is a value even at zero (traffic stopped)
+    if len(current) < rule.min_samples and not counted:
         return None
     if rule.kind == "threshold":
         value = STATISTICS[signal.statistic](current)

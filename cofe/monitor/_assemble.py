@@ -103,23 +103,29 @@ def documents(attributes: dict[str, Any], prefix: str) -> list[Doc] | None:
     return out
 
 
+def _ancestors(span: Span, parents: dict[str, Span]) -> list[Span]:
+    """The span's ancestors, nearest first (a cycle in bad data must not hang)."""
+    out: list[Span] = []
+    parent = parents.get(span.parent_id or "")
+    while parent is not None and len(out) < 10_000:
+        out.append(parent)
+        parent = parents.get(parent.parent_id or "")
+    return out
+
+
+def _stage_span(span: Span, parents: dict[str, Span]) -> Span | None:
+    """The outermost stage span (RETRIEVER, RERANKER, LLM) the span is in, itself included:
+    an LLM call inside a reranker (an LLM reranker) is reranking, not generation."""
+    found = span if span.kind in STAGE_OF_KIND else None
+    for ancestor in _ancestors(span, parents):
+        if ancestor.kind in STAGE_OF_KIND:
+            found = ancestor
+    return found
+
+
 def _outermost(spans: Sequence[Span], kind: str, parents: dict[str, Span]) -> list[Span]:
-    """Spans of ``kind`` with no ancestor of the same kind, in start order."""
-    out = []
-    for span in spans:
-        if span.kind != kind:
-            continue
-        parent = parents.get(span.parent_id or "")
-        nested = False
-        seen = 0
-        while parent is not None and seen < 10_000:  # a cycle in bad data must not hang
-            if parent.kind == kind:
-                nested = True
-                break
-            parent = parents.get(parent.parent_id or "")
-            seen += 1
-        if not nested:
-            out.append(span)
+    """Spans of ``kind`` inside no other stage span, in start order."""
+    out = [s for s in spans if s.kind == kind and _stage_span(s, parents) is s]
     return sorted(out, key=lambda s: (s.start_ns, s.end_ns))
 
 
@@ -133,6 +139,8 @@ def _query(root: Span) -> str | None:
         except (json.JSONDecodeError, RecursionError):
             return value
         if isinstance(parsed, dict):
+            if isinstance(parsed.get("query_bundle"), dict):  # LlamaIndex's inner spans
+                parsed = parsed["query_bundle"]
             for key in ("query", "query_str", "question", "message", "input"):
                 if isinstance(parsed.get(key), str):
                     return parsed[key]
@@ -173,9 +181,15 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
         spans=len(spans),
     )
     true_roots = [s for s in roots if s.parent_id is None]
-    root = true_roots[0] if true_roots else None
+    # a root whose parent is elsewhere (a caller's traceparent) is the trace's root here; the
+    # query is on the outermost OpenInference span (an HTTP server span may be the root)
+    root = true_roots[0] if true_roots else next(
+        (s for s in roots if s.kind in ("CHAIN", "AGENT")), None)  # (a stage span's chain is missing)
     if root is None:
         record.problems.append("no root span (the trace is incomplete: its first span never came)")
+    elif root.attributes.get("input.value") is None:
+        root = next((s for s in spans if s.kind and s.attributes.get("input.value") is not None
+                     and not any(a.kind for a in _ancestors(s, by_id))), root)  # fmt: skip
     for span in spans:
         if span.kind is None:
             record.ignored["(no openinference.span.kind)"] = record.ignored.get("(no openinference.span.kind)", 0) + 1  # fmt: skip
@@ -202,16 +216,22 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
             record.latency[stage] = round(sum(s.seconds for s in group), 6)
     record.stages = tuple(seen)
 
-    failed = [s for s in spans if s.status == "error"]
-    staged_failures = [s for s in failed if s.kind in STAGE_OF_KIND]
+    # an error counts when a stage span or the root failed; one handled inside (a retried
+    # embedding call in a retriever that then succeeded) does not
+    staged_failures = [s for s in (*retrievers, *rerankers, *llms) if s.status == "error"]
     if staged_failures:
-        first = staged_failures[0]
+        first = min(staged_failures, key=lambda s: (s.start_ns, s.end_ns))
         record.error_stage, record.error = STAGE_OF_KIND[first.kind], _error_text(first)
-    elif failed:  # a chain failed around the stages: blame the first stage that never finished
-        done = {STAGE_OF_KIND[s.kind] for s in spans if s.kind in STAGE_OF_KIND}
-        stage = next((s for s in (Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION)
-                      if s not in done), Stage.GENERATION)  # fmt: skip
-        record.error_stage, record.error = stage, _error_text(failed[0])
+    elif root is not None and root.status == "error":
+        # the chain failed outside the stage spans: blame the stage after the last one seen
+        # (never a reranker the trace does not show), or generation after it
+        after = {Stage.RETRIEVAL: Stage.GENERATION, Stage.RERANKING: Stage.GENERATION,
+                 Stage.GENERATION: Stage.GENERATION}  # fmt: skip
+        stage = after[seen[-1]] if seen else Stage.RETRIEVAL
+        failed = [s for s in spans if s.status == "error"]
+        deepest = next((f for f in failed if not any(c.parent_id == f.span_id
+                                                     for c in failed)), root)  # fmt: skip
+        record.error_stage, record.error = stage, _error_text(deepest)
 
     ok_retrievers = [s for s in retrievers if s.status != "error"]
     if ok_retrievers:
@@ -244,7 +264,8 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
     if ok_llms:
         record.answer = _answer(max(ok_llms, key=lambda s: s.end_ns))
     if record.answer is None and ok_llms:  # streaming: only the innermost call has the text
-        inner = [s for s in spans if s.kind == "LLM" and s.status != "error" and _answer(s)]
+        inner = [s for s in spans if s.kind == "LLM" and s.status != "error" and _answer(s)
+                 and _stage_span(s, by_id) in ok_llms]  # fmt: skip
         if inner:
             record.answer = _answer(max(inner, key=lambda s: s.end_ns))
     if record.answer is None and root is not None and root.status != "error" and ok_llms:

@@ -55,7 +55,14 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from cofe.monitor._assemble import TraceRecord
 from cofe.monitor._charts import Line, Marker, Point, line_chart
 from cofe.monitor._collector import check_binding, is_loopback, token_ok
-from cofe.monitor._sql import POSTGRES_SCHEMES, StoreError, connect, in_slices, placeholders
+from cofe.monitor._sql import (
+    POSTGRES_SCHEMES,
+    StoreError,
+    connect,
+    in_slices,
+    placeholders,
+    shown_location,
+)
 from cofe.monitor._store import CANARY, STORE_SCHEMA_VERSION, TRAFFIC, MonitorStore
 from cofe.report._html import _GOOD, _STYLE, CHUNK_CHARS, _highlight
 
@@ -114,12 +121,6 @@ class NotFound(LookupError):
 
 
 # --- the store, read-only -----------------------------------------------------------------------
-
-
-def shown_location(location: str) -> str:
-    """The store's location with any password masked."""
-    text = re.sub(r"://([^:@/]+):[^@/]*@", r"://\1:***@", location)
-    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", text)
 
 
 def _table_names(db: Any) -> set[str]:

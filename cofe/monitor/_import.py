@@ -10,10 +10,12 @@ what it stored (and importing the file again adds nothing twice).
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cofe._errors import InputProblem
 from cofe.monitor._spans import (
@@ -33,6 +35,28 @@ class ImportReport:
     traces: int = 0
     problem_traces: int = 0
     problems: list[InputProblem] = field(default_factory=list)
+
+
+def _values(text: str, name: str, report: ImportReport) -> Iterator[tuple[int, Any]]:
+    """JSON values with their line: one per line when the file is JSON Lines (a bad line is a
+    problem, the next lines are still read), else one value after another (pretty JSON)."""
+    lines = text.splitlines()
+    first = next((line for line in lines if line.strip()), "")
+    try:
+        json.loads(first)
+        line_by_line = True
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        line_by_line = False
+    if not line_by_line:
+        yield from json_values(text)
+        return
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except (json.JSONDecodeError, RecursionError, ValueError) as error:
+            report.problems.append(InputProblem(name, number, None, f"not valid JSON: {error}"[:300]))
 
 
 def import_spans(
@@ -78,7 +102,7 @@ def import_spans(
             report.problems.append(InputProblem(name, None, None, f"not UTF-8 text ({error.reason})"))
             return report
         try:
-            for line, value in json_values(text):
+            for line, value in _values(text, name, report):
                 try:
                     spans = spans_from_json_value(value)
                 except SpanFormatError as error:

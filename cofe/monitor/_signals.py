@@ -64,6 +64,8 @@ class Signal:
 
     def compute(self, traces: Sequence[TraceRecord]) -> Value:
         values = self.values(traces)
+        if self.statistic == "count":  # an empty window counts zero: that is a value
+            return Value(float(len(values)), len(values))
         if not values:
             return Value(None, 0, self.none)
         return Value(STATISTICS[self.statistic](values), len(values))
@@ -96,7 +98,9 @@ def _reranked(t: TraceRecord) -> bool:
 
 
 def _context(t: TraceRecord) -> bool:
-    return t.context is not None and t.error_stage not in (R, K)
+    """A reranker handed the generator a context (without one, the context is the pool: its
+    signals are retrieval's, and a retrieval failure must not page the reranking stage)."""
+    return K in t.stages and t.context is not None and t.error_stage not in (R, K)
 
 
 def _moved(t: TraceRecord) -> float | None:

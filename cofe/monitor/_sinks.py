@@ -96,7 +96,7 @@ class WebhookSink:
                     outcome = f"delivered after {attempt + 1} attempt(s)"
                     break
                 outcome = f"failed after {attempt + 1} attempt(s): {problem.removeprefix('retry:')}"
-                if not problem.startswith("retry:"):
+                if not problem.startswith("retry:") or attempt == self.retries:
                     break
                 time.sleep(self.backoff * 2**attempt)
             self.outcomes[alert.alert_id] = outcome

@@ -41,6 +41,11 @@ class Span:
     events: tuple[dict[str, Any], ...] = ()  # {"name", "time_ns", "attributes"}
     dropped_attributes: int = 0  # attributes the SDK's limit dropped (128 by default)
 
+    def __post_init__(self) -> None:
+        for what, ns in (("start time", self.start_ns), ("end time", self.end_ns)):
+            if not 0 <= ns < 2**63:  # a signed 64-bit integer in the store
+                raise SpanFormatError(f"{what} {ns} ns is out of range")
+
     @property
     def kind(self) -> str | None:
         """The OpenInference span kind (``RETRIEVER``, ``LLM``, ...), upper case; None if absent."""

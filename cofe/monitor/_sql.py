@@ -19,6 +19,12 @@ from typing import Any
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
+def shown_location(location: str) -> str:
+    """A store's location fit to print: a password in the URL (or as a parameter) masked."""
+    text = re.sub(r"://([^:@/]+):[^@/]*@", r"://\1:***@", str(location))
+    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", text)
+
+
 class StoreError(ValueError):
     """The store cannot be opened or used as asked; the message says which and why."""
 
@@ -116,8 +122,8 @@ class PostgresDatabase(Database):
         try:
             self.conn = psycopg.connect(dsn, autocommit=True)
         except psycopg.Error as error:
-            shown = re.sub(r"://([^:@/]+):[^@/]*@", r"://\1:***@", dsn)  # never print a password
-            raise StoreError(f"{shown}: cannot connect to PostgreSQL ({error})".strip()) from None
+            raise StoreError(f"{shown_location(dsn)}: cannot connect to PostgreSQL "
+                             f"({shown_location(str(error))})".strip()) from None
         self._in_transaction = False
 
     @staticmethod

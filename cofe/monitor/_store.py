@@ -27,7 +27,14 @@ from typing import Any
 from cofe.monitor._assemble import Doc, TraceRecord, assemble
 from cofe.monitor._signals import compute_signals
 from cofe.monitor._spans import Span
-from cofe.monitor._sql import Database, StoreError, connect, in_slices, placeholders
+from cofe.monitor._sql import (
+    Database,
+    StoreError,
+    connect,
+    in_slices,
+    placeholders,
+    shown_location,
+)
 from cofe.runlog import Stage
 
 STORE_SCHEMA_VERSION = 3
@@ -155,7 +162,7 @@ class MonitorStore:
         window_seconds: int | None = None,
         retain_seconds: int | None = None,
     ) -> None:
-        self.location = str(location)
+        self.location = shown_location(str(location))  # what messages may print
         self.db: Database = connect(location)
         try:
             self._open(window_seconds, retain_seconds)
@@ -176,22 +183,26 @@ class MonitorStore:
         return {r[0] for r in rows}
 
     def _open(self, window_seconds: int | None, retain_seconds: int | None) -> None:
-        tables = self._tables()
-        if "cofe_meta" not in tables:
-            if tables - {"sqlite_sequence"}:
-                raise StoreError(f"{self.location}: holds other tables; not a cofe monitoring "
-                                 "store (give an empty database or a new file)")  # fmt: skip
-            window = window_seconds or DEFAULT_WINDOW_SECONDS
+        if "cofe_meta" not in self._tables():
+            window = DEFAULT_WINDOW_SECONDS if window_seconds is None else window_seconds
             retain = DEFAULT_RETAIN_SECONDS if retain_seconds is None else retain_seconds
             _check_settings(window, retain)
-            with self.db.transaction():
-                for statement in _SCHEMA:
-                    self.db.execute(statement)
-                self.db.executemany(
-                    "INSERT INTO cofe_meta (key, value) VALUES (?, ?)",
-                    [("schema_version", "1"),
-                     ("window_seconds", str(window)), ("retain_seconds", str(retain))],
-                )  # fmt: skip
+            with self.db.transaction():  # two processes making one store: one makes it
+                if self.db.engine == "postgresql":
+                    self.db.execute("SELECT pg_advisory_xact_lock(hashtext('cofe store'))")
+                tables = self._tables()  # made by another process meanwhile?
+                if "cofe_meta" not in tables:
+                    if tables - {"sqlite_sequence"}:
+                        raise StoreError(f"{self.location}: holds other tables; not a cofe "
+                                         "monitoring store (give an empty database or a new "
+                                         "file)")  # fmt: skip
+                    for statement in _SCHEMA:
+                        self.db.execute(statement)
+                    self.db.executemany(
+                        "INSERT INTO cofe_meta (key, value) VALUES (?, ?)",
+                        [("schema_version", "1"),
+                         ("window_seconds", str(window)), ("retain_seconds", str(retain))],
+                    )  # fmt: skip
         meta = dict(self.db.execute("SELECT key, value FROM cofe_meta"))
         version = int(meta.get("schema_version", "0"))
         if version > STORE_SCHEMA_VERSION:
@@ -199,9 +210,15 @@ class MonitorStore:
                              f"a newer cofe (this one reads up to {STORE_SCHEMA_VERSION}); "
                              "upgrade cofe")  # fmt: skip
         while version < STORE_SCHEMA_VERSION:
-            if version not in MIGRATIONS:
-                raise StoreError(f"{self.location}: no migration from store schema {version}")
-            with self.db.transaction():
+            with self.db.transaction():  # one process migrates; another finds it done
+                if self.db.engine == "postgresql":
+                    self.db.execute("SELECT pg_advisory_xact_lock(hashtext('cofe store'))")
+                version = int(self.db.execute(
+                    "SELECT value FROM cofe_meta WHERE key = 'schema_version'")[0][0])  # fmt: skip
+                if version >= STORE_SCHEMA_VERSION:
+                    break
+                if version not in MIGRATIONS:
+                    raise StoreError(f"{self.location}: no migration from store schema {version}")
                 for statement in MIGRATIONS[version]:
                     self.db.execute(statement)
                 version += 1
@@ -212,8 +229,8 @@ class MonitorStore:
         self.retain_seconds = int(meta["retain_seconds"])
         if window_seconds is not None and window_seconds != self.window_seconds:
             raise StoreError(f"{self.location}: the store's window is {self.window_seconds} s, "
-                             f"not {window_seconds} s (it is fixed when the store is created; "
-                             "`cofe monitor series --window` computes other windows on the fly)")  # fmt: skip
+                             f"not {window_seconds} s (it is fixed when the store is created: "
+                             "leave --window out, or make a new store for another window)")  # fmt: skip
         if retain_seconds is not None and retain_seconds != self.retain_seconds:
             _check_settings(self.window_seconds, retain_seconds)
             self.db.execute("UPDATE cofe_meta SET value = ? WHERE key = 'retain_seconds'",
@@ -338,15 +355,18 @@ class MonitorStore:
         return out
 
     def _put_traces(self, records: Sequence[TraceRecord], now: int, origin: str | None = None) -> None:
-        existing = {}
+        existing: dict[str, tuple[str, int]] = {}
         ids = [r.trace_id for r in records]
         for part in in_slices(ids):
-            existing.update(self.db.execute(
-                f"SELECT trace_id, origin FROM traces WHERE trace_id IN ({placeholders(len(part))})",
-                part))  # fmt: skip
+            existing.update((t, (o, start)) for t, o, start in self.db.execute(
+                "SELECT trace_id, origin, started_ns FROM traces WHERE trace_id IN "
+                f"({placeholders(len(part))})", part))  # fmt: skip
         rows, dirty = [], set()
         for r in records:
-            kept = origin or existing.get(r.trace_id, TRAFFIC)  # a canary trace stays a canary
+            before = existing.get(r.trace_id)
+            kept = origin or (before[0] if before else TRAFFIC)  # a canary trace stays a canary
+            if before is not None:  # the root came later and moved the start: both windows
+                dirty.add((before[0], self.window_of(before[1])))
             rows.append((r.trace_id, kept, r.started_ns, r.ended_ns, r.query, r.answer,
                          _doc_rows(r.pool), _doc_rows(r.context),
                          json.dumps({s.value: v for s, v in r.latency.items()}),
@@ -567,8 +587,12 @@ def _filtered(sql: str, params: list[Any], **conditions: Any) -> tuple[str, list
     return sql, params
 
 
+MAX_SECONDS = 100 * 366 * 86400  # nanoseconds of a century still fit a 64-bit integer
+
+
 def _check_settings(window: int, retain: int) -> None:
-    if window < 1:
-        raise StoreError(f"the window must be at least 1 second, not {window}")
-    if retain < 0:
-        raise StoreError(f"the retention must be 0 (keep forever) or more seconds, not {retain}")
+    if not 1 <= window <= 366 * 86400:
+        raise StoreError(f"the window must be from 1 second to a year, not {window} s")
+    if not 0 <= retain <= MAX_SECONDS:
+        raise StoreError(f"the retention must be 0 (keep forever) or up to a century of "
+                         f"seconds, not {retain}")  # fmt: skip

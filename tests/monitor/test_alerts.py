@@ -264,3 +264,41 @@ def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_p
         series = store.series(stage="chunking", signal="ChunkChars")
     assert alert.stage == "chunking" and alert.current < 0.6 * alert.baseline
     assert len(series) == 5 and series[4]["value"] < 0.6 * series[3]["value"]  # the label-free series
+
+
+def test_traffic_that_stopped_is_a_count_threshold_and_fires_on_an_empty_window(tmp_path: Path):
+    stopped = Rule(name="no traffic", source="traffic", stage="all", measure="Traces",
+                   kind="threshold", below=1)  # fmt: skip
+    with pytest.raises(ValueError, match="count per window"):
+        Rule(name="x", source="traffic", stage="all", measure="Traces")
+    with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
+        _traffic(store, 1, 5, broken_from=99)
+        assert evaluate_alerts(store, [stopped], now_ns=W0 + H + 1) == []  # 5 traces
+        [alert] = evaluate_alerts(store, [stopped], now_ns=W0 + 2 * H + 1)  # none in window 1
+    assert alert.current == 0.0 and "below 1" in alert.message
+
+
+def test_a_canary_threshold_on_a_verdict_share_fires(tmp_path: Path):
+    rule = Rule(name="lost", source="canary", stage="reranking", measure="lost@reranking",
+                kind="threshold", above=0.3, min_samples=10)  # fmt: skip
+    cases = {f"s{i}": ("cut_by_rerank", "reranking") if i < 15 else ("pass", None)
+             for i in range(30)}  # fmt: skip
+    with MonitorStore(tmp_path / "m.db") as store:
+        add_round(store, 0, T0, cases)
+        [alert] = evaluate_alerts(store, [rule], now_ns=T0 + H)
+    assert alert.current == 0.5 and len(alert.examples) == 5
+
+
+def test_rule_values_of_the_wrong_type_are_refused_naming_the_rule(tmp_path: Path):
+    path = tmp_path / "rules.toml"
+    path.write_text('[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
+                    'measure = "lost@reranking"\nkind = "threshold"\nabove = "0.1"\n')  # fmt: skip
+    with pytest.raises(InputError, match=r"rule 1 \('x'\).*above must be a number"):
+        load_rules(path)
+    path.write_text("rule = [1, 2]\n")
+    with pytest.raises(InputError, match="rule 1"):
+        load_rules(path)
+    path.write_text('[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
+                    'measure = "lost@reranking"\ncooldown = "soon"\n')  # fmt: skip
+    with pytest.raises(InputError, match=r"rule 1 \('x'\).*not a duration"):
+        load_rules(path)

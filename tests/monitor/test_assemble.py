@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from cofe.monitor import assemble
 from cofe.monitor._assemble import NOT_A_QUERY
 from cofe.runlog import Stage
@@ -55,12 +57,37 @@ def test_a_failing_retriever_is_a_retrieval_error_not_a_problem():
     assert record.problems == []
 
 
-def test_a_chain_failing_after_retrieval_blames_the_next_stage():
+def test_a_chain_failing_after_retrieval_never_blames_a_reranker_the_trace_does_not_show():
     spans = [span("1", "CHAIN", status="error", message="boom", **{"input.value": "q?"}),
              span("2", "RETRIEVER", parent="1", **docs("retrieval.documents", ["a b c"]))]  # fmt: skip
     record = assemble(TRACE, spans)
-    assert record.error_stage is Stage.RERANKING
+    assert record.error_stage is Stage.GENERATION
     assert record.error == "boom"
+
+
+def test_an_error_handled_inside_a_stage_is_no_error_and_an_llm_reranker_is_reranking():
+    retried = span("7", "EMBEDDING", parent="3", status="error", message="timeout (retried)")
+    record = assemble(TRACE, [*rag_trace(), retried])
+    assert record.error is None and record.answer == "In 1889."
+    llm_reranker = span("8", "LLM", parent="4", seconds=2.0,
+                        **{"output.value": "Doc: 2, Relevance: 9"})  # fmt: skip
+    spans = [*rag_trace()[:4], llm_reranker,
+             span("5", "LLM", parent="1", start=0.4, status="error", message="down")]  # fmt: skip
+    record = assemble(TRACE, spans)
+    assert record.error_stage is Stage.GENERATION and record.answer is None
+    assert record.latency[Stage.GENERATION] == pytest.approx(0.1)  # not the reranker's call
+
+
+def test_a_remote_parent_or_an_http_root_still_gives_the_query():
+    remote = rag_trace()
+    remote[0] = span("1", "CHAIN", parent="f" * 16, seconds=1.0, **{"input.value": "Who won?"})
+    record = assemble(TRACE, remote)
+    assert record.query == "Who won?" and record.problems == []
+    http = [span("0", None, seconds=2.0, **{"http.route": "/ask"}),
+            *[s if s.span_id != "1".rjust(16, "0") else span("1", "CHAIN", parent="0", seconds=1.0,
+                                                              **{"input.value": "Who won?"})
+              for s in rag_trace()]]  # fmt: skip
+    assert assemble(TRACE, http).query == "Who won?"
 
 
 def test_partial_and_malformed_traces_say_what_is_missing():
@@ -96,5 +123,5 @@ def test_a_json_root_input_gives_its_query_field():
 
 def test_a_cycle_in_parent_ids_does_not_hang():
     spans = [span("1", "RETRIEVER", parent="2"), span("2", "RETRIEVER", parent="1")]
-    record = assemble(TRACE, spans)  # neither span is outermost: returns, with a reason
-    assert record.problems == [NOT_A_QUERY]
+    record = assemble(TRACE, spans)  # returns, with a reason
+    assert any("no root span" in p for p in record.problems)

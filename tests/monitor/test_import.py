@@ -112,3 +112,13 @@ def test_a_request_of_the_wrong_shape_is_a_problem_not_a_crash(tmp_path: Path):
     with MonitorStore(tmp_path / "m.db") as store:
         report = import_spans(store, path)
     assert [p.line for p in report.problems] == [1, 2] and report.traces == 1
+
+
+def test_a_torn_line_in_the_middle_of_a_jsonl_file_loses_only_that_line(tmp_path: Path):
+    lines = [json.dumps(otlp_json(t)) for t in _traces(3)]
+    lines[1] = lines[1][: len(lines[1]) // 2]  # a writer interrupted mid-line
+    path = tmp_path / "torn.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with MonitorStore(tmp_path / "m.db") as store:
+        report = import_spans(store, path)
+    assert report.traces == 2 and [p.line for p in report.problems] == [2]

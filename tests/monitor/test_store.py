@@ -201,3 +201,27 @@ def test_a_refresh_never_leaves_out_a_batch_stored_while_it_computes(store: Moni
     store.window_rows = compute  # type: ignore[method-assign]
     store.refresh()  # the batch marked the window again (or waited for the first refresh)
     assert [r["value"] for r in store.series(stage="all", signal="Traces")] == [2.0]
+
+
+def test_a_root_arriving_later_moves_the_trace_to_its_window_and_out_of_the_other(store):
+    spans = rag_trace()
+    late = [s.__class__(**{**{f: getattr(s, f) for f in s.__slots__},
+                           "start_ns": s.start_ns + 90 * 10**9, "end_ns": s.end_ns + 90 * 10**9})
+            for s in spans[1:]]  # the stages, 90 s after the root began  # fmt: skip
+    store.ingest(late)
+    store.refresh()
+    store.ingest(spans[:1])  # the root (exported last) starts in the window before
+    store.refresh()
+    counts = [r["value"] for r in store.series(stage="all", signal="Traces")]
+    assert sum(counts) == 1  # counted once, in the root's window
+
+
+def test_processes_opening_a_new_store_at_once_all_get_it(store_location: str):
+    import concurrent.futures
+
+    def open_one(_):
+        with MonitorStore(store_location) as opened:
+            return opened.schema_version
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:  # a connection each, as processes
+        assert list(pool.map(open_one, range(6))) == [STORE_SCHEMA_VERSION] * 6
