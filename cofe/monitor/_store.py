@@ -522,6 +522,13 @@ class MonitorStore:
             # one transaction: a batch stored meanwhile either is in the window's rows or
             # marks the window again (never computed without it and unmarked)
             with self.db.transaction():
+                # the mark is taken first: a batch committing meanwhile waits for this
+                # transaction and marks the window again (PostgreSQL's row lock; SQLite has
+                # one writer), and a second refresher finds it gone and skips the window
+                taken = self.db.execute("DELETE FROM dirty_windows WHERE origin = ? AND "
+                                        "start_ns = ? RETURNING start_ns", [origin, start])  # fmt: skip
+                if not taken:
+                    continue
                 rows = self.window_rows(origin, start, start + self.window_ns)
                 self.db.execute("DELETE FROM series WHERE origin = ? AND window_ns = ? AND "
                                 "start_ns = ?", [origin, self.window_ns, start])  # fmt: skip
@@ -530,8 +537,6 @@ class MonitorStore:
                     "note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [(origin, self.window_ns, start, *row) for row in rows],
                 )
-                self.db.execute("DELETE FROM dirty_windows WHERE origin = ? AND start_ns = ?",
-                                [origin, start])  # fmt: skip
         return len(dirty)
 
     def window_rows(self, origin: str, start_ns: int, end_ns: int) -> list[tuple]:

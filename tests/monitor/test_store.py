@@ -225,3 +225,34 @@ def test_processes_opening_a_new_store_at_once_all_get_it(store_location: str):
 
     with concurrent.futures.ThreadPoolExecutor(6) as pool:  # a connection each, as processes
         assert list(pool.map(open_one, range(6))) == [STORE_SCHEMA_VERSION] * 6
+
+
+def test_a_refresher_and_a_collector_on_two_postgres_connections_lose_no_batch(postgres_url):
+    import threading
+
+    collector, refresher = MonitorStore(postgres_url, window_seconds=60), MonitorStore(postgres_url)
+    collector.ingest(rag_trace(trace="a" * 32))
+    compute, started = refresher.window_rows, threading.Event()
+
+    def slow_window_rows(*args):
+        started.set()
+        threading.Event().wait(0.3)  # the collector stores a batch of this window meanwhile
+        return compute(*args)
+
+    refresher.window_rows = slow_window_rows  # type: ignore[method-assign]
+    writer = threading.Thread(target=lambda: (started.wait(5), collector.ingest(
+        rag_trace(trace="b" * 32, start=1))))  # fmt: skip
+    writer.start()
+    refresher.refresh()
+    writer.join()
+    refresher.window_rows = compute  # type: ignore[method-assign]
+    second = MonitorStore(postgres_url)  # and two refreshers at once take a window once
+    both = [threading.Thread(target=s.refresh) for s in (refresher, second)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join()
+    values = [r["value"] for r in refresher.series(stage="all", signal="Traces")]
+    for s in (collector, refresher, second):
+        s.close()
+    assert values == [2.0]
