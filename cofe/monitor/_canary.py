@@ -117,17 +117,18 @@ def _store_run_traces(store: MonitorStore, out: Path, round_id: str, started: in
     log = read_run(out)
     evals = {s.id: s for s in read_evalset(log.evalset_path).samples}
     stages = log.manifest.stages
-    records = []
+    records, trace_of = [], {}
     for sample_id, sample in log.records.items():
         if sample_id not in evals:
             continue
         spent = sum(sample.latency.values())
-        records.append(record_of(f"canary:{round_id}:{sample_id}", evals[sample_id].query, sample,
+        trace_of[sample_id] = f"canary:{round_id}:{sample_id}"
+        records.append(record_of(trace_of[sample_id], evals[sample_id].query, sample,
                                  log.chunks, started_ns=started,
                                  ended_ns=started + int(spent * 1e9), stages=stages,
                                  top_k=log.manifest.top_k))  # fmt: skip
     store.add_traces(records, origin=CANARY)
-    return {r.trace_id.rsplit(":", 1)[1]: r.trace_id for r in records}
+    return trace_of
 
 
 def _post(url: str, field: str, query: str, headers: dict[str, str], timeout: float) -> str | None:

@@ -144,6 +144,7 @@ class Collector:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = 60  # seconds a connection may stay silent (a slow sender is dropped)
 
             def log_message(self, format: str, *args: Any) -> None:  # the token is in headers:
                 pass  # nothing about a request is logged; the stats line says what came in
@@ -187,7 +188,7 @@ class Collector:
             self._drain(request)
             return send(404, "text/plain", f"POST spans to {TRACES_PATH}\n".encode())
         if not token_ok(request.headers.get("Authorization"), self.token):
-            self._drain(request)
+            request.close_connection = True  # a caller without the token gets nothing read
             with self._stats_lock:
                 self.stats.rejected += 1
             return send(401, "text/plain", b"a valid bearer token is required\n")

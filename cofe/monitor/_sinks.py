@@ -119,11 +119,12 @@ class WebhookSink:
 
     @property
     def url_for_record(self) -> str:
-        """The URL without query string or credentials (a webhook URL may carry a secret)."""
+        """Where the alert went, without path, query or credentials (a webhook's secret is
+        often in its path)."""
         from urllib.parse import urlsplit
 
         parts = urlsplit(self.url)
-        return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}{parts.path}"
+        return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
 
     def close(self, timeout: float = 30.0) -> None:
         """Send what is queued (waiting at most ``timeout`` seconds), then stop the thread."""

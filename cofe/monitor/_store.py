@@ -41,6 +41,7 @@ STORE_SCHEMA_VERSION = 3
 DEFAULT_WINDOW_SECONDS = 300
 DEFAULT_RETAIN_SECONDS = 7 * 24 * 3600
 TRAFFIC, CANARY = "traffic", "canary"
+DROPPED = "cofe.dropped_attributes"  # a stored span's count of attributes its tracer dropped
 
 _SCHEMA = [
     "CREATE TABLE cofe_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -264,6 +265,8 @@ class MonitorStore:
         touched: dict[str, list[Span]] = {}
         for s in spans:
             attrs = _strip_contents(s.attributes, texts)
+            if s.dropped_attributes:  # kept, so a trace rebuilt later still says it was cut
+                attrs[DROPPED] = s.dropped_attributes
             rows.append((s.trace_id, s.span_id, s.parent_id, s.name, s.kind, s.start_ns, s.end_ns,
                          s.status, s.status_message, json.dumps(attrs), json.dumps(list(s.events)),
                          received))  # fmt: skip
@@ -339,10 +342,12 @@ class MonitorStore:
                          if k.endswith(".document.content_chunk")})  # fmt: skip
         texts = self.chunk_texts(wanted)
         for row, attrs in loaded:
+            dropped = int(attrs.pop(DROPPED, 0))
             out.setdefault(row[0], []).append(Span(
                 trace_id=row[0], span_id=row[1], parent_id=row[2], name=row[3], start_ns=row[4],
                 end_ns=row[5], status=row[6], status_message=row[7],
-                attributes=_restore_contents(attrs, texts), events=tuple(json.loads(row[9]))))  # fmt: skip
+                attributes=_restore_contents(attrs, texts), events=tuple(json.loads(row[9])),
+                dropped_attributes=dropped))  # fmt: skip
         return out
 
     def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, str]:

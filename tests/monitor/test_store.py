@@ -256,3 +256,13 @@ def test_a_refresher_and_a_collector_on_two_postgres_connections_lose_no_batch(p
     for s in (collector, refresher, second):
         s.close()
     assert values == [2.0]
+
+
+def test_a_trace_rebuilt_from_stored_spans_still_says_its_tracer_dropped_attributes(store):
+    spans = rag_trace()
+    cut = spans[1].__class__(**{**{f: getattr(spans[1], f) for f in spans[1].__slots__},
+                                "dropped_attributes": 76})  # fmt: skip
+    store.ingest([cut, *spans[2:]])
+    store.ingest(spans[:1])  # the root later: rebuilt from the stored spans
+    record = store.trace(TRACE)
+    assert any("76 attribute(s)" in p for p in record.problems)
