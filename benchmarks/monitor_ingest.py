@@ -67,6 +67,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cofe.monitor import MonitorStore, Span  # noqa: E402
+from cofe.testing import otlp_request, start_collector  # noqa: E402
 
 SPANS_PER_TRACE = 8
 POOL, CONTEXT, CHUNKS = 10, 4, 5000
@@ -194,34 +195,7 @@ class Traffic:
 
 def encode(spans: list[Span]) -> bytes:
     """An OTLP ``ExportTraceServiceRequest`` in protobuf, as an SDK exporter POSTs it."""
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
-    from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status
-    from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
-
-    def value(v: Any) -> AnyValue:
-        if isinstance(v, bool):
-            return AnyValue(bool_value=v)
-        if isinstance(v, int):
-            return AnyValue(int_value=v)
-        if isinstance(v, float):
-            return AnyValue(double_value=v)
-        return AnyValue(string_value=str(v))
-
-    out = [PbSpan(trace_id=bytes.fromhex(s.trace_id), span_id=bytes.fromhex(s.span_id),
-                  parent_span_id=bytes.fromhex(s.parent_id) if s.parent_id else b"",
-                  name=s.name, kind=PbSpan.SPAN_KIND_INTERNAL, start_time_unix_nano=s.start_ns,
-                  end_time_unix_nano=s.end_ns, status=Status(code=Status.STATUS_CODE_OK),
-                  attributes=[KeyValue(key=k, value=value(v)) for k, v in s.attributes.items()])
-           for s in spans]  # fmt: skip
-    resource = Resource(attributes=[KeyValue(key="service.name", value=value("rag-service"))])
-    scope = InstrumentationScope(name="openinference.instrumentation.llama_index", version="4.6.1")
-    request = ExportTraceServiceRequest(resource_spans=[ResourceSpans(
-        resource=resource, scope_spans=[ScopeSpans(scope=scope, spans=out)])])  # fmt: skip
-    return request.SerializeToString()
+    return otlp_request(spans).SerializeToString()
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------
@@ -305,25 +279,11 @@ def ingest_end_to_end(engine: str, location: str, bodies: list[tuple[bytes, int]
                       senders: int, refresh: float) -> dict[str, Any]:  # fmt: skip
     port = _free_port()
     cpu_before = _children_cpu()
-    process = subprocess.Popen([sys.executable, "-m", "cofe", "monitor", "collect", "--store",
-                                location, "--port", str(port), "--refresh", str(refresh)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               cwd=ROOT)  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                conn.request("GET", "/healthz")
-                if conn.getresponse().status == 200:
-                    conn.close()
-                    break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"cofe monitor collect did not start: {process.stderr.read()}")
-            time.sleep(0.05)
-
+        process = start_collector(location, port, "--refresh", str(refresh), cwd=str(ROOT))
+    except RuntimeError as error:
+        raise SystemExit(str(error)) from None
+    try:
         queue = list(range(len(bodies)))
         lock = threading.Lock()
         latencies: list[float] = []

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from cofe.monitor import MonitorStore, Span
+from cofe.testing import otlp_request
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 
@@ -162,38 +163,6 @@ def rag_trace(
         span("6", "LLM", parent="5", trace=trace, start=start + 0.41, seconds=0.4,
              **{"output.value": "inner call"}),
     ]  # fmt: skip
-
-
-def otlp_request(spans: list[Span]):
-    """The spans as an OTLP ``ExportTraceServiceRequest`` (what an exporter POSTs)."""
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status
-    from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
-
-    def value(v) -> AnyValue:
-        if isinstance(v, bool):
-            return AnyValue(bool_value=v)
-        if isinstance(v, int):
-            return AnyValue(int_value=v)
-        if isinstance(v, float):
-            return AnyValue(double_value=v)
-        return AnyValue(string_value=str(v))
-
-    codes = {"unset": 0, "ok": 1, "error": 2}
-    out = [PbSpan(trace_id=bytes.fromhex(s.trace_id), span_id=bytes.fromhex(s.span_id),
-                  parent_span_id=bytes.fromhex(s.parent_id) if s.parent_id else b"", name=s.name,
-                  start_time_unix_nano=s.start_ns, end_time_unix_nano=s.end_ns,
-                  attributes=[KeyValue(key=k, value=value(v)) for k, v in s.attributes.items()],
-                  status=Status(code=codes[s.status], message=s.status_message),
-                  events=[PbSpan.Event(name=e["name"], time_unix_nano=e.get("time_ns", 0),
-                                       attributes=[KeyValue(key=k, value=value(v))
-                                                   for k, v in e["attributes"].items()])
-                          for e in s.events])
-           for s in spans]  # fmt: skip
-    return ExportTraceServiceRequest(resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=out)])])
 
 
 def otlp_json(spans: list[Span]) -> dict:

@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cofe.monitor import MonitorStore
+from cofe.testing import start_collector
 from tests.monitor.conftest import _free_port
 from tests.monitor.test_collector import protobuf, traces_batch
 
@@ -30,24 +30,7 @@ SENDERS = 4
 
 
 def _start(db: Path, port: int) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cofe", "monitor", "collect", "--store", str(db), "--port",
-         str(port), "--refresh", "0.2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return process
-        except OSError:
-            pass
-        assert process.poll() is None, process.stderr.read()
-        assert time.monotonic() < deadline, "the collector did not start"
-        time.sleep(0.05)
+    return start_collector(str(db), port, "--refresh", "0.2", timeout=30)
 
 
 class Senders:

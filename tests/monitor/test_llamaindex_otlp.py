@@ -6,20 +6,16 @@ pipeline's code (``_rag_app``) imports nothing from cofe."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cofe.monitor import Collector, MonitorStore, run_canary
-from cofe.testing import ScriptedOpenAI
+from cofe.testing import ScriptedOpenAI, free_port, start_collector
 from tests.conftest import CAPITALS
 from tests.monitor import _rag_app
 
@@ -28,12 +24,6 @@ TEXTS = {name: text for name, text in CAPITALS.items() if name.endswith(".txt")}
     "germany.md": "Berlin is the capital of Germany. The Brandenburg Gate stands in Berlin.",
     "italy.txt": "Rome is the capital of Italy. The Colosseum held 50,000 spectators.",
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_until(check, seconds: float = 30.0):
@@ -48,21 +38,8 @@ def _wait_until(check, seconds: float = 30.0):
 
 @pytest.fixture
 def collector(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
-    db, port = tmp_path / "monitor.db", _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cofe", "monitor", "collect", "--store", str(db), "--port",
-         str(port), "--refresh", "0.2", "--window", "60"],
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
-
-    def healthy() -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
-                return r.status == 200
-        except OSError:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            return False
-
-    _wait_until(healthy)
+    db, port = tmp_path / "monitor.db", free_port()
+    process = start_collector(str(db), port, "--refresh", "0.2", "--window", "60")
     try:
         yield f"http://127.0.0.1:{port}/v1/traces", db, process
     finally:

@@ -1,0 +1,84 @@
+"""Test helpers for monitoring: spans as an OTLP request, and a real collector process."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+_STATUS = {"unset": 0, "ok": 1, "error": 2}
+
+
+def otlp_request(spans: Sequence[Any], *, service: str = "rag-service"):
+    """cofe ``Span`` objects as the ``ExportTraceServiceRequest`` an OpenTelemetry SDK's
+    OTLP exporter would POST (resource, instrumentation scope, events, status)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
+    from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+
+    def value(v: Any) -> AnyValue:
+        if isinstance(v, bool):
+            return AnyValue(bool_value=v)
+        if isinstance(v, int):
+            return AnyValue(int_value=v)
+        if isinstance(v, float):
+            return AnyValue(double_value=v)
+        return AnyValue(string_value=str(v))
+
+    def pairs(attributes: dict[str, Any]) -> list[KeyValue]:
+        return [KeyValue(key=k, value=value(v)) for k, v in attributes.items()]
+
+    out = [PbSpan(trace_id=bytes.fromhex(s.trace_id), span_id=bytes.fromhex(s.span_id),
+                  parent_span_id=bytes.fromhex(s.parent_id) if s.parent_id else b"", name=s.name,
+                  kind=PbSpan.SPAN_KIND_INTERNAL, start_time_unix_nano=s.start_ns,
+                  end_time_unix_nano=s.end_ns, attributes=pairs(s.attributes),
+                  status=Status(code=_STATUS[s.status], message=s.status_message),
+                  dropped_attributes_count=s.dropped_attributes,
+                  events=[PbSpan.Event(name=e["name"], time_unix_nano=e.get("time_ns", 0),
+                                       attributes=pairs(e["attributes"])) for e in s.events])
+           for s in spans]  # fmt: skip
+    resource = Resource(attributes=pairs({"service.name": service}))
+    scope = InstrumentationScope(name="openinference.instrumentation.llama_index")
+    return ExportTraceServiceRequest(resource_spans=[ResourceSpans(
+        resource=resource, scope_spans=[ScopeSpans(scope=scope, spans=out)])])  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_collector(store: str, port: int, *options: str, timeout: float = 60.0,
+                    stdout: Any = subprocess.DEVNULL, cwd: str | None = None) -> subprocess.Popen:  # fmt: skip
+    """A real ``cofe monitor collect`` process on ``port``, returned once it answers
+    ``/healthz``; one that exits first raises, with what it printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cofe", "monitor", "collect", "--store", str(store), "--port",
+         str(port), *options],
+        stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=cwd,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            ok = conn.getresponse().status == 200
+            conn.close()
+            if ok:
+                return process
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"cofe monitor collect did not start: {process.stderr.read()}")
+        time.sleep(0.05)
