@@ -262,9 +262,15 @@ def _fmt(value: float | None) -> str:
 
 
 def _rounds(store: MonitorStore, now_ns: int, count: int) -> list[tuple[str, int, int]]:
-    rows = store.db.execute("SELECT round_id, started_ns, finished_ns FROM canary_rounds "
-                            "WHERE finished_ns <= ? ORDER BY started_ns DESC", [now_ns])  # fmt: skip
-    return list(reversed(rows[:count]))
+    """The newest round and up to ``count - 1`` before it that answered the same eval set
+    (an edited golden set starts a new baseline: its samples are not the same questions)."""
+    rows = store.db.execute("SELECT round_id, started_ns, finished_ns, evalset_sha256 FROM "
+                            "canary_rounds WHERE finished_ns <= ? ORDER BY started_ns DESC",
+                            [now_ns])  # fmt: skip
+    if not rows:
+        return []
+    same = [r[:3] for r in rows if r[3] == rows[0][3]]
+    return list(reversed(same[:count]))
 
 
 def _sample_values(store: MonitorStore, round_id: str, measure: str) -> dict[str, float]:

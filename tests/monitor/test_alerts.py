@@ -23,13 +23,14 @@ W0 = T0 + ALIGN  # the first whole window
 
 
 def add_round(store: MonitorStore, n: int, started: int, verdicts: dict[str, tuple[str, str]],
-              anchored: dict[str, float] | None = None):  # fmt: skip
+              anchored: dict[str, float] | None = None, evalset: str = "golden-v1"):  # fmt: skip
     """A canary round: ``verdicts`` maps sample id -> (verdict, stage); ``anchored`` sample id
     -> its corpus/EntityAnchoring."""
     round_id = f"r{n}"
     store.db.execute("INSERT INTO canary_rounds (round_id, started_ns, finished_ns, pipeline, "
-                     "samples, answered, summary) VALUES (?, ?, ?, 'p', ?, ?, '{}')",
-                     [round_id, started, started + 10**9, len(verdicts), len(verdicts)])  # fmt: skip
+                     "samples, answered, summary, evalset_sha256) VALUES (?, ?, ?, 'p', ?, ?, "
+                     "'{}', ?)", [round_id, started, started + 10**9, len(verdicts), len(verdicts),
+                                  evalset])  # fmt: skip
     store.db.executemany(
         "INSERT INTO canary_cases (round_id, sample_id, trace_id, query, verdict, stage, "
         "evidence) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -302,3 +303,15 @@ def test_rule_values_of_the_wrong_type_are_refused_naming_the_rule(tmp_path: Pat
                     'measure = "lost@reranking"\ncooldown = "soon"\n')  # fmt: skip
     with pytest.raises(InputError, match=r"rule 1 \('x'\).*not a duration"):
         load_rules(path)
+
+
+def test_an_edited_golden_set_starts_a_new_baseline(tmp_path: Path):
+    healthy = {f"s{i}": ("pass", None) for i in range(30)}
+    other = {f"s{i}": ("cut_by_rerank", "reranking") for i in range(30)}  # new questions, same ids
+    with MonitorStore(tmp_path / "m.db") as store:
+        for n in range(3):
+            add_round(store, n, T0 + n * H, healthy)
+        add_round(store, 3, T0 + 3 * H, other, evalset="golden-v2")
+        assert evaluate_alerts(store, [RULE], now_ns=T0 + 4 * H) == []  # nothing to pair with
+        add_round(store, 4, T0 + 4 * H, other, evalset="golden-v2")
+        assert evaluate_alerts(store, [RULE], now_ns=T0 + 5 * H) == []  # v2 against v2: steady
