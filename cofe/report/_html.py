@@ -97,6 +97,7 @@ def render_report(runs: Sequence[RunForReport], comparison: Comparison | None = 
         _overview(runs),
         _waterfall(runs),
         _verdicts(runs),
+        _refusals(runs),
         _histograms(runs),
         _latency(runs),
     ]
@@ -168,6 +169,34 @@ def _verdicts(runs: Sequence[RunForReport]) -> str:
         rows = [[str(v), *(int(x) for x in table.loc[v])] for v in table.index]
         parts.append(chart + _table(["verdict", *map(str, table.columns)], rows))
     return f"<section id='verdicts'><h2>Verdicts</h2>{''.join(parts)}</section>"
+
+
+def _refusals(runs: Sequence[RunForReport]) -> str:
+    """Answers that decline, per run and query type, and the answer's measures over all
+    samples and over answered ones side by side: refusing more cannot look better unseen."""
+    rates, means = [], []
+    for run in runs:
+        view = run.result.view()
+        overall = view.refusal_rates()
+        if not overall["answered"]:
+            continue
+        rates.append([run.name, "all", overall["answered"], overall["refused"], overall["rate"]])
+        for qtype, e in view.refusal_rates(by_query_type=True).items():
+            rates.append([run.name, qtype, e["answered"], e["refused"], e["rate"]])
+        summary = view.summary()
+        for r in summary[summary["step"] == "answer"].itertuples():
+            means.append([run.name, r.measure, r.mean, int(r.scored), r.answered_mean,
+                          int(r.answered_scored)])  # fmt: skip
+    if not rates:
+        return ""
+    return (
+        "<section id='refusals'><h2>Refusals</h2>"
+        + _table(["run", "query type", "answered", "refused", "refusal rate"], rates)
+        + "<h3>The answer's measures over all samples and over answered ones</h3>"
+        + _table(["run", "measure", "mean (all)", "samples", "mean (answered)", "answered"],
+                 means)
+        + "</section>"
+    )
 
 
 def _histograms(runs: Sequence[RunForReport]) -> str:

@@ -117,3 +117,17 @@ def test_markup_in_documents_queries_and_answers_runs_nothing(browser, report):
     text = page.locator("#cases").inner_text()
     assert SCRIPT in text and "<img src=x onerror=alert(1)>" in text  # shown as text
     page.close()
+
+
+def test_refusals_and_the_answered_only_means_are_in_the_report(tmp_path):
+    run = _run(tmp_path / "refusing", "c")
+    RunWriter(run).add_samples([SampleRecord(  # the newest record of q3 counts: it declines
+        sample_id="q3", pool=[RankedChunk(chunk_id="c", score=1.0)],
+        answer="I am unable to answer this question based on the context.")])  # fmt: skip
+    out = tmp_path / "report.html"
+    assert main(["report", str(run), "-o", str(out)]) == 0
+    page = out.read_text()
+    section = page[page.index("<section id='refusals'>"):]
+    section = section[: section.index("</section>")]
+    assert "<td>all</td><td>3</td><td>1</td><td>0.333</td>" in section
+    assert "mean (answered)" in section and "KeywordRecall" in section
