@@ -71,6 +71,7 @@ RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 *
           "all": None}  # fmt: skip
 DEFAULT_RANGE = "24h"
 PAGE_SIZE = 50  # traces or cases per page of a drill-down
+MAX_TRACES = 20_000  # traces of one window a drill-down reads (the first, by start time)
 MAX_ALERTS = 200  # alert rows shown on the overview
 MAX_ROUNDS = 50  # canary rounds listed on the overview
 STAGE_TITLES = {"all": "Whole traces", "parse": "Parse", "chunking": "Chunking",
@@ -791,7 +792,9 @@ class Pages:
         signal_name = params.text("signal")
         signal = self._signal(signal_name)
 
-        records = store.traces(start, end, origin=origin)
+        records = store.traces(start, end, origin=origin, limit=MAX_TRACES + 1)
+        cut = len(records) > MAX_TRACES  # a busy service's window: its first MAX_TRACES
+        records = records[:MAX_TRACES]
         flagged = [(t, self.flags(t)) for t in records]
         counts: dict[str, int] = {}
         for _, fl in flagged:
@@ -824,7 +827,8 @@ class Pages:
         parts.append(self._window_signals(origin, start, end, signal_name))
         base = {"origin": origin, "start": start, "end": end if end != start + self.window_ns
                 else None, "signal": signal_name}  # fmt: skip
-        filters = [_a(_href("window", **base), f"all {len(records)}", "" if only else "on")]
+        filters = [_a(_href("window", **base),
+                      f"{'the first ' if cut else 'all '}{len(records)}", "" if only else "on")]
         for f in self.FLAGS:
             if counts.get(f):
                 filters.append(_a(_href("window", **base, only=f), f"{f} {counts[f]}",

@@ -446,14 +446,17 @@ class MonitorStore:
         return out
 
     def traces(self, start_ns: int, end_ns: int, *, origin: str | None = TRAFFIC,
-               with_text: bool = False) -> list[TraceRecord]:  # fmt: skip
-        """Stage records of the traces that started in ``[start_ns, end_ns)``."""
-        sql = f"SELECT {self._TRACE_COLUMNS} FROM traces WHERE started_ns >= ? AND started_ns < ?"
-        params: list[Any] = [start_ns, end_ns]
-        if origin is not None:
-            sql += " AND origin = ?"
-            params.append(origin)
-        return self._records(self.db.execute(sql + " ORDER BY started_ns", params), with_text)
+               with_text: bool = False, limit: int | None = None) -> list[TraceRecord]:  # fmt: skip
+        """Stage records of the traces that started in ``[start_ns, end_ns)`` (the first
+        ``limit`` of them, when given)."""
+        sql, params = _filtered(
+            f"SELECT {self._TRACE_COLUMNS} FROM traces WHERE started_ns >= ? AND started_ns < ?",
+            [start_ns, end_ns], origin=origin)
+        sql += " ORDER BY started_ns"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._records(self.db.execute(sql, params), with_text)
 
     def trace(self, trace_id: str, *, with_text: bool = True) -> TraceRecord | None:
         rows = self.db.execute(f"SELECT {self._TRACE_COLUMNS} FROM traces WHERE trace_id = ?",

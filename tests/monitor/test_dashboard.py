@@ -631,3 +631,15 @@ def test_pages_show_what_a_writer_commits_meanwhile(store_location, opened):
             windows = len(writer.series(signal="Traces", stage="all"))
             page.reload()
             assert points.count() == windows > 2
+
+
+def test_a_busy_window_reads_only_its_first_traces(dashboard, filled, monkeypatch):
+    from cofe.monitor import _dashboard
+
+    start = window_at(2)
+    everything = len(filled["queries"][2])
+    assert everything > 2
+    monkeypatch.setattr(_dashboard, "MAX_TRACES", 2)
+    status, _, body = request(dashboard, "GET", f"/window?origin=traffic&start={start}")
+    assert status == 200 and "the first 2" in body.decode()
+    assert body.decode().count("class='case trace") == 2
