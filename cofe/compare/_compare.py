@@ -21,6 +21,7 @@ from cofe._atomic import replace_atomically, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.compare._stats import holm, mean_ci, paired_difference
 from cofe.results import ScoreResult
+from cofe.results._summary import answered_only
 
 ALL = "all"  # the query-type label of rows over every sample
 EXAMPLES = 3  # sample ids shown per transition cell
@@ -125,11 +126,9 @@ def value_tables(named: dict[str, ScoreResult]) -> dict[str, pd.DataFrame]:
 
 def _values(result: ScoreResult) -> pd.DataFrame:
     scores = result.scores
-    verdicts = result.verdicts
-    if "refusal" in verdicts and len(scores):
-        declined = set(verdicts.loc[verdicts["refusal"].notna(), "sample_id"])
-        answer = scores[(scores["step"] == "answer") & ~scores["sample_id"].isin(declined)]
-        scores = pd.concat([scores, answer.assign(step=ANSWERED)], ignore_index=True)
+    if "refusal" in result.verdicts and len(scores):
+        answered = answered_only(scores, result.verdicts)
+        scores = pd.concat([scores, answered.assign(step=ANSWERED)], ignore_index=True)
     return scores.pivot_table(
         index="sample_id", columns=["step", "measure"], values="value", aggfunc="first"
     )
@@ -139,15 +138,12 @@ def refusal_table(named: dict[str, ScoreResult]) -> pd.DataFrame:
     """Per run and query type (and ``all``): answers, refusals and the refusal rate."""
     rows = []
     for name, result in named.items():
-        v = result.verdicts
-        if "refusal" not in v:
+        if "refusal" not in result.verdicts:
             continue
-        answered = v[v["answered"].fillna(False).astype(bool)]
-        for group, part in [(ALL, answered), *answered.groupby("query_type", sort=True)]:
-            refused = int(part["refusal"].notna().sum())
-            rows.append({"run": name, "query_type": group, "answered": len(part),
-                         "refused": refused,
-                         "rate": refused / len(part) if len(part) else None})  # fmt: skip
+        view = result.view()  # the summary's one implementation of the refusal figures
+        for group, entry in [(ALL, view.refusal_rates()),
+                             *view.refusal_rates(by_query_type=True).items()]:  # fmt: skip
+            rows.append({"run": name, "query_type": group, **entry})
     return pd.DataFrame(rows, columns=["run", "query_type", "answered", "refused", "rate"])
 
 

@@ -101,11 +101,8 @@ class SummaryAccumulator:
             self.refusals[(str(qtype), "answered")] += int(n)
         for qtype, n in verdicts.loc[refused, "query_type"].value_counts(sort=False).items():
             self.refusals[(str(qtype), "refused")] += int(n)
-        answer = scores[scores["step"] == ANSWER_STEP]
-        if len(answer):
-            declined = set(verdicts.loc[refused, "sample_id"])
-            kept = answer[~answer["sample_id"].isin(declined)] if declined else answer
-            _add_sums(self.answered_measures, kept, ["query_type", "step", "measure"])
+        _add_sums(self.answered_measures, answered_only(scores, verdicts),
+                  ["query_type", "step", "measure"])
 
     def add_latency(self, seconds: Mapping[str, Iterable[float]]) -> None:
         for stage, values in seconds.items():
@@ -174,22 +171,16 @@ class ScoreSummary:
         for the answer's measures also the mean over answered samples (refusals left out)."""
         keys = ["query_type", "step", "measure"] if by_query_type else ["step", "measure"]
         acc = self.accumulated
-        table: dict[tuple, list[float]] = {}
-        for key, (total, count) in acc.measures.items():
-            row = table.setdefault(key if by_query_type else key[1:], [0.0, 0, 0])
-            row[0] += total
-            row[1] += count
+        table = _merged(acc.measures, by_query_type)
+        unscored: Counter = Counter()
         for key, count in acc.unscored.items():
-            table.setdefault(key if by_query_type else key[1:], [0.0, 0, 0])[2] += count
-        answered: dict[tuple, list[float]] = {}
-        for key, (total, count) in acc.answered_measures.items():
-            row = answered.setdefault(key if by_query_type else key[1:], [0.0, 0])
-            row[0] += total
-            row[1] += count
+            unscored[key if by_query_type else key[1:]] += count
+        answered = _merged(acc.answered_measures, by_query_type)
         rows = []
-        for key, (total, count, unscored) in table.items():
+        for key in dict.fromkeys([*table, *unscored]):
+            total, count = table.get(key, (0.0, 0))
             a_total, a_count = answered.get(key, (0.0, 0))
-            rows.append((*key, (total / count) if count else None, int(count), int(unscored),
+            rows.append((*key, (total / count) if count else None, int(count), int(unscored[key]),
                          (a_total / a_count) if a_count else None, int(a_count)))  # fmt: skip
         frame = pd.DataFrame(rows, columns=[*keys, "mean", "scored", "unscored",
                                             "answered_mean", "answered_scored"])  # fmt: skip
@@ -202,11 +193,7 @@ class ScoreSummary:
     def waterfall(self, by_query_type: bool = False) -> pd.DataFrame:
         """Mean point recall per waterfall step over the samples where it was judged."""
         keys = ["query_type", "step"] if by_query_type else ["step"]
-        table: dict[tuple, list[float]] = {}
-        for key, (total, count) in self.accumulated.recalls.items():
-            row = table.setdefault(key if by_query_type else key[1:], [0.0, 0])
-            row[0] += total
-            row[1] += count
+        table = _merged(self.accumulated.recalls, by_query_type)
         frame = pd.DataFrame(
             [(*key, total / count, int(count)) for key, (total, count) in table.items() if count],
             columns=[*keys, "recall", "n"],
@@ -345,6 +332,28 @@ class ScoreSummary:
                 "first": [str(p) for p in self.problems.first],
             },
         }
+
+
+def _merged(sums: dict[tuple, list[float]], by_query_type: bool) -> dict[tuple, list[float]]:
+    """``[total, count]`` per key, or per key without its query type (the first element)."""
+    if by_query_type:
+        return sums
+    out: dict[tuple, list[float]] = {}
+    for key, (total, count) in sums.items():
+        row = out.setdefault(key[1:], [0.0, 0])
+        row[0] += total
+        row[1] += count
+    return out
+
+
+def answered_only(scores: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The answer's score rows of the samples whose answer does not decline (the refusal
+    rule's or the judge's): what a refusal must not lower or raise."""
+    answer = scores[scores["step"] == ANSWER_STEP]
+    if "refusal" not in verdicts or not len(answer):
+        return answer
+    declined = set(verdicts.loc[verdicts["refusal"].notna(), "sample_id"])
+    return answer[~answer["sample_id"].isin(declined)] if declined else answer
 
 
 def _add_sums(into: dict[tuple, list[float]], frame: pd.DataFrame, keys: list[str]) -> None:

@@ -102,14 +102,9 @@ def _derivation_losses(
     """Per point missing from the list: the first derived item in it whose leaves (in scope)
     hold the whole point, with the leaf holding most of it -- or None."""
     chunks, eligible = ctx.chunks, scope.eligible
-    exact = ctx.config.fuzzy is None
-    keywords = ctx.index.keywords
 
     def has(unit: int, slot: tuple[int, ...]) -> bool:
-        if exact:
-            text = chunks.text(unit)
-            return any(keywords[i] in text for i in slot)
-        return any(chunks.has(unit, i) for i in slot)
+        return any(chunks.has(unit, i) for i in slot)  # postings, text or fuzzy: the index's test
 
     derived = [u for u, ok in zip(units, passing, strict=True) if ok and u in ctx.derived]
     out: list[tuple[str, str] | None] = []
