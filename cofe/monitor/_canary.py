@@ -8,7 +8,7 @@ Two ways to reach the pipeline:
   to the service, which is traced as usual; the round waits for the traces that come
   back to the collector, matches them by query and writes them as a run log. The
   service's corpus is not visible, only the chunks its traces list, so the corpus step
-  is not judged (the manifest says ``"corpus": "partial"``); losses after the pool are.
+  is not judged (the manifest's ``corpus`` is ``"partial"``); losses after the pool are.
 
 Either way the round is scored with the full stage measures and verdicts
 (``score_run``), the scores are written next to the round's run log, and the store
@@ -44,7 +44,6 @@ from cofe.runlog import (
     StageError,
     read_run,
 )
-from cofe.stages._shape import PARTIAL_CORPUS
 
 VERDICTS = "verdicts"  # the step under which verdict shares are stored
 
@@ -192,8 +191,8 @@ def _send_round(store: MonitorStore, evalset: str | os.PathLike[str], out: Path,
         run_id=f"canary-{round_id}",
         pipeline={"service": url},
         stages=sorted(stages | {Stage.RETRIEVAL}, key=list(Stage).index),
-        meta={PARTIAL_CORPUS[0]: PARTIAL_CORPUS[1],  # the service's index is not visible
-              "canary": "sent to the service; the chunks are those its traces listed",
+        corpus="partial",  # the service's index is not visible: only the chunks its traces list
+        meta={"canary": "sent to the service; the chunks are those its traces listed",
               "not_sent": {s.id: f for s, f in zip(samples, failures, strict=True) if f}},
     )  # fmt: skip
     writer.start(manifest, evalset)

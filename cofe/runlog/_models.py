@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,7 +24,8 @@ from cofe._ids import Identifier
 RUNLOG_SCHEMA_VERSION = 3
 """2: ``top_k``, ``stages`` and ``meta`` in the manifest, and no other unknown field there.
 3: chunks have a ``kind`` and ``derived_from`` (derived context items: summaries, entities,
-relations, windows... built from corpus chunks). Older layouts are migrated when read
+relations, windows... built from corpus chunks), and the manifest says whether its chunks
+are the whole ``corpus``. Older layouts are migrated when read
 (``cofe.runlog._compat``)."""
 
 
@@ -89,6 +90,14 @@ class Manifest(_Record):
         description=(
             "SHA-256 of each parsed document's text, by doc_id: resuming the run after a "
             "document changed is refused. Empty: not recorded (runs of older cofe)."
+        ),
+    )
+    corpus: Literal["whole", "partial"] = Field(
+        default="whole",
+        description=(
+            "Whether chunks.jsonl holds the pipeline's whole corpus, or only the chunks it "
+            "returned (a canary sent to a service whose index cofe cannot read): a partial "
+            "corpus is not judged, and a point no returned chunk holds is unscorable."
         ),
     )
     meta: dict[str, Any] = Field(

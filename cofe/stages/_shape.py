@@ -45,10 +45,6 @@ from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
 from cofe.stages._records import Outputs
 
-PARTIAL_CORPUS = ("corpus", "partial")
-"""Manifest ``meta`` entry of a run whose chunks are only those its pipeline returned (a canary
-sent to a service whose index cofe cannot read): the corpus step is not judged."""
-
 
 @dataclass
 class RecordFacts:
@@ -135,8 +131,8 @@ class RunShape:
         pool_cutoff = config.candidates or longest_pool or top_k or 1
         partial = (
             "the run's chunks are only those the pipeline returned, not the whole corpus "
-            f'(manifest meta "{PARTIAL_CORPUS[0]}": "{PARTIAL_CORPUS[1]}")'
-            if run.manifest.meta.get(PARTIAL_CORPUS[0]) == PARTIAL_CORPUS[1] and run.chunks
+            '(manifest "corpus": "partial")'
+            if getattr(run.manifest, "corpus", "whole") == "partial" and run.chunks
             else None
         )
         return cls(

@@ -127,4 +127,4 @@ def test_canaries_sent_to_the_service_name_the_stage_that_lost_the_evidence(tmp_
                                    "GROUP BY origin")  # fmt: skip
         assert dict(origins) == {"canary": 6}  # (building the second engine was traced too)
         manifest = json.loads((broken.run_dir / "manifest.json").read_text())
-        assert manifest["meta"]["corpus"] == "partial"
+        assert manifest["corpus"] == "partial"

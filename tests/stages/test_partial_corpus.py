@@ -1,5 +1,5 @@
 """A run whose chunks are only those its pipeline returned (a canary sent to a service;
-manifest meta ``"corpus": "partial"``): the corpus is not judged, and a loss after a step
+manifest ``"corpus": "partial"``): the corpus is not judged, and a loss after a step
 that held the point is still blamed."""
 
 from __future__ import annotations
@@ -34,15 +34,15 @@ RECORDS = {
 }  # fmt: skip
 
 
-def _score(meta):
+def _score(corpus):
     stages = [Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION]
-    log = RunLog(Path("memory"), Manifest(run_id="m", stages=stages, top_k=1, meta=meta), {},
+    log = RunLog(Path("memory"), Manifest(run_id="m", stages=stages, top_k=1, corpus=corpus), {},
                  dict(CHUNKS), dict(RECORDS))  # fmt: skip
     return score_run(log, EvalSet(SAMPLES, []))
 
 
 def test_a_partial_corpus_is_not_judged_and_losses_are_still_placed():
-    result = _score({"corpus": "partial"})
+    result = _score("partial")
     verdicts = result.verdicts.set_index("sample_id")
     assert verdicts.loc["dropped", "stage"] == "reranking"  # the pool held it: not unscorable
     assert verdicts.loc["kept", "verdict"].startswith("pass")
@@ -56,7 +56,7 @@ def test_a_partial_corpus_is_not_judged_and_losses_are_still_placed():
 
 
 def test_a_whole_corpus_missing_the_point_is_a_chunking_loss():
-    result = _score({})
+    result = _score("whole")
     verdicts = result.verdicts.set_index("sample_id")
     assert verdicts.loc["missing", "stage"] == "chunking"
     assert verdicts.loc["dropped", "stage"] == "reranking"
