@@ -23,7 +23,7 @@ import os
 import time
 import tomllib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -385,11 +385,12 @@ def _traffic_examples(rule: Rule, traces: Sequence[Any]) -> list[dict[str, Any]]
              "error": t.error, "problems": t.problems} for v, t in valued[:5]]  # fmt: skip
 
 
-def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | None:
+def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int,
+                      queries: Callable[[int, int], list[Any]]) -> Alert | None:  # fmt: skip
     signal = find_signal(rule.stage, rule.measure)
     end = store.window_of(now_ns)
     start = end - store.window_ns
-    current_traces = [t for t in store.traces(start, end) if t.is_query]
+    current_traces = queries(start, end)
     current = signal.values(current_traces)
     counted = signal.statistic == "count"  # a count is a value even at zero (traffic stopped)
     if len(current) < rule.min_samples and not counted:
@@ -402,7 +403,7 @@ def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | N
                       f"{rule.measure} is {_fmt(value)} over {len(current)} traces "
                       f"({_limits(rule)})", _traffic_examples(rule, current_traces))  # fmt: skip
     base_start = start - rule.baseline * store.window_ns
-    baseline = signal.values([t for t in store.traces(base_start, start) if t.is_query])
+    baseline = signal.values(queries(base_start, start))
     if len(baseline) < rule.min_samples:
         return None
     diff, low, high, p = unpaired_change(current, baseline, signal.statistic)
@@ -458,9 +459,20 @@ def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, 
                     now_ns: int | None = None) -> list[Alert]:  # fmt: skip
     """Every rule at ``now_ns`` (default: now); new alerts are stored and returned."""
     now = now_ns or time.time_ns()
+    read: dict[tuple[int, int], list[Any]] = {}
+
+    def queries(start: int, end: int) -> list[Any]:
+        """The query traces of a span of time, read once for all the rules of this evaluation."""
+        if (start, end) not in read:
+            read[start, end] = [t for t in store.traces(start, end) if t.is_query]
+        return read[start, end]
+
     fired = []
     for rule in rules:
-        alert = (_evaluate_canary if rule.source == CANARY else _evaluate_traffic)(store, rule, now)
+        if rule.source == CANARY:
+            alert = _evaluate_canary(store, rule, now)
+        else:
+            alert = _evaluate_traffic(store, rule, now, queries)
         if alert is None or _quiet(store, rule, alert):
             continue
         fired.append(alert)

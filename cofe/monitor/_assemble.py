@@ -123,10 +123,9 @@ def _stage_span(span: Span, parents: dict[str, Span]) -> Span | None:
     return found
 
 
-def _outermost(spans: Sequence[Span], kind: str, parents: dict[str, Span]) -> list[Span]:
-    """Spans of ``kind`` inside no other stage span, in start order."""
-    out = [s for s in spans if s.kind == kind and _stage_span(s, parents) is s]
-    return sorted(out, key=lambda s: (s.start_ns, s.end_ns))
+def _outermost(spans: Sequence[Span], kind: str, stage_of: dict[str, Span | None]) -> list[Span]:
+    """Spans of ``kind`` inside no other stage span, in start order (``spans`` are)."""
+    return [s for s in spans if s.kind == kind and stage_of[s.span_id] is s]
 
 
 def _query(root: Span) -> str | None:
@@ -200,9 +199,10 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
         if record.query is None:
             record.problems.append("the root span has no input.value (the query)")
 
-    retrievers = _outermost(spans, "RETRIEVER", by_id)
-    rerankers = _outermost(spans, "RERANKER", by_id)
-    llms = _outermost(spans, "LLM", by_id)
+    stage_of = {s.span_id: _stage_span(s, by_id) for s in spans}  # each span's walk, once
+    retrievers = _outermost(spans, "RETRIEVER", stage_of)
+    rerankers = _outermost(spans, "RERANKER", stage_of)
+    llms = _outermost(spans, "LLM", stage_of)
     if not (retrievers or rerankers or llms):
         # stored and counted, but not a query: its stages say nothing about the pipeline's
         record.is_query = False
@@ -265,7 +265,7 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
         record.answer = _answer(max(ok_llms, key=lambda s: s.end_ns))
     if record.answer is None and ok_llms:  # streaming: only the innermost call has the text
         inner = [s for s in spans if s.kind == "LLM" and s.status != "error" and _answer(s)
-                 and _stage_span(s, by_id) in ok_llms]  # fmt: skip
+                 and stage_of[s.span_id] in ok_llms]  # fmt: skip
         if inner:
             record.answer = _answer(max(inner, key=lambda s: s.end_ns))
     if record.answer is None and root is not None and root.status != "error" and ok_llms:

@@ -160,7 +160,6 @@ def _send_round(store: MonitorStore, evalset: str | os.PathLike[str], out: Path,
     deadline = time.monotonic() + wait_seconds
     found: dict[str, list[TraceRecord]] = {}
     while True:
-        store.db.execute("SELECT 1")  # a fresh read of what the collector committed
         found = store.traces_by_query(list(wanted), started)
         complete = all(len([t for t in found.get(q, []) if _answered_or_failed(t)]) >= n
                        for q, n in wanted.items())  # fmt: skip

@@ -76,10 +76,10 @@ def judge_traffic(
     report = JudgeTrafficReport()
     affordable = budget // CALLS_PER_TRACE
     report.skipped_budget = max(0, len(candidates) - affordable)
-    chosen = [store.trace(t) for t in candidates[:affordable]]
+    chosen = store.traces_by_id(candidates[:affordable], with_text=True)  # one read, not one each
     items = []
     for trace in chosen:
-        if trace is None or trace.query is None or trace.answer is None:
+        if trace.query is None or trace.answer is None:
             continue
         sample = EvalSample(id=trace.trace_id, query=trace.query)
         chunks = tuple(d.text or "" for d in trace.context or ())

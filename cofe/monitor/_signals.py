@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cofe.diagnose import is_refusal
 from cofe.monitor._assemble import TraceRecord
 from cofe.runlog import Stage
 
@@ -139,8 +140,6 @@ def _chunk_chars(t: TraceRecord) -> float | None:
 
 
 def _refused(t: TraceRecord) -> float | None:
-    from cofe.diagnose import is_refusal
-
     return None if t.answer is None else _flag(is_refusal(t.answer))
 
 

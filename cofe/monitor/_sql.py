@@ -40,7 +40,9 @@ class Database:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         raise NotImplementedError
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Run ``sql`` for every row; returns the rows it changed (an insert that met a
+        conflict and did nothing changed none)."""
         raise NotImplementedError
 
     @contextmanager
@@ -80,9 +82,9 @@ class SQLiteDatabase(Database):
         with self.lock:
             return self.conn.execute(sql, tuple(params)).fetchall()
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         with self.lock:
-            self.conn.executemany(sql, rows)
+            return self.conn.executemany(sql, rows).rowcount
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -135,9 +137,10 @@ class PostgresDatabase(Database):
             cursor = self.conn.execute(self._sql(sql), tuple(params))
             return cursor.fetchall() if cursor.description is not None else []
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         with self.lock, self.conn.cursor() as cursor:
             cursor.executemany(self._sql(sql), list(rows))
+            return cursor.rowcount
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

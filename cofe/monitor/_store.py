@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe.monitor._assemble import Doc, TraceRecord, assemble
+from cofe.monitor._judged import judged_signals
 from cofe.monitor._signals import compute_signals
 from cofe.monitor._spans import Span
 from cofe.monitor._sql import (
@@ -274,8 +275,9 @@ class MonitorStore:
         with self.db.transaction():
             ids = list(touched)
             self._lock_traces(ids)
-            before = self._count_spans(ids)
-            self.db.executemany(
+            # traces with spans from earlier batches are assembled from all their stored spans
+            earlier = self._with_spans(ids)
+            new = self.db.executemany(  # spans stored before (a batch sent again) add nothing
                 "INSERT INTO spans (trace_id, span_id, parent_id, name, kind, start_ns, end_ns, "
                 "status, status_message, attributes, events, received_ns) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -283,15 +285,11 @@ class MonitorStore:
                 rows,
             )
             self._add_chunks(texts, received)
-            after = self._count_spans(ids)
-            # traces with spans from earlier batches are assembled from all their stored spans
-            earlier = [t for t in ids if after.get(t, 0) > len({s.span_id for s in touched[t]})]
             for trace_id, stored in self._stored_spans(earlier).items():
                 touched[trace_id] = stored
             records = [assemble(trace_id, list({s.span_id: s for s in group}.values()))
                        for trace_id, group in touched.items()]  # fmt: skip
             self._put_traces(records, received)
-        new = sum(after.values()) - sum(before.values())
         return IngestReport(len(spans), new, len(records), sum(1 for r in records if r.problems))
 
     def _lock_traces(self, trace_ids: Sequence[str]) -> None:
@@ -321,12 +319,13 @@ class MonitorStore:
                 [(chunk_id, text, now) for chunk_id, text in texts.items()],
             )
 
-    def _count_spans(self, trace_ids: Sequence[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def _with_spans(self, trace_ids: Sequence[str]) -> list[str]:
+        """Those of the traces that have spans stored already."""
+        out: list[str] = []
         for part in in_slices(trace_ids):
-            out.update(self.db.execute(
-                f"SELECT trace_id, COUNT(*) FROM spans WHERE trace_id IN ({placeholders(len(part))}) "
-                "GROUP BY trace_id", part))  # fmt: skip
+            out += [r[0] for r in self.db.execute(
+                f"SELECT DISTINCT trace_id FROM spans WHERE trace_id IN ({placeholders(len(part))})",
+                part)]  # fmt: skip
         return out
 
     def _stored_spans(self, trace_ids: Sequence[str]) -> dict[str, list[Span]]:
@@ -549,8 +548,6 @@ class MonitorStore:
 
     def window_rows(self, origin: str, start_ns: int, end_ns: int) -> list[tuple]:
         """``(stage, signal, value, n, note)`` of every label-free and judged signal."""
-        from cofe.monitor._judged import judged_signals
-
         traces = self.traces(start_ns, end_ns, origin=origin)
         rows = [(stage, name, v.value, v.n, v.note) for stage, name, v in compute_signals(traces)]
         rows += judged_signals(self, [t.trace_id for t in traces])
