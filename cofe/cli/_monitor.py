@@ -66,10 +66,14 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _store_option(p: argparse.ArgumentParser) -> None:
+def _store_location(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=os.environ.get("COFE_MONITOR_STORE", "monitor.db"),
                    help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or "
                         "monitor.db)")  # fmt: skip
+
+
+def _store_option(p: argparse.ArgumentParser) -> None:
+    _store_location(p)
     p.add_argument("--window", type=_duration, default=None,
                    help="window of the series, fixed when the store is created (default 5m)")
     p.add_argument("--retain", type=_duration, default=None,
@@ -151,9 +155,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(run=_series)
 
     d = verbs.add_parser("serve", help="the dashboard over the store (read-only)")
-    d.add_argument("--store", default=os.environ.get("COFE_MONITOR_STORE", "monitor.db"),
-                   help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or "
-                        "monitor.db)")  # fmt: skip
+    _store_location(d)  # read-only: no window or retention to set
     d.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
     d.add_argument("--port", type=_port, default=8765, help="port (default 8765)")
     d.add_argument("--token-file", type=Path,
