@@ -181,24 +181,29 @@ def test_two_writers_storing_one_trace_at_once_on_postgres_assemble_it_whole(pos
     assert record is not None and record.spans == 6 and record.problems == []
 
 
-def test_a_refresh_never_leaves_out_a_batch_stored_while_it_computes(store: MonitorStore):
+def _refresh_while_storing(refresher: MonitorStore, writer_store: MonitorStore) -> None:
+    """``refresher.refresh()`` with a second trace of the window stored while it computes."""
     import threading
 
-    store.ingest(rag_trace(trace="a" * 32))
-    compute, started = store.window_rows, threading.Event()
+    compute, started = refresher.window_rows, threading.Event()
 
     def slow_window_rows(*args):
         started.set()
-        threading.Event().wait(0.3)  # another writer stores a batch of this window meanwhile
+        threading.Event().wait(0.3)  # the other writer stores a batch of this window meanwhile
         return compute(*args)
 
-    store.window_rows = slow_window_rows  # type: ignore[method-assign]
-    writer = threading.Thread(target=lambda: (started.wait(5), store.ingest(
+    refresher.window_rows = slow_window_rows  # type: ignore[method-assign]
+    writer = threading.Thread(target=lambda: (started.wait(5), writer_store.ingest(
         rag_trace(trace="b" * 32, start=1))))  # fmt: skip
     writer.start()
-    store.refresh()
+    refresher.refresh()
     writer.join()
-    store.window_rows = compute  # type: ignore[method-assign]
+    refresher.window_rows = compute  # type: ignore[method-assign]
+
+
+def test_a_refresh_never_leaves_out_a_batch_stored_while_it_computes(store: MonitorStore):
+    store.ingest(rag_trace(trace="a" * 32))
+    _refresh_while_storing(store, store)
     store.refresh()  # the batch marked the window again (or waited for the first refresh)
     assert [r["value"] for r in store.series(stage="all", signal="Traces")] == [2.0]
 
@@ -232,20 +237,7 @@ def test_a_refresher_and_a_collector_on_two_postgres_connections_lose_no_batch(p
 
     collector, refresher = MonitorStore(postgres_url, window_seconds=60), MonitorStore(postgres_url)
     collector.ingest(rag_trace(trace="a" * 32))
-    compute, started = refresher.window_rows, threading.Event()
-
-    def slow_window_rows(*args):
-        started.set()
-        threading.Event().wait(0.3)  # the collector stores a batch of this window meanwhile
-        return compute(*args)
-
-    refresher.window_rows = slow_window_rows  # type: ignore[method-assign]
-    writer = threading.Thread(target=lambda: (started.wait(5), collector.ingest(
-        rag_trace(trace="b" * 32, start=1))))  # fmt: skip
-    writer.start()
-    refresher.refresh()
-    writer.join()
-    refresher.window_rows = compute  # type: ignore[method-assign]
+    _refresh_while_storing(refresher, collector)
     second = MonitorStore(postgres_url)  # and two refreshers at once take a window once
     both = [threading.Thread(target=s.refresh) for s in (refresher, second)]
     for t in both:
