@@ -21,15 +21,20 @@ from cofe.matching._normalize import (
     strict_tokens,
     surface,
 )
+from cofe.matching._paraphrase import AnswerMatcher, Decision, PointDecision, Rule
 
 __all__ = [
     "STOPWORDS",
+    "AnswerMatcher",
     "BadLabel",
     "CompiledPoint",
     "CompiledSample",
+    "Decision",
     "KeywordCache",
     "KeywordIndex",
     "MatchMode",
+    "PointDecision",
+    "Rule",
     "UnitIndex",
     "compile_sample",
     "fuzzy_in",

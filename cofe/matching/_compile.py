@@ -31,6 +31,7 @@ class CompiledPoint:
     keywords: tuple[str, ...]  # for people: "a | b" for alternatives
     slots: tuple[tuple[int, ...], ...]
     label: str  # the whole point for people: "a & b | c"
+    texts: tuple[tuple[str, ...], ...] = ()  # per slot: its usable alternatives as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,20 +150,24 @@ def compile_sample(
     points: list[CompiledPoint] = []
     for p, point in enumerate(sample.fine_keywords):
         slots: list[tuple[int, ...]] = []
+        texts: list[tuple[str, ...]] = []
         shown: list[str] = []
         broken = False
         for k, keyword in enumerate(point):
             alternatives = keyword_alternatives(keyword)
             ids = []
+            written = []
             for a, text in enumerate(alternatives):
                 suffix = "" if isinstance(keyword, str) else f".any_of[{a}]"
                 ident = usable(text, lambda: f"fine_keywords[{p}][{k}]{suffix}")  # noqa: B023
                 if ident is not None and ident not in ids:
                     ids.append(ident)
+                    written.append(text)
             if not ids:
                 broken = True  # a keyword with no usable alternative makes the point unusable
                 continue
             slots.append(tuple(ids))
+            texts.append(tuple(written))
             shown.append(" | ".join(alternatives))
         if not point and mode is MatchMode.COFE_RAG:
             # the reference counts a point with no keyword as found: reproduce, and report it
@@ -172,7 +177,9 @@ def compile_sample(
         elif not point:
             bad.append(BadLabel(f"fine_keywords[{p}]", "", "empty information point"))
         elif not broken:  # a point with an unusable keyword is dropped; that keyword is reported
-            points.append(CompiledPoint(p, tuple(shown), tuple(slots), " & ".join(shown)))
+            points.append(
+                CompiledPoint(p, tuple(shown), tuple(slots), " & ".join(shown), tuple(texts))
+            )
 
     unscorable = None
     if not sample.fine_keywords:

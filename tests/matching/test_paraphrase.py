@@ -1,0 +1,113 @@
+"""The answer matcher: one test per normalisation rule, and what it must never conclude."""
+
+import pytest
+
+from cofe.matching import AnswerMatcher, Decision, Rule
+
+
+def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decision:
+    return AnswerMatcher(answer, question).point([[f] for f in fragments]).decision
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        # case, punctuation, inflection (Snowball stems)
+        ("The Current Annual Salaries were high.", "current annual salary"),
+        ("It was replicating quickly.", "replicated quickly"),
+        # contractions
+        ("qualities that machines cannot replicate", "qualities that machines can't replicate"),
+        ("They won't return.", "will not return"),
+        # currency symbols, thousands separators, spaced thousands
+        ("The salary is 155756 dollars.", "salary is $155,756"),
+        ("About 13 000 years ago", "13,000 years"),
+        # number words, hyphenated ones, scales, money suffixes
+        ("It took five years.", "5 years"),
+        ("a four-week period", "4-week period"),
+        ("twenty-five members", "25 members"),
+        ("It cost 1.2 million dollars.", "$1,200,000"),
+        ("Sky paid 304 million pounds.", "£304m"),
+        # percentages
+        ("fifty percent of voters", "50% of voters"),
+        ("50 per cent of voters", "50% of voters"),
+        # ordinals
+        ("the 3rd edition", "third edition"),
+        # month abbreviations
+        ("born in Sept 1990", "September 1990"),
+        # Chinese numerals, dates, percentages, 两
+        ("该大学成立于一九九八年。", "1998年"),
+        ("百分之五十的人同意", "50%的人"),
+        ("事故造成两名乘客死亡", "2名乘客死亡"),
+        ("它长约二点五米。", "2.5米"),  # a decimal numeral stays one number
+        # Chinese by words: a longer word also counts without its last character
+        ("美特斯邦威1995年创立于浙江温州", "浙江省温州市"),
+    ],
+)
+def test_each_normalisation_rule_finds_the_point(answer, fragment):
+    assert decide(answer, fragment) is Decision.PRESENT
+
+
+def test_most_content_words_are_enough_but_names_and_numbers_are_required():
+    # two of three content words: present
+    assert decide("It became a weekly show.", "regular weekly show") is Decision.PRESENT
+    # a name missing: never present
+    assert decide("The Broncos won the game.", "Denver Broncos") is Decision.UNDECIDED
+    # a number missing among found words: undecided, not absent (it may be said another way)
+    assert decide("It ran for about 1.142 gigawatts.", "1,142 megawatts") is Decision.UNDECIDED
+
+
+def test_the_question_is_no_evidence():
+    question = "What is the current annual salary of the president?"
+    # the answer repeats the question but not the figure: not present
+    answer = "The current annual salary of the president is not public."
+    found = AnswerMatcher(answer, question).point([["current annual salary is $155,756"]])
+    assert found.decision is not Decision.PRESENT
+    # and the figure alone is enough once the question's words are set aside
+    answer = "It is 155,756."
+    assert AnswerMatcher(answer, question).point([["current annual salary is $155,756"]]).decision \
+        is Decision.PRESENT  # fmt: skip
+
+
+def test_absence_needs_strong_evidence():
+    # no trace of the fragment at all: absent
+    assert decide("The weather was mild.", "massive exodus to the cities") is Decision.ABSENT
+    # another value beside the same unit: absent (the answer states something else)
+    found = AnswerMatcher("The facade is 220 feet long.", "How long?").point([["720 feet"]])
+    assert found.decision is Decision.ABSENT and "220 feet" in found.why
+    # a word of the answer starting alike ("herbs", "herbal") is a trace: undecided, never blamed
+    assert decide("Doctors who used herbs.", "herbal remedies") is Decision.UNDECIDED
+    # the digits of the number written otherwise are a trace
+    assert decide("It was 1.142 GW.", "1,142") is Decision.UNDECIDED
+    # a Chinese character swapped inside the phrase: undecided (东/西 or 捐献/捐赠)
+    assert decide("机场位于南非西开普省", "南非东开普省") is Decision.UNDECIDED
+
+
+def test_points_combine_their_fragments():
+    answer = "Terry Nation wrote it in 1963."
+    assert decide(answer, "Terry Nation", "1963") is Decision.PRESENT
+    assert decide(answer, "Terry Nation", "weekly programme") is Decision.PARTIAL
+    assert decide(answer, "Terry Nation", "Davros mutated") is Decision.PARTIAL
+    assert decide(answer, "weekly programme", "Davros") is Decision.ABSENT
+    assert decide(answer, "Terry Nation", "wrote the script") is Decision.UNDECIDED
+
+
+def test_alternatives_take_the_best():
+    matcher = AnswerMatcher("It cost five dollars.", "How much?")
+    assert matcher.point([["a fortune", "5 dollars"]]).decision is Decision.PRESENT
+
+
+def test_the_decision_says_which_rule_and_why():
+    found = AnswerMatcher("It took five years.", "How long?").point([["5 years"]])
+    assert found.rule is Rule.PARAPHRASE
+    assert "'5 years' conveyed" in found.why and found.why.startswith("present")
+
+
+def test_conveyed_maps_decisions_for_measures():
+    assert Decision.PRESENT.conveyed is True
+    assert Decision.PARTIAL.conveyed is False and Decision.ABSENT.conveyed is False
+    assert Decision.UNDECIDED.conveyed is None
+
+
+def test_a_decimal_is_one_number_not_two():
+    assert decide("It is 2 metres long and 5 wide.", "2.5 metres") is not Decision.PRESENT
+    assert decide("它长约2米，宽5米。", "2.5米") is not Decision.PRESENT
