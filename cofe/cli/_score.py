@@ -50,6 +50,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="accept approximate matches (error ratio, e.g. 0.15)",
     )
     p.add_argument(
+        "--answer-match",
+        choices=["paraphrase", "verbatim"],
+        default="paraphrase",
+        help="how the answer step decides a point is conveyed: paraphrase (default: words "
+        "as written, else content words, numbers and names after normalisation; a point it "
+        "cannot settle is undecided, never blamed) or verbatim (as in chunks)",
+    )
+    p.add_argument(
         "--fail-on-error",
         type=float,
         metavar="RATE",
@@ -118,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         coarse_scope=CoarseScope.OFF if args.no_coarse_filter else args.coarse_scope,
         same_source=args.same_source,
         fuzzy=args.fuzzy,
+        answer_match=args.answer_match,
     )
     result, out = score_and_write(args.run_dir, config, evalset=args.evalset, out=args.out,
                                   replace=args.force, dask=args.dask,

@@ -96,6 +96,10 @@ class StageOutcome:
     why: Callable[[int], str] = lambda p: ""
     kind: Callable[[int], Verdict] | None = None
     unjudged: str | None = None
+    # per point: judged but not settled (the answer's matcher could not tell); such a point
+    # counts as held (``hits`` True) and is never blamed, and no pass reaches past this step
+    undecided: tuple[bool, ...] = ()
+    settle: str = ""  # how to settle an undecided point
 
     def verdict(self, point: int) -> Verdict:
         return self.kind(point) if self.kind else LOSS_VERDICT[self.stage]
@@ -186,6 +190,8 @@ def _diagnose(
                 f"source: {shown}{more}",
                 lost_at,
             )
+        if any(last.undecided):
+            return _undecided(point_labels, judged, blind, last)
         verdict = PASS_AT[last.step]
         text = f"every information point reached the {last.step}"
         later = [o for o in blind if STEP_ORDER[o.step] > STEP_ORDER[last.step]]
@@ -206,3 +212,28 @@ def _diagnose(
     verdict = min((first_loss.verdict(p) for p in lost_here), key=_ORDER.index)
     details = [f"point {p} [{point_labels[p]}]: {first_loss.why(p)}" for p in lost_here]
     return Diagnosis(verdict, first_loss.stage, "; ".join(details), lost_at)
+
+
+def _undecided(
+    point_labels: tuple[str, ...],
+    judged: list[StageOutcome],
+    blind: list[StageOutcome],
+    last: StageOutcome,
+) -> Diagnosis:
+    """No point lost, but the last step could not settle some: the pass ends one step before
+    it, and the explanation says which points are open and how to settle them."""
+    open_points = [p for p, flag in enumerate(last.undecided) if flag]
+    shown = "; ".join(f"point {p} [{point_labels[p]}]: {last.why(p)}" for p in open_points)
+    earlier = [o for o in judged if o is not last]
+    settle = f" ({last.settle})" if last.settle else ""
+    text = (
+        f"the {last.step} step is undecided for {len(open_points)} point(s){settle}: {shown}"
+    )
+    if not earlier:
+        return Diagnosis(Verdict.UNSCORABLE, None, text, tuple(None for _ in point_labels))
+    before = earlier[-1]
+    reached = f"every information point reached the {before.step}; "
+    later = [o for o in blind if STEP_ORDER[o.step] > STEP_ORDER[before.step] and o is not last]
+    if later:
+        text += "; not judged: " + "; ".join(f"{o.step}: {o.unjudged}" for o in later)
+    return Diagnosis(PASS_AT[before.step], None, reached + text, tuple(None for _ in point_labels))

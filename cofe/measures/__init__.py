@@ -20,6 +20,7 @@ from cofe.measures.faithfulness import Faithfulness, Hallucination, SelfKnowledg
 from cofe.measures.keyword_accuracy import KeywordAccuracy
 from cofe.measures.keyword_recall import KeywordRecall
 from cofe.measures.ndcg import NDCG
+from cofe.measures.point_recall import PointRecall
 from cofe.measures.rerank_gain import RerankGain
 from cofe.measures.rerank_loss import RerankLoss
 from cofe.measures.rouge_l import RougeL, RougeLRecall
@@ -47,6 +48,7 @@ __all__ = [
     "KeywordAccuracy",
     "KeywordRecall",
     "Measure",
+    "PointRecall",
     "RerankGain",
     "RerankLoss",
     "RougeL",

@@ -84,6 +84,11 @@ class ClaimLabels:
     useful: tuple[bool, ...] | None = None  # per context chunk: helps reach the reference
     correctness: int | None = None  # 1-5 against the reference (LlamaIndex's scale)
     noncommittal: bool | None = None  # the judge: evasive, vague or a refusal (None: not asked)
+    # per information point (by its index in the sample's fine_keywords): does the answer
+    # convey it -- "support", "partial", "not_support" -- or None (not labelled); and the
+    # same against the context the generator saw (TREC RAG's nugget assignment)
+    points: tuple[str | None, ...] = ()
+    points_in_context: tuple[str | None, ...] = ()
 
     def refusal(self) -> str | None:
         """Why the judge's labels make the answer a refusal: noncommittal and stating no claim
@@ -123,3 +128,5 @@ class StepView:
     reference: list[str] | None = None  # strict tokens of the reference answer
     tokens: Callable[[], list[str]] = field(default=_no_tokens)  # strict tokens of the output
     claims: ClaimLabels | Unscored = NOT_JUDGED  # answer: the judge's claim labels
+    # answer: per point, conveyed whole (True), not (False: absent or partial), undecided (None)
+    conveyed: Sequence[bool | None] = ()

@@ -130,6 +130,7 @@ def render_result(
             f"{findings['of_those_in_the_pool']} of them into the pool and "
             f"{findings['of_those_in_the_context']} into the context.",
         ]
+    lines += _answer_point_lines(result)
     cross = result.keyword_vs_judge()
     if cross and cross["samples"]:
         lines += [
@@ -160,6 +161,32 @@ def render_result(
             + " (read them back with cofe.read_scores)",
         ]
     return "\n".join(lines)
+
+
+def _answer_point_lines(result: ScoreSummary) -> list[str]:
+    """How the answer step decided its points, and what is left open."""
+    counts = result.answer_points()
+    if not counts:
+        return []
+
+    def said(decision: str) -> str:
+        rules = counts.get(decision, {})
+        by = ", ".join(f"{rule} {n}" for rule, n in rules.items())
+        return f"{sum(rules.values())} {decision}" + (f" ({by})" if by else "")
+
+    lines = [
+        "",
+        "Answer step, information points by decision (and the rule that decided): "
+        + "; ".join(said(d) for d in ("present", "partial", "absent", "undecided")) + ".",
+    ]  # fmt: skip
+    undecided = sum(counts.get("undecided", {}).values())
+    if undecided:
+        lines.append(
+            f"{undecided} point(s) the offline matcher could not settle are never blamed on "
+            "the generator (the sample passes to the context and says so); "
+            "`cofe judge` settles them."
+        )
+    return lines
 
 
 def _measure_table(result: ScoreSummary) -> str:

@@ -32,7 +32,9 @@ TABLES: dict[str, dict[str, str]] = {
         "dropped_keywords": MAYBE_TEXT,
         "pool_rank": RANK,
         "context_rank": RANK,
-        "answer": FLAG,
+        "answer": FLAG,  # every keyword found verbatim (answer/KeywordRecall)
+        "answer_decision": MAYBE_TEXT,  # present / partial / absent / undecided
+        "answer_rule": MAYBE_TEXT,  # what decided: verbatim / judge / paraphrase
         "lost_at": MAYBE_TEXT,
     },
     "verdicts": {

@@ -24,7 +24,8 @@ from cofe.results._result import ScoreResult
 if TYPE_CHECKING:
     from cofe.stages._config import ScoreConfig
 
-RESULTS_SCHEMA_VERSION = 3
+# 4: points.csv gains answer_decision and answer_rule (an older folder reads with them empty)
+RESULTS_SCHEMA_VERSION = 4
 # version 1 had no verdicts.source column: read as missing (no clustering by document);
 # version 2 had no verdicts.answered and .refusal: read as missing (refusals unknown)
 SUMMARY = "summary.json"

@@ -69,6 +69,7 @@ class SummaryAccumulator:
     # the answer's measures over answered samples only (an answer that is not a refusal)
     answered_measures: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     refusals: Counter = field(default_factory=Counter)  # (query type, "answered" | "refused")
+    answer_points: Counter = field(default_factory=Counter)  # (decision, rule): points
 
     def add_tables(self, result: ScoreResult) -> None:
         """Add one part's rows (``latency`` is added from raw seconds, see ``add_latency``)."""
@@ -111,6 +112,9 @@ class SummaryAccumulator:
     def _add_findings(self, points: pd.DataFrame) -> None:
         if not len(points):
             return
+        if "answer_decision" in points:
+            decided = points[points["answer_decision"].notna()]
+            self.answer_points.update(_counts(decided, ["answer_decision", "answer_rule"]))
         judged = points["anchored"].notna()
         lone = judged & (points["anchored"] == False)  # noqa: E712 (nullable boolean)
         self.findings["points_held_whole"] += int(judged.sum())
@@ -248,6 +252,14 @@ class ScoreSummary:
             )
         }
 
+    def answer_points(self) -> dict[str, dict[str, int]]:
+        """Information points at the answer step by decision (present, partial, absent,
+        undecided) and by the rule that decided (verbatim, judge, paraphrase)."""
+        counts: dict[str, dict[str, int]] = {}
+        for (decision, rule), n in sorted(self.accumulated.answer_points.items()):
+            counts.setdefault(str(decision), {})[str(rule)] = int(n)
+        return counts
+
     def keyword_vs_judge(self) -> dict[str, Any] | None:
         judged = self.accumulated.judged
         if not judged["llm_rows"] or not judged["keyword_rows"]:
@@ -324,6 +336,7 @@ class ScoreSummary:
                 "by_query_type": self.refusal_rates(by_query_type=True),
             },
             "findings": self.findings(),
+            "answer_points": self.answer_points(),
             "keyword_vs_judge": self.keyword_vs_judge(),
             "latency_seconds": _records(self.latency()),
             "skipped": {key: int(skipped[key]) for key in sorted(skipped)},

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -53,6 +53,13 @@ class ScoreConfig(BaseModel):
         default=None, gt=0, lt=1, description="Accept approximate matches up to this error ratio."
     )
     fuzzy_min_chars: int = Field(default=6, ge=1)
+    answer_match: Literal["paraphrase", "verbatim"] = Field(
+        default="paraphrase",
+        description="How the answer step decides that an answer conveys a point: 'paraphrase' "
+        "(words found verbatim, else content words, numbers and names after normalisation; "
+        "a point it cannot settle is undecided, never blamed) or 'verbatim' (every keyword "
+        "found as written, as in chunks). LLM judge labels, when present, settle the rest.",
+    )
 
     @model_validator(mode="before")
     @classmethod

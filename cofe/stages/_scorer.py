@@ -320,11 +320,7 @@ class _SampleScorer:
         if Step.CONTEXT not in self.plan:
             return
         stage = shape.context_stage(pool is not None)
-        given: Sequence[ChunkRef] | None = None
-        if record.context is not None:
-            given = record.context[:k] if self.ctx.config.top_k else record.context
-        elif k is not None and not shape.reranker and record.pool is not None:
-            given = record.pool[:k]  # no reranker: the generator received the pool's top-K
+        given = self._given(record)
         if given is None:
             reason = self._crashed(
                 record, Stage.RERANKING if shape.reranker else Stage.RETRIEVAL
@@ -353,6 +349,27 @@ class _SampleScorer:
         kind = derivation_kind(judged, LOSS_VERDICT[stage], before)
         outcomes.append(StageOutcome(Step.CONTEXT, stage, hits, why, kind))
 
+    def _given(self, record: Outputs) -> Sequence[ChunkRef] | None:
+        """What the generator received, as far as the run says."""
+        if record.context is not None:
+            return record.context[: self.k] if self.ctx.config.top_k else record.context
+        if self.k is not None and not self.shape.reranker and record.pool is not None:
+            return record.pool[: self.k]  # no reranker: the generator received the pool's top-K
+        return None
+
+    def _quotable(self, sample: EvalSample, record: Outputs) -> list[str]:
+        """The normalised texts an answer may copy: its context's chunks, its source."""
+        ctx = self.ctx
+        texts = [
+            ctx.chunks.text(ctx.chunk_pos[item.chunk_id])
+            for item in self._given(record) or ()
+            if item.chunk_id in ctx.chunk_pos
+        ]
+        source = ctx.source(sample).doc
+        if source is not None and source in ctx.doc_pos:
+            texts.append(ctx.docs.text(ctx.doc_pos[source]))
+        return texts
+
     def _generation(
         self, sample: EvalSample, cs: CompiledSample, record: Outputs, fates: dict
     ) -> StageOutcome | None:
@@ -361,23 +378,32 @@ class _SampleScorer:
         if record.answer is None:
             reason = self._crashed(record, Stage.GENERATION) or "the record has no answer"
             return self.unjudged(Step.ANSWER, reason)
-        answer = judge_answer(self.ctx, cs, record.answer)
+        claims = self.ctx.claims.get(sample.id, NOT_JUDGED)
+        judged = claims.points if isinstance(claims, ClaimLabels) else ()
+        answer = judge_answer(self.ctx, cs, record.answer, sample.query, judged,
+                              lambda: self._quotable(sample, record))  # fmt: skip
         text = record.answer
+        conveyed = answer.conveyed
         self.measure(
             StepView(
                 Step.ANSWER,
                 answer.ranks,
                 reference=self._reference,
                 tokens=lambda: strict_tokens(text),
-                claims=self.ctx.claims.get(sample.id, NOT_JUDGED),
+                claims=claims,
+                conveyed=conveyed,
             )
         )
-        fates["answer"] = answer.hits
+        fates["answer"] = answer.verbatim
+        fates["answer_decision"] = [d.decision.value for d in answer.decisions]
+        fates["answer_rule"] = [d.rule.value for d in answer.decisions]
         return StageOutcome(
             Step.ANSWER,
             Stage.GENERATION,
-            answer.hits,
-            lambda p: f"the answer lacks {quote(answer.missing[p])}",
+            tuple(c is not False for c in conveyed),
+            answer.why,
+            undecided=tuple(c is None for c in conveyed),
+            settle="the offline matcher found part of it; `cofe judge` settles it",
         )
 
     def _record(
@@ -398,9 +424,9 @@ class _SampleScorer:
                       len(cs.points), record, refusal)  # fmt: skip
         for outcome in outcomes:
             if outcome.hits is not None:
-                self.t.recalls.add(
-                    self._index, (outcome.step.value,), sum(outcome.hits) / len(outcome.hits)
-                )
+                recall = _decided_recall(outcome)
+                if recall is not None:
+                    self.t.recalls.add(self._index, (outcome.step.value,), recall)
                 if outcome.step is Step.CORPUS:
                     intact = fates["intact"]
                     self.t.recalls.add(
@@ -444,6 +470,8 @@ FATE_KEYS = (
     "pool_rank",
     "context_rank",
     "answer",
+    "answer_decision",
+    "answer_rule",
 )
 
 
@@ -460,6 +488,16 @@ def derivation_kind(
         return Verdict.DERIVATION_LOST if hits.derivation[p] and not held_before else otherwise
 
     return kind
+
+
+def _decided_recall(outcome: StageOutcome) -> float | None:
+    """Share of a step's settled points it holds; undecided points are counted apart (None
+    when none is settled): an answer the matcher cannot read is not a recall of 0."""
+    assert outcome.hits is not None
+    if not any(outcome.undecided):
+        return sum(outcome.hits) / len(outcome.hits)
+    settled = [hit for hit, open_ in zip(outcome.hits, outcome.undecided, strict=True) if not open_]
+    return sum(settled) / len(settled) if settled else None
 
 
 def _within(ranks: Sequence[int | None], cutoff: int) -> tuple[bool, ...]:

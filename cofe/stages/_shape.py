@@ -33,6 +33,7 @@ from cofe.measures import (
     KeywordAccuracy,
     KeywordRecall,
     Measure,
+    PointRecall,
     RerankGain,
     RerankLoss,
     RougeL,
@@ -194,7 +195,7 @@ class RunShape:
                     context += [ContextRecall(), ContextPrecision(k)]
                 plan[Step.CONTEXT] = tuple(context)
         if self.generation:
-            plan[Step.ANSWER] = (KeywordRecall(), BLEU(), RougeL())
+            plan[Step.ANSWER] = (PointRecall(), KeywordRecall(), BLEU(), RougeL())
             if self.judged:
                 plan[Step.ANSWER] += (
                     Faithfulness(),

@@ -1,23 +1,111 @@
-"""Generation stage: are the information points in the answer?"""
+"""Generation stage: does the answer convey each information point?
+
+Per point, the strongest evidence decides, and the rule that decided is kept:
+
+1. *verbatim* -- every keyword found as written (the rule chunks are judged by);
+2. the LLM judge's label (``cofe judge``: support / partial / not_support), when the sample
+   was judged -- it overrides the offline matcher, never a verbatim match;
+3. *paraphrase* -- ``cofe.matching.AnswerMatcher``: content words, numbers and names
+   after normalisation; it may leave a point undecided.
+
+With ``answer_match="verbatim"`` step 3 is skipped: a point not found verbatim is absent.
+"""
 
 from __future__ import annotations
 
-from cofe.matching import CompiledSample, fuzzy_in
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from cofe.matching import (
+    AnswerMatcher,
+    CompiledSample,
+    Decision,
+    PointDecision,
+    Rule,
+    fuzzy_in,
+)
 from cofe.stages._context import RunContext
-from cofe.stages._judgements import PointHits
+from cofe.stages._evidence import quote
+
+_VERBATIM = PointDecision(Decision.PRESENT, Rule.VERBATIM, "every keyword found as written")
+_JUDGED = {
+    "support": Decision.PRESENT,
+    "partial": Decision.PARTIAL,
+    "not_support": Decision.ABSENT,
+}
 
 
-def judge_answer(ctx: RunContext, cs: CompiledSample, answer: str) -> PointHits:
+_NOT_WRITTEN = PointDecision(Decision.ABSENT, Rule.VERBATIM, "not found as written")
+# an answer made of its context's (or source's) own sentences did not paraphrase: what it lacks as written,
+# it lacks (as for chunks, which copy their document)
+_COPIED = PointDecision(
+    Decision.ABSENT,
+    Rule.VERBATIM,
+    "the answer copies its context or source sentence for sentence: no paraphrase to look for",
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+def copies(ctx: RunContext, answer: str, texts: Sequence[str]) -> bool:
+    """Whether every sentence of the answer is written, as is, in one of the (normalised)
+    texts: an extractive generator, or an LLM quoting its context."""
+    if not texts:
+        return False
+    sentences = [ctx.normalize(s) for s in _SENTENCE_END.split(answer)]
+    sentences = [s for s in sentences if s.strip()]
+    return bool(sentences) and all(any(s in text for text in texts) for s in sentences)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerHits:
+    """Per point: found verbatim (the lexical ``KeywordRecall``) and the decision that counts."""
+
+    verbatim: tuple[bool, ...]
+    missing: tuple[tuple[str, ...], ...]  # per point: keywords not found as written
+    decisions: tuple[PointDecision, ...]
+
+    @property
+    def ranks(self) -> tuple[int | None, ...]:
+        return tuple(1 if hit else None for hit in self.verbatim)
+
+    @property
+    def conveyed(self) -> tuple[bool | None, ...]:
+        """Per point: conveyed whole (True), not (False), or undecided (None)."""
+        return tuple(d.decision.conveyed for d in self.decisions)
+
+    def why(self, p: int) -> str:
+        decision = self.decisions[p]
+        if not self.missing[p]:
+            return decision.why
+        lacks = f"the answer lacks {quote(self.missing[p])}"
+        return lacks if decision is _NOT_WRITTEN else f"{lacks} as written; {decision.why}"
+
+
+def judge_answer(
+    ctx: RunContext,
+    cs: CompiledSample,
+    answer: str,
+    question: str,
+    judged: tuple[str | None, ...] = (),
+    quotable: Callable[[], Sequence[str]] = tuple,
+) -> AnswerHits:
+    """``judged``: the LLM judge's label per fine_keywords index (empty: not judged);
+    ``quotable``: the normalised texts the answer may have copied (its context's chunks,
+    its source document), asked for only when a point is not found as written."""
     normalized = ctx.normalize(answer)
     keywords = ctx.index.keywords
     ratio, min_chars = ctx.config.fuzzy, ctx.config.fuzzy_min_chars
+    paraphrase = ctx.config.answer_match == "paraphrase"
+    copied: bool | None = None  # the answer copies its context: decided on first need
 
     def has(ident: int) -> bool:
         return keywords[ident] in normalized or fuzzy_in(
             keywords[ident], normalized, ratio, min_chars
         )
 
-    hits, missing = [], []
+    hits, missing, decisions = [], [], []
+    matcher: AnswerMatcher | None = None
     for point in cs.points:
         absent = tuple(
             shown
@@ -26,4 +114,22 @@ def judge_answer(ctx: RunContext, cs: CompiledSample, answer: str) -> PointHits:
         )
         hits.append(not absent)
         missing.append(absent)
-    return PointHits(tuple(hits), tuple(missing))
+        label = judged[point.index] if point.index < len(judged) else None
+        if not absent:
+            decision = _VERBATIM
+        elif label is not None:
+            decision = PointDecision(
+                _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
+            )
+        elif not paraphrase:
+            decision = _NOT_WRITTEN
+        else:
+            if copied is None:  # decided once per answer, only when a point needs it
+                copied = copies(ctx, answer, quotable())
+            if copied:
+                decision = _COPIED
+            else:
+                matcher = matcher or AnswerMatcher(answer, question)
+                decision = matcher.point(point.texts)
+        decisions.append(decision)
+    return AnswerHits(tuple(hits), tuple(missing), tuple(decisions))

@@ -120,3 +120,31 @@ def test_a_refusal_is_the_generators_verdict_never_an_earlier_stages_or_an_error
     assert diagnose(("a",), earlier, None, refusal="declines").verdict is Verdict.NOT_RETRIEVED
     error = StageError(stage=Stage.GENERATION, type="Timeout", message="slow")
     assert diagnose(("a",), [], error, refusal="declines").verdict is Verdict.PIPELINE_ERROR
+
+
+def answered(*conveyed):
+    """The answer step with per-point decisions: True, False, or None (undecided)."""
+    return StageOutcome(Step.ANSWER, Stage.GENERATION, tuple(c is not False for c in conveyed),
+                        lambda p: f"decided at the answer ({conveyed[p]})",
+                        undecided=tuple(c is None for c in conveyed),
+                        settle="run cofe judge")  # fmt: skip
+
+
+def test_an_undecided_point_is_never_blamed():
+    context = outcome(Stage.RETRIEVAL, True, True)
+    d = diagnose(("a", "b"), [context, answered(True, None)], None)
+    assert d.verdict is Verdict.PASS_TO_POOL and d.stage is None
+    assert d.lost_at == (None, None)
+    assert "undecided for 1 point(s) (run cofe judge): point 1 [b]" in d.explanation
+    # another point absent: that one is blamed, the undecided one is not named
+    d = diagnose(("a", "b"), [context, answered(False, None)], None)
+    assert d.verdict is Verdict.NOT_IN_ANSWER and d.lost_at == (Stage.GENERATION, None)
+    assert "point 0 [a]" in d.explanation and "point 1" not in d.explanation
+    # a loss before the answer still comes first
+    d = diagnose(("a", "b"), [outcome(Stage.RETRIEVAL, True, False), answered(None, None)], None)
+    assert d.verdict is Verdict.NOT_RETRIEVED
+
+
+def test_an_answer_alone_undecided_is_unscorable_not_a_pass():
+    d = diagnose(("a",), [answered(None)], None)
+    assert d.verdict is Verdict.UNSCORABLE and "undecided" in d.explanation

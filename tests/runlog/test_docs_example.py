@@ -24,5 +24,8 @@ def test_the_shell_example_writes_a_run_cofe_scores(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert "1 scored" in done.stdout
     verdicts = (tmp_path / "run" / "scores" / "verdicts.jsonl").read_text()
-    # retrieved and in the context, but the answer wrote "Five" for "5": lost in generation
-    assert '"not_in_answer"' in verdicts
+    # retrieved and in the context; the answer wrote "Five" for "5": it conveys the point
+    # (found by the paraphrase matcher, not as written), so the sample passes
+    assert '"verdict": "pass"' in verdicts
+    points = (tmp_path / "run" / "scores" / "points.csv").read_text()
+    assert "present,paraphrase" in points
