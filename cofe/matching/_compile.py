@@ -152,7 +152,6 @@ def compile_sample(
         slots: list[tuple[int, ...]] = []
         texts: list[tuple[str, ...]] = []
         shown: list[str] = []
-        broken = False
         for k, keyword in enumerate(point):
             alternatives = keyword_alternatives(keyword)
             ids = []
@@ -164,7 +163,8 @@ def compile_sample(
                     ids.append(ident)
                     written.append(text)
             if not ids:
-                broken = True  # a keyword with no usable alternative makes the point unusable
+                # a keyword with no usable alternative (a lone "Other" row label, a single
+                # letter) says nothing: the point is scored with its other keywords, if any
                 continue
             slots.append(tuple(ids))
             texts.append(tuple(written))
@@ -176,7 +176,7 @@ def compile_sample(
             points.append(CompiledPoint(p, ("",), ((index.add(EMPTY),),), "(empty point)"))
         elif not point:
             bad.append(BadLabel(f"fine_keywords[{p}]", "", "empty information point"))
-        elif not broken:  # a point with an unusable keyword is dropped; that keyword is reported
+        elif slots:  # unusable keywords are left out and reported; the rest must be found
             points.append(
                 CompiledPoint(p, tuple(shown), tuple(slots), " & ".join(shown), tuple(texts))
             )

@@ -249,7 +249,9 @@ class RunContext:
         """Character spans of a document's parsed text that no chunk covers.
 
         None when some chunk of the document has no offsets (a cut and dropped
-        text can then not be told apart).
+        text can then not be told apart). Stretches of whitespace only are left out:
+        a chunker that splits at a space or a line break dropped no text, and a keyword
+        across such a boundary was cut, not dropped.
         """
         if doc in self._gaps:
             return self._gaps[doc]
@@ -262,14 +264,15 @@ class RunContext:
                 self._gaps[doc] = None
                 return None
             spans.append((chunk.start, chunk.end))
-        length = len(self.docs.raw(self.doc_pos[doc])) if doc in self.doc_pos else 0
+        raw = self.docs.raw(self.doc_pos[doc]) if doc in self.doc_pos else ""
         found, covered = [], 0
         for start, end in sorted(spans):
             if start > covered:
                 found.append((covered, start))
             covered = max(covered, end)
-        if covered < length:
-            found.append((covered, length))
+        if covered < len(raw):
+            found.append((covered, len(raw)))
+        found = [(start, end) for start, end in found if raw[start:end].strip()]
         self._gaps[doc] = found
         return found
 

@@ -565,7 +565,9 @@ def _label_effect(compiled: CompiledSample, bad: BadLabel) -> str:
         return "this coarse keyword is not used"
     point = _POINT.match(field)
     if point and any(p.index == int(point[1]) for p in compiled.points):
-        return "this alternative is ignored; the point is scored with its other alternatives"
+        if ".any_of[" in field:
+            return "this alternative is ignored; the point is scored with its other alternatives"
+        return "this keyword is ignored; the point is scored with its other keywords"
     return "its information point is not scored"
 
 

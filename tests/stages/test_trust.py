@@ -188,6 +188,38 @@ def test_a_keyword_cut_by_a_boundary_is_chunk_split():
     assert "cut by a chunk boundary" in why and "inferred" not in why
 
 
+def test_a_boundary_at_a_space_no_chunk_covers_is_a_cut_not_dropped_text():
+    """The default splitter leaves the space between two chunks to neither: "Denver" ends
+    one chunk, "Broncos" starts the next. A whitespace-only gap holds no text to drop."""
+    chunks = {
+        "a": ("d1", "Super Bowl 50 was played in 2016. The Denver", 0, 44),
+        "b": ("d1", "Broncos won the game 24–10. | table", 45, 80),
+    }
+    record = SampleRecord(sample_id="q", pool=ranked("a", "b"), answer="x")
+    result = score([record], chunks=chunks, config=ScoreConfig(top_k=2))
+    v, stage, why = verdict(result)
+    assert (v, stage) == (Verdict.CHUNK_SPLIT, "chunking")
+    assert "cut by a chunk boundary" in why and "no chunk covers" not in why
+    assert result.points.dropped_keywords.isna().all()
+
+
+def test_a_stopword_only_keyword_leaves_the_rest_of_its_point_scored():
+    """A table row label such as "Other" is a bad label; its figure still has to be found."""
+    s = sample(fine=(("other", "Denver Broncos"),))
+    record = SampleRecord(sample_id="q", pool=ranked("c0", "c1"), answer="The Denver Broncos.")
+    result = score([record], [s], ScoreConfig(top_k=2))
+    v, _, _ = verdict(result)
+    assert v == Verdict.PASS
+    assert result.points.keywords.tolist() == ["Denver Broncos"]
+    problem = next(p for p in result.problems if "'other'" in p.message)
+    assert problem.field == "fine_keywords[0][0]"
+    assert "the point is scored with its other keywords" in problem.message
+    # a point of bad labels only is still unscored, and says so
+    alone = sample(fine=(("other",),))
+    result = score([record], [alone], ScoreConfig(top_k=2))
+    assert verdict(result)[0] == Verdict.UNSCORABLE
+
+
 def test_a_derived_context_chunk_does_not_hide_a_cut_by_the_chunker():
     """A sentence window (derived from chunk a, no offsets) holds the whole keyword, but the
     chunker cut it: chunking is judged on the chunker's chunks, and still by offsets."""
