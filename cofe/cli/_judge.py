@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
             first = claims_messages(q, item.answer, item.reference)
             # the check call's prompt, with the answer itself standing in for its claims
             second = checks_messages(q, item.answer, item.context, item.source, item.reference,
-                                     [item.answer], [item.reference] if item.reference else [])  # fmt: skip
+                                     [item.answer], [item.reference] if item.reference else [],
+                                     item.points)  # fmt: skip
             tokens += sum(estimate_tokens(m["content"]) for m in [*first, *second])
         print(json.dumps({"samples_to_judge": len(items), "not_answered": unanswered,
                           "repeats": args.repeats,

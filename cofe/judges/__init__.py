@@ -13,7 +13,7 @@ from cofe.judges._judge import (
     read_judgements,
 )
 from cofe.judges._prompts import PROMPT_VERSION
-from cofe.judges._records import Claim, Judgement, ReferenceClaim
+from cofe.judges._records import Claim, Judgement, PointLabel, ReferenceClaim
 
 __all__ = [
     "JUDGEMENTS",
@@ -22,6 +22,7 @@ __all__ = [
     "JudgeInputs",
     "JudgeReport",
     "Judgement",
+    "PointLabel",
     "ReferenceClaim",
     "judge_agreement",
     "judge_one",

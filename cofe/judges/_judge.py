@@ -2,14 +2,22 @@
 
 A separate, resumable pass: judgements go to ``RUN/judgements.jsonl``, one
 line per sample, appended as each finishes; a sample already judged with the
-same inputs (question, answer, context, source, reference), model and prompt
-version is skipped, so a killed pass resumes without repeating a call.
-``cofe score`` reads the file: re-scoring costs no call.
+same inputs (question, answer, context, source, reference, information
+points), model and prompt version is skipped, so a killed pass resumes without
+repeating a call. ``cofe score`` reads the file: re-scoring costs no call.
+
+The checks call also labels each of the sample's information points (its
+``fine_keywords``) against the answer and the context: "support", "partial" or
+"not_support" (TREC 2024 RAG's nugget assignment), in the same call. A label
+for a point that does not exist (or a second label for one) is dropped and
+counted; a point left unlabelled is None, not an error.
 
 Edge cases (each a recorded reason, never NaN): no answer (the pipeline did
 not generate) -- not judged; an empty answer -- unscored without a call; an
 answer with no claim (a refusal) -- judged, and the claim measures say there
-is no claim to check; an empty context -- every claim unsupported by it.
+is no claim to check (the checks call is still made when the sample has
+information points: they are labelled); an empty context -- every claim
+unsupported by it, and no point in it.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from typing import Any
 
 from cofe._jsonl import append_jsonl, read_jsonl
 from cofe._parallel import thread_map
-from cofe.evalset import EvalSample, read_evalset
+from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
 from cofe.judges._prompts import (
     PROMPT_VERSION,
     again,
@@ -36,6 +44,8 @@ from cofe.judges._records import (
     Claim,
     ClaimsReply,
     Judgement,
+    PointCheck,
+    PointLabel,
     ReferenceClaim,
 )
 from cofe.llm import LLMClient
@@ -61,9 +71,16 @@ class JudgeInputs:
         return "\n\n".join(self.chunks)
 
     @property
+    def points(self) -> tuple[tuple[tuple[str, ...], ...], ...]:
+        """The sample's information points: per point its fragments, per fragment its
+        alternatives (numbered by their index in ``fine_keywords``)."""
+        return tuple(tuple(tuple(keyword_alternatives(k)) for k in point)
+                     for point in self.sample.fine_keywords)  # fmt: skip
+
+    @property
     def key(self) -> str:
         return inputs_key(self.sample.query, self.answer, self.context, self.source,
-                          self.reference)  # fmt: skip
+                          self.reference, self.points)  # fmt: skip
 
 
 NO_EMBEDDER = "AnswerRelevancy and AnswerSimilarity need embeddings: pip install 'cofe[dense]'"
@@ -109,11 +126,12 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
             base["answer_relevancy"] = sum(cosines) / len(cosines)
     answer_claims = claims.value.answer_claims
     reference_claims = claims.value.reference_claims if item.reference else []
-    if not answer_claims and not reference_claims:  # a refusal with nothing to compare
+    points = item.points
+    if not answer_claims and not reference_claims and not points:  # nothing to compare
         return Judgement(**base, status="judged", calls=claims.calls, raw=raw)
     checks = client.structured(
         again(checks_messages(question, item.answer, list(item.chunks), item.source,
-                              item.reference, answer_claims, reference_claims), repeat),
+                              item.reference, answer_claims, reference_claims, points), repeat),
         ChecksReply,
     )  # fmt: skip
     raw.append(checks.raw or "")
@@ -129,6 +147,8 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
         return Judgement(**base, status="unscored", calls=calls, raw=raw,
                          reason=f"checks: the judge left {len(missing)} answer claim(s) and "
                                 f"{len(missing_ref)} reference claim(s) unlabelled")  # fmt: skip
+    point_labels, dropped = _point_labels(checks.value.points, len(points),
+                                         bool(item.context.strip()))  # fmt: skip
     labelled = []
     for i, text in enumerate(answer_claims):
         check = by_claim[i]
@@ -157,9 +177,35 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
         useful_chunks=[n in set(checks.value.useful_chunks) for n in range(1, len(item.chunks) + 1)]
         if item.reference
         else None,
+        points=point_labels,
+        dropped_labels=dropped,
         calls=calls,
         raw=raw,
     )
+
+
+def _point_labels(
+    checks: list[PointCheck], points: int, has_context: bool
+) -> tuple[list[PointLabel], int]:
+    """One label per information point, in order (None where the judge gave none), and how
+    many labels were dropped: for a point that does not exist, or a second for one point (the
+    first is kept). An empty context conveys no point."""
+    by_point: dict[int, PointCheck] = {}
+    dropped = 0
+    for check in checks:
+        if check.point >= points or check.point in by_point:
+            dropped += 1
+        else:
+            by_point[check.point] = check
+    labels = []
+    for i in range(points):
+        check = by_point.get(i)
+        labels.append(PointLabel(
+            point=i,
+            answer=check.answer if check else None,
+            context=(check.context if check else None) if has_context else "not_support",
+        ))  # fmt: skip
+    return labels, dropped
 
 
 def read_judgements(run_dir: str | os.PathLike[str], repeat: int | None = 0) -> dict:
@@ -323,12 +369,18 @@ def labels_for_scoring(
         if now.key != judgement.inputs or judgement.prompt_version != PROMPT_VERSION:
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
             continue
-        out[sample.id] = labels_of(judgement)
+        out[sample.id] = labels_of(judgement, len(sample.fine_keywords))
     return out
 
 
-def labels_of(judgement: Judgement) -> ClaimLabels:
-    """A judged sample's labels, as the measures read them."""
+def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:
+    """A judged sample's labels, as the measures read them. ``points``: how many information
+    points the sample has (its point labels come one per point, None where unlabelled);
+    None: as many as the judgement labelled."""
+    by_point = {label.point: label for label in judgement.points}
+    if points is None:
+        points = max(by_point, default=-1) + 1
+    point_labels = [by_point.get(i) for i in range(points)]
     return ClaimLabels(
         context=tuple(c.context for c in judgement.claims),
         source=tuple(c.source for c in judgement.claims),
@@ -346,4 +398,6 @@ def labels_of(judgement: Judgement) -> ClaimLabels:
         useful=None if judgement.useful_chunks is None else tuple(judgement.useful_chunks),
         correctness=judgement.correctness,
         noncommittal=judgement.noncommittal,
+        points=tuple(label.answer if label else None for label in point_labels),
+        points_in_context=tuple(label.context if label else None for label in point_labels),
     )

@@ -12,7 +12,9 @@ for factual correctness):
    the reference; each reference claim against the answer and the context
    (RAGAS's context recall); which context chunks help reach the reference
    answer (RAGAS's context precision); and a 1-5 correctness score of the
-   answer against the reference (LlamaIndex's correctness evaluator scale).
+   answer against the reference (LlamaIndex's correctness evaluator scale); and, for each of
+   the sample's information points (its ``fine_keywords``), whether the answer and the context
+   convey it: "support", "partial" or "not_support" (TREC 2024 RAG's nugget assignment).
 
 English or Chinese by the question's script; a worked example in each.
 """
@@ -20,10 +22,14 @@ English or Chinese by the question's script; a worked example in each.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from cofe.matching import is_cjk
 
-PROMPT_VERSION = "judge-4"
+Points = Sequence[Sequence[Sequence[str]]]
+"""A sample's information points: each a list of fragments, each fragment its alternatives."""
+
+PROMPT_VERSION = "judge-5"
 
 _CLAIMS_EN = """You split texts into claims for fact checking.
 A claim is one short, self-contained statement of fact taken from the text: resolve pronouns
@@ -51,7 +57,9 @@ _CLAIMS_ZH = """你把文本拆成用于事实核查的断言。
 
 只回复一个 JSON 对象 {"answer_claims": [...], "reference_claims": [...], "questions": [...], "noncommittal": ...}。"""
 
-_CHECKS_EN = """You check claims against passages. A claim is supported by a passage only when
+# The checks prompt, with and without the information points: [[...]] marks what a sample
+# with points adds (a sample without fine keywords is asked nothing about points).
+_CHECKS_EN_TEMPLATE = """You check claims against passages. A claim is supported by a passage only when
 the passage states it or it follows directly from the passage; general knowledge does not count.
 
 Example
@@ -60,15 +68,31 @@ Source: Super Bowl 50 was played at Levi's Stadium. The Broncos beat the Panther
 Reference: Denver Broncos
 Answer: The Broncos won. It was played in Miami.
 Answer claims: 0. The Broncos won Super Bowl 50. 1. Super Bowl 50 was played in Miami.
-Reference claims: 0. The Denver Broncos won Super Bowl 50.
-Reply: {"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1], "correctness": 3}
+Reference claims: 0. The Denver Broncos won Super Bowl 50.[[points]]
+Reply: {"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}],[[reply]] "useful_chunks": [1], "correctness": 3}
 
 Label every claim, by its number. Leave out "source" or "reference" when that passage is
 absent. "useful_chunks": the numbers of the context chunks that help reach the reference.
 "correctness" (only with a reference): 1 the answer is irrelevant to the question; 2-3 relevant
-but with mistakes; 4-5 relevant and correct (5: complete). Reply with only the JSON object."""
+but with mistakes; 4-5 relevant and correct (5: complete).[[rules]]
+Reply with only the JSON object."""
 
-_CHECKS_ZH = """你根据文段核查断言。只有文段明确陈述或可直接推出时，断言才算被支持；常识不算。
+_POINTS_EN = {
+    "points": """
+Information points:
+0. Denver Broncos
+1. Carolina Panthers; 24-10
+2. Levi's Stadium / Levi's""",
+    "reply": """ "points": [{"point": 0, "answer": "support", "context": "support"}, {"point": 1, "answer": "not_support", "context": "support"}, {"point": 2, "answer": "not_support", "context": "not_support"}],""",
+    "rules": """
+"points": label every information point, by its number. A point is one piece of information,
+shown as text fragments copied from a document ("; " between fragments, " / " between other
+wordings of one fragment). "answer": does the answer convey this information? "support": all
+of it, in any wording; "partial": only some of it; "not_support": none of it, or a different
+value (Miami is not Levi's Stadium). "context": the same question for the context.""",
+}
+
+_CHECKS_ZH_TEMPLATE = """你根据文段核查断言。只有文段明确陈述或可直接推出时，断言才算被支持；常识不算。
 
 示例
 上下文：[1] 野马队以24比10击败黑豹队。 [2] 门票售价5000美元。
@@ -76,11 +100,40 @@ _CHECKS_ZH = """你根据文段核查断言。只有文段明确陈述或可直�
 参考答案：丹佛野马队
 回答：野马队赢了。比赛在迈阿密举行。
 回答断言：0. 野马队赢得了第50届超级碗。 1. 第50届超级碗在迈阿密举行。
-参考断言：0. 丹佛野马队赢得了第50届超级碗。
-回复：{"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}], "useful_chunks": [1], "correctness": 3}
+参考断言：0. 丹佛野马队赢得了第50届超级碗。[[points]]
+回复：{"answer_claims": [{"claim": 0, "context": true, "source": true, "reference": true}, {"claim": 1, "context": false, "source": false, "reference": false}], "reference_claims": [{"claim": 0, "answer": true, "context": true}],[[reply]] "useful_chunks": [1], "correctness": 3}
 
 按编号标注每条断言。没有来源或参考答案时省略 "source" 或 "reference"。"useful_chunks"：有助于得出参考答案的上下文片段编号。
-"correctness"（仅当有参考答案）：1 回答与问题无关；2-3 相关但有错误；4-5 相关且正确（5 为完整）。只回复 JSON 对象。"""
+"correctness"（仅当有参考答案）：1 回答与问题无关；2-3 相关但有错误；4-5 相关且正确（5 为完整）。[[rules]]
+只回复 JSON 对象。"""
+
+_POINTS_ZH = {
+    "points": """
+信息点：
+0. 丹佛野马队
+1. 黑豹队；24比10
+2. 李维斯体育场 / 李维斯""",
+    "reply": """ "points": [{"point": 0, "answer": "support", "context": "support"}, {"point": 1, "answer": "not_support", "context": "support"}, {"point": 2, "answer": "not_support", "context": "not_support"}],""",
+    "rules": """
+"points"：按编号标注每个信息点。信息点是一条信息，以从文档摘取的文本片段表示（片段之间用"；"分隔，同一片段的不同说法用" / "分隔）。"answer"：回答是否传达了这条信息？"support"：全部传达，措辞不限；"partial"：只传达了一部分；"not_support"：没有传达，或给出了不同的值（迈阿密不是李维斯体育场）。"context"：对上下文作同样的判断。""",
+}
+
+
+def _fill(template: str, parts: dict[str, str] | None) -> str:
+    for name in ("points", "reply", "rules"):
+        marker = f"[[{name}]]"
+        if template.count(marker) != 1:
+            raise RuntimeError(f"the checks prompt needs {marker} once")
+        template = template.replace(marker, parts[name] if parts else "")
+    return template
+
+
+_CHECKS_EN = _fill(_CHECKS_EN_TEMPLATE, _POINTS_EN)
+_CHECKS_ZH = _fill(_CHECKS_ZH_TEMPLATE, _POINTS_ZH)
+_CHECKS_EN_NO_POINTS = _fill(_CHECKS_EN_TEMPLATE, None)
+_CHECKS_ZH_NO_POINTS = _fill(_CHECKS_ZH_TEMPLATE, None)
+# how a point's fragments are joined in a prompt (alternatives of one fragment: " / ")
+_FRAGMENTS = {"en": "; ", "zh": "；"}
 
 
 def language(question: str) -> str:
@@ -117,13 +170,17 @@ def checks_messages(
     reference: str | None,
     answer_claims: list[str],
     reference_claims: list[str],
+    points: Points = (),
 ) -> list[dict[str, str]]:
+    """The checks call; ``points`` (the sample's information points, numbered by their index in
+    ``fine_keywords``) are listed for labelling when there are any."""
     zh = language(question) == "zh"
     names = (
-        ("上下文", "来源", "参考答案", "回答", "回答断言", "参考断言")
+        ("上下文", "来源", "参考答案", "回答", "回答断言", "参考断言", "信息点")
         if zh
-        else ("Context", "Source", "Reference", "Answer", "Answer claims", "Reference claims")
-    )
+        else ("Context", "Source", "Reference", "Answer", "Answer claims", "Reference claims",
+              "Information points")
+    )  # fmt: skip
     if isinstance(context, list):
         context = " ".join(f"[{i}] {c}" for i, c in enumerate(context, start=1))
     parts = [f"{names[0]}: {context or '(empty)'}"]
@@ -137,8 +194,18 @@ def checks_messages(
         parts.append(
             f"{names[5]}: " + " ".join(f"{i}. {c}" for i, c in enumerate(reference_claims))
         )
+    if points:
+        joint = _FRAGMENTS["zh" if zh else "en"]
+        parts.append(f"{names[6]}:")
+        # one line a point, whatever white space a keyword holds
+        parts += [f"{i}. " + joint.join(" / ".join(" ".join(a.split()) for a in alternatives)
+                                        for alternatives in point)
+                  for i, point in enumerate(points)]  # fmt: skip
+        system = _CHECKS_ZH if zh else _CHECKS_EN
+    else:
+        system = _CHECKS_ZH_NO_POINTS if zh else _CHECKS_EN_NO_POINTS
     return [
-        {"role": "system", "content": _CHECKS_ZH if zh else _CHECKS_EN},
+        {"role": "system", "content": system},
         {"role": "user", "content": "\n".join(parts)},
     ]
 

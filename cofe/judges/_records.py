@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -34,9 +34,38 @@ class ReferenceClaimCheck(BaseModel):
     context: bool | None = None
 
 
+PointVerdict = Literal["support", "partial", "not_support"]
+"""Does a text convey an information point (TREC 2024 RAG's nugget assignment labels)?"""
+
+# spellings a judge writes for the three labels (case, spaces and hyphens aside)
+_SPELLINGS = {
+    "supported": "support",
+    "partially": "partial",
+    "partially_supported": "partial",
+    "partial_support": "partial",
+    "not_supported": "not_support",
+    "unsupported": "not_support",
+}
+
+
+class PointCheck(BaseModel):
+    point: int = Field(ge=0)
+    answer: PointVerdict
+    context: PointVerdict | None = None
+
+    @field_validator("answer", "context", mode="before")
+    @classmethod
+    def _spelling(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        word = "_".join(value.strip().lower().replace("-", " ").split())
+        return _SPELLINGS.get(word, word)
+
+
 class ChecksReply(BaseModel):
     answer_claims: list[AnswerClaimCheck]
     reference_claims: list[ReferenceClaimCheck] = Field(default_factory=list)
+    points: list[PointCheck] = Field(default_factory=list)
     useful_chunks: list[int] = Field(default_factory=list)
     correctness: int | None = Field(default=None, ge=1, le=5)
 
@@ -67,6 +96,16 @@ class ReferenceClaim(BaseModel):
     context: bool | None = None  # supported by the context (None: not asked)
 
 
+class PointLabel(BaseModel):
+    """One information point of the sample (its index in ``fine_keywords``): does the answer
+    convey it, and does the context the generator saw (None: the judge left it unlabelled)."""
+
+    model_config = ConfigDict(extra="forbid")
+    point: int = Field(ge=0)
+    answer: PointVerdict | None = None
+    context: PointVerdict | None = None
+
+
 class Judgement(BaseModel):
     """What ``cofe judge`` concluded about one sample's answer (a line of judgements.jsonl)."""
 
@@ -75,7 +114,10 @@ class Judgement(BaseModel):
     repeat: int = Field(default=0, ge=0, description="0 scores the run; 1.. measure variance")
     model: str
     prompt_version: str
-    inputs: str = Field(description="Digest of the question, answer, context, source, reference.")
+    inputs: str = Field(
+        description="Digest of the question, answer, context, source, reference and the "
+        "information points."
+    )
     status: Literal["judged", "unscored"]
     reason: str | None = None
     claims: list[Claim] = Field(default_factory=list)
@@ -89,6 +131,13 @@ class Judgement(BaseModel):
     correctness: int | None = Field(default=None, ge=1, le=5, description="1-5 vs the reference.")
     useful_chunks: list[bool] | None = Field(
         default=None, description="Per context chunk: helps reach the reference (RAGAS)."
+    )
+    points: list[PointLabel] = Field(
+        default_factory=list,
+        description="Per information point, in fine_keywords order (empty: none asked about).",
+    )
+    dropped_labels: int = Field(
+        default=0, ge=0, description="Point labels dropped: no such point, or a second label."
     )
     no_embeddings: str | None = Field(default=None, description="Why the two are missing.")
     calls: int = 0

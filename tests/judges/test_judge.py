@@ -53,6 +53,7 @@ CASES = {
         {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True},
                            {"claim": 1, "context": False, "source": False, "reference": False}],
          "reference_claims": [{"claim": 0, "answer": True, "context": True}],
+         "points": [{"point": 0, "answer": "support", "context": "support"}],
          "useful_chunks": [1], "correctness": 3},
     ),
     "第50届超级碗谁赢了？": (
@@ -61,7 +62,8 @@ CASES = {
         "丹佛野马队",
         {"answer_claims": ["丹佛野马队赢得了比赛。"], "reference_claims": ["丹佛野马队赢得了比赛。"]},
         {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
-         "reference_claims": [{"claim": 0, "answer": True, "context": True}]},
+         "reference_claims": [{"claim": 0, "answer": True, "context": True}],
+         "points": [{"point": 0, "answer": "support", "context": "support"}]},
     ),
     "Where was Super Bowl 50 played?": (
         "I don't know.",
@@ -71,6 +73,7 @@ CASES = {
          "noncommittal": True},
         {"answer_claims": [],
          "reference_claims": [{"claim": 0, "answer": False, "context": True}],
+         "points": [{"point": 0, "answer": "not_support", "context": "support"}],
          "useful_chunks": []},
     ),
     "Who lost Super Bowl 50?": (
@@ -173,6 +176,11 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
     assert verdicts.loc["q0", "verdict"] == "unsupported_claims"
     assert "Super Bowl 50 was played in Miami." in verdicts.loc["q0", "explanation"]
     assert verdicts.loc["q1", "verdict"] == "pass"
+    # each sample's one information point, as the judge labelled it (q3: no labels)
+    points = {sid: [(p.answer, p.context) for p in j.points]
+              for sid, j in read_judgements(run).items()}  # fmt: skip
+    assert points == {"q0": [("support", "support")], "q1": [("support", "support")],
+                      "q2": [("not_support", "support")], "q3": []}  # fmt: skip
 
 
 def test_a_second_pass_makes_no_call_and_an_edited_answer_is_judged_again(tmp_path):
@@ -246,6 +254,9 @@ def test_resume_after_sigkill_repeats_no_call_of_a_finished_sample(tmp_path):
     for sid in finished - {"q3"}:  # q3 was unscored: it is tried again on purpose
         assert not any(questions[sid] in text for text in asked), sid
     assert len(read_judgements(run)) == 4
+    # the resumed pass labelled the points as the first would have
+    assert all(j.points and j.points[0].answer for j in read_judgements(run).values()
+               if j.status == "judged")  # fmt: skip
 
 
 STUB_VECTORS = {

@@ -4,7 +4,9 @@ Skipped, with the reason, where ``pip install "cofe[llamacpp]"`` has not run
 (it builds llama.cpp from source: about 7 minutes on 2 cores, so CI leaves it
 out, as for the annotation test). The 270M model is far too small to judge
 well: the test asserts that both samples end judged or unscored with a reason,
-and that scoring reads whatever it produced without a NaN.
+that a judged sample's information-point labels are each one of the three
+values (or None: unlabelled), and that scoring reads whatever it produced
+without a NaN.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from cofe.llm import Endpoint, LLMClient
 from tests.annotators.test_llama_cpp import llama_server  # noqa: F401 (the fixture)
 from tests.judges.test_judge import make_run
 
+LABELS = {"support", "partial", "not_support", None}
+
 
 @pytest.mark.slow
 def test_a_real_small_model_judges_two_samples(tmp_path, llama_server):  # noqa: F811
@@ -37,6 +41,10 @@ def test_a_real_small_model_judges_two_samples(tmp_path, llama_server):  # noqa:
     assert report.judged + report.unscored == 2
     for judgement in read_judgements(run).values():
         assert judgement.status == "judged" or judgement.reason
+        if judgement.status == "judged":  # one label per information point, each a known one
+            assert [p.point for p in judgement.points] == [0]  # each sample has one point
+            for label in judgement.points:
+                assert label.answer in LABELS and label.context in LABELS
     result = score_run(run)
     assert result.scores["value"].notna().all()
     answer = result.summary().query("step == 'answer'")
