@@ -28,6 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
     p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="judge at most N samples not yet judged (a first look; run again "
+                        "for the rest)")  # fmt: skip
     p.add_argument(
         "--repeats",
         type=int,
@@ -88,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         report = judge_run(args.run_dir, client, concurrency=args.concurrency,
                            progress=sys.stderr.isatty(),
                            embedder=_embedder(args),  # on a cluster: says whether workers load it
-                           repeats=args.repeats, cluster=cluster)  # fmt: skip
+                           repeats=args.repeats, cluster=cluster,
+                           limit=args.limit)  # fmt: skip
     finally:
         if cluster is not None:
             disconnect(cluster)

@@ -233,6 +233,7 @@ class JudgeReport:
     skipped: int = 0  # already judged with the same inputs
     unscored: int = 0
     not_answered: int = 0
+    left: int = 0  # still to judge after ``limit``: the next pass takes them
     reasons: dict[str, int] = field(default_factory=dict)
 
 
@@ -299,11 +300,16 @@ def judge_run(
     embedder=None,
     repeats: int = 1,
     cluster: Any = None,
+    limit: int | None = None,
 ) -> JudgeReport:
     """Judge every answered sample not yet judged with the same inputs; append as each ends.
-    ``repeats`` > 1 asks each judgement that many times (the first scores the run)."""
+    ``repeats`` > 1 asks each judgement that many times (the first scores the run);
+    ``limit`` judges at most that many of them, in eval-set order (a first look at a slow
+    model; the next pass resumes with the rest)."""
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
     run_dir = Path(run_dir)
     with run_folder_lock(run_dir, purpose="cofe judge"):  # one writer per run folder
         items, unanswered = judge_inputs(run_dir)
@@ -319,6 +325,9 @@ def judge_run(
                     report.skipped += 1
                 else:
                     todo.append((item, repeat))
+        if limit is not None and len(todo) > limit:
+            report.left = len(todo) - limit
+            todo = todo[:limit]
         lock = threading.Lock()
         path = run_dir / JUDGEMENTS
 

@@ -183,6 +183,19 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
                       "q2": [("not_support", "support")], "q3": []}  # fmt: skip
 
 
+def test_limit_judges_the_first_samples_and_the_next_pass_the_rest(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        report = judge_run(run, client(server), concurrency=1, limit=2)
+        assert report.judged + report.unscored == 2 and report.left == 2
+        assert set(read_judgements(run)) == {"q0", "q1"}  # eval-set order
+        report = judge_run(run, client(server), concurrency=1, limit=5)
+        assert report.skipped == 2 and report.judged + report.unscored == 2
+        assert report.left == 0
+        with pytest.raises(ValueError, match="limit must be at least 1"):
+            judge_run(run, client(server), limit=0)
+
+
 def test_a_second_pass_makes_no_call_and_an_edited_answer_is_judged_again(tmp_path):
     run = make_run(tmp_path / "run")
     with ScriptedOpenAI(scripted) as server:
