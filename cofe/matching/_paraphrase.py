@@ -141,22 +141,24 @@ class Units:
         """The unit as a person reads it: the word, not its stem."""
         return self.surface.get(unit, unit)
 
-    @property
-    def all(self) -> frozenset[str]:
-        return self.words | self.numbers
+    all: frozenset[str] = frozenset()  # words and numbers together (set by ``units``)
 
 
 def _digits(text: str) -> str:
     """Number words, Chinese numerals and scales as digits; percent signs as a word."""
-    if _CJK_NUMERAL.search(text):
+    # each rule only where its trigger can be (most answers hold none: a hot path)
+    if not text.isascii() and _CJK_NUMERAL.search(text):
         text = _cn2an(text.replace("两", "二"))  # cn2an reads 两 only inside a larger numeral
-    if _MONEY_SCALE.search(text):  # "£304m" = 304 million pounds ("100m" alone is metres)
+    digits = _ANY_DIGIT.search(text) is not None
+    if digits and _MONEY_SCALE.search(text):  # "£304m" = 304 million ("100m" alone: metres)
         text = _MONEY_SCALE.sub(_money_scaled, text)
-    if _SCALE.search(text):  # before text2num, which reads "1.2 million" as 1.2 and 1000000
+    if digits and _SCALE.search(text):  # before text2num: it reads "1.2 million" as 1.2, 1e6
         text = _SCALE.sub(_scaled, text)
     if _NUMBER_WORD.search(text):
         text = _alpha2digit(text)
-    return _PERCENT.sub(" percent ", text)
+    if "%" in text or "pc" in text or "per" in text.lower():
+        text = _PERCENT.sub(" percent ", text)
+    return text
 
 
 def _scaled(match: re.Match[str]) -> str:
@@ -220,21 +222,23 @@ def units(text: str, *, names: bool = False) -> Units:
     capitals: set[str] = set()
     surface: dict[str, str] = {}
     sequence: list[tuple[str, bool]] = []  # content units in order: (unit, is a number)
-    for raw in _tokens(text.replace("_", "dot")):
+    for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
         token = raw.casefold()
-        if is_cjk(token[0]):
+        if not token.isascii() and is_cjk(token[0]):
             if not _CJK_STOP.issuperset(token):
                 words.add(token)
                 sequence.append((token, False))
             continue
-        ordinal = _ORDINAL.match(token)
-        if ordinal:
-            token = ordinal[1]
-        if token[0].isdigit() and "dot" in token:
+        if token.isalpha():
+            pass  # a word: the common case, none of the number rules below apply
+        elif token[0].isdigit() and "dot" in token:
             numbers.add(token.replace("dot", "."))
             sequence.append((token.replace("dot", "."), True))
             continue
-        if token.isdigit() or not token.isalpha():  # a figure, or a code ("5a", "b737")
+        else:
+            ordinal = _ORDINAL.match(token)
+            token = ordinal[1] if ordinal else token
+        if not token.isalpha():  # a figure, or a code ("5a", "b737")
             token = token.lstrip("0") or "0"
             # "one" is mostly an article ("one of the largest"): a content word, not a figure
             (words if token == "1" else numbers).add(token)
@@ -254,9 +258,10 @@ def units(text: str, *, names: bool = False) -> Units:
         frozenset(words),
         frozenset(numbers),
         frozenset(capitals),
-        _measured(sequence),
-        text.casefold() if _HAS_CJK.search(text) else "",
+        _measured(sequence) if numbers else frozenset(),
+        text.casefold() if not text.isascii() and _HAS_CJK.search(text) else "",
         surface,
+        frozenset(words | numbers),
     )
 
 
@@ -265,7 +270,7 @@ def _tokens(text: str) -> list[str]:
     character by character: "多伦多国际机场" is 多伦多 / 国际 / 机场, so a name or a word
     the answer replaced counts whole, not as characters scattered over the answer."""
     tokens = strict_tokens(text, fold=False)
-    if not _HAS_CJK.search(text):
+    if text.isascii() or not _HAS_CJK.search(text):
         return tokens
     out: list[str] = []
     run: list[str] = []

@@ -47,13 +47,17 @@ _COPIED = PointDecision(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
-def copies(ctx: RunContext, answer: str, texts: Sequence[str]) -> bool:
+def copies(ctx: RunContext, answer: str, texts: Sequence[str], normalized: str = "") -> bool:
     """Whether every sentence of the answer is written, as is, in one of the (normalised)
-    texts: an extractive generator, or an LLM quoting its context."""
+    texts: an extractive generator, or an LLM quoting its context. ``normalized``: the whole
+    answer already normalised (used as is when the answer is one sentence)."""
     if not texts:
         return False
-    sentences = [ctx.normalize(s) for s in _SENTENCE_END.split(answer)]
-    sentences = [s for s in sentences if s.strip()]
+    parts = _SENTENCE_END.split(answer.strip())
+    if len(parts) == 1 and normalized:
+        sentences = [normalized] if normalized.strip() else []
+    else:
+        sentences = [s for s in map(ctx.normalize, parts) if s.strip()]
     return bool(sentences) and all(any(s in text for text in texts) for s in sentences)
 
 
@@ -125,7 +129,7 @@ def judge_answer(
             decision = _NOT_WRITTEN
         else:
             if copied is None:  # decided once per answer, only when a point needs it
-                copied = copies(ctx, answer, quotable())
+                copied = copies(ctx, answer, quotable(), normalized)
             if copied:
                 decision = _COPIED
             else:
