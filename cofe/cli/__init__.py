@@ -17,6 +17,7 @@ from cofe.cli import (
     _demo,
     _import,
     _judge,
+    _llm,
     _monitor,
     _report,
     _run,
@@ -27,7 +28,7 @@ from cofe.cli import (
 from cofe.llm import EndpointUnreachable
 
 COMMANDS = (_demo, _run, _judge, _score, _compare, _sweep, _report, _import, _annotate, _schema,
-            _monitor)  # fmt: skip
+            _monitor, _llm)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,17 +10,24 @@ from cofe.llm._client import (
     extract_json,
 )
 from cofe.llm._endpoint import Endpoint, EndpointError, EndpointUnreachable, redact
+from cofe.llm._serve import MODEL_ID as LOCAL_MODEL_ID
+from cofe.llm._serve import ServeError, local_model_file
+from cofe.llm._serve import server as local_server
 
 __all__ = [
+    "LOCAL_MODEL_ID",
     "Endpoint",
     "EndpointError",
     "EndpointUnreachable",
     "LLMClient",
     "LLMDeadlineError",
     "LLMReplyError",
+    "ServeError",
     "Structured",
     "Usage",
     "estimate_tokens",
     "extract_json",
+    "local_model_file",
+    "local_server",
     "redact",
 ]
