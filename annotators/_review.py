@@ -47,25 +47,15 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from cofe._errors import InputProblem
-from cofe._text import file_encoding
+from cofe._text import file_encoding, neutralise, restore
 from cofe.evalset import EvalSample, read_evalset, write_evalset
 
 COLUMNS = ["id", "decision", "query_type", "query", "coarse_keywords", "fine_keywords",
            "reference_answer", "source", "note"]  # fmt: skip
 DECISIONS = ("", "accept", "reject", "edit")
 POINT_SEP, KEYWORD_SEP = " || ", " | "  # the older plain syntax, still read
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
 REQUIRED = COLUMNS[:7]  # source and note are for reading only
 MAX_ROW_CHARS = 8 * 2**20  # a longer row (all its cells) is reported, not read
-
-
-def neutralise(value: str) -> str:
-    """A cell a spreadsheet will show as text, never run (undone by ``restore``)."""
-    return "'" + value if value.startswith(_FORMULA_START) else value
-
-
-def restore(value: str) -> str:
-    return value[1:] if value.startswith("'") else value
 
 
 def _json_cell(value) -> str:

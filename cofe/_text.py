@@ -1,7 +1,9 @@
 """Bytes of unknown encoding to text: UTF-8 when they are, else the most likely legacy one.
 
 Used for plain-text documents and for CSV files people saved from a
-spreadsheet (Excel's plain "CSV" is windows-1252, not UTF-8).
+spreadsheet (Excel's plain "CSV" is windows-1252, not UTF-8). Also the one rule for CSV
+cells a spreadsheet must not run as formulas (``neutralise`` and ``restore``): the review
+CSV and the results folder's tables use it.
 """
 
 from __future__ import annotations
@@ -146,3 +148,19 @@ def file_encoding(path, sample_bytes: int = 2**20) -> str:
             pass
     # a multi-byte character cut at the sample's end must not spoil the guess
     return decode_text(head[: len(head) - 3] if len(head) == sample_bytes else head)[1]
+
+
+# Spreadsheets run a cell that starts with one of these as a formula (CSV injection, see
+# OWASP); a leading apostrophe is also escaped, so that removing one gives the value back.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def neutralise(value: str) -> str:
+    """A CSV cell a spreadsheet will show as text, never run (undone by ``restore``): a value
+    starting like a formula, or with an apostrophe, gets a leading apostrophe."""
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def restore(value: str) -> str:
+    """The value ``neutralise`` was given: one leading apostrophe removed."""
+    return value[1:] if value.startswith("'") else value

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from pathlib import Path
 
 from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
+from cofe._progress import progress_lines
 from cofe.compare import ALL, compare_results
 from cofe.report import render_comparison
 from cofe.results import ScoreResult, read_scores, scores_folder
+from cofe.runlog._lock import run_folder_lock
 from cofe.stages import ScoreConfig, score_run
 
 
@@ -35,25 +38,49 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--query-type", default=ALL, help="rows to print: all, or one query type")
     p.add_argument("-o", "--out", type=Path, help="write means/differences/transitions CSV + JSON")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--shared-samples", action="store_true",
+                   help="runs of different eval sets: compare only the samples all of them "
+                        "have (same id, query type and source) and say how many were left out")  # fmt: skip
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write the HTML report of these runs (run directories only)")  # fmt: skip
     p.set_defaults(run=run)
 
 
 def load(path: Path) -> ScoreResult:
-    """A results folder as it is; a run directory through its default scoring."""
+    """A results folder as it is; a run directory through its default scoring (scored now,
+    and saved beside the run when the folder can be written to)."""
     if (path / "summary.json").exists():
         return read_scores(path)
     if (path / "manifest.json").exists():
         folder = scores_folder(path, ScoreConfig())
         if (folder / "summary.json").exists():
             return read_scores(folder)
-        result = score_run(path, progress=sys.stderr.isatty())
-        result.write(folder)
+        with (
+            run_folder_lock(path, purpose="scoring the run", reading=True),
+            progress_lines() as shown,
+        ):
+            result = score_run(path, progress=shown)
+        try:
+            result.write(folder)
+        except OSError as error:
+            if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            print(f"cofe: note: {folder} cannot be written ({error.strerror}): the scoring of "
+                  f"{path} is used for this command only. To keep it: cofe score {path} --out "
+                  "DIR, then give DIR instead of the run", file=sys.stderr)  # fmt: skip
         return result
     raise InputError(
         InputProblem(str(path), None, None, "neither a results folder nor a run directory")
     )
+
+
+def run_folder_of(path: Path, result: ScoreResult) -> Path | None:
+    """The run directory behind what was given: the path itself, or the run a results folder
+    was scored from (as it was named then, or the folder holding the results)."""
+    for candidate in (path, Path(result.run), path.parent):
+        if (candidate / "manifest.json").exists():
+            return candidate
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,7 +103,12 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         resamples=args.resamples,
         seed=args.seed,
+        shared_samples=args.shared_samples,
     )
+    if comparison.shared is not None:  # said first, where the reader starts
+        left = ", ".join(f"{run} {n}" for run, n in comparison.left_out.items())
+        print(f"cofe compare: comparing the {comparison.shared} sample(s) every run has; "
+              f"left out: {left}", file=sys.stderr)  # fmt: skip
     if args.out:
         comparison.write(args.out)
     if args.html:
@@ -96,8 +128,8 @@ def _write_html(out: Path, names, paths, results, comparison) -> None:
 
     runs = []
     for name, path, result in zip(names, paths, results, strict=True):
-        run_dir = path if (path / "manifest.json").exists() else Path(result.run)
-        if not (run_dir / "manifest.json").exists():
+        run_dir = run_folder_of(path, result)
+        if run_dir is None:
             raise InputError(InputProblem(str(path), None, None, "--html needs the run directory "
                                           "(its texts), and this results folder names none"))  # fmt: skip
         runs.append(RunForReport.load(name, run_dir, result))

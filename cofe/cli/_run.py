@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from cofe._cache import Cache, default_cache_dir
+from cofe._progress import progress_lines
 from cofe.cli._score import score_and_write
 from cofe.report import render_result
 from cofe.stages import ScoreConfig
@@ -96,6 +98,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    with progress_lines() as progress:
+        return _run(args, started, progress)
+
+
+def _run(args: argparse.Namespace, started: float, progress: bool) -> int:
     from cofe.runner import load_pipeline, run_pipeline
 
     if args.pipeline == "default":
@@ -105,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
         pipeline = load_pipeline("default", **pipeline_options(args))
     else:
         pipeline = load_pipeline(args.pipeline)
+    built = time.perf_counter() - started  # importing and building the pipeline (a factory
+    # may index a whole corpus), probing its endpoint: part of the command's time
     report = run_pipeline(
         pipeline,
         args.evalset,
@@ -114,13 +124,19 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         use_async=args.use_async,
         fresh=args.fresh,
+        progress=progress,
+        build_seconds=built,
     )
     print(report.summary())
     if args.no_score:
         return 0
     # the run's manifest records its top-K: the default settings read it from there
     config = ScoreConfig()
+    scoring = time.perf_counter()
     result, files = score_and_write(args.out, config)
+    scored = time.perf_counter() - scoring
     print()
     print(render_result(result, files_in=str(files)))
+    print(f"\ntime in all {time.perf_counter() - started:.1f}s: the run "
+          f"{report.seconds.get('total', 0.0):.1f}s, scoring {scored:.1f}s")  # fmt: skip
     return 0

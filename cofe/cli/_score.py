@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from cofe._distributed import connect, disconnect
+from cofe._progress import progress_lines
 from cofe.matching import MatchMode
 from cofe.report import render_result
 from cofe.results._summary import ScoreSummary
@@ -106,16 +107,26 @@ def score_and_write(
 ) -> tuple[ScoreSummary, Path]:
     """Score a run a batch at a time (memory flat in its samples) and write the tables, by
     default into the run folder beside other scorings."""
-    # scoring a run another process is writing would read half of it: one at a time
-    with run_folder_lock(run_dir, purpose="cofe score", reading=out is not None):
+    # scoring a run another process is writing would read half of it: never beside a writer;
+    # a scoring written elsewhere only reads the run, so any number of them go on at once
+    reading = out is not None and not _inside(out, run_dir)
+    hint = "pass --out DIR to write the scores elsewhere (the run is then only read)"
+    with (
+        run_folder_lock(run_dir, purpose="cofe score", reading=reading, hint=hint),
+        progress_lines() as progress,
+    ):
         client = connect(dask) if dask else None
         try:
             return score_to_folder(run_dir, evalset, config, out=out, replace=replace,
-                                   progress=sys.stderr.isatty(), cluster=client,
+                                   progress=progress, cluster=client,
                                    batch_size=batch_size)  # fmt: skip
         finally:
             if client is not None:
                 disconnect(client)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 def run(args: argparse.Namespace) -> int:

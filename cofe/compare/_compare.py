@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import pandas as pd
 from cofe._atomic import replace_atomically, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.compare._stats import holm, mean_ci, paired_difference
-from cofe.results import ScoreResult
+from cofe.results import ScoreResult, spreadsheet_safe
 from cofe.results._summary import answered_only
 
 ALL = "all"  # the query-type label of rows over every sample
@@ -40,6 +40,10 @@ class Comparison:
     alpha: float
     missing: dict[str, list[str]] = field(default_factory=dict)  # run -> ids others have
     refusals: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and query type
+    # compare_results(shared_samples=True): how many samples all runs share, and per run how
+    # many of its own were left out (None: every sample compared)
+    shared: int | None = None
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -51,6 +55,8 @@ class Comparison:
             "clustering": self.clustering,
             "missing_samples": {run: ids[:50] for run, ids in self.missing.items()},
             "missing_counts": {run: len(ids) for run, ids in self.missing.items()},
+            "shared_samples": self.shared,
+            "left_out": self.left_out,
             "means": records(self.means),
             "differences": records(self.differences),
             "transitions": records(self.transitions),
@@ -62,7 +68,7 @@ class Comparison:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         for name in ("means", "differences", "transitions", "latency", "refusals"):
-            frame = getattr(self, name)
+            frame = spreadsheet_safe(getattr(self, name))  # no cell runs as a formula
             replace_atomically(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
         write_text_atomically(out / "comparison.json", text)  # last: the tables are complete
@@ -86,9 +92,43 @@ def _check_same_evalset(named: dict[str, ScoreResult]) -> None:
                 None,
                 "evalset_sha256",
                 f"the runs answered different eval sets ({first[0]}: {first[1][:12]}; {detail}): "
-                "scores of different questions cannot be paired",
+                "scores of different questions cannot be paired; compare only the samples they "
+                "share with --shared-samples",
             )
         )
+
+
+def _only_shared(
+    named: dict[str, ScoreResult],
+) -> tuple[dict[str, ScoreResult], int, dict[str, int]]:
+    """Each scoring cut down to the samples every run has -- the same id, query type and
+    source document in all of them (an id naming another question elsewhere is left out) --
+    with the number of samples and, per run, how many of its own were left out."""
+    keys = {}  # per run: each sample's query type and source, as one string
+    for name, result in named.items():
+        v = result.verdicts.drop_duplicates("sample_id").set_index("sample_id")
+        keys[name] = v["query_type"].astype(str) + "\x1f" + v["source"].astype(str)
+    first, *others = keys.values()
+    ids = first.index
+    for other in others:
+        ids = ids.intersection(other.index)
+    same = np.ones(len(ids), dtype=bool)
+    for other in others:
+        same &= first.reindex(ids).to_numpy() == other.reindex(ids).to_numpy()
+    shared = set(ids[same])
+    if not shared:
+        raise InputError(InputProblem(next(iter(named.values())).run, None, None,
+                                      "the runs share no sample (the same id, query type and "
+                                      "source): nothing to compare"))  # fmt: skip
+    cut = {}
+    for name, result in named.items():
+        tables = {t: getattr(result, t) for t in ("scores", "points", "verdicts", "skipped",
+                                                  "recalls")}  # fmt: skip
+        cut[name] = replace(result, **{t: f[f["sample_id"].isin(shared)].reset_index(drop=True)
+                                       for t, f in tables.items()})  # fmt: skip
+    left_out = {name: int((~r.verdicts["sample_id"].isin(shared)).sum())
+                for name, r in named.items()}  # fmt: skip
+    return cut, len(shared), left_out
 
 
 def source_clusters(named: dict[str, ScoreResult]) -> tuple[pd.Series | None, str]:
@@ -154,12 +194,20 @@ def compare_results(
     level: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
+    shared_samples: bool = False,
 ) -> Comparison:
-    """Compare scorings of runs of the same eval set (names: ``run_id``s unless given)."""
+    """Compare scorings of runs of the same eval set (names: ``run_id``s unless given).
+
+    ``shared_samples``: runs of different eval sets are compared on the samples they all
+    have (same id, query type and source); the comparison says how many each left out."""
     named = results if isinstance(results, dict) else _names(results)
     if len(named) < 2:
         raise ValueError("compare needs at least two runs")
-    _check_same_evalset(named)
+    n_shared, left_out = None, {}
+    if shared_samples:
+        named, n_shared, left_out = _only_shared(named)
+    else:
+        _check_same_evalset(named)
     sources, clustering = source_clusters(named)
     values = value_tables(named)
     qtypes = pd.concat(
@@ -256,6 +304,8 @@ def compare_results(
         alpha=alpha,
         missing=missing,
         refusals=refusal_table(named),
+        shared=n_shared,
+        left_out=left_out,
     )
 
 

@@ -13,6 +13,7 @@ from cofe.adapters._base import StagedPipeline
 from cofe.adapters._trace import ChunkRegistry
 from cofe.llm import Endpoint
 from cofe.pipeline._chunk import Splitter, check_chunking, split_documents
+from cofe.pipeline._embed import Embedder, language_mismatch
 from cofe.pipeline._generate import ExtractiveGenerator, OpenAIGenerator
 from cofe.pipeline._rerank import CrossEncoderReranker, LLMReranker, MiniLMReranker
 from cofe.pipeline._retrieve import RetrieverKind, make_retriever
@@ -82,6 +83,23 @@ class DefaultPipeline(StagedPipeline):
         if self.rerank is not None:
             described.update(self.rerank.describe())
         return described
+
+    def check_queries(self, queries: list[str]) -> list[str]:
+        """Warnings about these questions before any is answered: an embedding model whose
+        languages do not cover theirs (CJK questions, the English-only MiniLM)."""
+        uses: dict[int, tuple[Embedder, list[str]]] = {}
+        parts = getattr(self.retriever, "parts", (self.retriever,))
+        for part, use in [*((p, "dense retrieval") for p in parts), (self.rerank, "reranking")]:
+            embedder = getattr(part, "embedder", None)
+            if isinstance(embedder, Embedder):
+                uses.setdefault(id(embedder), (embedder, []))[1].append(use)
+        found = []
+        for embedder, used in uses.values():
+            message = language_mismatch(embedder.name, embedder.languages, queries,
+                                        " and ".join(used))  # fmt: skip
+            if message:
+                found.append(message)
+        return found
 
     @property
     def usage(self) -> dict[str, dict[str, float]]:

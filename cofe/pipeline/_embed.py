@@ -8,9 +8,42 @@ from functools import cache
 import numpy as np
 
 from cofe._cache import Cache, content_key, text_digests
+from cofe.matching import is_cjk
 from cofe.pipeline._offline import OfflineSetupError, quiet_environment
 
 MINILM = "all-MiniLM-L6-v2"
+# the languages a packaged model was trained for (a model folder the user gives: unknown)
+MODEL_LANGUAGES = {MINILM: frozenset({"en"})}
+CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+# a question is in a CJK language when at least this share of its letters are CJK; the
+# warning is given when at least this share of the questions are
+CJK_LETTERS = 0.3
+CJK_QUESTIONS = 0.1
+
+
+def _is_cjk_letter(char: str) -> bool:
+    return is_cjk(char) or "\uac00" <= char <= "\ud7af"  # Han, kana, or Hangul syllables
+
+
+def is_cjk_text(text: str) -> bool:
+    """Whether a text is written mostly in Chinese, Japanese or Korean."""
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(map(_is_cjk_letter, letters)) >= CJK_LETTERS * len(letters)
+
+
+def language_mismatch(model: str, languages: frozenset[str] | None, queries: list[str],
+                      used_for: str) -> str | None:  # fmt: skip
+    """Why ``model`` will rank these questions badly (CJK questions, a model without a CJK
+    language), or None: nothing known against it."""
+    if languages is None or languages & CJK_LANGUAGES or not queries:
+        return None
+    cjk = sum(map(is_cjk_text, queries))
+    if cjk == 0 or cjk < CJK_QUESTIONS * len(queries):
+        return None
+    return (f"{model}, the embedding model of {used_for}, reads {'/'.join(sorted(languages))} "
+            f"only, and {cjk} of {len(queries)} questions ({cjk / len(queries):.0%}) are in "
+            "Chinese, Japanese or Korean: its rankings of them are close to chance. Use "
+            "--retriever bm25 (it reads CJK character by character) or a multilingual model")  # fmt: skip
 
 
 def minilm_path() -> str:
@@ -30,6 +63,7 @@ class Embedder:
     def __init__(self, model_path: str | None = None, *, batch_size: int = 64) -> None:
         self.model_path = model_path or minilm_path()
         self.name = MINILM if model_path is None else model_path
+        self.languages = MODEL_LANGUAGES.get(self.name)  # None: not known
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()

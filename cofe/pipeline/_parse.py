@@ -49,6 +49,29 @@ PDF_HINT = (
     "PDF parsing needs unstructured-inference without its dependencies (they would pull a CUDA "
     "torch): pip install --no-deps unstructured-inference==1.6.14"
 )
+# the packages of the modules unstructured and unstructured-inference import to read a PDF's
+# text layer (strategy "fast"), where the module's name is not the package's
+_PDF_PACKAGES = {
+    "cv2": "opencv-python-headless",
+    "pdfminer": "pdfminer.six",
+    "pi_heif": "pi-heif",
+    "PIL": "pillow",
+    "huggingface_hub": "huggingface_hub",
+}
+
+
+def pdf_hint(error: ImportError) -> str:
+    """What to install when reading a PDF failed on a missing module: the package that is
+    really missing (unstructured-inference itself, or one of the modules it imports)."""
+    module = (error.name or "").split(".")[0]
+    if not module or module == "unstructured_inference":
+        return f"{PDF_HINT} ({error})"
+    if not isinstance(error, ModuleNotFoundError):  # there, but not the version expected
+        return (f"PDF parsing could not import what it needs ({error}): reinstall the PDF "
+                'dependencies with pip install "cofe[pdf]"')  # fmt: skip
+    package = _PDF_PACKAGES.get(module, module.replace("_", "-"))
+    return (f"PDF parsing needs {package} (no module named {module!r}): pip install {package} "
+            '(pip install "cofe[pdf]" installs all of the PDF dependencies)')  # fmt: skip
 
 
 @dataclass
@@ -134,12 +157,13 @@ def _partition(path: Path, kind: str) -> list:
     """The partitioner the extension names (not content sniffing: a corrupt .docx must fail)."""
     offline_unstructured()
     if kind == "pdf":
-        try:
+        try:  # unstructured imports some of what it needs only once it reads the file
             from unstructured.partition.pdf import partition_pdf
+
+            # "fast" reads the text layer with pdfminer: no OCR model, no layout model
+            return partition_pdf(filename=str(path), strategy="fast", languages=["eng"])
         except ImportError as error:
-            raise RuntimeError(f"{PDF_HINT} ({error})") from None
-        # "fast" reads the text layer with pdfminer: no OCR model, no layout model
-        return partition_pdf(filename=str(path), strategy="fast", languages=["eng"])
+            raise RuntimeError(pdf_hint(error)) from None
     module, name = _PARTITIONERS[kind]
     partition = getattr(importlib.import_module(module), name)
     if kind in ZIP_KINDS:

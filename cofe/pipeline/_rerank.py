@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import BaseModel, Field, create_model
 
 from cofe._cache import Cache
+from cofe._progress import progress_wanted
 from cofe.llm import Endpoint, LLMClient, Usage
 from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.runlog import Chunk
@@ -27,7 +28,8 @@ class MiniLMReranker:
         self._vectors: dict[str, np.ndarray] = {}
 
     def prepare(self, chunks: list[Chunk], cache: Cache | None) -> None:
-        matrix = self.embedder.encode_cached([c.text for c in chunks], cache)
+        texts = [c.text for c in chunks]
+        matrix = self.embedder.encode_cached(texts, cache, progress=progress_wanted())
         self._vectors = {c.chunk_id: matrix[i] for i, c in enumerate(chunks)}
 
     def __call__(self, query: str, candidates: list[Chunk]) -> list[tuple[Chunk, float]]:

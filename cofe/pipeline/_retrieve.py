@@ -8,6 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from cofe._cache import Cache, content_key, text_digests
+from cofe._progress import progress_wanted
 from cofe.matching import strict_tokens
 from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.runlog import Chunk
@@ -87,7 +88,8 @@ class DenseRetriever:
         self._matrix: np.ndarray | None = None
 
     def index(self, chunks: list[Chunk], cache: Cache | None) -> None:
-        self._matrix = self.embedder.encode_cached([c.text for c in chunks], cache)
+        texts = [c.text for c in chunks]
+        self._matrix = self.embedder.encode_cached(texts, cache, progress=progress_wanted())
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         if self._matrix is None:

@@ -78,6 +78,10 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
     for run, ids in comparison.missing.items():
         lines.append(f"{run}: {len(ids)} sample(s) the other runs have are missing, e.g. "
                      + ", ".join(ids[:3]))  # fmt: skip
+    if comparison.shared is not None:
+        left = ", ".join(f"{run} {n}" for run, n in comparison.left_out.items())
+        lines.append(f"Compared on the {comparison.shared} sample(s) every run has (same id, "
+                     f"query type and source); left out: {left}")  # fmt: skip
     return "\n".join(lines)
 
 

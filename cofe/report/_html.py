@@ -12,6 +12,7 @@ it as text and runs nothing.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,6 +26,14 @@ from cofe.compare import ALL, Comparison
 from cofe.diagnose import STEPS
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
 from cofe.judges import Judgement, read_judgements
+from cofe.matching import (
+    MatchMode,
+    is_cjk,
+    label_problem,
+    normalize_cofe_rag,
+    normalize_strict,
+    strict_tokens,
+)
 from cofe.report import _svg
 from cofe.results import ScoreResult
 from cofe.runlog import RunLog
@@ -193,8 +202,7 @@ def _refusals(runs: Sequence[RunForReport]) -> str:
         "<section id='refusals'><h2>Refusals</h2>"
         + _table(["run", "query type", "answered", "refused", "refusal rate"], rates)
         + "<h3>The answer's measures over all samples and over answered ones</h3>"
-        + _table(["run", "measure", "mean (all)", "samples", "mean (answered)", "answered"],
-                 means)
+        + _table(["run", "measure", "mean (all)", "samples", "mean (answered)", "answered"], means)
         + "</section>"
     )
 
@@ -258,12 +266,113 @@ def _comparison(comparison: Comparison) -> str:
     return f"<section id='comparison'><h2>Comparison</h2>{''.join(parts)}</section>"
 
 
-def _highlight(text: str, keywords: Sequence[str]) -> str:
-    """``text`` escaped, with every case-insensitive occurrence of a keyword in <mark>."""
-    spans: list[tuple[int, int]] = []
-    for keyword in {k.strip() for k in keywords if k.strip()}:
-        for match in re.finditer(re.escape(keyword), text, flags=re.IGNORECASE):
-            spans.append(match.span())
+# strict mode drops a comma or apostrophe grouping thousands ("8,700" is the token "8700")
+_GROUPING = re.compile(r"(?<=\d)[,'](?=\d{3}(?!\d))")
+_TOKEN_CHAR = re.compile(r"[^\W_]")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _folded(text: str, fold) -> tuple[str, list[int]]:
+    """``text`` folded character by character, with each folded character's origin in it."""
+    chars: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        for c in fold(ch):
+            chars.append(c)
+            origin.append(i)
+    return "".join(chars), origin
+
+
+def _strict_token_spans(text: str) -> list[tuple[str, int, int]] | None:
+    """The strict-mode tokens of ``text`` with where each is in it (None: they could not be
+    placed exactly, so nothing is marked rather than something cofe did not match)."""
+    folded, origin = _folded(text, lambda ch: unicodedata.normalize("NFKC", ch).casefold())
+    grouping = {m.start() for m in _GROUPING.finditer(folded)}
+    spans: list[tuple[str, int, int]] = []
+    current: list[str] = []
+    first = last = 0
+
+    def close() -> None:
+        if current:
+            spans.append(("".join(current), origin[first], origin[last] + 1))
+            current.clear()
+
+    for j, c in enumerate(folded):
+        if is_cjk(c):
+            close()
+            spans.append((c, origin[j], origin[j] + 1))
+        elif _TOKEN_CHAR.match(c):
+            if not current:
+                first = j
+            current.append(c)
+            last = j
+        elif j not in grouping:  # a grouping separator sits inside its number's token
+            close()
+    close()
+    if [token for token, _, _ in spans] != strict_tokens(text):
+        return None
+    return spans
+
+
+def _strict_marks(text: str, keywords: Sequence[str]) -> list[tuple[int, int]]:
+    """Whole-token occurrences of the usable keywords, as strict mode matches them: a bad
+    label (one letter, only stopwords) is never marked, and "p" never inside "complexity"."""
+    wanted = set()
+    for keyword in keywords:
+        tokens = tuple(strict_tokens(keyword))
+        if tokens and label_problem(normalize_strict(keyword), MatchMode.STRICT) is None:
+            wanted.add(tokens)
+    if not wanted:
+        return []
+    spans = _strict_token_spans(text)
+    if spans is None:
+        return []
+    tokens = [token for token, _, _ in spans]
+    marks = []
+    for phrase in wanted:
+        n = len(phrase)
+        for i in range(len(tokens) - n + 1):
+            if tokens[i] == phrase[0] and tuple(tokens[i : i + n]) == phrase:
+                marks.append((spans[i][1], spans[i + n - 1][2]))
+    return marks
+
+
+def _cofe_rag_marks(text: str, keywords: Sequence[str]) -> list[tuple[int, int]]:
+    """Occurrences as the cofe-rag mode matches them: substrings of the text with every
+    non-word character removed (bad labels included: that mode matches them, and says so)."""
+    wanted = {k for k in map(normalize_cofe_rag, keywords) if k}
+    if not wanted:
+        return []
+    folded, origin = _folded(text, lambda ch: ch.lower() if _WORD_CHAR.match(ch) else "")
+    merged: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    j = 0
+    while j < len(folded):  # "一一" is folded into one "一", as the reference does
+        pair = folded.startswith("一一", j)
+        merged.append(folded[j])
+        starts.append(origin[j])
+        ends.append(origin[j + 1 if pair else j] + 1)
+        j += 2 if pair else 1
+    normal = "".join(merged)
+    if normal != normalize_cofe_rag(text):
+        return []
+    marks = []
+    for keyword in wanted:
+        at = normal.find(keyword)
+        while at >= 0:
+            marks.append((starts[at], ends[at + len(keyword) - 1]))
+            at = normal.find(keyword, at + 1)
+    return marks
+
+
+def _highlight(text: str, keywords: Sequence[str], mode: MatchMode = MatchMode.STRICT) -> str:
+    """``text`` escaped, with every occurrence cofe matches of a keyword in <mark>: whole
+    tokens in strict mode (a rejected bad label never), plain substrings in cofe-rag mode."""
+    if mode is MatchMode.COFE_RAG:
+        spans = _cofe_rag_marks(text, keywords)
+    else:
+        spans = _strict_marks(text, keywords)
     spans.sort()
     out, at = [], 0
     for start, end in spans:
@@ -284,6 +393,12 @@ def _keywords(sample: EvalSample | None) -> list[str]:
         return []
     words = [a for point in sample.fine_keywords for k in point for a in keyword_alternatives(k)]
     return words + list(sample.coarse_keywords)
+
+
+def _mode(run: RunForReport) -> MatchMode:
+    """How the run was scored: keywords are marked as that mode matches them."""
+    mode = getattr(run.result.config, "mode", MatchMode.STRICT)
+    return MatchMode(mode)
 
 
 _GOOD = ("pass", "pass_to_context", "pass_to_pool", "pass_to_corpus", "pass_to_parse")
@@ -347,6 +462,7 @@ def _card(run: RunForReport, v: pd.Series, points) -> str:
     sample = (run.samples or {}).get(sid)
     record = (run.records or {}).get(sid)
     keywords = _keywords(sample)
+    mode = _mode(run)
     doc = v["source"] if isinstance(v["source"], str) else ""
     data = {"run": run.name, "verdict": v["verdict"], "qtype": v["query_type"], "doc": doc}
     attrs = "".join(f" data-{k}='{escape(str(x), quote=True)}'" for k, x in data.items())
@@ -369,9 +485,9 @@ def _card(run: RunForReport, v: pd.Series, points) -> str:
         header = ["information point", "parsed", "in corpus", "one chunk", "pool rank",
                   "context rank", "in answer", "lost at"]  # fmt: skip
         parts.append(_table(header, [[None if pd.isna(x) else x for x in r] for r in rows]))
-    parts.append(_context(run, record, keywords))
+    parts.append(_context(run, record, keywords, mode))
     if record is not None and record.answer is not None:
-        parts.append(f"<div><b>Answer:</b> {_highlight(record.answer, keywords)}</div>")
+        parts.append(f"<div><b>Answer:</b> {_highlight(record.answer, keywords, mode)}</div>")
     judgement = (run.judgements or {}).get(sid)
     if judgement is not None and judgement.claims:
         parts.append(_claims(judgement))
@@ -406,7 +522,8 @@ def _flag(value: object) -> str | None:
     return "yes" if bool(value) else "no"
 
 
-def _context(run: RunForReport, record: Outputs | None, keywords: list[str]) -> str:
+def _context(run: RunForReport, record: Outputs | None, keywords: list[str],
+             mode: MatchMode) -> str:  # fmt: skip
     if record is None or run.log is None:
         return ""
     top_k = run.result.shape.get("top_k") or 4
@@ -417,7 +534,7 @@ def _context(run: RunForReport, record: Outputs | None, keywords: list[str]) -> 
         text = chunk.text if chunk is not None else "(not in the run's corpus)"
         cut = text[:CHUNK_CHARS] + ("…" if len(text) > CHUNK_CHARS else "")
         chunks.append(f"<div class='chunk'><span class='muted'>#{rank} "
-                      f"{escape(ref.chunk_id)}</span>\n{_highlight(cut, keywords)}</div>")  # fmt: skip
+                      f"{escape(ref.chunk_id)}</span>\n{_highlight(cut, keywords, mode)}</div>")  # fmt: skip
     if not chunks:
         return ""
     return "<details><summary>What the generator saw</summary>" + "".join(chunks) + "</details>"

@@ -5,7 +5,20 @@
 scorer's internals.
 """
 
-from cofe.results._files import RESULTS_SCHEMA_VERSION, SCORE_FILES, read_scores, scores_folder
+from cofe.results._files import (
+    RESULTS_SCHEMA_VERSION,
+    SCORE_FILES,
+    read_scores,
+    scores_folder,
+    spreadsheet_safe,
+)
 from cofe.results._result import ScoreResult
 
-__all__ = ["RESULTS_SCHEMA_VERSION", "SCORE_FILES", "ScoreResult", "read_scores", "scores_folder"]
+__all__ = [
+    "RESULTS_SCHEMA_VERSION",
+    "SCORE_FILES",
+    "ScoreResult",
+    "read_scores",
+    "scores_folder",
+    "spreadsheet_safe",
+]

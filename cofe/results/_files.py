@@ -18,6 +18,7 @@ import pandas as pd
 
 from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
+from cofe._text import FORMULA_START, neutralise, restore
 from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, typed
 from cofe.results._result import ScoreResult
 
@@ -25,7 +26,13 @@ if TYPE_CHECKING:
     from cofe.stages._config import ScoreConfig
 
 # 4: points.csv gains answer_decision and answer_rule (an older folder reads with them empty)
-RESULTS_SCHEMA_VERSION = 4
+# 5: text cells a spreadsheet would run as a formula (=, +, -, @, tab, CR) or starting with an
+#    apostrophe are written with a leading apostrophe, removed again on reading (older folders
+#    are read as they are)
+RESULTS_SCHEMA_VERSION = 5
+NEUTRALISED_SINCE = 5
+# rows end in CRLF (RFC 4180): a cell holding a carriage return is then quoted, and read back
+EOL = "\r\n"
 # version 1 had no verdicts.source column: read as missing (no clustering by document);
 # version 2 had no verdicts.answered and .refusal: read as missing (refusals unknown)
 SUMMARY = "summary.json"
@@ -119,7 +126,7 @@ class ScoresWriter:
             for name, tmp in self._tmp.items():
                 self._handles[name] = handle = tmp.open("w", encoding="utf-8", newline="")
                 if name in CSV_TABLES:  # the header, even when no row follows
-                    typed(pd.DataFrame(), name).to_csv(handle, index=False)
+                    typed(pd.DataFrame(), name).to_csv(handle, index=False, lineterminator=EOL)
         except BaseException:
             self.__exit__()
             raise
@@ -135,7 +142,9 @@ class ScoresWriter:
     def add_table(self, name: str, frame: pd.DataFrame) -> None:
         frame = typed(frame, name)
         if len(frame):
-            frame.to_csv(self._handles[name], index=False, header=False)
+            _cells(frame, name, neutralise).to_csv(
+                self._handles[name], index=False, header=False, lineterminator=EOL
+            )
 
     def add_problems(self, problems: list[InputProblem]) -> None:
         rows = [{"file": p.file, "line": p.line, "field": p.field, "message": p.message}
@@ -158,7 +167,39 @@ class ScoresWriter:
             tmp.unlink(missing_ok=True)
 
 
-def _read_csv(path: Path, table: str) -> pd.DataFrame:
+def _cells(frame: pd.DataFrame, table: str, change) -> pd.DataFrame:
+    """``frame`` with ``change`` (``neutralise`` or ``restore``) applied to the text cells that
+    need it: a keyword, an id or a query type cannot become a spreadsheet formula."""
+    starts = FORMULA_START if change is neutralise else ("'",)
+    frame = frame.copy(deep=False)
+    for column, kind in TABLES[table].items():
+        if kind not in (TEXT, MAYBE_TEXT) or not len(frame):
+            continue
+        values = frame[column]
+        # each distinct value looked at once (ids, steps and measures repeat on every row)
+        changed = {v: change(v) for v in pd.unique(values.dropna()) if v.startswith(starts)}
+        if changed:
+            hit = values.isin(list(changed))
+            values = values.copy()
+            values[hit] = values[hit].map(changed)
+            frame[column] = values.astype(kind)
+    return frame
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Any table about to be written as CSV (a comparison's, a sweep's) with every text cell a
+    spreadsheet would run as a formula neutralised (``cofe._text.neutralise``)."""
+    frame = frame.copy(deep=False)
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+            frame[column] = values.map(
+                lambda v: neutralise(v) if isinstance(v, str) else v, na_action="ignore"
+            )
+    return frame
+
+
+def _read_csv(path: Path, table: str, *, neutralised: bool = True) -> pd.DataFrame:
     columns = TABLES[table]
     text_columns = [c for c, kind in columns.items() if kind in (TEXT, MAYBE_TEXT)]
     frame = pd.read_csv(
@@ -172,7 +213,8 @@ def _read_csv(path: Path, table: str) -> pd.DataFrame:
         raise InputError(
             InputProblem(str(path), 1, missing[0], f"column missing (expected {list(columns)})")
         )
-    return typed(frame, table)
+    frame = typed(frame, table)
+    return _cells(frame, table, restore) if neutralised else frame
 
 
 def read_scores(directory: str | os.PathLike[str]) -> ScoreResult:
@@ -216,7 +258,11 @@ def read_scores(directory: str | os.PathLike[str]) -> ScoreResult:
                 f"{RESULTS_SCHEMA_VERSION}); upgrade cofe",
             )
         )
-    tables = {name: _read_csv(folder / f"{name}.csv", name) for name in CSV_TABLES}
+    neutralised = version >= NEUTRALISED_SINCE
+    tables = {
+        name: _read_csv(folder / f"{name}.csv", name, neutralised=neutralised)
+        for name in CSV_TABLES
+    }
     verdict_rows = [
         json.loads(line)
         for line in (folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()

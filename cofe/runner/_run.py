@@ -22,7 +22,9 @@ import shutil
 import sys
 import time
 import traceback
+import warnings
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -78,7 +80,9 @@ class RunReport:
     parse_problems: list[InputProblem] = field(default_factory=list)
     evalset_problems: list[InputProblem] = field(default_factory=list)
     errors: Counter = field(default_factory=Counter)
-    seconds: dict[str, float] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)  # build, parse, prepare, answer, total
+    prepare_parts: dict[str, float] = field(default_factory=dict)  # the pipeline's own timings
+    warnings: list[str] = field(default_factory=list)  # said before the first question too
 
     def summary(self) -> str:
         lines = [
@@ -91,14 +95,22 @@ class RunReport:
                 if self.errors
                 else ""
             ),
-            "  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items()),
+            "  time: " + ", ".join(self._timed(k, v) for k, v in self.seconds.items()),
         ]
+        for warning in self.warnings:
+            lines.append(f"  warning: {warning}")
         for problem in self.parse_problems:
             lines.append(f"  parse problem: {problem}")
         if self.evalset_problems:
             lines.append(f"  {len(self.evalset_problems)} eval-set record(s) skipped, first: "
                          f"{self.evalset_problems[0]}")  # fmt: skip
         return "\n".join(lines)
+
+    def _timed(self, part: str, seconds: float) -> str:
+        text = f"{part} {seconds:.1f}s"
+        if part == "prepare" and self.prepare_parts:
+            text += " (" + ", ".join(f"{k} {v:.1f}s" for k, v in self.prepare_parts.items()) + ")"
+        return text
 
 
 def package_versions() -> dict[str, str]:
@@ -231,6 +243,7 @@ def run_pipeline(
     progress: bool | None = None,
     run_id: str | None = None,
     use_async: bool = False,
+    build_seconds: float | None = None,
 ) -> RunReport:
     """Answer every sample of ``evalset`` with ``pipeline`` and record the run in ``out``.
 
@@ -239,7 +252,8 @@ def run_pipeline(
     LlamaIndex index). Safe to call again after a crash: see the module doc.
     ``use_async``: drive the pipeline's async path on one asyncio event loop
     (``concurrency`` queries at a time) instead of a thread pool -- for async
-    engines (a LlamaIndex engine's ``aquery``).
+    engines (a LlamaIndex engine's ``aquery``). ``build_seconds``: how long building the
+    pipeline took before this call (``cofe run`` measures it), shown and counted in the total.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
@@ -250,6 +264,8 @@ def run_pipeline(
     progress = sys.stderr.isatty() if progress is None else progress
     timings: dict[str, float] = {}
     started = time.perf_counter()
+    if build_seconds is not None:
+        timings["build"] = build_seconds
 
     evalset_path = Path(evalset)
     evalset_sha = file_sha256(evalset_path)
@@ -261,6 +277,7 @@ def run_pipeline(
     if callable(check_sources):  # documents matching none of the eval set's sources, or a
         # corpus that cannot be read, refused before the first query (a ValueError naming them)
         check_sources([s.source.doc for s in eval_data.samples if s.source])
+    run_warnings = _query_warnings(pipeline, eval_data.samples)
     config = pipeline.describe()
     shape = pipeline_shape(pipeline, config)
     manifest = Manifest(
@@ -273,7 +290,9 @@ def run_pipeline(
     )
 
     _check_out_folder(out, evalset_path, fresh)
-    with run_folder_lock(out, purpose="cofe run"):  # one writer per folder
+    created = not out.exists()
+    marked = os.path.lexists(out / LOCK)
+    with run_folder_lock(out, purpose="cofe run"), _unmarked_on_failure(out, created, marked):
         resumed = (out / MANIFEST).exists() and not fresh
         if resumed:
             _check_resumable(out, manifest)
@@ -289,7 +308,8 @@ def run_pipeline(
             timings["parse"] = parsed.seconds
             if not documents:
                 raise InputError(InputProblem(str(docs), None, None,
-                    f"no document could be parsed ({len(parse_problems)} problem(s))"))  # fmt: skip
+                    f"no document could be parsed ({len(parse_problems)} problem(s))"
+                    + "".join(f"\n  {p}" for p in parse_problems)))  # fmt: skip
         if documents is None:
             documents = getattr(pipeline, "documents", None) or []
         fingerprints = _fingerprints(documents)
@@ -299,6 +319,7 @@ def run_pipeline(
         t = time.perf_counter()
         registry = pipeline.prepare(documents, cache)
         timings["prepare"] = time.perf_counter() - t
+        prepare_parts = getattr(pipeline, "timings", None)
 
         writer = RunWriter(out)
         if resumed:
@@ -314,6 +335,8 @@ def run_pipeline(
             write_jsonl(out / CHUNKS, registry.chunks)
             registry.take_new()  # written just above: not to be appended again by the first flush
             meta = {"parse_problems": [str(p) for p in parse_problems]}
+            if run_warnings:
+                meta["warnings"] = run_warnings
             update = {"meta": meta, "document_sha256": fingerprints}
             writer.start(manifest.model_copy(update=update), evalset_path)
 
@@ -324,7 +347,11 @@ def run_pipeline(
         t = time.perf_counter()
         _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors, use_async)
         timings["answer"] = time.perf_counter() - t
-        timings["total"] = time.perf_counter() - started
+        total = time.perf_counter() - started + (build_seconds or 0.0)
+        other = total - sum(timings.values())
+        if other >= 0.05:  # reading and checking the eval set, writing the corpus, ...
+            timings["other"] = other
+        timings["total"] = total
         return RunReport(
             run_dir=out,
             samples=len(eval_data.samples),
@@ -337,7 +364,41 @@ def run_pipeline(
             evalset_problems=eval_data.problems,
             errors=errors,
             seconds={k: round(v, 2) for k, v in timings.items()},
+            prepare_parts=(
+                {k: round(float(v), 2) for k, v in prepare_parts.items()}
+                if isinstance(prepare_parts, dict)
+                else {}
+            ),
+            warnings=run_warnings,
         )
+
+
+def _query_warnings(pipeline: Pipeline, samples: list[EvalSample]) -> list[str]:
+    """What the pipeline says against these questions (an embedding model that does not
+    read their language), each said at once as a warning and kept for the manifest."""
+    check_queries = getattr(pipeline, "check_queries", None)
+    if not callable(check_queries):
+        return []
+    found = [str(w) for w in check_queries([s.query for s in samples])]
+    for warning in found:
+        warnings.warn(warning, UserWarning, stacklevel=2)
+    return found
+
+
+@contextlib.contextmanager
+def _unmarked_on_failure(out: Path, created: bool, marked: bool) -> Iterator[None]:
+    """A run that fails before writing anything (no document parsed, a pipeline that cannot
+    prepare) leaves no lock file, nor the folder it created: nothing of cofe's is there.
+    Runs inside the lock, so the file goes before another process can take it."""
+    try:
+        yield
+    except BaseException:
+        if not marked and not (out / MANIFEST).exists():
+            with contextlib.suppress(OSError):
+                (out / LOCK).unlink()
+                if created:
+                    out.rmdir()  # only when empty: nothing of anyone's is removed
+        raise
 
 
 def _recorded_chunk_ids(out: Path) -> set[str]:

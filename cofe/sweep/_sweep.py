@@ -30,7 +30,7 @@ from cofe._cache import Cache
 from cofe.compare import holm, mean_ci, paired_difference
 from cofe.compare._compare import cluster_labels, refusal_table, source_clusters, value_tables
 from cofe.measures import parse_measure
-from cofe.results import ScoreResult, scores_folder
+from cofe.results import ScoreResult, scores_folder, spreadsheet_safe
 from cofe.stages import ScoreConfig, score_run
 
 
@@ -68,8 +68,8 @@ class SweepResult:
     def write(self, directory: str | os.PathLike[str]) -> Path:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        self.best.to_csv(out / "best.csv", index=False)
-        self.means.to_csv(out / "means.csv", index=False)
+        spreadsheet_safe(self.best).to_csv(out / "best.csv", index=False)  # no formula cells
+        spreadsheet_safe(self.means).to_csv(out / "means.csv", index=False)
         summary = {
             "cells": [{"name": c.name, "params": c.params} for c in self.cells],
             "alpha": self.alpha,

@@ -67,4 +67,6 @@ def test_output_piped_to_a_reader_that_stops_is_not_a_traceback(tmp_path, run_di
     process.stdout.close()  # as `| head` does once it has what it wants
     err = process.stderr.read()
     process.wait(timeout=120)
-    assert process.returncode == 141 and err == "", err
+    assert process.returncode == 141, err
+    # stderr is no terminal here: only cofe's progress line, no traceback (issue 29)
+    assert all(line.startswith("indexing ") for line in err.splitlines()), err
