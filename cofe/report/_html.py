@@ -479,11 +479,11 @@ def _card(run: RunForReport, v: pd.Series, points) -> str:
     if sid in points.groups:
         rows = [
             [p["keywords"], _flag(p["parse"]), _flag(p["corpus"]), _flag(p["intact"]),
-             p["pool_rank"], p["context_rank"], _flag(p["answer"]), p["lost_at"]]
+             p["pool_rank"], p["context_rank"], _flag(p["answer"]), _conveyed(p), p["lost_at"]]
             for _, p in points.get_group(sid).iterrows()
         ]  # fmt: skip
         header = ["information point", "parsed", "in corpus", "one chunk", "pool rank",
-                  "context rank", "in answer", "lost at"]  # fmt: skip
+                  "context rank", "in answer as written", "conveyed (by)", "lost at"]  # fmt: skip
         parts.append(_table(header, [[None if pd.isna(x) else x for x in r] for r in rows]))
     parts.append(_context(run, record, keywords, mode))
     if record is not None and record.answer is not None:
@@ -514,6 +514,15 @@ def _claims(judgement: Judgement) -> str:
         for c in judgement.claims
     )
     return f"<div><b>Claims (judge {escape(judgement.model)}):</b><ul>{items}</ul></div>"
+
+
+def _conveyed(point: pd.Series) -> str | None:
+    """The answer step's decision on a point and the rule that decided: "undecided
+    (paraphrase)", "present (judge)"."""
+    decision, rule = point.get("answer_decision"), point.get("answer_rule")
+    if not isinstance(decision, str):
+        return None
+    return f"{decision} ({rule})" if isinstance(rule, str) else decision
 
 
 def _flag(value: object) -> str | None:

@@ -131,3 +131,14 @@ def test_refusals_and_the_answered_only_means_are_in_the_report(tmp_path):
     section = section[: section.index("</section>")]
     assert "<td>all</td><td>3</td><td>1</td><td>0.333</td>" in section
     assert "mean (answered)" in section and "KeywordRecall" in section
+
+
+def test_a_case_shows_how_the_answer_step_decided_each_point(tmp_path):
+    from tests.stages.test_answer_step import ANSWERS, make_run
+
+    run = make_run(tmp_path / "run", {"lacks": ANSWERS["lacks"]})
+    out = tmp_path / "report.html"
+    assert main(["report", str(run), "-o", str(out)]) == 0
+    cases = out.read_text(encoding="utf-8").split("<section id='cases'>", 1)[1]
+    assert "conveyed (by)" in cases
+    assert "present (verbatim)" in cases and "absent (paraphrase)" in cases
