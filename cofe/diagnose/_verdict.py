@@ -226,9 +226,7 @@ def _undecided(
     shown = "; ".join(f"point {p} [{point_labels[p]}]: {last.why(p)}" for p in open_points)
     earlier = [o for o in judged if o is not last]
     settle = f" ({last.settle})" if last.settle else ""
-    text = (
-        f"the {last.step} step is undecided for {len(open_points)} point(s){settle}: {shown}"
-    )
+    text = f"the {last.step} step is undecided for {len(open_points)} point(s){settle}: {shown}"
     if not earlier:
         return Diagnosis(Verdict.UNSCORABLE, None, text, tuple(None for _ in point_labels))
     before = earlier[-1]

@@ -34,11 +34,9 @@ _JUDGED = {
     "partial": Decision.PARTIAL,
     "not_support": Decision.ABSENT,
 }
-
-
 _NOT_WRITTEN = PointDecision(Decision.ABSENT, Rule.VERBATIM, "not found as written")
-# an answer made of its context's (or source's) own sentences did not paraphrase: what it lacks as written,
-# it lacks (as for chunks, which copy their document)
+# an answer made of its context's (or source's) own sentences did not paraphrase: what it
+# lacks as written, it lacks (as for chunks, which copy their document)
 _COPIED = PointDecision(
     Decision.ABSENT,
     Rule.VERBATIM,
