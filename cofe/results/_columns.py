@@ -60,6 +60,12 @@ TABLES: dict[str, dict[str, str]] = {
 }
 
 
+# Text columns whose first character can come from a user's data (eval-set ids, keywords,
+# file names); every other text column starts with cofe's own words (a step, a measure, a
+# verdict, an explanation), so a spreadsheet formula can only start in these.
+USER_TEXT = frozenset({"sample_id", "keywords", "cut_keywords", "dropped_keywords", "source"})
+
+
 def typed(frame: pd.DataFrame, table: str) -> pd.DataFrame:
     """The frame with exactly the table's columns, in order, each of its declared type."""
     empty = pd.Series([None] * len(frame), index=frame.index, dtype=object)

@@ -19,7 +19,7 @@ import pandas as pd
 from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe._text import FORMULA_START, neutralise, restore
-from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, typed
+from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, USER_TEXT, typed
 from cofe.results._result import ScoreResult
 
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ def _cells(frame: pd.DataFrame, table: str, change) -> pd.DataFrame:
     starts = FORMULA_START if change is neutralise else ("'",)
     frame = frame.copy(deep=False)
     for column, kind in TABLES[table].items():
-        if kind not in (TEXT, MAYBE_TEXT) or not len(frame):
+        if column not in USER_TEXT or not len(frame):  # the rest start with cofe's words
             continue
         values = frame[column]
         # each distinct value looked at once (ids, steps and measures repeat on every row)
