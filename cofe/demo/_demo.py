@@ -118,7 +118,7 @@ def _side_by_side(results: dict[str, ScoreResult]) -> str:
 
 SHOWN = [("corpus", "ChunkIntegrity"), ("corpus", "EntityAnchoring"),
          ("pool", "KeywordRecall@30"), ("context", "KeywordRecall@4"),
-         ("answer", "RougeL"), ("answer", "Faithfulness"),
+         ("answer", "PointRecall"), ("answer", "RougeL"), ("answer", "Faithfulness"),
          ("answer", "AnswerCorrectness")]  # fmt: skip
 
 
