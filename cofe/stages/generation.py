@@ -3,12 +3,14 @@
 Per point, the strongest evidence decides, and the rule that decided is kept:
 
 1. *verbatim* -- every keyword found as written (the rule chunks are judged by);
-2. the LLM judge's label (``cofe judge``: support / partial / not_support), when the sample
-   was judged -- it overrides the offline matcher, never a verbatim match;
-3. *paraphrase* -- ``cofe.matching.AnswerMatcher``: content words, numbers and names
-   after normalisation; it may leave a point undecided.
+2. *paraphrase* -- ``cofe.matching.AnswerMatcher``: content words, numbers and names
+   after normalisation; present, absent, partial or undecided;
+3. the LLM judge's label (``cofe judge``: support / partial / not_support), when the sample
+   was judged -- it settles every point not shown present by 1 or 2, overriding the
+   matcher's absent, partial or undecided (a present point never needs a call).
 
-With ``answer_match="verbatim"`` step 3 is skipped: a point not found verbatim is absent.
+With ``answer_match="verbatim"`` step 2 is skipped: a point not found verbatim is absent
+unless the judge says otherwise.
 """
 
 from __future__ import annotations
@@ -119,10 +121,6 @@ def judge_answer(
         label = judged[point.index] if point.index < len(judged) else None
         if not absent:
             decision = _VERBATIM
-        elif label is not None:
-            decision = PointDecision(
-                _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
-            )
         elif not paraphrase:
             decision = _NOT_WRITTEN
         else:
@@ -133,5 +131,11 @@ def judge_answer(
             else:
                 matcher = matcher or AnswerMatcher(answer, question)
                 decision = matcher.point(point.texts)
+        if label is not None and decision.decision is not Decision.PRESENT:
+            # the judge settles what the words could not show conveyed (a present point
+            # never needs a call, and a weak judge cannot talk it away)
+            decision = PointDecision(
+                _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
+            )
         decisions.append(decision)
     return AnswerHits(tuple(hits), tuple(missing), tuple(decisions))

@@ -152,25 +152,31 @@ def test_verbatim_matching_is_the_old_rule(scored):
     assert _decisions(result, "paraphrase")[1] == ("absent", "verbatim")
 
 
-def test_judge_labels_override_the_matcher_but_not_a_verbatim_match(tmp_path):
+def test_judge_labels_settle_what_the_words_did_not_show_conveyed(tmp_path):
     run = make_run(tmp_path / "run", ANSWERS)
     log = read_run(run)
     from cofe.evalset import read_evalset
 
     samples = read_evalset(log.evalset_path).samples
     ctx = RunContext(log, samples, ScoreConfig())
-    cs = ctx.compiled["paraphrase"]
-    unit = [ctx.chunk_pos["c0"]]
-    # the judge says point 1 is not supported although the matcher finds it; point 0 is
-    # verbatim and stays present whatever the judge says
-    hits = judge_answer(ctx, cs, ANSWERS["paraphrase"], QUESTION, ("not_support", "not_support"),
-                        unit)  # fmt: skip
-    assert [d.decision for d in hits.decisions] == [Decision.PRESENT, Decision.ABSENT]
-    assert [d.rule for d in hits.decisions] == [Rule.VERBATIM, Rule.JUDGE]
-    # a partial label is partial; an undecided point is settled by the judge
-    hits = judge_answer(ctx, ctx.compiled["open"], ANSWERS["open"], QUESTION, (None, "partial"),
-                        unit)  # fmt: skip
-    assert hits.decisions[1].decision is Decision.PARTIAL and hits.conveyed[1] is False
-    hits = judge_answer(ctx, ctx.compiled["open"], ANSWERS["open"], QUESTION, (None, "support"),
-                        unit)  # fmt: skip
-    assert hits.conveyed == (True, True)
+    context = lambda: [ctx.chunks.text(ctx.chunk_pos["c0"])]  # noqa: E731
+
+    def decide(sample_id, labels):
+        cs = ctx.compiled[sample_id]
+        return judge_answer(ctx, cs, ANSWERS[sample_id], QUESTION, labels, context)
+
+    # a present point (verbatim, or shown by the matcher) never needs the judge, and a
+    # judge saying otherwise does not talk it away
+    hits = decide("paraphrase", ("not_support", "not_support"))
+    assert [d.decision for d in hits.decisions] == [Decision.PRESENT, Decision.PRESENT]
+    assert [d.rule for d in hits.decisions] == [Rule.VERBATIM, Rule.PARAPHRASE]
+    # the judge settles an undecided point either way, and a partial label is partial
+    for label, conveyed in (("support", True), ("not_support", False), ("partial", False)):
+        hits = decide("open", (None, label))
+        assert hits.decisions[1].rule is Rule.JUDGE and hits.conveyed[1] is conveyed
+    assert decide("open", (None, "partial")).decisions[1].decision is Decision.PARTIAL
+    # it overrides the matcher's absent (another value, or no trace) too
+    assert decide("wrong", (None, "support")).conveyed == (True, True)
+    assert decide("lacks", (None, "support")).decisions[1].rule is Rule.JUDGE
+    # and the copied-answer rule
+    assert decide("copied", ("support", None)).decisions[0].rule is Rule.JUDGE
