@@ -458,8 +458,9 @@ def _swapped(fragment: str, answer: str, missing: frozenset[str]) -> str:
     """A Chinese character of the fragment that the answer replaced inside the same phrase:
     "南非东开普省" said as "南非西开普省", "捐献" as "捐赠". One character carries a word's
     meaning (a direction, a rank, a synonym): the swap cannot be settled by characters."""
+    chars = {char for unit in missing if _cjk_unit(unit) for char in unit}
     for i, char in enumerate(fragment):
-        if char not in missing or i == 0 or i + 1 >= len(fragment):
+        if char not in chars or i == 0 or i + 1 >= len(fragment):
             continue
         before, after = fragment[i - 1], fragment[i + 1]
         if not (is_cjk(before) and is_cjk(after)):

@@ -80,6 +80,9 @@ def test_absence_needs_strong_evidence():
     assert decide("It was 1.142 GW.", "1,142") is Decision.UNDECIDED
     # a Chinese character swapped inside the phrase: undecided (东/西 or 捐献/捐赠)
     assert decide("机场位于南非西开普省", "南非东开普省") is Decision.UNDECIDED
+    # ... also inside a longer word: two words of three found would otherwise be enough
+    assert decide("他们决定捐赠土地建校。", "捐献土地建校") is Decision.UNDECIDED
+    assert decide("他们决定捐献土地建校。", "捐献土地建校") is Decision.PRESENT
 
 
 def test_points_combine_their_fragments():
