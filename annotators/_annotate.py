@@ -9,7 +9,9 @@ Files, next to ``out``:
 A segment's samples are appended *before* its progress line, so after a
 crash the samples of unfinished segments are removed and those segments are
 annotated again (the LLM cache makes that free); failed segments are tried
-again on the next run.
+again on the next run. ``limit`` annotates at most that many segments not yet
+done (the next run takes the rest); an endpoint that stops answering ends the
+run with ``EndpointDown`` (the segments done so far are kept).
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class AnnotationSummary:
     failures: list[str] = field(default_factory=list)
     out: Path | None = None
     accepted_now: int = 0  # accepted in this run: what this run's calls and tokens bought
+    left: int = 0  # segments not yet done, left by ``limit`` for the next run
 
     def to_dict(self) -> dict[str, Any]:
         per = self.accepted_now or None
@@ -101,11 +104,33 @@ class AnnotationSummary:
             "calls_per_accepted": round(self.usage["calls"] / per, 3) if per else None,
             "tokens_per_accepted": round(self.usage["total_tokens"] / per, 1) if per else None,
             "seconds": round(self.seconds, 2),
+            "segments_left": self.left,
             "failures": self.failures[:20],
         }
 
+    def why_none(self) -> str | None:
+        """Why no sample was accepted (one line), or None when some were, or there was
+        nothing to annotate."""
+        if self.accepted or not self.segments:
+            return None
+        if self.failed_segments == self.segments:
+            first = " ".join(self.failures[0].split()) if self.failures else "no reason recorded"
+            return f"no sample accepted: the call failed for every segment ({first})"
+        if not self.drafted:
+            return ("no sample accepted: the model drafted no query of the types asked for "
+                    "(replies with no query; see the progress file)")  # fmt: skip
+        rejected = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected_by_check.items()))
+        failed = f"; {self.failed_segments} segment(s) failed" if self.failed_segments else ""
+        return (f"no sample accepted: the checks rejected all {self.drafted} drafted "
+                f"queries ({rejected or 'none recorded'}){failed}")  # fmt: skip
+
     def render(self) -> str:
         d = self.to_dict()
+        usage = d["usage"]
+        failed = usage.get("failed_requests", 0)
+        per = (f"{d['calls_per_accepted']} calls and {d['tokens_per_accepted']} tokens per "
+               f"sample accepted in this run" if self.accepted_now
+               else "no sample accepted in this run")  # fmt: skip
         lines = [
             f"segments {self.segments} ({self.resumed_segments} already done before this run, "
             f"{self.failed_segments} failed)",
@@ -117,10 +142,12 @@ class AnnotationSummary:
                 + ("-" if c["acceptance"] is None else f"{c['acceptance']:.0%}")
                 for name, c in self.checks.items()
             ),
-            f"calls {d['usage']['calls']} (+{d['usage']['cached']} from cache, {d['usage']['repairs']} "
-            f"repairs), tokens {d['usage']['total_tokens']}, {d['calls_per_accepted']} calls and "
-            f"{d['tokens_per_accepted']} tokens per accepted sample, {d['seconds']} s",
+            f"calls {usage['calls']} answered" + (f", {failed} failed" if failed else "")
+            + f" (+{usage['cached']} from cache, {usage['repairs']} repairs), tokens "
+            f"{usage['total_tokens']}; {per}; {d['seconds']} s",
         ]  # fmt: skip
+        if self.left:
+            lines.append(f"{self.left} segment(s) left by --limit: run again to annotate them")
         lines += [f"failed: {f}" for f in self.failures[:5]]
         if self.out:
             lines.append(f"eval set: {self.out}  (progress: {progress_path(self.out)})")
@@ -216,8 +243,12 @@ def annotate(
     fresh: bool = False,
     progress: bool | None = None,
     cache=None,
+    limit: int | None = None,
 ) -> AnnotationSummary:
-    """Annotate every segment of the documents under ``docs`` into the eval set ``out``."""
+    """Annotate every segment of the documents under ``docs`` into the eval set ``out``
+    (at most ``limit`` segments not yet done: the next run takes the rest)."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
     config = config or AnnotateConfig()
     out = Path(out)
     state = progress_path(out)
@@ -243,6 +274,8 @@ def annotate(
     _restore(out, finished, checker)
     todo = [s for s in segments if s.segment_id not in finished]
     resumed = len(segments) - len(todo)
+    left = max(0, len(todo) - limit) if limit is not None else 0
+    todo = todo[: len(todo) - left]
 
     def call(segment: Segment):
         language = _language(segment, config)
@@ -280,15 +313,22 @@ def annotate(
             )
         append_jsonl(state, [record])
         previous[segment.segment_id] = record
+        if not result.ok:  # a dead endpoint stops the run, not each segment in turn
+            done = sum(1 for r in previous.values() if r.error is None)
+            client.check_endpoint(
+                f"stopped with {done} segment(s) annotated; they are kept in {out} (progress: "
+                f"{state}): run `cofe annotate` again to resume"
+            )
 
     thread_map(call, todo, finish, concurrency=config.concurrency,
                progress=("annotating", "segment") if progress else None, name="cofe-annotate")  # fmt: skip
     done_now = {s.segment_id for s in todo}
     return _summarise(segments, resumed, previous, done_now, client, out,
-                      time.perf_counter() - started)  # fmt: skip
+                      time.perf_counter() - started, left)  # fmt: skip
 
 
-def _summarise(segments, resumed, records, done_now, client, out, seconds) -> AnnotationSummary:
+def _summarise(segments, resumed, records, done_now, client, out, seconds,
+               left=0) -> AnnotationSummary:  # fmt: skip
     current = [records[s.segment_id] for s in segments if s.segment_id in records]
     stats = CheckStats()
     rejected = Counter()
@@ -314,4 +354,5 @@ def _summarise(segments, resumed, records, done_now, client, out, seconds) -> An
         failures=failures,
         out=out,
         accepted_now=accepted_now,
+        left=left,
     )

@@ -16,20 +16,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description=__doc__)  # fmt: skip
     p.add_argument("docs", type=Path, help="folder (or file) of documents")
     p.add_argument("-o", "--out", type=Path, required=True, help="eval set to write (JSONL)")
-    p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
-    p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
-    p.add_argument("--concurrency", type=int, default=4, help="calls at once (default 4)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per call (default 120)")
+    from cofe.cli._judge import add_llm_options
+
+    add_llm_options(p, limit="annotate at most N segments not yet annotated")
     p.add_argument("--retries", type=int, default=4, help="retries on 429/5xx/timeouts (default 4)")
     p.add_argument("--segment-tokens", type=int, default=400, help="segment size (default 400)")
-    p.add_argument("--max-segments", type=int, help="annotate only the first N segments")
+    p.add_argument("--max-segments", type=int,
+                   help="plan only the first N segments of the documents (the eval set's extent; "
+                        "--limit N annotates N more per run)")  # fmt: skip
     p.add_argument("--language", choices=["auto", "en", "zh"], default="auto")
-    p.add_argument(
-        "--json-mode",
-        choices=["off", "json_object", "json_schema"],
-        default="off",
-        help="ask the endpoint to constrain replies to JSON (small local models need it)",
-    )
     p.add_argument("--types", default="factual,analytical,comparative,tutorial")
     p.add_argument(
         "--cache", type=Path, help="cache folder for replies and parsing ('none' disables)"
@@ -75,9 +70,14 @@ def run_annotate(args: argparse.Namespace) -> int:
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout,
                                  max_retries=args.retries)  # fmt: skip
     client = LLMClient(endpoint, cache=cache, json_mode=args.json_mode)
-    summary = annotate(None, args.out, client, config, documents=documents, fresh=args.fresh)
+    summary = annotate(None, args.out, client, config, documents=documents, fresh=args.fresh,
+                       limit=args.limit)  # fmt: skip
     print(summary.render())
-    return 0 if summary.accepted or not summary.segments else 1
+    why = summary.why_none()
+    if why is not None:  # a failure always says why, in one line
+        print(f"cofe: error: {why}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -21,16 +21,29 @@ from cofe.llm import Endpoint, LLMClient, estimate_tokens
 from cofe.llm._client import JSON_MODES
 
 
+def add_llm_options(p: argparse.ArgumentParser, *, limit: str) -> None:
+    """The endpoint options every LLM pass takes (``cofe judge``, ``cofe monitor judge``,
+    ``cofe annotate``): where, how many calls at once, how long a request may take, the
+    JSON mode, and ``--limit N`` -- at most N of what ``limit`` names (a first look at a
+    slow model; the next pass takes the rest)."""
+    p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
+    p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
+    p.add_argument("--concurrency", type=int, default=4, help="calls at once (default 4)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds per request (default 120; a small local model may need more)")  # fmt: skip
+    p.add_argument("--json-mode", choices=JSON_MODES, default="off",
+                   help="ask the endpoint to constrain replies to JSON (small local models "
+                        "need it: json_object on llama.cpp)")  # fmt: skip
+    p.add_argument(
+        "--limit", type=int, metavar="N", help=f"{limit} (a first look; run again for the rest)"
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="label each answer's claims with an LLM judge",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("run_dir", type=Path)
-    p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
-    p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
-    p.add_argument("--concurrency", type=int, default=4)
-    p.add_argument("--limit", type=int, metavar="N",
-                   help="judge at most N samples not yet judged (a first look; run again "
-                        "for the rest)")  # fmt: skip
+    add_llm_options(p, limit="judge at most N samples not yet judged")
     p.add_argument(
         "--repeats",
         type=int,
@@ -38,8 +51,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="K",
         help="judge every sample K times and report the judge's agreement with itself",
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
-    p.add_argument("--json-mode", choices=JSON_MODES, default="off")
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
     p.add_argument(
         "--no-probe",

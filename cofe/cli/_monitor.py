@@ -74,10 +74,18 @@ def _store_location(p: argparse.ArgumentParser) -> None:
 
 def _store_option(p: argparse.ArgumentParser) -> None:
     _store_location(p)
-    p.add_argument("--window", type=_duration, default=None,
-                   help="window of the series, fixed when the store is created (default 5m)")
-    p.add_argument("--retain", type=_duration, default=None,
-                   help="keep traces this long (default 7d; 0 keeps them forever)")
+    p.add_argument(
+        "--window",
+        type=_duration,
+        default=None,
+        help="window of the series, fixed when the store is created (default 5m)",
+    )
+    p.add_argument(
+        "--retain",
+        type=_duration,
+        default=None,
+        help="keep traces this long (default 7d; 0 keeps them forever)",
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -92,8 +100,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--token-file", type=Path,
                    help=f"file holding the bearer token senders must give (or ${TOKEN_ENV}); "
                         "required off loopback")  # fmt: skip
-    c.add_argument("--refresh", type=_seconds, default=10.0,
-                   help="seconds between recomputing the windows that received traces")
+    c.add_argument(
+        "--refresh",
+        type=_seconds,
+        default=10.0,
+        help="seconds between recomputing the windows that received traces",
+    )
     c.set_defaults(run=_collect)
 
     i = verbs.add_parser("import", help="import exported spans from files")
@@ -101,20 +113,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     i.add_argument("files", type=Path, nargs="+")
     i.set_defaults(run=_import)
 
-    k = verbs.add_parser("canary", help="send a labelled eval set through the pipeline and score it")
+    k = verbs.add_parser(
+        "canary", help="send a labelled eval set through the pipeline and score it"
+    )
     _store_option(k)
     from cofe.cli._run import add_pipeline_options
 
     k.add_argument("--evalset", type=Path, required=True, help="the golden eval set (JSONL)")
-    k.add_argument("--runs", type=Path, default=Path("canary-runs"),
-                   help="folder of the rounds' run logs and scores (default canary-runs)")
+    k.add_argument(
+        "--runs",
+        type=Path,
+        default=Path("canary-runs"),
+        help="folder of the rounds' run logs and scores (default canary-runs)",
+    )
     how = k.add_mutually_exclusive_group(required=True)
     how.add_argument("--pipeline", help="'default' or module:factory (called in this process)")
-    how.add_argument("--send", metavar="URL",
-                     help="POST each query as JSON to the service and match its traces")
+    how.add_argument(
+        "--send", metavar="URL", help="POST each query as JSON to the service and match its traces"
+    )
     k.add_argument("--send-field", default="query", help="JSON field of the query (default query)")
-    k.add_argument("--wait", type=_seconds, default=120.0,
-                   help="seconds to wait for the service's traces (default 120)")
+    k.add_argument(
+        "--wait",
+        type=_seconds,
+        default=120.0,
+        help="seconds to wait for the service's traces (default 120)",
+    )
     k.add_argument("--docs", type=Path, help="documents for the pipeline (as for cofe run)")
     k.add_argument("--every", type=_positive_duration,
                    help="run a round every interval until stopped")  # fmt: skip
@@ -124,12 +147,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     j = verbs.add_parser("judge", help="label-free judged measures on a sampled share of traffic")
     _store_option(j)
-    j.add_argument("--share", type=float, default=0.05, help="share of traces judged (default 0.05)")
+    j.add_argument(
+        "--share", type=float, default=0.05, help="share of traces judged (default 0.05)"
+    )
     j.add_argument("--budget", type=int, default=200, help="most LLM calls this run (default 200)")
     j.add_argument("--since", type=_duration, help="only traces of this last interval")
-    j.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
-    j.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
-    j.add_argument("--concurrency", type=int, default=4)
+    from cofe.cli._judge import add_llm_options
+
+    add_llm_options(j, limit="judge at most N traces of the share, within the budget")
     j.add_argument("--no-embeddings", action="store_true", help="skip AnswerRelevancy")
     j.set_defaults(run=_judge)
 
@@ -276,16 +301,18 @@ def _judge(args: argparse.Namespace) -> int:
     from cofe.llm import Endpoint, LLMClient
     from cofe.monitor import judge_traffic
 
-    endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model)
+    endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
     endpoint.probe()
-    client = LLMClient(endpoint)
+    client = LLMClient(endpoint, json_mode=args.json_mode)
     store = _open(args)
     try:
         since = time.time_ns() - args.since * 1_000_000_000 if args.since else 0
-        report = judge_traffic(store, client, share=args.share, budget=args.budget,
-                               since_ns=since, embedder=_embedder(args),
-                               concurrency=args.concurrency)  # fmt: skip
-        store.refresh()
+        try:
+            report = judge_traffic(store, client, share=args.share, budget=args.budget,
+                                   since_ns=since, embedder=_embedder(args),
+                                   concurrency=args.concurrency, limit=args.limit)  # fmt: skip
+        finally:  # the windows of what was judged, even when the endpoint died midway
+            store.refresh()
     finally:
         store.close()
     print(json.dumps({**report.__dict__, "usage": client.usage.to_dict()}, indent=2))

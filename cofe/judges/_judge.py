@@ -87,14 +87,16 @@ NO_EMBEDDER = "AnswerRelevancy and AnswerSimilarity need embeddings: pip install
 
 
 def _cosines(embedder, anchor: str, others: list[str]) -> list[float]:
+    """Cosines in [-1, 1]: unit vectors' dot products, whose float error can pass 1."""
     vectors = embedder.encode([anchor, *others])  # normalised: cosine = dot product
-    return [float(vectors[0] @ v) for v in vectors[1:]]
+    return [min(1.0, max(-1.0, float(vectors[0] @ v))) for v in vectors[1:]]
 
 
 def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int = 0) -> Judgement:
     """Two calls: the claims of the answer (and of the reference), then their labels.
-    With an ``embedder`` (MiniLM), also AnswerSimilarity and AnswerRelevancy. ``repeat`` > 0:
-    the same judgement asked again (for the judge's variance), never served from a cache."""
+    With an ``embedder`` (MiniLM), also AnswerSimilarity (before any call: it is kept when
+    the calls fail) and AnswerRelevancy (after the claims call). ``repeat`` > 0: the same
+    judgement asked again (for the judge's variance), never served from a cache."""
     base = {
         "sample_id": item.sample.id,
         "repeat": repeat,
@@ -305,7 +307,9 @@ def judge_run(
     """Judge every answered sample not yet judged with the same inputs; append as each ends.
     ``repeats`` > 1 asks each judgement that many times (the first scores the run);
     ``limit`` judges at most that many of them, in eval-set order (a first look at a slow
-    model; the next pass resumes with the rest)."""
+    model; the next pass resumes with the rest). An endpoint that stops answering
+    (``LLMClient.check_endpoint``: calls in a row that cannot reach it) ends the pass with
+    ``EndpointDown``; what was judged stays in judgements.jsonl for the next pass."""
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
     if limit is not None and limit < 1:
@@ -342,6 +346,11 @@ def judge_run(
                     report.reasons[key] = report.reasons.get(key, 0) + 1
             if on_judged:
                 on_judged(judgement)
+            if judgement.status != "judged":  # a dead endpoint stops the pass, not each sample
+                client.check_endpoint(
+                    f"stopped after judging {report.judged} sample(s) in this pass; every "
+                    f"judgement so far is kept in {path}: run `cofe judge` again to resume"
+                )
 
         if cluster is not None:  # slices of the samples judged on a Dask cluster
             from cofe._distributed import judge_on_cluster
@@ -370,16 +379,27 @@ def labels_for_scoring(
         judgement = judgements.get(sample.id)
         if record is None or record.answer is None or judgement is None:
             continue
-        if judgement.status != "judged":
-            out[sample.id] = Unscored(f"the judge gave no labels: {judgement.reason}")
-            continue
         now = JudgeInputs(sample, record.answer, _context(log, record, top_k),
                           *source(sample), sample.reference_answer or None)  # fmt: skip
         if now.key != judgement.inputs or judgement.prompt_version != PROMPT_VERSION:
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
-            continue
-        out[sample.id] = labels_of(judgement, len(sample.fine_keywords))
+        elif judgement.status != "judged":
+            out[sample.id] = unscored_labels(judgement)
+        else:
+            out[sample.id] = labels_of(judgement, len(sample.fine_keywords))
     return out
+
+
+def unscored_labels(judgement: Judgement) -> ClaimLabels | Unscored:
+    """Why a judgement that failed gives no claim labels; with the embedding measures it did
+    compute (AnswerSimilarity needs no call; AnswerRelevancy only the claims call), which the
+    two measures still report."""
+    reason = f"the judge gave no labels: {judgement.reason}"
+    if judgement.answer_similarity is None and judgement.answer_relevancy is None:
+        return Unscored(reason)
+    return ClaimLabels(context=(), source=(), reference=(), reference_in_answer=(),
+                       relevancy=judgement.answer_relevancy,
+                       similarity=judgement.answer_similarity, failed=reason)  # fmt: skip
 
 
 def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:

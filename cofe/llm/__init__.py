@@ -9,7 +9,13 @@ from cofe.llm._client import (
     estimate_tokens,
     extract_json,
 )
-from cofe.llm._endpoint import Endpoint, EndpointError, EndpointUnreachable, redact
+from cofe.llm._endpoint import (
+    Endpoint,
+    EndpointDown,
+    EndpointError,
+    EndpointUnreachable,
+    redact,
+)
 from cofe.llm._serve import MODEL_ID as LOCAL_MODEL_ID
 from cofe.llm._serve import ServeError, local_model_file
 from cofe.llm._serve import server as local_server
@@ -17,6 +23,7 @@ from cofe.llm._serve import server as local_server
 __all__ = [
     "LOCAL_MODEL_ID",
     "Endpoint",
+    "EndpointDown",
     "EndpointError",
     "EndpointUnreachable",
     "LLMClient",

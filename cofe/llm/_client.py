@@ -11,9 +11,14 @@ usable, so the caller's stage records the error.
 Both go through one ``_call``: connection errors (a reset, a refused
 connection), timeouts, 408/409/429 and 5xx are retried with exponential
 back-off, honouring ``Retry-After`` up to ``Endpoint.max_retry_after``; one
-total deadline covers every attempt and wait, and a reply body is read with
-a byte cap and the deadline checked as bytes arrive (a server that trickles
-a byte a second is cut at the deadline). Only *validated* replies are cached,
+total deadline covers every attempt and wait, and every socket wait of an
+exchange -- connect, the status line and headers (trickled, or ``100
+Continue`` after ``100 Continue``), the body -- is bounded by the time left
+(``_deadline``); a reply body is read with a byte cap and the deadline checked
+as bytes arrive (a server that trickles a byte a second is cut at the
+deadline). Calls in a row that cannot reach the endpoint at all (refused,
+dropped, 502/503/504) mark it down: ``check_endpoint`` lets a pass stop with
+``EndpointDown`` instead of failing item after item. Only *validated* replies are cached,
 keyed on (base URL, model, prompt version, messages, params), so a re-run
 costs no calls and a bad reply is never served again. ``usage`` counts calls,
 cache hits, repairs, failures, tokens and seconds. The API key is never part
@@ -31,10 +36,12 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 
+import httpx
 from pydantic import BaseModel, ValidationError
 
 from cofe._cache import Cache, content_key
-from cofe.llm._endpoint import Endpoint
+from cofe.llm._deadline import until
+from cofe.llm._endpoint import Endpoint, EndpointDown
 
 T = TypeVar("T", bound=BaseModel)
 # off: plain chat (works everywhere); json_object / json_schema: the endpoint constrains the reply
@@ -97,13 +104,19 @@ class LLMDeadlineError(LLMReplyError):
 
 # statuses worth asking again; others (400, 401, 404, 422) will fail the same way
 _RETRY_STATUS = frozenset({408, 409, 429})
+# statuses of an endpoint that is not there (a gateway with nothing behind it)
+_DOWN = frozenset({502, 503, 504})
+DOWN_AFTER = 5  # calls in a row that cannot reach the endpoint: it is down
 
 
 @dataclass
 class Usage:
-    """Calls and tokens, counted across threads."""
+    """Calls and tokens, counted across threads. ``calls``: requests answered (a reply came,
+    usable or not); ``failed_requests``: requests that got none -- refused or dropped,
+    timed out, an error status, cut at the deadline or the size cap (each retry counts)."""
 
     calls: int = 0
+    failed_requests: int = 0
     cached: int = 0
     repairs: int = 0
     failures: int = 0
@@ -122,8 +135,10 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     def to_dict(self) -> dict[str, float]:
+        failed = {"failed_requests": self.failed_requests} if self.failed_requests else {}
         return {
             "calls": self.calls,
+            **failed,  # only when there were any: a clean run's figures stay as they were
             "cached": self.cached,
             "repairs": self.repairs,
             "failures": self.failures,
@@ -140,7 +155,7 @@ class Structured(Generic[T]):
 
     value: T | None
     error: str | None = None
-    calls: int = 0  # calls made for this item (0 when cached)
+    calls: int = 0  # requests sent for this item, answered or not (0 when cached)
     raw: str | None = None
 
     @property
@@ -163,6 +178,10 @@ class LLMClient:
         self.usage = Usage()
         self.prompt_version = prompt_version  # part of every cache key: bump it to re-ask
         self._this_thread = threading.local()  # calls made by the calling thread (per item)
+        self.down_after = DOWN_AFTER
+        self._health_lock = threading.Lock()
+        self._failing = 0  # calls in a row that could not reach the endpoint
+        self._last_failure: str | None = None
 
     def _thread_calls(self) -> int:
         """Calls made so far by this thread: an item's count must not take in other threads'."""
@@ -205,7 +224,11 @@ class LLMClient:
         self.cache.put_json("llm", key, {"text": self.endpoint.redact(text)})
 
     def _call(self, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
-        """One request with retries, all inside ``Endpoint.total_deadline``; no cache."""
+        """One request with retries, all inside ``Endpoint.total_deadline``; no cache.
+
+        The deadline bounds every socket wait of every attempt (``_deadline.until``): a
+        status line and headers trickled a byte at a time, or ``100 Continue`` after
+        ``100 Continue``, end at it as a trickled body does."""
         import openai
 
         endpoint = self.endpoint
@@ -213,18 +236,73 @@ class LLMClient:
         attempt = 0
         while True:
             try:
-                return self._attempt(messages, params, deadline_at)
-            except (openai.APIConnectionError, openai.APIStatusError) as error:
+                with until(deadline_at):
+                    text = self._attempt(messages, params, deadline_at)
+            except (openai.APIConnectionError, openai.APIStatusError,
+                    httpx.TimeoutException) as error:  # fmt: skip
+                timed_out = isinstance(error, openai.APITimeoutError | httpx.TimeoutException)
+                if timed_out and time.monotonic() >= deadline_at:
+                    raise LLMDeadlineError(
+                        f"no complete reply within the {endpoint.total_deadline:g} s deadline "
+                        f"({type(error).__name__} in attempt {attempt + 1})"
+                    ) from None
                 retryable = isinstance(error, openai.APIConnectionError) or (
-                    error.status_code in _RETRY_STATUS or error.status_code >= 500
+                    isinstance(error, openai.APIStatusError)
+                    and (error.status_code in _RETRY_STATUS or error.status_code >= 500)
                 )
-                if not retryable or attempt >= endpoint.max_retries:
-                    raise
-                wait = self._wait(error, attempt)
-                if wait is None or time.monotonic() + wait >= deadline_at:
+                wait = self._wait(error, attempt) if retryable else None
+                if (wait is None or attempt >= endpoint.max_retries
+                        or time.monotonic() + wait >= deadline_at):  # fmt: skip
+                    self._health(error)
                     raise
                 time.sleep(wait)
                 attempt += 1
+            except LLMReplyError as error:  # the endpoint answered, if not usefully
+                self._health(error)
+                raise
+            else:
+                self._health(None)
+                return text
+
+    def _health(self, error: Exception | None) -> None:
+        """Count calls in a row that could not reach the endpoint (after their retries): a
+        refused or dropped connection, a 502/503/504. Any answer starts the count again; a
+        timeout says nothing either way (a slow model is not a dead one)."""
+        import openai
+
+        unreachable = (isinstance(error, openai.APIConnectionError)
+                       and not isinstance(error, openai.APITimeoutError)) or (
+            isinstance(error, openai.APIStatusError) and error.status_code in _DOWN)  # fmt: skip
+        self._this_thread.unreachable = unreachable
+        with self._health_lock:
+            if unreachable:
+                self._failing += 1
+                self._last_failure = self.endpoint.redact(f"{type(error).__name__}: {error}")[:300]
+            elif error is None or isinstance(error, LLMReplyError | openai.APIStatusError):
+                self._failing, self._last_failure = 0, None
+
+    def last_call_unreachable(self) -> bool:
+        """Did this thread's last call fail because the endpoint could not be reached (a
+        refused or dropped connection, a 502/503/504, after the retries)? Its item is worth
+        asking again once the endpoint is back, unlike one the endpoint answered badly."""
+        return getattr(self._this_thread, "unreachable", False)
+
+    def endpoint_down(self) -> str | None:
+        """Why the endpoint looks dead -- ``down_after`` calls in a row failed to reach it,
+        each after its retries -- or None."""
+        with self._health_lock:
+            if self._failing < self.down_after:
+                return None
+            return (f"endpoint {self.endpoint.url} is not answering: {self._failing} calls in "
+                    f"a row failed after their retries (last: {self._last_failure})")  # fmt: skip
+
+    def check_endpoint(self, kept: str = "") -> None:
+        """Raise ``EndpointDown`` (one line: the cause, then ``kept``, what the caller keeps)
+        when ``endpoint_down`` says the endpoint is dead: a pass stops instead of recording
+        every remaining item as failed."""
+        reason = self.endpoint_down()
+        if reason is not None:
+            raise EndpointDown(f"{reason}; {kept}" if kept else reason)
 
     def _wait(self, error: Exception, attempt: int) -> float | None:
         """Seconds before the next attempt: ``Retry-After`` (bounded) or jittered back-off.
@@ -257,27 +335,32 @@ class LLMClient:
             raise LLMDeadlineError(f"no reply within the {endpoint.total_deadline:g} s deadline")
         started = time.perf_counter()
         create = endpoint.client().chat.completions.with_streaming_response.create
-        with create(model=endpoint.model, messages=messages,
-                    timeout=min(endpoint.timeout, remaining), **params) as response:  # fmt: skip
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > endpoint.max_reply_bytes:
-                raise LLMReplyError(f"the reply is {int(declared)} bytes, over the "
-                                    f"{endpoint.max_reply_bytes}-byte cap")  # fmt: skip
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > endpoint.max_reply_bytes:
-                    raise LLMReplyError(
-                        f"the reply exceeds the {endpoint.max_reply_bytes}-byte cap"
-                    )
-                if time.monotonic() > deadline_at:
-                    raise LLMDeadlineError(
-                        f"the reply was still arriving at the {endpoint.total_deadline:g} s "
-                        f"deadline ({len(body)} bytes read)"
-                    )
+        # every request sent counts for its item (Structured.calls), answered or not
+        self._this_thread.calls = self._thread_calls() + 1
+        try:
+            with create(model=endpoint.model, messages=messages,
+                        timeout=min(endpoint.timeout, remaining), **params) as response:  # fmt: skip
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > endpoint.max_reply_bytes:
+                    raise LLMReplyError(f"the reply is {int(declared)} bytes, over the "
+                                        f"{endpoint.max_reply_bytes}-byte cap")  # fmt: skip
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > endpoint.max_reply_bytes:
+                        raise LLMReplyError(
+                            f"the reply exceeds the {endpoint.max_reply_bytes}-byte cap"
+                        )
+                    if time.monotonic() > deadline_at:
+                        raise LLMDeadlineError(
+                            f"the reply was still arriving at the {endpoint.total_deadline:g} s "
+                            f"deadline ({len(body)} bytes read)"
+                        )
+        except BaseException:  # refused, dropped, timed out, an error status, cut: no reply
+            self.usage.add(failed_requests=1, seconds=time.perf_counter() - started)
+            raise
         # an answered request is a call (and costs money) even when its body is unusable
         self.usage.add(calls=1, seconds=time.perf_counter() - started)
-        self._this_thread.calls = self._thread_calls() + 1
         text, usage = _parse_reply(bytes(body))
         self.usage.add(**usage)
         return text
@@ -287,6 +370,7 @@ class LLMClient:
         """(reply text, cache key, from the cache?): the caller stores it once validated."""
         params = self._params(model)
         key = self._key(messages, params)
+        self._this_thread.unreachable = False  # this call's own outcome (a cached one: none)
         stored = self._cached(key)
         if stored is not None:
             return stored, key, True

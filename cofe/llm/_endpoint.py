@@ -24,6 +24,11 @@ class EndpointUnreachable(EndpointError):
     """
 
 
+class EndpointDown(EndpointUnreachable):
+    """The endpoint stopped answering during a pass (``LLMClient.check_endpoint``): calls in
+    a row could not reach it. The pass stops; what it finished is kept for the next one."""
+
+
 def redact(text: str, secrets: tuple[str, ...]) -> str:
     """``text`` with every secret (the API key, the Authorization value) replaced by [REDACTED]."""
     for secret in secrets:
@@ -157,14 +162,18 @@ def _status_detail(error: Any) -> str:
 
 @lru_cache(maxsize=32)
 def _client_for(endpoint: Endpoint):
-    from openai import OpenAI
+    from openai import DefaultHttpxClient, OpenAI
+
+    from cofe.llm._deadline import with_deadlines
 
     # LLMClient retries itself (max_retries=0 here) so one total deadline covers
     # every attempt and every Retry-After wait; the openai client would sleep
-    # up to 60 s per Retry-After and knows no per-call deadline
+    # up to 60 s per Retry-After and knows no per-call deadline. Its HTTP client's
+    # connections are bounded by the calling LLMClient's deadline, head and body alike
     return OpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,
         timeout=endpoint.timeout,
         max_retries=0,
+        http_client=with_deadlines(DefaultHttpxClient()),
     )

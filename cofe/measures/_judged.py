@@ -25,6 +25,8 @@ class JudgedMeasure(Measure):
         labels = view.claims
         if isinstance(labels, Unscored):
             return labels
+        if labels.failed is not None:
+            return Unscored(labels.failed)
         if self.NEEDS_REFERENCE and labels.no_reference:
             return Unscored(labels.no_reference)
         return self.from_labels(labels)

@@ -89,6 +89,9 @@ class ClaimLabels:
     # same against the context the generator saw (TREC RAG's nugget assignment)
     points: tuple[str | None, ...] = ()
     points_in_context: tuple[str | None, ...] = ()
+    # the judge's calls failed, and why: only the embedding measures above are real (cosines
+    # need no call; relevancy only the claims call); every label measure is unscored
+    failed: str | None = None
 
     def refusal(self) -> str | None:
         """Why the judge's labels make the answer a refusal: noncommittal and stating no claim

@@ -2,27 +2,47 @@ from __future__ import annotations
 
 from cofe.measures._base import Unscored
 from cofe.measures._judged import JudgedMeasure
-from cofe.measures._view import ClaimLabels
+from cofe.measures._view import ClaimLabels, StepView
+
+
+def unit(value: float) -> float:
+    """A cosine-based value as the measures report it: in [0, 1] (a float error of the
+    embeddings gives 1.0000001; an opposed pair a negative cosine, reported as 0)."""
+    return min(1.0, max(0.0, float(value)))
 
 
 class AnswerRelevancy(JudgedMeasure):
     """RAGAS's answer relevancy: the mean cosine between the question and the questions the
-    judge says the answer answers (MiniLM embeddings); 0 for a noncommittal answer."""
+    judge says the answer answers (MiniLM embeddings); 0 for a noncommittal answer. In [0, 1];
+    kept when only the checks call failed (it needs the claims call alone)."""
 
     NAME = "AnswerRelevancy"
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        labels = view.claims
+        if isinstance(labels, ClaimLabels) and labels.failed and labels.relevancy is not None:
+            return unit(labels.relevancy)
+        return super().evaluate(view)
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if labels.relevancy is None:
             return Unscored(labels.no_relevancy or "no answer relevancy was computed")
-        return labels.relevancy
+        return unit(labels.relevancy)
 
 
 class AnswerSimilarity(JudgedMeasure):
-    """Cosine of the answer's and the reference answer's embeddings (MiniLM; no LLM call)."""
+    """Cosine of the answer's and the reference answer's embeddings (MiniLM; no LLM call), in
+    [0, 1]: kept when the judge's calls for the sample failed."""
 
     NAME = "AnswerSimilarity"
+
+    def evaluate(self, view: StepView) -> float | Unscored:
+        labels = view.claims
+        if isinstance(labels, ClaimLabels) and labels.failed and labels.similarity is not None:
+            return unit(labels.similarity)
+        return super().evaluate(view)
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if labels.similarity is None:
             return Unscored(labels.no_similarity or "no answer similarity was computed")
-        return labels.similarity
+        return unit(labels.similarity)

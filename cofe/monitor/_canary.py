@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -46,6 +47,33 @@ from cofe.runlog import (
 )
 
 VERDICTS = "verdicts"  # the step under which verdict shares are stored
+_CUTOFF = re.compile(r"(?P<family>[A-Za-z][A-Za-z0-9]*)@(?P<cutoff>\d+)")
+TOP_K = " (top-k)"  # the series of a step's narrower cutoff (the pool's top-k measures)
+
+
+def series_of(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Canary measure rows (``MonitorStore.canary_series``) with the series each belongs to
+    across rounds, and its cutoff: ``series`` is the measure's name without its cutoff, so a
+    change of top-k (``KeywordRecall@4``, then ``@1``) stays one series of its step and
+    stage -- the cutoff shows on each round's point -- and ``cutoff`` is that round's
+    (None: the measure has none). A step that scores a measure at two cutoffs in one round
+    (the pool: its own cutoff and the top-k) keeps the wider as the series and names the
+    narrower ``"<measure> (top-k)"``. Verdict shares are their own series."""
+    cutoffs: dict[tuple, set[int | None]] = {}
+    parsed = []
+    for r in rows:
+        match = _CUTOFF.fullmatch(r["measure"]) if r["step"] != VERDICTS else None
+        family, cutoff = (match["family"], int(match["cutoff"])) if match else (r["measure"], None)
+        parsed.append((family, cutoff))
+        cutoffs.setdefault((r["round_id"], r["step"], family), set()).add(cutoff)
+    out = []
+    for r, (family, cutoff) in zip(rows, parsed, strict=True):
+        widest_first = sorted(cutoffs[(r["round_id"], r["step"], family)],
+                              key=lambda c: -(c if c is not None else float("inf")))  # fmt: skip
+        rank = widest_first.index(cutoff)
+        series = family if rank == 0 else family + (TOP_K if rank == 1 else f" (cutoff {rank + 1})")
+        out.append({**r, "series": series, "cutoff": cutoff})
+    return out
 
 
 @dataclass
@@ -111,7 +139,9 @@ def run_canary(
                         pipeline_name=send or json.dumps(log.manifest.pipeline)[:500])  # fmt: skip
 
 
-def _store_run_traces(store: MonitorStore, out: Path, round_id: str, started: int) -> dict[str, str]:
+def _store_run_traces(
+    store: MonitorStore, out: Path, round_id: str, started: int
+) -> dict[str, str]:
     """The round's records as canary traces (so a case links to what each stage produced)."""
     log = read_run(out)
     evals = {s.id: s for s in read_evalset(log.evalset_path).samples}

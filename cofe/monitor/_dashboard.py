@@ -53,6 +53,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from cofe.monitor._assemble import TraceRecord
+from cofe.monitor._canary import series_of
 from cofe.monitor._charts import Line, Marker, Point, line_chart
 from cofe.monitor._collector import check_binding, is_loopback, token_ok
 from cofe.monitor._sql import (
@@ -313,8 +314,8 @@ def with_zero_shares(rows: list[dict], canary: list[dict]) -> list[dict]:
         stage = measure.rpartition("@")[2]
         for round_id, any_row in rounds.items():
             if (round_id, measure) not in have:
-                out.append({**any_row, "measure": measure, "stage": stage, "value": 0.0,
-                            "unscored": 0})  # fmt: skip
+                out.append({**any_row, "measure": measure, "series": measure, "stage": stage,
+                            "value": 0.0, "unscored": 0})  # fmt: skip
     return sorted(out, key=lambda r: (r["start_ns"], r["measure"]))
 
 
@@ -367,8 +368,10 @@ class Pages:
     def _subtitle(self) -> str:
         minutes = self.store.window_seconds / 60
         window = f"{minutes:g} min" if minutes >= 1 else f"{self.store.window_seconds} s"
-        return (f"store {escape(shown_location(self.store.location))} · {window} windows · "
-                f"read-only · times in UTC · rendered {escape(utc(time.time_ns()))}")
+        return (
+            f"store {escape(shown_location(self.store.location))} · {window} windows · "
+            f"read-only · times in UTC · rendered {escape(utc(time.time_ns()))}"
+        )
 
     # --- overview ---------------------------------------------------------------------------
 
@@ -387,7 +390,9 @@ class Pages:
         else:
             start = until - span * 1_000_000_000
         traffic = store.series(origin=TRAFFIC, since_ns=start, until_ns=until)
-        canary = [r for r in store.canary_series(since_ns=start) if r["start_ns"] < until]
+        # one series per stage, step and measure, whatever its cutoff in each round
+        canary = series_of([r for r in store.canary_series(since_ns=start)
+                            if r["start_ns"] < until])  # fmt: skip
         alerts = _alerts(store, start, until)
         alert_count = int(store.db.execute(
             "SELECT COUNT(*) FROM alerts WHERE (fired_ns >= ? AND fired_ns < ?) OR "
@@ -418,8 +423,9 @@ class Pages:
         sections = " ".join(_a(f"#{anchor}", text) for anchor, text in (
             ("alerts", "alerts"), ("canary", "canaries"), *((f"stage-{s}", t.lower())
                                                           for s, t in STAGE_TITLES.items())))  # fmt: skip
-        return (f"<nav>range: {' '.join(links)} · {older} {newer} {latest}"
-                f"<br>jump to: {sections}</nav>")
+        return (
+            f"<nav>range: {' '.join(links)} · {older} {newer} {latest}<br>jump to: {sections}</nav>"
+        )
 
     def _summary(self, start: int, until: int, traffic: list[dict], canary: list[dict],
                  alert_count: int) -> str:  # fmt: skip
@@ -442,7 +448,10 @@ class Pages:
             rows.append(["windows awaiting computation",
                          f"{pending:,} (the collector computes them every few seconds; "
                          "this page shows them once it has)"])  # fmt: skip
-        problems = sorted(store.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(), key=lambda kv: -kv[1])
+        problems = sorted(
+            store.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(),
+            key=lambda kv: -kv[1],
+        )
         table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
         out = f"<section id='summary'><h2>Summary</h2><table class='rows'>{table}</table>"
         if problems:
@@ -531,8 +540,10 @@ class Pages:
                 f" <span class='muted'>{escape(rest[:400])}</span>" if rest else "")  # fmt: skip
             items.append(f"<li>{link}{text}</li>")
         more = f"<li class='muted'>and {len(examples) - 10} more</li>" if len(examples) > 10 else ""
-        return (f"<details><summary>{len(examples)} example(s)</summary><ul class='examples'>"
-                f"{''.join(items)}{more}</ul></details>")
+        return (
+            f"<details><summary>{len(examples)} example(s)</summary><ul class='examples'>"
+            f"{''.join(items)}{more}</ul></details>"
+        )
 
     # --- charts -----------------------------------------------------------------------------
 
@@ -574,14 +585,20 @@ class Pages:
                               f"{a['severity']}: {a['message']}")
                        for a in alerts if a["origin"] == TRAFFIC and a["stage"] == stage
                        and a["measure"] in by_signal]  # fmt: skip
-            title = group if len(names) == 1 else f"{group} ({', '.join(n[len(group):] or 'mean' for n in names)})"
+            title = (
+                group
+                if len(names) == 1
+                else f"{group} ({', '.join(n[len(group) :] or 'mean' for n in names)})"
+            )
             title += {"seconds": ", s", "share": ", %"}.get(kind, "")
             svg = line_chart(lines, title=title, x_range=x_range, gap_ns=self.window_ns,
                              share=kind == "share", unit_range=kind == "unit",
                              fmt=lambda v, k=kind: fmt_value(k, v), markers=markers)  # fmt: skip
             caption = "; ".join(dict.fromkeys(_description(stage, n) for n in names if
                                               _description(stage, n)))  # fmt: skip
-            charts.append(self._figure(f"chart-traffic-{_slug(stage)}-{_slug(group)}", svg, caption))
+            charts.append(
+                self._figure(f"chart-traffic-{_slug(stage)}-{_slug(group)}", svg, caption)
+            )
         return charts, empty
 
     def _canary_lines(self, rows: list[dict], label: Callable[[dict], str],
@@ -628,9 +645,9 @@ class Pages:
                     kind, chart_id = "share", f"chart-canary-verdicts-{_slug(stage)}"
                     measures = {r["measure"] for r in family_rows}
                     wanted = [a for a in stage_alerts if "@" in a["measure"]]
-                else:
+                else:  # a line per series: a new cutoff continues its line (on the point)
                     kind = "unit"
-                    lines = self._canary_lines(family_rows, lambda r: r["measure"],
+                    lines = self._canary_lines(family_rows, lambda r: r["series"],
                                                self._round_href, kind)  # fmt: skip
                     title = f"{family} at {step}"
                     chart_id = f"chart-canary-{_slug(stage)}-{_slug(step)}-{_slug(family)}"
@@ -641,8 +658,11 @@ class Pages:
                 svg = line_chart(lines, title=title, x_range=x_range, share=kind == "share",
                                  unit_range=kind == "unit", fmt=lambda v, k=kind: fmt_value(k, v),
                                  markers=markers, legend=True)  # fmt: skip
-                caption = ("click a point: the round's cases with that verdict"
-                           if step == VERDICTS else "per canary round; click a point: its cases")
+                caption = (
+                    "click a point: the round's cases with that verdict"
+                    if step == VERDICTS
+                    else "per canary round; click a point: its cases"
+                )
                 charts.append(self._figure(chart_id, svg, caption))
         return charts, unscored
 
@@ -651,22 +671,16 @@ class Pages:
         if not canary:
             return ("<section id='canary'><h2>Canaries</h2><p class='empty'>No canary round in "
                     "this range (<code>cofe monitor canary</code> runs them).</p></section>")  # fmt: skip
-        # KeywordRecall through the pipeline: one line per step (the widest cutoff of a step)
-        recall: dict[str, tuple[int, str]] = {}
-        for r in canary:
-            match = re.fullmatch(r"KeywordRecall(?:@(\d+))?", r["measure"])
-            if match and r["step"] != VERDICTS:
-                k = int(match[1] or 0)
-                if r["step"] not in recall or k > recall[r["step"]][0]:
-                    recall[r["step"]] = (k, r["measure"])
+        # KeywordRecall through the pipeline: one line per step, each round's widest cutoff
+        # of the step (a new top-k continues the line; each point names its cutoff)
         rank = {s: i for i, s in enumerate(STEP_ORDER)}
-        chosen = {(step, m) for step, (_, m) in recall.items()}
-        recall_rows = sorted((r for r in canary if (r["step"], r["measure"]) in chosen),
+        recall_rows = sorted((r for r in canary if r["series"] == "KeywordRecall"
+                              and r["step"] != VERDICTS),
                              key=lambda r: rank.get(r["step"], 99))  # fmt: skip
         charts = []
         if recall_rows:
-            lines = self._canary_lines(recall_rows, lambda r: f"{r['step']} ({r['measure']})",
-                                       self._round_href, "unit")  # fmt: skip
+            lines = self._canary_lines(recall_rows, lambda r: r["step"], self._round_href,
+                                       "unit")  # fmt: skip
             svg = line_chart(lines, title="KeywordRecall at each step", x_range=x_range,
                              unit_range=True, fmt=lambda v: fmt_value("unit", v), width=540)  # fmt: skip
             charts.append(self._figure("chart-canary-recall", svg, "share of information points "
@@ -704,8 +718,10 @@ class Pages:
                  f"<tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
         more = (f"<p class='muted'>the latest {MAX_ROUNDS} of {len(rounds)} rounds</p>"
                 if len(rounds) > MAX_ROUNDS else "")  # fmt: skip
-        return (f"<section id='canary'><h2>Canaries</h2><div class='charts'>{''.join(charts)}"
-                f"</div><h3>Rounds</h3>{table}{more}</section>")
+        return (
+            f"<section id='canary'><h2>Canaries</h2><div class='charts'>{''.join(charts)}"
+            f"</div><h3>Rounds</h3>{table}{more}</section>"
+        )
 
     def _stage_sections(self, traffic: list[dict], canary: list[dict], alerts: list[dict],
                         x_range: tuple[int, int]) -> list[str]:  # fmt: skip
@@ -724,7 +740,9 @@ class Pages:
                     [r for r in rows_c if r["step"] == VERDICTS], canary)  # fmt: skip
             if not rows_t and not rows_c:
                 continue
-            parts = [f"<section id='stage-{_slug(stage)}'><h2>{escape(STAGE_TITLES.get(stage, stage))}</h2>"]
+            parts = [
+                f"<section id='stage-{_slug(stage)}'><h2>{escape(STAGE_TITLES.get(stage, stage))}</h2>"
+            ]
             if rows_t:
                 charts, empty = self._traffic_charts(stage, rows_t, alerts, x_range)
                 parts.append(f"<h3>Traffic · label-free signals per {window} window</h3>"
@@ -813,8 +831,10 @@ class Pages:
             chosen.sort(key=lambda tf: (value_of[tf[0].trace_id] is None,
                                         -(value_of[tf[0].trace_id] or 0) if worst_high
                                         else (value_of[tf[0].trace_id] or 0)))  # fmt: skip
-            sort_note = (f"sorted by each trace's {signal_name} value, "
-                         f"{'highest' if worst_high else 'lowest'} first")
+            sort_note = (
+                f"sorted by each trace's {signal_name} value, "
+                f"{'highest' if worst_high else 'lowest'} first"
+            )
         pages = max(1, math.ceil(len(chosen) / PAGE_SIZE))
         page = min(page, pages)
         shown = chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
@@ -827,8 +847,13 @@ class Pages:
         parts.append(self._window_signals(origin, start, end, signal_name))
         base = {"origin": origin, "start": start, "end": end if end != start + self.window_ns
                 else None, "signal": signal_name}  # fmt: skip
-        filters = [_a(_href("window", **base),
-                      f"{'the first ' if cut else 'all '}{len(records)}", "" if only else "on")]
+        filters = [
+            _a(
+                _href("window", **base),
+                f"{'the first ' if cut else 'all '}{len(records)}",
+                "" if only else "on",
+            )
+        ]
         for f in self.FLAGS:
             if counts.get(f):
                 filters.append(_a(_href("window", **base, only=f), f"{f} {counts[f]}",
@@ -885,7 +910,8 @@ class Pages:
                         f"<td class='num'>{escape(fmt_value(kind, r['value']))}</td>"
                         f"<td class='num'>{r['n']}</td><td>{escape(r['note'] or '')}</td></tr>")  # fmt: skip
         head = ("<th>window</th>" if several else "") + (
-            "<th>stage</th><th>signal</th><th>value</th><th>n</th><th>note</th>")
+            "<th>stage</th><th>signal</th><th>value</th><th>n</th><th>note</th>"
+        )
         picked = [r for r in rows if f"{r['stage']}/{r['signal']}" == highlight]
         lead = "".join(
             f"<p><b>{escape(r['stage'])} · {escape(r['signal'])}</b>"
@@ -894,10 +920,12 @@ class Pages:
             f"trace(s){' -- ' + escape(r['note']) if r['note'] else ''}"
             f"<br><span class='muted'>{escape(_description(r['stage'], r['signal']))}</span></p>"
             for r in picked)  # fmt: skip
-        return (f"<section id='signals'><h2>Signals</h2>{lead}<details>"
-                f"<summary>every signal of the window ({len(rows)} values)</summary>"
-                f"<table class='rows'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
-                "</tbody></table></details></section>")
+        return (
+            f"<section id='signals'><h2>Signals</h2>{lead}<details>"
+            f"<summary>every signal of the window ({len(rows)} values)</summary>"
+            f"<table class='rows'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
+            "</tbody></table></details></section>"
+        )
 
     def _pager(self, path: str, params: dict, page: int, pages: int, total: int) -> str:
         if pages <= 1:
@@ -910,8 +938,7 @@ class Pages:
                 links.append(_a(_href(path, **params, page=p), str(p)))
             elif links[-1] != "…":
                 links.append("…")
-        return (f"<nav class='pager'>{total} in all, {PAGE_SIZE} a page: "
-                f"{' '.join(links)}</nav>")
+        return f"<nav class='pager'>{total} in all, {PAGE_SIZE} a page: {' '.join(links)}</nav>"
 
     # --- one trace ----------------------------------------------------------------------------
 
@@ -975,8 +1002,10 @@ class Pages:
         if value is not None:
             badges = f"<span class='badge value'>{escape(value)}</span>" + badges
         title = escape((t.query or "(no query)")[:160])
-        return (f"<div class='case trace' id='trace-{escape(_slug(t.trace_id))}'><h3>{title} "
-                f"{badges}</h3>{self._trace_body(t, with_query=len(t.query or '') > 160)}</div>")
+        return (
+            f"<div class='case trace' id='trace-{escape(_slug(t.trace_id))}'><h3>{title} "
+            f"{badges}</h3>{self._trace_body(t, with_query=len(t.query or '') > 160)}</div>"
+        )
 
     def trace(self, params: _Params) -> str:
         trace_id = params.text("id")
@@ -1258,7 +1287,11 @@ class Dashboard:
         if host is None:
             return True
         name = host.strip().lower()
-        name = name[1:name.index("]")] if name.startswith("[") and "]" in name else name.rsplit(":", 1)[0]
+        name = (
+            name[1 : name.index("]")]
+            if name.startswith("[") and "]" in name
+            else name.rsplit(":", 1)[0]
+        )
         return is_loopback(name) or name == self.host.lower()
 
     def _not_allowed(self, request: BaseHTTPRequestHandler) -> None:

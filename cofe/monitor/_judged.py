@@ -42,7 +42,8 @@ class JudgeTrafficReport:
     judged: int = 0
     unscored: int = 0
     skipped_budget: int = 0  # sampled traces left for a later run by the call budget
-    calls: int = 0
+    skipped_limit: int = 0  # ... and by ``limit``
+    calls: int = 0  # requests sent, answered or not (a timed-out request is a call too)
     reasons: dict[str, int] = field(default_factory=dict)
 
 
@@ -55,19 +56,25 @@ def judge_traffic(
     since_ns: int = 0,
     embedder: Any = None,
     concurrency: int = 4,
+    limit: int | None = None,
 ) -> JudgeTrafficReport:
     """Judge the sampled share of answered traffic traces not judged yet, oldest first,
-    stopping before the calls would exceed ``budget``; windows they fall in are refreshed."""
+    stopping before the calls would exceed ``budget`` (and after ``limit`` traces); windows
+    they fall in are refreshed. An endpoint that stops answering ends the pass with
+    ``EndpointDown``: the traces it could not judge are not stored, so the next pass takes
+    them."""
     from cofe._parallel import thread_map
     from cofe.evalset import EvalSample
     from cofe.judges import judge_one
-    from cofe.judges._judge import JudgeInputs, labels_of
+    from cofe.judges._judge import JudgeInputs, labels_of, unscored_labels
 
     if not 0 < share <= 1:
         raise ValueError(f"the judged share must be in (0, 1], not {share}")
     if budget < CALLS_PER_TRACE:
         raise ValueError(f"a call budget below {CALLS_PER_TRACE} judges nothing (one trace "
                          f"takes {CALLS_PER_TRACE} calls)")  # fmt: skip
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
     rows = store.db.execute(
         "SELECT t.trace_id FROM traces t WHERE t.origin = 'traffic' AND t.answer IS NOT NULL "
         "AND t.started_ns >= ? AND NOT EXISTS (SELECT 1 FROM judgements j "
@@ -76,7 +83,9 @@ def judge_traffic(
     report = JudgeTrafficReport()
     affordable = budget // CALLS_PER_TRACE
     report.skipped_budget = max(0, len(candidates) - affordable)
-    chosen = store.traces_by_id(candidates[:affordable], with_text=True)  # one read, not one each
+    taken = affordable if limit is None else min(affordable, limit)
+    report.skipped_limit = max(0, min(len(candidates), affordable) - taken)
+    chosen = store.traces_by_id(candidates[:taken], with_text=True)  # one read, not one each
     items = []
     for trace in chosen:
         if trace.query is None or trace.answer is None:
@@ -86,24 +95,31 @@ def judge_traffic(
         items.append((trace, JudgeInputs(sample, trace.answer, chunks, None,
                                          "live traffic has no source document", None)))  # fmt: skip
 
-    def finished(done: tuple[Any, Any]) -> None:
-        trace, judgement = done
+    def finished(done: tuple[Any, Any, bool]) -> None:
+        trace, judgement, unreachable = done
         report.calls += judgement.calls
-        rows = []
         if judgement.status == "judged":
             report.judged += 1
-            labels = labels_of(judgement)
-            view = StepView(Step.ANSWER, (), claims=labels)
-            for measure in LABEL_FREE:
-                value = measure.evaluate(view)
-                number = value if isinstance(value, float | int) else None
-                reason = None if number is not None else value.reason
-                rows.append((trace.trace_id, measure.name, number, reason))
+            view = StepView(Step.ANSWER, (), claims=labels_of(judgement))
         else:
             report.unscored += 1
             key = (judgement.reason or "").split(":")[0]
             report.reasons[key] = report.reasons.get(key, 0) + 1
-            rows += [(trace.trace_id, m.name, None, judgement.reason) for m in LABEL_FREE]
+            if unreachable:  # not stored: the trace is judged once the endpoint is back
+                client.check_endpoint(
+                    f"stopped after judging {report.judged} trace(s) in this pass; they are "
+                    "stored: run `cofe monitor judge` again to resume"
+                )
+                return
+            # the judge's calls failed, but AnswerRelevancy may be computed all the same
+            view = StepView(Step.ANSWER, (), claims=unscored_labels(judgement))
+        rows = []
+        for measure in LABEL_FREE:
+            value = measure.evaluate(view)
+            number = value if isinstance(value, float | int) else None
+            reason = None if number is not None else value.reason
+            rows.append((trace.trace_id, measure.name, number, None if reason is None
+                         else str(reason)))  # fmt: skip
         now = time.time_ns()
         with store.db.transaction():
             store.db.executemany(
@@ -113,8 +129,11 @@ def judge_traffic(
             )
             store.mark_dirty({("traffic", store.window_of(trace.started_ns))})
 
-    thread_map(lambda pair: (pair[0], judge_one(client, pair[1], embedder)), items, finished,
-               concurrency=concurrency)  # fmt: skip
+    def judge(pair: tuple[Any, Any]) -> tuple[Any, Any, bool]:
+        judgement = judge_one(client, pair[1], embedder)
+        return pair[0], judgement, client.last_call_unreachable()  # in the judging thread
+
+    thread_map(judge, items, finished, concurrency=concurrency)
     return report
 
 

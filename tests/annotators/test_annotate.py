@@ -212,3 +212,72 @@ def test_kill_mid_annotation_then_rerun_finishes_without_duplicates(tmp_path) ->
     done_ids = {json.loads(x)["segment_id"] for x in state.read_text().splitlines()}
     assert {s.meta["annotation"]["segment"] for s in samples} <= done_ids
     assert len(done_ids) == segments
+
+
+def _annotate_cli(server: ScriptedOpenAI, docs: Path, out: Path, *extra: str) -> list[str]:
+    return ["annotate", str(docs), "-o", str(out), "--base-url", server.base_url, "--model",
+            "scripted-annotator", "--no-probe", "--cache", "none", "--segment-tokens", "20",
+            "--concurrency", "1", *extra]  # fmt: skip
+
+
+def test_an_annotation_that_accepts_nothing_says_why_and_counts_its_calls(
+    tmp_path, en_docs, capsys
+) -> None:
+    """Issue 29: exit 1 with no reason, and "None calls and None tokens per accepted sample"."""
+    from cofe.cli import main
+
+    out = tmp_path / "evalset.jsonl"
+    with ScriptedOpenAI(lambda m, r: "I cannot write JSON, sorry.") as server:
+        code = main(_annotate_cli(server, en_docs, out))
+        sent = len(server.requests)
+    captured = capsys.readouterr()
+    assert code == 1
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cofe: error: no sample accepted: the call "
+                                                   "failed for every segment")  # fmt: skip
+    assert "invalid reply after one repair" in lines[0]
+    assert "None" not in captured.out
+    assert (
+        f"calls {sent} answered" in captured.out
+        and "no sample accepted in this run" in captured.out
+    )
+
+
+def test_limit_annotates_n_segments_a_run_and_the_next_run_the_rest(tmp_path, en_docs, capsys):
+    from cofe.cli import main
+
+    out = tmp_path / "evalset.jsonl"
+    with ScriptedOpenAI(draft) as server:
+        assert main(_annotate_cli(server, en_docs, out, "--limit", "3")) == 0
+        assert len(server.requests) == 3
+        assert "5 segment(s) left by --limit" in capsys.readouterr().out
+        assert main(_annotate_cli(server, en_docs, out, "--limit", "100")) == 0
+        assert len(server.requests) == 8  # the five left, none again
+    summary = capsys.readouterr().out
+    assert "segments 8 (3 already done before this run, 0 failed)" in summary
+    assert "left by --limit" not in summary
+    assert len({s.meta["annotation"]["segment"] for s in read_evalset(out).samples}) == 8
+
+
+def test_a_dead_endpoint_stops_annotate_and_the_next_run_resumes(tmp_path, en_docs, capsys):
+    from cofe.cli import main
+
+    out = tmp_path / "evalset.jsonl"
+    with ScriptedOpenAI(draft) as server:
+        server.inject(Fault(), Fault())  # two segments are annotated
+        server.standing = Fault(status=503)  # then the endpoint is gone
+        code = main(_annotate_cli(server, en_docs, out, "--retries", "0"))
+        assert len(server.requests) == 2 + 5  # stopped at the fifth failure, not the sixth
+        url = server.base_url
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 1 and len(lines) == 1
+    assert lines[0].startswith(f"cofe: error: endpoint {url} is not answering: 5 "
+                               "calls in a row")  # fmt: skip
+    assert "503" in lines[0] and "2 segment(s) annotated" in lines[0]
+    kept = {s.meta["annotation"]["segment"] for s in read_evalset(out).samples}
+    assert len(kept) == 2
+    with ScriptedOpenAI(draft) as server:
+        assert main(_annotate_cli(server, en_docs, out)) == 0
+        assert len(server.requests) == 6  # the two done are not asked again
+    assert "segments 8 (2 already done before this run, 0 failed)" in capsys.readouterr().out

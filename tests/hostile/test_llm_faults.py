@@ -205,3 +205,28 @@ def test_an_echoed_key_in_a_reply_is_never_returned_or_cached(tmp_path: Path) ->
     assert KEY not in text and "[REDACTED]" in text
     assert result.ok and KEY not in (result.raw or "")
     assert all(KEY not in p.read_text() for p in tmp_path.rglob("*.json"))
+
+
+def test_a_trickled_status_line_and_headers_are_cut_at_the_deadline() -> None:
+    """The head is read inside httpcore, whose timeouts are per read: 3 s for a 3 s deadline,
+    not the ~12 s the server takes to send its head a byte at a time."""
+    with ScriptedOpenAI(lambda m, r: GOOD) as server:
+        server.inject(Fault(head_trickle=0.1))  # ~110 bytes of head at 10 bytes/s
+        client = _client(server, timeout=5.0, max_retries=0, deadline=3.0)
+        started = time.monotonic()
+        result = client.structured(MESSAGES, Answer)
+        elapsed = time.monotonic() - started
+    assert elapsed < 4.0, elapsed
+    assert not result.ok and "LLMDeadlineError" in result.error and "3 s deadline" in result.error
+    assert result.calls == 1 and client.usage.failed_requests == 1  # sent, never answered
+
+
+def test_endless_100_continue_is_cut_at_the_deadline() -> None:
+    with ScriptedOpenAI(lambda m, r: "Paris.") as server:
+        server.inject(Fault(continues=200, continue_gap=0.1))  # 20 s of interim responses
+        client = _client(server, timeout=5.0, max_retries=2, deadline=2.0)
+        started = time.monotonic()
+        with pytest.raises(LLMDeadlineError, match="2 s deadline"):
+            client.complete(MESSAGES)
+        assert time.monotonic() - started < 3.0
+        assert client.complete(MESSAGES) == "Paris."  # the next call is answered as usual

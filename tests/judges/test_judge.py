@@ -304,6 +304,68 @@ def test_answer_relevancy_and_similarity_follow_ragas(tmp_path):
     assert got.loc["q2", "AnswerRelevancy"] == 0.0
 
 
+class OverUnitEmbedder:
+    """Vectors a hair over unit length, as float32 embeddings come: a cosine of 1.0000001."""
+
+    def encode(self, texts):
+        import numpy as np
+
+        return np.array([(1.00000005, 0.0) for _ in texts])
+
+
+def test_answer_similarity_needs_no_call_and_stays_when_the_calls_fail(tmp_path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(scripted) as server:
+        judge_run(run, client(server), embedder=OverUnitEmbedder())
+    q3 = read_judgements(run)["q3"]  # its claims reply was invalid twice: no label
+    assert q3.status == "unscored" and q3.answer_similarity == 1.0  # stored, clamped to [-1, 1]
+    result = score_run(run)
+    answer = result.scores[result.scores.step == "answer"]
+    got = answer.pivot(index="sample_id", columns="measure", values="value")
+    assert got.loc["q3", "AnswerSimilarity"] == 1.0  # scored although the calls failed
+    assert (answer[answer.measure.isin(["AnswerSimilarity", "AnswerRelevancy"])].value <= 1).all()
+    skipped = {(r.sample_id, r.measure): r.reason for r in result.skipped.itertuples()}
+    assert ("q3", "AnswerSimilarity") not in skipped
+    assert "invalid reply after one repair" in skipped[("q3", "Faithfulness")]
+    assert "invalid reply after one repair" in skipped[("q3", "AnswerRelevancy")]  # needs a call
+
+
+def test_cosine_measures_are_reported_in_the_unit_interval():
+    import pickle
+
+    from cofe.judges._judge import _cosines
+    from cofe.measures import (
+        AnswerRelevancy,
+        AnswerSimilarity,
+        ClaimLabels,
+        Faithfulness,
+        Step,
+        StepView,
+        Unscored,
+    )
+
+    class Opposed:
+        def encode(self, texts):
+            import numpy as np
+
+            return np.array([(1.0000001, 0.0), (-1.0000001, 0.0)][: len(texts)])
+
+    assert _cosines(Opposed(), "a", ["b"]) == [-1.0]
+    labels = ClaimLabels((), (), (), (), relevancy=-0.2, similarity=1.0000001)
+    view = StepView(Step.ANSWER, (), claims=labels)
+    assert AnswerSimilarity().evaluate(view) == 1.0 and AnswerRelevancy().evaluate(view) == 0.0
+    failed = StepView(
+        Step.ANSWER,
+        (),
+        claims=ClaimLabels(
+            (), (), (), (), relevancy=0.7, similarity=-0.3, failed="checks: call failed"
+        ),
+    )
+    assert pickle.loads(pickle.dumps(failed.claims)) == failed.claims  # travels to workers
+    assert Faithfulness().evaluate(failed) == Unscored("checks: call failed")
+    assert AnswerRelevancy().evaluate(failed) == 0.7 and AnswerSimilarity().evaluate(failed) == 0.0
+
+
 def test_without_embeddings_the_two_measures_say_how_to_get_them(tmp_path):
     run = make_run(tmp_path / "run")
     with ScriptedOpenAI(scripted) as server:

@@ -94,3 +94,63 @@ def test_bad_shares_and_budgets_are_refused(tmp_path: Path):
             judge_traffic(store, None, share=0, budget=10)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="budget"):
             judge_traffic(store, None, share=0.5, budget=1)  # type: ignore[arg-type]
+
+
+def _watched_store(path: Path) -> MonitorStore:
+    pipeline = _pipeline()
+    pipeline.prepare([], None)
+    store = MonitorStore(path, window_seconds=3600)
+    watched = watch(pipeline, store)
+    for q in QUESTIONS:
+        watched.answer(q)
+    return store
+
+
+@pytest.mark.slow  # four attempts time out, with back-off between them
+def test_monitor_judge_takes_the_llm_options_and_counts_the_calls_it_made(tmp_path: Path, capsys):
+    """Issue 29: `cofe monitor judge` had no --timeout, --json-mode or --limit, and printed
+    "calls": 0 after minutes of requests that timed out."""
+    import json
+
+    from cofe.cli import main
+    from cofe.testing import Fault
+
+    _watched_store(tmp_path / "m.db").close()
+    with ScriptedOpenAI(scripted) as server:
+        server.inject(*[Fault(delay=2.0)] * 4)  # the first trace's claims call, every attempt
+        code = main(["monitor", "judge", "--store", str(tmp_path / "m.db"), "--share", "1",
+                     "--base-url", server.base_url, "--model", "judge-model", "--timeout", "0.5",
+                     "--json-mode", "json_object", "--limit", "1", "--no-embeddings"])  # fmt: skip
+        sent = list(server.requests)
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["judged"], out["unscored"], out["skipped_limit"]) == (0, 1, 2)
+    assert out["calls"] == 4 and out["usage"]["failed_requests"] == 4  # sent, never answered
+    assert len(sent) == 4 and all(r["response_format"]["type"] == "json_object" for r in sent)
+
+
+def test_a_dead_endpoint_stops_monitor_judge_and_the_next_pass_resumes(tmp_path: Path):
+    from cofe.llm import EndpointDown
+
+    with _watched_store(tmp_path / "m.db") as store:
+        state: dict = {}
+
+        def dies(messages, request) -> str:
+            if len(state["server"].requests) > 2:  # two calls answered, then a crash
+                state["server"].kill()
+            return scripted(messages, request)
+
+        with ScriptedOpenAI(dies) as server:
+            state["server"] = server
+            client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=5,
+                                        max_retries=1))  # fmt: skip
+            client.down_after = 2  # the two traces left both fail to reach it
+            with pytest.raises(EndpointDown, match="cofe monitor judge"):
+                judge_traffic(store, client, share=1.0, budget=100, concurrency=1)
+        stored = store.db.execute("SELECT DISTINCT trace_id FROM judgements")
+        assert len(stored) == 1  # the traces it could not judge are left for the next pass
+        with ScriptedOpenAI(scripted) as server:
+            client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=5))
+            report = judge_traffic(store, client, share=1.0, budget=100, concurrency=1)
+        assert report.judged == 2 and report.calls == len(server.requests)
+        assert len(store.db.execute("SELECT DISTINCT trace_id FROM judgements")) == 3

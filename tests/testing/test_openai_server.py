@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import time
 
 import pytest
@@ -54,3 +55,45 @@ def test_api_key_and_models_are_enforced() -> None:
         assert _post(server, {"Authorization": "Bearer wrong"}).status == 401
         assert _post(server, {"Authorization": "Bearer right"}).status == 404  # model "m"
         assert len(server.headers) == 2 and server.headers[1]["Authorization"] == "Bearer right"
+
+
+def test_a_head_trickle_fault_sends_the_status_line_a_byte_at_a_time() -> None:
+    with ScriptedOpenAI() as server:
+        server.inject(Fault(head_trickle=0.01))
+        started = time.monotonic()
+        response = _post(server)
+        assert time.monotonic() - started > 0.01 * 50  # the head alone is over 50 bytes
+        assert response.status == 200 and response.getheader("Content-Type") == "application/json"
+        assert json.loads(response.read())["choices"][0]["message"]["content"] == "ok"
+
+
+def test_a_continues_fault_sends_interim_responses_before_the_reply() -> None:
+    with ScriptedOpenAI() as server:
+        server.inject(Fault(continues=3, continue_gap=0.01))
+        host, port = server.base_url.split("//")[1].split("/")[0].split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as conn:
+            conn.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                         f"application/json\r\nContent-Length: {len(BODY)}\r\n\r\n{BODY}".encode())  # fmt: skip
+            received = b""
+            while b'"content"' not in received:
+                received += conn.recv(65536)
+    assert received.count(b"HTTP/1.1 100 Continue\r\n\r\n") == 3
+    assert b"HTTP/1.1 200" in received.split(b"HTTP/1.1 100 Continue\r\n\r\n")[-1]
+
+
+def test_kill_refuses_new_connections_and_drops_open_ones() -> None:
+    with ScriptedOpenAI() as server:
+        assert _post(server).status == 200
+        url = server.base_url
+        server.kill()
+        assert server.base_url == url
+        with pytest.raises(ConnectionRefusedError):
+            _post(server)
+
+
+def test_a_standing_fault_answers_every_later_request() -> None:
+    with ScriptedOpenAI() as server:
+        server.standing = Fault(status=502)
+        assert [_post(server).status for _ in range(3)] == [502, 502, 502]
+        server.standing = None
+        assert _post(server).status == 200
