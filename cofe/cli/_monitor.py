@@ -320,7 +320,7 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def _alerts(args: argparse.Namespace) -> int:
-    from cofe.monitor._alerts import DEFAULT_RULES, evaluate_alerts, load_rules, rules_toml
+    from cofe.monitor._alerts import DEFAULT_RULES, evaluate, load_rules, rules_toml
     from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
 
     if args.print_default_rules:
@@ -338,7 +338,8 @@ def _alerts(args: argparse.Namespace) -> int:
         while True:
             started = time.monotonic()
             store.refresh()
-            fired = evaluate_alerts(store, rules)
+            evaluation = evaluate(store, rules)
+            fired = evaluation.fired
             for alert in fired:
                 for sink in sinks:  # one failing sink (a full disk) must not silence the others
                     try:
@@ -346,6 +347,8 @@ def _alerts(args: argparse.Namespace) -> int:
                     except OSError as error:
                         print(f"cofe: error: {type(sink).__name__} could not take an alert "
                               f"({error}); it is stored in the alerts table", file=sys.stderr)  # fmt: skip
+            if not fired:  # a cron log shows the check ran, and over what
+                print(evaluation.line(), flush=True)
             fired_last = len(fired)
             if args.every is None:
                 break

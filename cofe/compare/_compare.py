@@ -253,6 +253,9 @@ def compare_results(
                     }
                 )
     diff_rows = []
+    # a row whose per-sample values repeat an earlier row's (answered/* when nothing was
+    # refused, pool/X@K and context/X@K without a reranker) is the same test: tested once
+    tested: dict[tuple[Any, ...], dict[str, Any]] = {}
     for a, b in combinations(named, 2):
         shared = [c for c in values[a].columns if c in values[b].columns]
         for step, measure in shared:
@@ -263,9 +266,16 @@ def compare_results(
                 ids = in_group(pair.index, group)
                 if len(ids) == 0:
                     continue
+                va, vb = pair.loc[ids, "a"].to_numpy(), pair.loc[ids, "b"].to_numpy()
+                key = (a, b, group, tuple(ids), va.tobytes(), vb.tobytes())
+                if key in tested:
+                    first = tested[key]
+                    diff_rows.append({**first, "step": step, "measure": measure,
+                                      "same_test_as": f"{first['step']}/{first['measure']}"})  # fmt: skip
+                    continue
                 test = paired_difference(
-                    pair.loc[ids, "a"].to_numpy(),
-                    pair.loc[ids, "b"].to_numpy(),
+                    va,
+                    vb,
                     cluster_labels(ids, sources),
                     level=level,
                     resamples=resamples,
@@ -288,11 +298,13 @@ def compare_results(
                         "b_better": test.b_better,
                         "test": test.test,
                         "p_value": test.p_value,
+                        "same_test_as": "",
                     }
                 )
+                tested[key] = diff_rows[-1]
     differences = pd.DataFrame(diff_rows)
     if not differences.empty:
-        differences["p_holm"] = holm(differences["p_value"].tolist())
+        differences["p_holm"] = _holm_distinct(differences)
         differences["significant"] = differences["p_holm"] < alpha
     return Comparison(
         runs=list(named),
@@ -307,6 +319,19 @@ def compare_results(
         shared=n_shared,
         left_out=left_out,
     )
+
+
+def _holm_distinct(differences: pd.DataFrame) -> list[float]:
+    """Holm over the distinct tests (each counted once); a row repeating an earlier test's
+    values gets that test's adjusted p-value."""
+    distinct = differences["same_test_as"] == ""
+    adjusted = dict(zip(differences.index[distinct],
+                        holm(differences.loc[distinct, "p_value"].tolist()), strict=True))  # fmt: skip
+    first = {(r.a, r.b, r.query_type, f"{r.step}/{r.measure}"): i
+             for i, r in differences[distinct].iterrows()}  # fmt: skip
+    return [adjusted[i] if same == "" else adjusted[first[(r.a, r.b, r.query_type, same)]]
+            for (i, r), same in zip(differences.iterrows(), differences["same_test_as"],
+                                    strict=True)]  # fmt: skip
 
 
 def _names(results: list[ScoreResult]) -> dict[str, ScoreResult]:

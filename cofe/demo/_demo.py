@@ -137,18 +137,22 @@ def _differences(comparison: Comparison) -> str:
     d = comparison.differences
     d = d[d.query_type == ALL].set_index(["step", "measure"])
     a, b = comparison.runs[:2]
-    rows = []
+    rows, same = [], []
     for key in SHOWN:
         if key not in d.index:
             continue
         r = d.loc[key]
+        if r.get("same_test_as"):  # the same values as an earlier measure: its test
+            same.append(f"{key[0]}/{key[1]} = {r['same_test_as']}")
         rows.append([f"{key[0]}/{key[1]}", f"{r['difference']:+.3f}",
                      f"[{r['low']:+.3f}, {r['high']:+.3f}]", f"{r['p_holm']:.2g}",
                      "yes" if r["significant"] else "no"])  # fmt: skip
     header = ["measure", f"{a} - {b}", "95 % CI", "p (Holm)", "real?"]
+    note = (f"\nThe same per-sample values, so one test (Holm counts each distinct test once): "
+            f"{'; '.join(same)}" if same else "")  # fmt: skip
     return (
         f"Is the difference real? (paired over {int(d['n'].max())} samples, clustered by "
-        "source document; cofe compare gives every measure)\n" + format_table(header, rows)
+        "source document; cofe compare gives every measure)\n" + format_table(header, rows) + note
     )
 
 

@@ -76,7 +76,9 @@ class Rule:
             raise ValueError(f"alpha must be in (0, 1), not {self.alpha}")
         for name in ("above", "below", "min_effect", "alpha"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
                 raise ValueError(f"{name} must be a number, not {value!r}")
         for name in ("baseline", "min_samples", "cooldown"):
             value = getattr(self, name)
@@ -314,8 +316,11 @@ def _canary_examples(store: MonitorStore, round_id: str, measure: str,
     return out
 
 
-def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int) -> Alert | None:
+def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int,
+                     seen: set[str] | None = None) -> Alert | None:  # fmt: skip
     rounds = _rounds(store, now_ns, rule.baseline + 1)
+    if seen is not None:
+        seen.update(r[0] for r in rounds)
     if not rounds:
         return None
     current_id, start, end = rounds[-1]
@@ -455,9 +460,35 @@ def _quiet(store: MonitorStore, rule: Rule, alert: Alert) -> bool:
     return start <= last or start - last < rule.cooldown * 1_000_000_000
 
 
+@dataclass
+class Evaluation:
+    """One evaluation of the rules: the alerts that fired and the data the rules read."""
+
+    fired: list[Alert]
+    rules: int  # rules evaluated
+    windows: int  # traffic windows read (the current one and the baselines)
+    traces: int  # query traces in them
+    rounds: int  # canary rounds read
+
+    def line(self) -> str:
+        """One line for the log of a cron job: what was evaluated, and whether any fired."""
+        outcome = f"{len(self.fired)} fired" if self.fired else "none fired"
+        return (f"cofe alerts: {self.rules} rule{'s' * (self.rules != 1)} evaluated over "
+                f"{self.windows} traffic window{'s' * (self.windows != 1)} ({self.traces} "
+                f"query trace{'s' * (self.traces != 1)}) and {self.rounds} canary "
+                f"round{'s' * (self.rounds != 1)}; {outcome}")  # fmt: skip
+
+
 def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
                     now_ns: int | None = None) -> list[Alert]:  # fmt: skip
     """Every rule at ``now_ns`` (default: now); new alerts are stored and returned."""
+    return evaluate(store, rules, now_ns=now_ns).fired
+
+
+def evaluate(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
+             now_ns: int | None = None) -> Evaluation:  # fmt: skip
+    """Every rule at ``now_ns`` (default: now); new alerts are stored. Returns them with
+    how much data the rules read (for the line ``cofe monitor alerts`` prints)."""
     now = now_ns or time.time_ns()
     read: dict[tuple[int, int], list[Any]] = {}
 
@@ -468,9 +499,10 @@ def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, 
         return read[start, end]
 
     fired = []
+    rounds: set[str] = set()
     for rule in rules:
         if rule.source == CANARY:
-            alert = _evaluate_canary(store, rule, now)
+            alert = _evaluate_canary(store, rule, now, rounds)
         else:
             alert = _evaluate_traffic(store, rule, now, queries)
         if alert is None or _quiet(store, rule, alert):
@@ -488,7 +520,9 @@ def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, 
                   a.p_value, a.message, json.dumps(a.examples, default=str), "{}")
                  for a in fired],
             )  # fmt: skip
-    return fired
+    windows = {w for start, end in read for w in range(start, end, store.window_ns)}
+    traces = {t.trace_id for records in read.values() for t in records}
+    return Evaluation(fired, len(rules), len(windows), len(traces), len(rounds))
 
 
 def rules_toml(rules: Sequence[Rule]) -> str:

@@ -21,8 +21,9 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
     pairs = list(dict.fromkeys(zip(diffs["a"], diffs["b"], strict=True))) if len(diffs) else []
     lines = [
         f"Runs: {', '.join(runs)}   samples: {query_type}   "
-        f"95 % CIs; differences tested in pairs, Holm-corrected over every measure, query "
-        f"type and pair (* p_holm < {comparison.alpha:g})",
+        f"95 % CIs; differences tested in pairs, Holm-corrected over every distinct test "
+        f"(measure, query type, pair; a measure whose values repeat an earlier one's is its "
+        f"test, counted once) (* p_holm < {comparison.alpha:g})",
         f"Clustering: {comparison.clustering}",
         "",
     ]
@@ -45,8 +46,9 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
                 continue
             d = hit.iloc[0]
             star = "*" if d["significant"] else " "
+            same = d.get("same_test_as") or ""
             row.append(f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] "
-                       f"p={d['p_holm']:.3g}{star}")  # fmt: skip
+                       f"p={d['p_holm']:.3g}{star}" + (f" (same test as {same})" if same else ""))  # fmt: skip
         rows.append(row)
     header = ["measure", *runs, *(f"{a} - {b}" for a, b in pairs)]
     lines.append(format_table(header, rows))

@@ -63,7 +63,9 @@ class RunForReport:
 
 
 _STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1a202c;background:#f7fafc}
+body{font:14px/1.45 system-ui,"Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC",
+"PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei",sans-serif;margin:0;
+color:#1a202c;background:#f7fafc}
 header{background:#1a365d;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}
 main{padding:12px 24px;max-width:1200px}section{background:#fff;border:1px solid #e2e8f0;
 border-radius:6px;padding:12px 16px;margin:14px 0}h2{font-size:17px;margin:4px 0 10px}
@@ -174,7 +176,8 @@ def _verdicts(runs: Sequence[RunForReport]) -> str:
         series = {str(v): [float(table.loc[v, q]) / totals[q] if totals[q] else 0.0
                            for q in table.columns] for v in table.index}  # fmt: skip
         chart = _svg.grouped_bars([str(q) for q in table.columns], series,
-                                  title=f"{run.name}: verdicts per query type (share)")  # fmt: skip
+                                  title=f"{run.name}: verdicts per query type (share)",
+                                  colours={v: _svg.verdict_colour(v) for v in series})  # fmt: skip
         rows = [[str(v), *(int(x) for x in table.loc[v])] for v in table.index]
         parts.append(chart + _table(["verdict", *map(str, table.columns)], rows))
     return f"<section id='verdicts'><h2>Verdicts</h2>{''.join(parts)}</section>"
@@ -239,13 +242,18 @@ def _comparison(comparison: Comparison) -> str:
         return ""
     d = d[d.query_type == ALL]
     parts = [f"<p class='muted'>{escape(comparison.clustering)}. Holm-corrected over every "
-             f"measure, query type and pair; bold: p_holm &lt; {comparison.alpha:g}.</p>"]  # fmt: skip
+             "distinct test (measure, query type, pair; a measure whose values repeat an "
+             "earlier one's is that test, counted once); bold: p_holm &lt; "
+             f"{comparison.alpha:g}.</p>"]  # fmt: skip
     for (a, b), pair in d.groupby(["a", "b"], sort=False):
         rows = [(f"{r.step}/{r.measure}", r.difference, r.low, r.high) for r in pair.itertuples()]
         parts.append(_svg.intervals(rows, title=f"{a} − {b}: paired difference, 95 % CI"))
         table_rows = []
         for r in pair.itertuples():
             p = f"<span class='sig'>{r.p_holm:.3g}</span>" if r.significant else f"{r.p_holm:.3g}"
+            same = getattr(r, "same_test_as", "") or ""
+            if same:
+                p += f" <span class='muted'>(same test as {escape(same)})</span>"
             table_rows.append(
                 f"<tr><td>{escape(f'{r.step}/{r.measure}')}</td><td>{r.difference:+.3f}</td>"
                 f"<td>[{r.low:+.3f}, {r.high:+.3f}]</td><td>{r.n}</td><td>{escape(r.test)}</td>"

@@ -12,6 +12,24 @@ from html import escape
 
 PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#b7791f", "#2c7a7b")
 
+# verdicts: passes green (paler the earlier the judging stopped), losses warm (darker the
+# earlier the stage), neither-nor grey
+VERDICT_COLOURS = {
+    "pass": "#2f855a", "pass_to_context": "#48bb78", "pass_to_pool": "#68d391",
+    "pass_to_corpus": "#9ae6b4", "pass_to_parse": "#c6f6d5",
+    "parse_lost": "#63171b", "chunk_split": "#9b2c2c", "chunk_dropped": "#c53030",
+    "not_in_corpus": "#e53e3e", "not_retrieved": "#c05621", "derivation_lost": "#dd6b20",
+    "cut_by_rerank": "#ed8936", "refused": "#b7791f", "not_in_answer": "#d69e2e",
+    "unsupported_claims": "#f6ad55", "pipeline_error": "#4a5568", "unscorable": "#a0aec0",
+}  # fmt: skip
+WARM = "#975a16"  # a verdict this table does not know: a loss until shown otherwise
+
+
+def verdict_colour(verdict: str) -> str:
+    if verdict in VERDICT_COLOURS:
+        return VERDICT_COLOURS[verdict]
+    return VERDICT_COLOURS["pass_to_context"] if verdict.startswith("pass") else WARM
+
 
 def _text(x: float, y: float, label: str, *, anchor: str = "middle", size: int = 11,
           extra: str = "") -> str:  # fmt: skip
@@ -30,8 +48,10 @@ def grouped_bars(
     value_format: str = "{:.2f}",
     width: int = 640,
     height: int = 240,
+    colours: dict[str, str] | None = None,
 ) -> str:
-    """One group of bars per category, one bar per series (run); values in [0, top]."""
+    """One group of bars per category, one bar per series (run); values in [0, top].
+    ``colours``: a series' colour by name (default: the palette in order)."""
     left, bottom, head = 40, 40, 28
     plot_w, plot_h = width - left - 10, height - bottom - head
     names = list(series)
@@ -53,20 +73,21 @@ def grouped_bars(
             x, y = x0 + j * bar_w, head + plot_h - h
             parts.append(
                 f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{bar_w - 1:.1f}" '
-                f'height="{h:.1f}" fill="{PALETTE[j % len(PALETTE)]}">'
+                f'height="{h:.1f}" fill="{_colour(name, j, colours)}">'
                 f"<title>{escape(name)} · {escape(category)}: "
                 f"{escape(value_format.format(value))}</title></rect>"
             )
         parts.append(_text(x0 + group_w / 2 - 4, height - bottom + 14, category, size=10))
-    parts += _legend(names, left, height - 12)
+    parts += _legend(names, left, height - 12, colours)
     return _svg(width, height, parts, title)
 
 
 def histogram(values: Sequence[float], *, title: str, bins: int = 10, width: int = 220,
               height: int = 120) -> str:  # fmt: skip
-    """Counts of values in equal bins over [min, max] (a single value: one bar)."""
-    left, bottom, head = 6, 18, 18
-    plot_w, plot_h = width - 2 * left, height - bottom - head
+    """Counts of values in equal bins over [min, max] (a single value: one bar), on a
+    y-axis of counts."""
+    left, right, bottom, head = 30, 6, 18, 18
+    plot_w, plot_h = width - left - right, height - bottom - head
     parts = [_text(width / 2, 12, title, size=10, extra=' font-weight="bold"')]
     if not values:
         parts.append(_text(width / 2, height / 2, "no value", size=10))
@@ -78,6 +99,14 @@ def histogram(values: Sequence[float], *, title: str, bins: int = 10, width: int
         counts[min(int((value - low) / span * bins), bins - 1)] += 1
     most = max(counts)
     bar_w = plot_w / bins
+    parts.append(f'<line class="axis" x1="{left - 2}" x2="{left - 2}" y1="{head}" '
+                 f'y2="{head + plot_h}" stroke="#999"/>')  # fmt: skip
+    for tick in sorted({0, most // 2, most}):
+        y = head + plot_h * (1 - tick / most)
+        parts.append(f'<line x1="{left - 5}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
+                     f'stroke="{"#999" if tick == 0 else "#eee"}"/>')  # fmt: skip
+        parts.append(_text(left - 7, y + 3, str(tick), anchor="end", size=9,
+                           extra=' class="count"'))  # fmt: skip
     for i, count in enumerate(counts):
         h = plot_h * count / most
         parts.append(
@@ -86,7 +115,7 @@ def histogram(values: Sequence[float], *, title: str, bins: int = 10, width: int
             f"<title>{count} sample(s)</title></rect>"
         )
     parts.append(_text(left, height - 4, f"{low:.2f}", anchor="start", size=9))
-    parts.append(_text(width - left, height - 4, f"{high:.2f}", anchor="end", size=9))
+    parts.append(_text(width - right, height - 4, f"{high:.2f}", anchor="end", size=9))
     parts.append(_text(width / 2, height - 4, f"n={len(values)}", size=9))
     return _svg(width, height, parts, title)
 
@@ -129,11 +158,16 @@ def intervals(
     return _svg(width, height, parts, title)
 
 
-def _legend(names: Sequence[str], x: float, y: float) -> list[str]:
+def _colour(name: str, j: int, colours: dict[str, str] | None) -> str:
+    return (colours or {}).get(name) or PALETTE[j % len(PALETTE)]
+
+
+def _legend(names: Sequence[str], x: float, y: float,
+            colours: dict[str, str] | None = None) -> list[str]:  # fmt: skip
     parts = []
     for j, name in enumerate(names):
         parts.append(f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" '
-                     f'fill="{PALETTE[j % len(PALETTE)]}"/>')  # fmt: skip
+                     f'fill="{_colour(name, j, colours)}"/>')  # fmt: skip
         parts.append(_text(x + 14, y, name, anchor="start", size=10))
         x += 24 + 7 * len(name)
     return parts

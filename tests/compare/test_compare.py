@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import shutil
 
+import pandas as pd
 import pytest
 
 from cofe import ScoreConfig, score_run
 from cofe._errors import InputError
 from cofe.cli import main
 from cofe.compare import ALL, compare_results
+from cofe.compare._compare import _holm_distinct
+from cofe.compare._stats import holm
 from tests.conftest import EXAMPLE_RUN
 
 
@@ -33,6 +36,26 @@ def test_pairs_samples_and_tests_every_shared_measure(k4_k1):
     k4_mean = means.loc[("k4", ALL, "context", "KeywordRecall@4")]
     assert k4_mean["low"] <= k4_mean["mean"] <= k4_mean["high"]
     assert k4_mean["mean"] == pytest.approx(k4.mean("context", "KeywordRecall@4"))
+
+
+def test_a_measure_repeating_an_earlier_ones_values_is_the_same_test_counted_once(k4_k1):
+    k4, k1 = k4_k1  # nothing refused: answered/* repeats answer/* sample for sample
+    d = compare_results({"k4": k4, "k1": k1}, resamples=99).differences
+    rows = d.set_index(["query_type", "step", "measure"])
+    answered = rows.loc[(ALL, "answered", "KeywordRecall")]
+    answer = rows.loc[(ALL, "answer", "KeywordRecall")]
+    assert answered.same_test_as == "answer/KeywordRecall" and answer.same_test_as == ""
+    assert (answered.p_value, answered.p_holm) == (answer.p_value, answer.p_holm)
+    distinct = d[d.same_test_as == ""]
+    assert len(distinct) < len(d)  # Holm's family: each distinct test once
+    assert distinct.p_holm.tolist() == holm(distinct.p_value.tolist())
+
+
+def test_holm_counts_each_distinct_test_once():
+    frame = pd.DataFrame({"a": "x", "b": "y", "query_type": ALL, "step": ["answer", "answered", "pool"],
+                          "measure": ["R", "R", "K"], "p_value": [0.01, 0.01, 0.02],
+                          "same_test_as": ["", "answer/R", ""]})  # fmt: skip
+    assert _holm_distinct(frame) == pytest.approx([0.02, 0.02, 0.02])  # m = 2, not 3
 
 
 def test_verdict_transitions_count_every_sample_once(k4_k1):

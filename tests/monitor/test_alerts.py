@@ -57,7 +57,11 @@ def test_a_canary_jump_in_one_stages_losses_fires_once_naming_it(tmp_path: Path)
         broken = dict(healthy) | {f"s{i}": ("cut_by_rerank", "reranking") for i in range(12)}
         current = add_round(store, 3, T0 + 18 * H, broken)
         [alert] = evaluate_alerts(store, [RULE], now_ns=T0 + 19 * H)
-        assert (alert.stage, alert.measure, alert.origin) == ("reranking", "lost@reranking", "canary")
+        assert (alert.stage, alert.measure, alert.origin) == (
+            "reranking",
+            "lost@reranking",
+            "canary",
+        )
         assert (alert.baseline, alert.current) == (0.0, 0.4)
         assert alert.ci_low > 0 and alert.p_value < 0.01
         assert "0 -> 0.4" in alert.message and current in alert.message
@@ -157,7 +161,9 @@ def test_rules_files_are_checked_and_named(tmp_path: Path):
     path = tmp_path / "rules.toml"
     path.write_text('[[rule]]\nname = "x"\nsource = "traffic"\nstage = "reranking"\n'
                     'measure = "Top1Droped"\n')  # fmt: skip
-    with pytest.raises(InputError, match=r"rule 1 \('x'\).*no label-free signal reranking/Top1Droped"):
+    with pytest.raises(
+        InputError, match=r"rule 1 \('x'\).*no label-free signal reranking/Top1Droped"
+    ):
         load_rules(path)
     path.write_text('[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
                     'measure = "lost@reranking"\ncooldwn = "1h"\n')  # fmt: skip
@@ -246,6 +252,23 @@ def test_the_cli_prints_alerts_and_exits_3_for_cron(tmp_path: Path, capsys):
     assert {r.name for r in DEFAULT_RULES} >= {"canary lost@reranking", "canary lost@generation"}
 
 
+def test_the_cli_says_what_it_evaluated_when_nothing_fires(tmp_path: Path, capsys):
+    db = tmp_path / "m.db"
+    healthy = {f"s{i}": ("pass", None) for i in range(30)}
+    with MonitorStore(db, window_seconds=3600) as store:
+        for n in range(3):
+            add_round(store, n, time.time_ns() - (10 - n) * H, healthy)
+        middle = store.window_of(time.time_ns()) - H // 2  # of the last whole window
+        for i in range(4):
+            store.ingest(rag_trace(trace=f"{i + 1:032x}", start=(middle - T0) / 1e9 + i))
+    assert main(["monitor", "alerts", "--store", str(db)]) == 0
+    [line] = capsys.readouterr().out.splitlines()
+    rules = len(DEFAULT_RULES)
+    assert line.startswith(f"cofe alerts: {rules} rules evaluated over ")
+    assert "(4 query traces)" in line and "3 canary rounds" in line
+    assert line.endswith("none fired")
+
+
 def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_path: Path):
     rule = next(r for r in DEFAULT_RULES if r.measure == "ChunkChars")
     assert (rule.stage, rule.relative, rule.direction) == ("chunking", True, "either")
@@ -264,7 +287,8 @@ def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_p
         store.refresh()
         series = store.series(stage="chunking", signal="ChunkChars")
     assert alert.stage == "chunking" and alert.current < 0.6 * alert.baseline
-    assert len(series) == 5 and series[4]["value"] < 0.6 * series[3]["value"]  # the label-free series
+    # the label-free series
+    assert len(series) == 5 and series[4]["value"] < 0.6 * series[3]["value"]
 
 
 def test_traffic_that_stopped_is_a_count_threshold_and_fires_on_an_empty_window(tmp_path: Path):

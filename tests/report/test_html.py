@@ -6,6 +6,7 @@ these tests instead of skipping them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from cofe import Chunk, EvalSample, Manifest, ParsedDocument, RankedChunk, RunWriter, SampleRecord
 from cofe.cli import main
 from cofe.evalset import write_evalset
+from cofe.report._svg import histogram
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
@@ -127,7 +129,7 @@ def test_refusals_and_the_answered_only_means_are_in_the_report(tmp_path):
     out = tmp_path / "report.html"
     assert main(["report", str(run), "-o", str(out)]) == 0
     page = out.read_text()
-    section = page[page.index("<section id='refusals'>"):]
+    section = page[page.index("<section id='refusals'>") :]
     section = section[: section.index("</section>")]
     assert "<td>all</td><td>3</td><td>1</td><td>0.333</td>" in section
     assert "mean (answered)" in section and "KeywordRecall" in section
@@ -142,3 +144,34 @@ def test_a_case_shows_how_the_answer_step_decided_each_point(tmp_path):
     cases = out.read_text(encoding="utf-8").split("<section id='cases'>", 1)[1]
     assert "conveyed (by)" in cases
     assert "present (verbatim)" in cases and "absent (paraphrase)" in cases
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def test_passes_are_drawn_green_and_losses_warm(report):
+    section = report.read_text()
+    section = section[section.index("<section id='verdicts'>") :]
+    section = section[: section.index("</section>")]
+    fills = re.findall(r'fill="(#[0-9a-f]{6})"><title>([a-z_]+) · ', section)
+    passes = {c for c, v in fills if v.startswith("pass")}
+    losses = {c for c, v in fills if v in ("not_retrieved", "not_in_answer", "cut_by_rerank")}
+    assert passes and losses
+    for r, g, b in map(_rgb, passes):
+        assert g > r and g > b  # green
+    for r, g, b in map(_rgb, losses):
+        assert r > b and r >= g  # red, orange, amber
+
+
+def test_a_histogram_has_a_y_axis_of_counts():
+    svg = histogram([0.1, 0.2, 0.2, 0.2, 0.9, 0.95], title="answer/RougeL", bins=4)
+    ticks = re.findall(r'class="count">(\d+)</text>', svg)
+    assert ticks == ["0", "2", "4"]  # zero, half the tallest bar (four values), the tallest
+    assert 'class="axis"' in svg
+
+
+def test_the_page_names_a_cjk_font_after_the_system_one(report):
+    style = report.read_text().split("<style>", 1)[1].split("</style>", 1)[0]
+    body = style[style.index("body{") :]
+    assert "Noto Sans CJK SC" in body[: body.index("}")]  # Chinese is not drawn as boxes
