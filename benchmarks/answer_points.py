@@ -42,8 +42,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
+import shutil
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -51,7 +54,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cofe import score_run  # noqa: E402
+from cofe import ScoreResult, score_run  # noqa: E402
 from cofe.evalset import EvalSample, write_evalset  # noqa: E402
 from cofe.runlog import Chunk, Manifest, ParsedDocument, RankedChunk, RunWriter, SampleRecord  # noqa: E402
 from cofe.stages import ScoreConfig  # noqa: E402
@@ -71,8 +74,12 @@ def load(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def build_run(questions: list[dict[str, Any]], folder: Path) -> dict[str, tuple[str, list[str]]]:
-    """One sample per (question, answer); returns sample id -> (answer kind, reader labels)."""
+def build_run(
+    questions: list[dict[str, Any]], folder: Path, seed: int | None = None
+) -> dict[str, tuple[str, list[str]]]:
+    """One sample per (question, answer); returns sample id -> (answer kind, reader labels).
+    ``seed``: the samples in a shuffled order, so that judging the first N (``--limit``)
+    judges a spread of questions and kinds, not the first few questions."""
     samples, records, gold = [], [], {}
     writer = RunWriter(folder)
     for q in questions:
@@ -99,6 +106,10 @@ def build_run(questions: list[dict[str, Any]], folder: Path) -> dict[str, tuple[
                 )
             )
             gold[sample_id] = (answer["kind"], answer["labels"])
+    if seed is not None:
+        order = list(range(len(samples)))
+        random.Random(seed).shuffle(order)
+        samples, records = [samples[i] for i in order], [records[i] for i in order]
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
     writer.start(
@@ -117,8 +128,17 @@ def build_run(questions: list[dict[str, Any]], folder: Path) -> dict[str, tuple[
     return gold
 
 
-def agreement(run: Path, gold: dict[str, tuple[str, list[str]]], config: ScoreConfig) -> dict:
-    result = score_run(run, config=config)
+def agreement(
+    run: Path | ScoreResult,
+    gold: dict[str, tuple[str, list[str]]],
+    config: ScoreConfig | None = None,
+    only: set[str] | None = None,
+) -> dict:
+    """Agreement of a scoring (a run scored with ``config``, or a result) over every
+    sample, or over ``only`` those (the judged ones)."""
+    result = run if isinstance(run, ScoreResult) else score_run(run, config=config)
+    if only is not None:
+        gold = {sample_id: labels for sample_id, labels in gold.items() if sample_id in only}
     points = result.points
     decision = {
         (row.sample_id, int(row.point)): (row.answer_decision, row.answer_rule)
@@ -173,13 +193,54 @@ def agreement(run: Path, gold: dict[str, tuple[str, list[str]]], config: ScoreCo
     }
 
 
-def judge(run: Path, base_url: str, model: str, limit: int | None) -> None:
+def _judged(run: Path) -> set[str]:
+    from cofe.judges import read_judgements
+
+    return {sid for sid, j in read_judgements(run).items() if j.status == "judged"}
+
+
+def _model(run: Path) -> str:
+    from cofe.judges import read_judgements
+
+    return next((j.model for j in read_judgements(run).values()), "unknown model")
+
+
+def judge(run: Path, base_url: str, model: str, limit: int | None) -> tuple[set[str], dict]:
+    """Judge the run's samples (the first ``limit``); the ids judged, and calls and tokens."""
     from cofe.judges import judge_run
     from cofe.llm import Endpoint, LLMClient
 
-    endpoint = Endpoint.from_env(base_url=base_url, model=model, timeout=600, max_retries=1)
+    endpoint = Endpoint.from_env(base_url=base_url, model=model, timeout=900, max_retries=1)
     client = LLMClient(endpoint, json_mode="json_object", max_tokens=800)
-    judge_run(run, client, concurrency=1, progress=True, limit=limit)
+    started = time.perf_counter()
+    report = judge_run(run, client, concurrency=1, progress=True, limit=limit)
+    seconds = time.perf_counter() - started
+    judged = _judged(run)
+    n = max(1, report.judged + report.unscored)
+    usage = client.usage.to_dict()
+    return judged, {
+        "judged": report.judged,
+        "unscored": report.unscored,
+        "reasons": report.reasons,
+        "seconds_per_sample": round(seconds / n, 1),
+        "usage": usage,
+    }
+
+
+def stand_in_reply(messages: list[dict[str, Any]], request: dict[str, Any]) -> str:
+    """The loopback stand-in's judge: one claim (the answer), supported by everything, and
+    every information point labelled "support". It measures the plumbing -- labels reach
+    the answer step and override the matcher -- never how well a judge reads."""
+    user = messages[-1]["content"]
+    if "Answer claims" not in user and "回答断言" not in user:  # the first call: claims
+        return json.dumps({"answer_claims": ["(stand-in claim)"], "reference_claims": [],
+                           "questions": ["(stand-in)"], "noncommittal": False})  # fmt: skip
+    listed = user.split("Information points:" if "Information points:" in user else "信息点:")
+    points = sum(1 for line in listed[-1].splitlines() if line[:1].isdigit())
+    return json.dumps({
+        "answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
+        "points": [{"point": i, "answer": "support", "context": "support"} for i in range(points)],
+    })  # fmt: skip
 
 
 def fmt(value: float | None) -> str:
@@ -194,9 +255,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", help="also judge on this OpenAI-compatible endpoint")
     parser.add_argument("--model", help="the served model id (with --base-url)")
     parser.add_argument("--limit", type=int, help="judge at most N samples per set")
+    parser.add_argument("--judgements", type=Path, metavar="DIR",
+                        help="score the judge path from kept replies (DIR/en.jsonl, ...), "
+                             "no call")  # fmt: skip
+    parser.add_argument("--keep-judgements", type=Path, metavar="DIR",
+                        help="copy the judge's replies to DIR/<set>.jsonl")  # fmt: skip
     parser.add_argument("--stand-in", action="store_true",
                         help="the endpoint is the loopback stand-in: figures are plumbing only")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.stand_in and not args.base_url:
+        from cofe.testing import ScriptedOpenAI
+
+        with ScriptedOpenAI(stand_in_reply) as server:
+            return main([*(argv if argv is not None else sys.argv[1:]), "--base-url",
+                         server.base_url, "--model", "stand-in"])  # fmt: skip
+    if args.base_url and not args.model:
+        parser.error("--base-url needs --model (the served model id)")
     settings = {
         "offline (paraphrase, default)": ScoreConfig(),
         "verbatim (before)": ScoreConfig(answer_match="verbatim"),
@@ -206,14 +280,31 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.sets.split(","):
             questions = load(args.data / f"{name}.jsonl")
             run = Path(tmp) / name
-            gold = build_run(questions, run)
+            gold = build_run(questions, run, seed=0 if args.base_url or args.judgements else None)
             for label, config in settings.items():
                 print(f"{name}: scoring {label} ...", file=sys.stderr)
                 report[f"{name} | {label}"] = agreement(run, gold, config)
-            if args.base_url:
-                judge(run, args.base_url, args.model, args.limit)
-                who = "loopback STAND-IN (plumbing only)" if args.stand_in else args.model
-                report[f"{name} | judge: {who}"] = agreement(run, gold, ScoreConfig())
+            kept = args.judgements / f"{name}.jsonl" if args.judgements else None
+            if args.base_url or (kept is not None and kept.is_file()):
+                offline = score_run(run, config=ScoreConfig())  # before any judgement exists
+                if args.base_url:
+                    judged, cost = judge(run, args.base_url, args.model, args.limit)
+                    if args.keep_judgements:
+                        args.keep_judgements.mkdir(parents=True, exist_ok=True)
+                        shutil.copy(
+                            run / "judgements.jsonl", args.keep_judgements / f"{name}.jsonl"
+                        )
+                else:  # a judge's earlier replies, scored again without a call
+                    shutil.copy(kept, run / "judgements.jsonl")
+                    judged, cost = _judged(run), {"from": str(kept)}
+                who = "loopback STAND-IN (plumbing only)" if args.stand_in else (
+                    args.model or _model(run))  # fmt: skip
+                subset = f"{len(judged)} judged samples"
+                report[f"{name} | offline, on the {subset}"] = agreement(offline, gold, only=judged)
+                report[f"{name} | judge {who}, on the {subset}"] = {
+                    **agreement(run, gold, ScoreConfig(), only=judged),
+                    "cost": cost,
+                }
     header = ("set | setting", "pairs", "blame precision", "(strict)", "present recall",
               "false present", "undecided", "reference passes", "other answer passes")  # fmt: skip
     print("| " + " | ".join(header) + " |")
