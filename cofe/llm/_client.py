@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Generic, TypeVar
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from cofe._cache import Cache, content_key
@@ -229,6 +228,7 @@ class LLMClient:
         The deadline bounds every socket wait of every attempt (``_deadline.until``): a
         status line and headers trickled a byte at a time, or ``100 Continue`` after
         ``100 Continue``, end at it as a trickled body does."""
+        import httpx  # with openai: the pipeline extra (cofe's core needs neither)
         import openai
 
         endpoint = self.endpoint

@@ -19,9 +19,8 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
-
-import httpcore
 
 _local = threading.local()
 
@@ -47,46 +46,53 @@ def _bounded(timeout: float | None, error: type[Exception]) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
-class _Stream(httpcore.NetworkStream):
-    def __init__(self, stream: httpcore.NetworkStream) -> None:
-        self._stream = stream
+@lru_cache(maxsize=1)
+def _backend_class() -> Any:
+    """The wrapping backend, built on first use: httpcore comes with openai (the pipeline
+    extra), and cofe's core imports neither."""
+    import httpcore
 
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._stream.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+    class _Stream(httpcore.NetworkStream):
+        def __init__(self, stream: httpcore.NetworkStream) -> None:
+            self._stream = stream
 
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._stream.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return self._stream.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
 
-    def close(self) -> None:
-        self._stream.close()
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._stream.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:  # fmt: skip
-        return _Stream(self._stream.start_tls(ssl_context, server_hostname,
-                                              _bounded(timeout, httpcore.ConnectTimeout)))  # fmt: skip
+        def close(self) -> None:
+            self._stream.close()
 
-    def get_extra_info(self, info: str) -> Any:
-        return self._stream.get_extra_info(info)
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> httpcore.NetworkStream:  # fmt: skip
+            return _Stream(self._stream.start_tls(ssl_context, server_hostname,
+                                                  _bounded(timeout, httpcore.ConnectTimeout)))  # fmt: skip
 
+        def get_extra_info(self, info: str) -> Any:
+            return self._stream.get_extra_info(info)
 
-class _Backend(httpcore.NetworkBackend):
-    def __init__(self, backend: httpcore.NetworkBackend) -> None:
-        self._backend = backend
+    class _Backend(httpcore.NetworkBackend):
+        def __init__(self, backend: httpcore.NetworkBackend) -> None:
+            self._backend = backend
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
-        return _Stream(self._backend.connect_tcp(host, port,
-                                                 _bounded(timeout, httpcore.ConnectTimeout),
-                                                 local_address, socket_options))  # fmt: skip
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                        local_address: str | None = None,
+                        socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
+            return _Stream(self._backend.connect_tcp(host, port,
+                                                     _bounded(timeout, httpcore.ConnectTimeout),
+                                                     local_address, socket_options))  # fmt: skip
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
-        return _Stream(self._backend.connect_unix_socket(
-            path, _bounded(timeout, httpcore.ConnectTimeout), socket_options))  # fmt: skip
+        def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
+            return _Stream(self._backend.connect_unix_socket(
+                path, _bounded(timeout, httpcore.ConnectTimeout), socket_options))  # fmt: skip
 
-    def sleep(self, seconds: float) -> None:
-        self._backend.sleep(seconds)
+        def sleep(self, seconds: float) -> None:
+            self._backend.sleep(seconds)
+
+    return _Backend
 
 
 def with_deadlines(http_client: Any) -> Any:
@@ -101,6 +107,6 @@ def with_deadlines(http_client: Any) -> Any:
     for transport in transports:
         pool = getattr(transport, "_pool", None)
         backend = getattr(pool, "_network_backend", None)
-        if backend is not None and not isinstance(backend, _Backend):
-            pool._network_backend = _Backend(backend)  # type: ignore[union-attr]
+        if backend is not None and not isinstance(backend, _backend_class()):
+            pool._network_backend = _backend_class()(backend)  # type: ignore[union-attr]
     return http_client
