@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
+    from cofe.cli._judge import llm_defaults
+
+    llm_defaults(args)
     from annotators import AnnotateConfig, annotate, dry_run
     from annotators._annotate import _load_documents
     from cofe.llm import Endpoint, LLMClient

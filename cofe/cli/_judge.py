@@ -12,13 +12,31 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from cofe._distributed import connect, disconnect
 from cofe.cli._run import make_cache
-from cofe.llm import Endpoint, LLMClient, estimate_tokens
+from cofe.llm import LOCAL_MODEL_ID, Endpoint, LLMClient, estimate_tokens
 from cofe.llm._client import JSON_MODES
+
+_LOCAL_NOTE = f"for `cofe llm serve`'s {LOCAL_MODEL_ID}"
+# a hosted endpoint answers calls at once in seconds; the small local model answers one
+# request at a time in tens of seconds, and writes valid JSON only in JSON mode
+_DEFAULTS = {"concurrency": 4, "timeout": 120.0, "json_mode": "off"}
+_LOCAL_DEFAULTS = {"concurrency": 1, "timeout": 600.0, "json_mode": "json_object"}
+
+
+def llm_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """Fill the endpoint options left unset: small-model settings for the local model that
+    ``cofe llm serve`` runs, the usual ones for any other."""
+    model = args.model or os.environ.get("OPENAI_MODEL")
+    chosen = _LOCAL_DEFAULTS if model == LOCAL_MODEL_ID else _DEFAULTS
+    for name, value in chosen.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
+    return args
 
 
 def add_llm_options(p: argparse.ArgumentParser, *, limit: str) -> None:
@@ -28,12 +46,13 @@ def add_llm_options(p: argparse.ArgumentParser, *, limit: str) -> None:
     slow model; the next pass takes the rest)."""
     p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
-    p.add_argument("--concurrency", type=int, default=4, help="calls at once (default 4)")
-    p.add_argument("--timeout", type=float, default=120.0,
-                   help="seconds per request (default 120; a small local model may need more)")  # fmt: skip
-    p.add_argument("--json-mode", choices=JSON_MODES, default="off",
-                   help="ask the endpoint to constrain replies to JSON (small local models "
-                        "need it: json_object on llama.cpp)")  # fmt: skip
+    p.add_argument("--concurrency", type=int,
+                   help=f"calls at once (default 4; {_LOCAL_NOTE}: 1)")  # fmt: skip
+    p.add_argument("--timeout", type=float,
+                   help=f"seconds per request (default 120; {_LOCAL_NOTE}: 600)")  # fmt: skip
+    p.add_argument("--json-mode", choices=JSON_MODES,
+                   help="ask the endpoint to constrain replies to JSON (default off; "
+                        f"{_LOCAL_NOTE}: json_object, which small models need)")  # fmt: skip
     p.add_argument(
         "--limit", type=int, metavar="N", help=f"{limit} (a first look; run again for the rest)"
     )
@@ -71,6 +90,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    llm_defaults(args)
     from cofe.judges import judge_run
     from cofe.judges._judge import judge_inputs
     from cofe.judges._prompts import checks_messages, claims_messages

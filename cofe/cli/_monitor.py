@@ -297,6 +297,9 @@ def _canary(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
+    from cofe.cli._judge import llm_defaults
+
+    llm_defaults(args)
     from cofe.cli._judge import _embedder
     from cofe.llm import Endpoint, LLMClient
     from cofe.monitor import judge_traffic
