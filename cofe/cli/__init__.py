@@ -52,6 +52,11 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 _show_warning = warnings.showwarning
+# the extra that brings an optional module (the core installs none of them)
+_EXTRA_OF = {"openai": "pipeline", "httpx": "pipeline", "httpcore": "pipeline",
+             "llama_cpp": "llm", "bm25s": "bm25", "unstructured": "pipeline",
+             "llama_index": "pipeline", "sentence_transformers": "dense", "torch": "dense",
+             "distributed": "dask", "dask": "dask", "psycopg": "postgres"}  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,6 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # disk full, no permission, ...: a failure, still one line
         print(f"cofe: error: {error}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as error:  # an optional part not installed: say which extra
+        extra = _EXTRA_OF.get((error.name or "").split(".")[0])
+        hint = f': pip install -e ".[{extra}]"' if extra else ""
+        print(f"cofe: error: {error.name} is not installed{hint}", file=sys.stderr)
+        return 2
     except Exception as error:
         if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg"):
             raise
