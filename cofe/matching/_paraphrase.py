@@ -160,6 +160,31 @@ def _digits(text: str) -> str:
     return text
 
 
+_STEM, _FIGURE, _PLAIN = "stem", "figure", "plain"  # a word's stem, a number, any other unit
+
+
+@lru_cache(maxsize=300_000)  # a corpus's words repeat (Zipf): each token is read once
+def _unit(raw: str) -> tuple[str, str, str] | None:
+    """A token's content unit, its kind and the word it came from; None for a function word."""
+    token = raw.casefold()
+    if not token.isascii() and is_cjk(token[0]):
+        return None if _CJK_STOP.issuperset(token) else (token, _PLAIN, token)
+    if not token.isalpha():  # a word skips every number rule: the common case
+        if token[0].isdigit() and "dot" in token:
+            return (token.replace("dot", "."), _FIGURE, token)
+        ordinal = _ORDINAL.match(token)
+        token = ordinal[1] if ordinal else token
+        if not token.isalpha():  # a figure, or a code ("5a", "b737")
+            token = token.lstrip("0") or "0"
+            # "one" is mostly an article ("one of the largest"): a content word, not a figure
+            return (token, _PLAIN if token == "1" else _FIGURE, token)
+    if token in STOPWORDS or token in _EXTRA_STOPWORDS:
+        return None
+    token = _MONTHS.get(token, token)
+    stem = _stem(token) if token.isascii() else token  # Snowball English: ASCII words
+    return (stem, _STEM, token)
+
+
 def _has_number_word(text: str) -> bool:
     # a set look-up per word is several times faster than the alternation's scan
     return not _NUMBER_WORDS.isdisjoint(_WORD.findall(text.lower()))
@@ -227,37 +252,21 @@ def units(text: str, *, names: bool = False) -> Units:
     surface: dict[str, str] = {}
     sequence: list[tuple[str, bool]] = []  # content units in order: (unit, is a number)
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
-        token = raw.casefold()
-        if not token.isascii() and is_cjk(token[0]):
-            if not _CJK_STOP.issuperset(token):
-                words.add(token)
-                sequence.append((token, False))
+        found = _unit(raw)
+        if found is None:
             continue
-        if token.isalpha():
-            pass  # a word: the common case, none of the number rules below apply
-        elif token[0].isdigit() and "dot" in token:
-            numbers.add(token.replace("dot", "."))
-            sequence.append((token.replace("dot", "."), True))
+        unit, kind, word = found
+        if kind is _FIGURE:
+            numbers.add(unit)
+            sequence.append((unit, True))
             continue
-        else:
-            ordinal = _ORDINAL.match(token)
-            token = ordinal[1] if ordinal else token
-        if not token.isalpha():  # a figure, or a code ("5a", "b737")
-            token = token.lstrip("0") or "0"
-            # "one" is mostly an article ("one of the largest"): a content word, not a figure
-            (words if token == "1" else numbers).add(token)
-            sequence.append((token, token != "1"))
-            continue
-        if token in STOPWORDS or token in _EXTRA_STOPWORDS:
-            continue
-        token = _MONTHS.get(token, token)
-        stem = _stem(token) if token.isascii() else token  # Snowball English: ASCII words
-        words.add(stem)
-        sequence.append((stem, False))
-        if stem != token:
-            surface.setdefault(stem, token)
-        if names and raw[0].isupper():
-            capitals.add(stem)
+        words.add(unit)
+        sequence.append((unit, False))
+        if kind is _STEM:
+            if unit != word:
+                surface.setdefault(unit, word)
+            if names and raw[0].isupper():
+                capitals.add(unit)
     return Units(
         frozenset(words),
         frozenset(numbers),

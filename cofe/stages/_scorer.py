@@ -159,8 +159,9 @@ class _SampleScorer:
         outcomes.append(self._parse(cs, source, scope, fates))
         corpus = self._chunking(cs, scope, source, fates, outcomes)
         self._ranking(sample, cs, record, scope, source, corpus, fates, outcomes)
-        outcomes.append(self._generation(sample, cs, record, fates))
-        self._record(sample, cs, record, [o for o in outcomes if o is not None], fates)
+        refusal = self._refusal(sample, record)
+        outcomes.append(self._generation(sample, cs, record, fates, refusal))
+        self._record(sample, cs, record, [o for o in outcomes if o is not None], fates, refusal)
 
     def _crashed(self, record: Outputs, stage: Stage) -> str | None:
         """Why a stage produced nothing: it, or a stage before it, raised."""
@@ -371,7 +372,12 @@ class _SampleScorer:
         return texts
 
     def _generation(
-        self, sample: EvalSample, cs: CompiledSample, record: Outputs, fates: dict
+        self,
+        sample: EvalSample,
+        cs: CompiledSample,
+        record: Outputs,
+        fates: dict,
+        refusal: str | None,
     ) -> StageOutcome | None:
         if Step.ANSWER not in self.plan:
             return None
@@ -381,7 +387,7 @@ class _SampleScorer:
         claims = self.ctx.claims.get(sample.id, NOT_JUDGED)
         judged = claims.points if isinstance(claims, ClaimLabels) else ()
         answer = judge_answer(self.ctx, cs, record.answer, sample.query, judged,
-                              lambda: self._quotable(sample, record))  # fmt: skip
+                              lambda: self._quotable(sample, record), refusal)  # fmt: skip
         text = record.answer
         conveyed = answer.conveyed
         self.measure(
@@ -413,12 +419,12 @@ class _SampleScorer:
         record: Outputs,
         outcomes: list[StageOutcome],
         fates: dict,
+        refusal: str | None,
     ) -> None:
         """The verdict, the waterfall steps and one row per information point."""
         labels = tuple(point.label for point in cs.points)
         claims = self.ctx.claims.get(sample.id)
         unsupported = claims.unsupported() if isinstance(claims, ClaimLabels) else ()
-        refusal = self._refusal(sample, record)
         diagnosis = diagnose(labels, outcomes, record.error, unsupported, refusal)
         self._verdict(sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation,
                       len(cs.points), record, refusal)  # fmt: skip

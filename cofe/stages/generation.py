@@ -93,10 +93,12 @@ def judge_answer(
     question: str,
     judged: tuple[str | None, ...] = (),
     quotable: Callable[[], Sequence[str]] = tuple,
+    declines: str | None = None,
 ) -> AnswerHits:
     """``judged``: the LLM judge's label per fine_keywords index (empty: not judged);
     ``quotable``: the normalised texts the answer may have copied (its context's chunks,
-    its source document), asked for only when a point is not found as written."""
+    its source document), asked for only when a point is not found as written; ``declines``:
+    why the answer is a refusal (it conveys nothing it does not state as written)."""
     normalized = ctx.normalize(answer)
     keywords = ctx.index.keywords
     ratio, min_chars = ctx.config.fuzzy, ctx.config.fuzzy_min_chars
@@ -123,6 +125,10 @@ def judge_answer(
             decision = _VERBATIM
         elif not paraphrase:
             decision = _NOT_WRITTEN
+        elif declines is not None:
+            decision = PointDecision(
+                Decision.ABSENT, Rule.VERBATIM, f"the answer declines: {declines}"
+            )
         else:
             if copied is None:  # decided once per answer, only when a point needs it
                 copied = copies(ctx, answer, quotable(), normalized)
