@@ -350,6 +350,7 @@ class AnswerMatcher:
 
     __slots__ = (
         "_answer",
+        "_asked_about",
         "_asked_text",
         "_digits",
         "_measured",
@@ -367,9 +368,9 @@ class AnswerMatcher:
         self._measured = said.measured
         self._surface = said.surface
         self._text = said.text
-        asked = _question_units(question)
-        self._question = asked.all
-        self._asked_text = asked.text
+        self._asked_about = question  # read on first need: most fragments never need it
+        self._question: frozenset[str] | None = None
+        self._asked_text = ""
 
     def _said(self, unit: str) -> bool:
         if unit in self._answer:
@@ -397,17 +398,23 @@ class AnswerMatcher:
         return len(unit) >= _PREFIX and unit[:_PREFIX] in self._prefixes
 
     def _asked(self, unit: str) -> bool:
+        if self._question is None:
+            asked = _question_units(self._asked_about)
+            self._question, self._asked_text = asked.all, asked.text
         return unit in self._question or (_cjk_unit(unit) and unit in self._asked_text)
 
     def fragment(self, text: str) -> _Fragment:
         frag = _fragment_units(text)
         everything = frag.all
-        evidence = frozenset(u for u in everything if not self._asked(u))
-        if not evidence:  # the fragment only repeats the question: judge it on all its units
-            evidence = everything
-        if not evidence:
+        if not everything:
             return _Fragment(Decision.UNDECIDED, text)
-        missing = frozenset(u for u in evidence if not self._said(u))
+        if frag.numbers or any(self._said(u) for u in everything):
+            evidence = frozenset(u for u in everything if not self._asked(u))
+            if not evidence:  # the fragment only repeats the question: judge it on all of it
+                evidence = everything
+            missing = frozenset(u for u in evidence if not self._said(u))
+        else:  # none of it in the answer: the question, read or not, changes nothing
+            evidence = missing = everything
         if not missing:
             return _Fragment(Decision.PRESENT, text)
         shown = tuple(sorted(frag.shown(unit) for unit in missing))
