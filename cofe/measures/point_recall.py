@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cofe.measures._base import Measure
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
@@ -8,6 +10,13 @@ UNDECIDED = Unscored(
     "the offline matcher could not settle any information point of this answer: "
     "run `cofe judge` to settle them"
 )
+
+
+def settled_share(conveyed: Sequence[bool | None]) -> float | None:
+    """Share of the settled points (True/False) that are conveyed; None when none is settled.
+    The measure and the waterfall's answer row read it alike."""
+    settled = [c for c in conveyed if c is not None]
+    return sum(settled) / len(settled) if settled else None
 
 
 class PointRecall(Measure):
@@ -23,7 +32,5 @@ class PointRecall(Measure):
     STEPS = frozenset({Step.ANSWER})
 
     def evaluate(self, view: StepView) -> float | Unscored:
-        settled = [c for c in view.conveyed if c is not None]
-        if not settled:
-            return UNDECIDED
-        return sum(settled) / len(settled)
+        share = settled_share(view.conveyed)
+        return UNDECIDED if share is None else share

@@ -28,6 +28,7 @@ from cofe.judges._judge import JUDGEMENTS, labels_for_scoring
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
 from cofe.measures import ClaimLabels, Measure, Step, StepView, Unscored
 from cofe.measures._view import NOT_JUDGED
+from cofe.measures.point_recall import settled_share
 from cofe.results import ScoreResult
 from cofe.results._summary import latency_table
 from cofe.runlog import RunLog, Stage
@@ -502,8 +503,9 @@ def _decided_recall(outcome: StageOutcome) -> float | None:
     assert outcome.hits is not None
     if not any(outcome.undecided):
         return sum(outcome.hits) / len(outcome.hits)
-    settled = [hit for hit, open_ in zip(outcome.hits, outcome.undecided, strict=True) if not open_]
-    return sum(settled) / len(settled) if settled else None
+    return settled_share(
+        [None if open_ else hit for hit, open_ in zip(outcome.hits, outcome.undecided, strict=True)]
+    )
 
 
 def _within(ranks: Sequence[int | None], cutoff: int) -> tuple[bool, ...]:
