@@ -12,8 +12,16 @@ fragment, on *content units* that survive such rewriting:
   text2num, Chinese numerals, dates and percentages ("一九九八年", "百分之五十")
   through cn2an, scales ("1.2 million" = 1200000), thousands separators and
   leading zeros dropped, ordinals as numbers, "%" as "percent";
-* Chinese, Japanese and Korean text character by character, function
-  characters dropped.
+* units of measure by one name ("720 ft" = "720 feet", "1142 MW" = "1,142
+  megawatts"; a symbol that is also a word, such as "in" or "m", only right after
+  a number); British and American spellings alike ("armour", "programme",
+  "centre", "organise"); dates in figures with their month named ("23/11/1963");
+  short year ranges with their century ("1861-67" = "1861-1867"); acronyms for the
+  capitalised names they abbreviate, either way ("UK", "FCC", "MSPs");
+* Chinese cut into words (jieba), function characters dropped; numerals as
+  digits, decimals before a scale included ("十九点五亿"); a word written in its
+  longer form, its characters in order close together ("招生" in "招收学生",
+  "证交所" in "证券交易所").
 
 Evidence is what the answer adds to the question: a unit the question already
 holds proves nothing (every answer repeats its question), so it is set aside.
@@ -31,6 +39,7 @@ partial when some are present and others absent, and undecided otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 import warnings
@@ -38,7 +47,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
-from itertools import pairwise
 from typing import Any
 
 from cofe.matching._labels import STOPWORDS
@@ -86,6 +94,11 @@ PRESENT_AT = 2 / 3
 # holds the same words and a few Chinese ones) plus the words contractions expand to.
 _EXTRA_STOPWORDS = frozenset(
     "would could shall might must may also yes none n't one ones there's".split()
+    # a company's legal form: "Visa Inc." and "Visa" name the same company
+    + "inc ltd llc plc corp gmbh".split()
+    # comparatives of a quantity: nltk's list already holds their siblings (more, most,
+    # over, under, above, below), so "less than 200,000" and "under 200,000" read alike
+    + "less fewer least fewest".split()
 )
 # Chinese function characters: particles, copulas, pronouns, measure words, conjunctions.
 _CJK_STOP = frozenset("的了是在和与或及也都就而之其这那个为以于被把将有着过等们他她它我你该此并")
@@ -113,11 +126,70 @@ _NUMBER_WORDS = frozenset(
 )
 _WORD = re.compile(r"[a-z]+")
 _CJK_NUMERAL = re.compile(r"[零〇一二三四五六七八九十百千万亿两]")
+_CJK_DECIMAL = re.compile(r"[零〇一二三四五六七八九十百千两]+点[零〇一二三四五六七八九]+")
+# a numeral that starts with a digit or ten and holds a place (十 百 千): "一百一十", not "万一"
+_CJK_NUMERAL_RUN = re.compile(r"[一二三四五六七八九十两][零〇一二三四五六七八九]*[十百千]"
+                              r"[零〇一二三四五六七八九十百千万亿两]*")
 _MONTHS = {
     "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
     "jul": "july", "aug": "august", "sep": "september", "sept": "september",
     "oct": "october", "nov": "november", "dec": "december",
 }  # fmt: skip
+# Units of measure: an answer writes "720 ft" for "720 feet", "1142 MW" for "1,142
+# megawatts". Full names and unambiguous symbols map everywhere; a one- or two-letter
+# symbol that is also a word ("in", "m", "c") only right after a number.
+_MEASURES = {
+    **dict.fromkeys(("foot", "feet", "ft"), "ft"),
+    **dict.fromkeys(("inch", "inches"), "inch"),
+    **dict.fromkeys(("mile", "miles"), "mile"),
+    **dict.fromkeys(("yard", "yards", "yd", "yds"), "yard"),
+    **dict.fromkeys(("kilometre", "kilometres", "kilometer", "kilometers", "km", "kms"), "km"),
+    **dict.fromkeys(("metre", "metres", "meter", "meters"), "metre"),
+    **dict.fromkeys(("centimetre", "centimetres", "centimeter", "centimeters", "cm"), "cm"),
+    **dict.fromkeys(("millimetre", "millimetres", "millimeter", "millimeters", "mm"), "mm"),
+    **dict.fromkeys(("kilogram", "kilograms", "kilogramme", "kilogrammes", "kg", "kgs"), "kg"),
+    **dict.fromkeys(("tonne", "tonnes", "ton", "tons"), "ton"),
+    **dict.fromkeys(("pound", "pounds", "lb", "lbs"), "lb"),
+    **dict.fromkeys(("ounce", "ounces", "oz"), "oz"),
+    **dict.fromkeys(("hectare", "hectares"), "hectare"),
+    **dict.fromkeys(("litre", "litres", "liter", "liters"), "litre"),
+    **dict.fromkeys(("kilowatt", "kilowatts", "kw"), "kw"),
+    **dict.fromkeys(("megawatt", "megawatts", "mw"), "mw"),
+    **dict.fromkeys(("gigawatt", "gigawatts", "gw"), "gw"),
+    **dict.fromkeys(("fahrenheit",), "fahrenheit"),
+    **dict.fromkeys(("celsius", "centigrade"), "celsius"),
+    **dict.fromkeys(("year", "years", "yr", "yrs"), "year"),
+    **dict.fromkeys(("hour", "hours", "hr", "hrs"), "hour"),
+    **dict.fromkeys(("minute", "minutes", "mins"), "minute"),
+}
+_MEASURES_AFTER_NUMBER = {
+    "in": "inch", "mi": "mile", "m": "metre", "g": "gram", "l": "litre", "t": "ton",
+    "f": "fahrenheit", "c": "celsius", "h": "hour", "min": "minute",
+}  # fmt: skip
+# British and American spellings of one word ("armour"/"armor", "programme"/"program",
+# "centre"/"center", "organise"/"organize"): both sides are respelt the same way, so a
+# respelling that makes a non-word ("flour" -> "flor") changes nothing.
+_SPELLING = (
+    (re.compile(r"(?<=[a-z]{3})our(s?)$"), r"or\1"),
+    (re.compile(r"(?<=[a-z]{2})is(e|ed|es|ing|ation|ations)$"), r"iz\1"),
+    (re.compile(r"(?<=[a-z]{2})ys(e|ed|es|ing)$"), r"yz\1"),
+    (re.compile(r"(?<=[a-z]{2})(t|b)re(s?)$"), r"\1er\2"),
+    (re.compile(r"(?<=[a-z]{3})amme(s?)$"), r"am\1"),
+    (re.compile(r"(?<=[a-z]{3})ogue(s?)$"), r"og\1"),
+    (re.compile(r"^(defen|licen|offen|preten)ce(s?)$"), r"\1se\2"),
+)
+_SPELLING_ENDINGS = ("our", "ours", "ise", "ised", "ises", "ising", "isation", "isations", "yse",
+                     "ysed", "yses", "ysing", "tre", "tres", "bre", "bres", "amme", "ammes",
+                     "ogue", "ogues", "ce", "ces")  # fmt: skip
+# "23/11/1963", "11.23.1963", "1963-11-23": a date written in figures, with its month named
+_NUMERIC_DATE = re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2(\d{4})\b")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december"
+).split()
+# "1861-67", "2008/09", "1982–83": the second year of a range written with its century
+_INITIALISM = re.compile(r"\b(?:[A-Z]\.){2,}")
+_YEAR_RANGE = re.compile(r"\b(1\d|20)(\d\d)(\s*[-–—/]\s*)(\d\d)\b(?![-–—/.:]?\d)")
 _HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 _SPACED_THOUSANDS = re.compile(r"(?<=\d)[ \u00a0\u202f](?=\d{3}(?!\d))")
@@ -141,6 +213,7 @@ class Units:
         return self.surface.get(unit, unit)
 
     all: frozenset[str] = frozenset()  # words and numbers together (set by ``units``)
+    acronyms: frozenset[str] = frozenset()  # words written in capitals: "UK", "FCC", "MSP"
 
 
 def _digits(text: str) -> str:
@@ -160,29 +233,59 @@ def _digits(text: str) -> str:
     return text
 
 
-_STEM, _FIGURE, _PLAIN = "stem", "figure", "plain"  # a word's stem, a number, any other unit
+# a word's stem, a number, any other unit, a function word (kept only for its acronym)
+_STEM, _FIGURE, _PLAIN, _FUNCTION = "stem", "figure", "plain", "function"
 
 
 @lru_cache(maxsize=300_000)  # a corpus's words repeat (Zipf): each token is read once
-def _unit(raw: str) -> tuple[str, str, str] | None:
-    """A token's content unit, its kind and the word it came from; None for a function word."""
+def _unit(raw: str) -> tuple[str, str, str, str] | None:
+    """A token's content unit, its kind, the word it came from, and the acronym it writes
+    ("UK", "MSPs" -> "MSP"; else ""); None for a function word."""
     token = raw.casefold()
     if not token.isascii() and is_cjk(token[0]):
-        return None if _CJK_STOP.issuperset(token) else (token, _PLAIN, token)
+        return None if _CJK_STOP.issuperset(token) else (token, _PLAIN, token, "")
     if not token.isalpha():  # a word skips every number rule: the common case
         if token[0].isdigit() and "dot" in token:
-            return (token.replace("dot", "."), _FIGURE, token)
+            return (token.replace("dot", "."), _FIGURE, token, "")
         ordinal = _ORDINAL.match(token)
         token = ordinal[1] if ordinal else token
         if not token.isalpha():  # a figure, or a code ("5a", "b737")
             token = token.lstrip("0") or "0"
             # "one" is mostly an article ("one of the largest"): a content word, not a figure
-            return (token, _PLAIN if token == "1" else _FIGURE, token)
+            return (token, _PLAIN if token == "1" else _FIGURE, token, "")
+    acronym = _acronym(raw)
     if token in STOPWORDS or token in _EXTRA_STOPWORDS:
-        return None
+        # "US" and "IT" in capitals name something; as content they stay function words
+        return ("", _FUNCTION, token, acronym) if acronym else None
+    measure = _MEASURES.get(token)
+    if measure is not None:
+        return (measure, _STEM, token, acronym)
+    if acronym and acronym != raw:  # "MSPs": the plural of the acronym "MSP"
+        token = acronym.casefold()
     token = _MONTHS.get(token, token)
-    stem = _stem(token) if token.isascii() else token  # Snowball English: ASCII words
-    return (stem, _STEM, token)
+    if not token.isascii():
+        return (token, _STEM, token, acronym)
+    spelt = _american(token) if len(token) >= 5 else token
+    return (_stem(spelt), _STEM, token, acronym)  # Snowball English: ASCII words
+
+
+def _acronym(raw: str) -> str:
+    if not raw.isascii() or len(raw) < 2:
+        return ""
+    if raw.isupper():
+        return raw if len(raw) <= 7 else ""
+    if raw[-1] == "s" and len(raw) >= 3 and raw[:-1].isupper():
+        return raw[:-1]
+    return ""
+
+
+def _american(word: str) -> str:
+    if not word.endswith(_SPELLING_ENDINGS):  # most words: one C call, no regex
+        return word
+    for pattern, replacement in _SPELLING:
+        if pattern.search(word):
+            return pattern.sub(replacement, word)
+    return word
 
 
 def _has_number_word(text: str) -> bool:
@@ -205,10 +308,31 @@ def _cn2an(text: str) -> str:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # it warns about every numeral-like word it leaves
-        try:
-            return str(cn2an.transform(text, "cn2an"))
-        except (ValueError, KeyError, IndexError):  # a numeral it cannot parse: keep the text
-            return text
+        if "点" in text:  # "十九点五亿": transform leaves a decimal before a scale as words
+            text = _CJK_DECIMAL.sub(lambda m: _numeral(m[0], cn2an) or m[0], text)
+        with contextlib.suppress(ValueError, KeyError, IndexError):  # unreadable: keep it
+            text = str(cn2an.transform(text, "cn2an"))
+        if _CJK_NUMERAL_RUN.search(text):  # what transform left: "一百一十千米" (110 km)
+            text = _CJK_NUMERAL_RUN.sub(lambda m: _leftover(m[0], cn2an), text)
+    return text
+
+
+def _numeral(run: str, cn2an: Any) -> str | None:
+    try:
+        value = cn2an.cn2an(run, "smart")
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _leftover(run: str, cn2an: Any) -> str:
+    """A numeral run transform did not read: whole, or without a last 千 that begins the
+    next word ("一百一十千米": 110, then 千米; 千克 and 千瓦 alike)."""
+    whole = _numeral(run, cn2an)
+    if whole is not None:
+        return whole
+    head = _numeral(run[:-1], cn2an) if len(run) > 2 and run[-1] == "千" else None
+    return run if head is None else head + run[-1]
 
 
 def _alpha2digit(text: str) -> str:
@@ -243,6 +367,11 @@ def units(text: str, *, names: bool = False) -> Units:
         text = _WORD_HYPHEN.sub(" ", text)  # "four-week" -> "four week" (text2num reads it)
     if _ANY_DIGIT.search(text):
         text = _SPACED_THOUSANDS.sub("", text)  # "13 000" = "13,000" = "13000"
+        if "/" in text or "." in text or "-" in text:
+            text = _ISO_DATE.sub(_iso_date, _NUMERIC_DATE.sub(_numeric_date, text))
+        text = _YEAR_RANGE.sub(_year_range, text)
+    if "." in text:
+        text = _INITIALISM.sub(_initialism, text)  # "U.S." = "US"
     text = _digits(text)  # number words and numerals become digits here
     if "." in text:
         text = _DECIMAL.sub("_", text)  # "3.5" stays one number, not "3" and "5"
@@ -250,32 +379,73 @@ def units(text: str, *, names: bool = False) -> Units:
     numbers: set[str] = set()
     capitals: set[str] = set()
     surface: dict[str, str] = {}
-    sequence: list[tuple[str, bool]] = []  # content units in order: (unit, is a number)
+    acronyms: set[str] = set()
+    # (number, the content unit right after it): "720 feet", "1998 年" -- its unit
+    measured: set[tuple[str, str]] = set()
+    number = ""  # the unit before was this number: "in", "m", "c" may be units of measure
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
         found = _unit(raw)
+        if number and raw.casefold() in _MEASURES_AFTER_NUMBER:  # "5 m", "2 in"
+            after = _MEASURES_AFTER_NUMBER[raw.casefold()]
+            found = (after, _STEM, after, "")
         if found is None:
             continue
-        unit, kind, word = found
+        unit, kind, word, acronym = found
+        if acronym:
+            acronyms.add(acronym)
+            if kind is _FUNCTION:
+                continue
         if kind is _FIGURE:
             numbers.add(unit)
-            sequence.append((unit, True))
+            number = unit
             continue
         words.add(unit)
-        sequence.append((unit, False))
-        if kind is _STEM:
+        if number:
+            measured.add((number, unit))
+            number = ""
+        if names and kind is _STEM:  # a fragment: its words as written, for evidence
             if unit != word:
                 surface.setdefault(unit, word)
-            if names and raw[0].isupper():
+            if raw[0].isupper():
                 capitals.add(unit)
     return Units(
         frozenset(words),
         frozenset(numbers),
         frozenset(capitals),
-        _measured(sequence) if numbers else frozenset(),
+        frozenset(measured),
         text.casefold() if not text.isascii() and _HAS_CJK.search(text) else "",
         surface,
         frozenset(words | numbers),
+        frozenset(acronyms),
     )
+
+
+def _numeric_date(match: re.Match[str]) -> str:
+    """"23/11/1963" with its month named; both readings when day and month could swap."""
+    first, second, year = int(match[1]), int(match[3]), match[4]
+    months = [_MONTH_NAMES[m - 1] for m in (second, first) if 1 <= m <= 12]
+    if not months:
+        return match[0]
+    return f"{first} {second} {year} {' '.join(dict.fromkeys(months))}"
+
+
+def _iso_date(match: re.Match[str]) -> str:
+    month = int(match[2])
+    if not 1 <= month <= 12:
+        return match[0]
+    return f"{int(match[3])} {_MONTH_NAMES[month - 1]} {match[1]}"
+
+
+def _year_range(match: re.Match[str]) -> str:
+    """"1861-67" -> "1861-1867": the second year with the first one's century."""
+    century, first, between, last = match[1], match[2], match[3], match[4]
+    if int(last) <= int(first):
+        return match[0]  # "2008-05" is a year and a month, not a range
+    return f"{century}{first}{between}{century}{last}"
+
+
+def _initialism(match: re.Match[str]) -> str:
+    return match[0].replace(".", "")
 
 
 def _cjk_unit(unit: str) -> bool:
@@ -318,13 +488,28 @@ def _jieba() -> Any:  # the jieba module: it ships no types
     return jieba
 
 
-def _measured(sequence: list[tuple[str, bool]]) -> frozenset[tuple[str, str]]:
-    """Each number with the content unit right after it (its unit: "720 feet", "1998 年")."""
-    return frozenset(
-        (unit, following)
-        for (unit, number), (following, other) in pairwise(sequence)
-        if number and not other
-    )
+_JOINERS = frozenset("of the and for & de du la von van".split())
+
+
+@lru_cache(maxsize=100_000)
+def _initialisms(text: str) -> dict[str, frozenset[str]]:
+    """What each run of capitalised words abbreviates to, with the units it covers:
+    "Supreme Court of the United Kingdom" -> "UK": {united, kingdom}, "SC": {supreme,
+    court}, "SCUK": all four (joiners such as "of the" give no letter)."""
+    runs: list[list[tuple[str, str]]] = [[]]
+    for raw in strict_tokens(text, fold=False):
+        found = _unit(raw) if raw[0].isupper() and raw.isascii() else None
+        if found is not None and found[1] is _STEM:
+            runs[-1].append((found[0], raw[0]))
+        elif not (runs[-1] and raw.casefold() in _JOINERS):
+            runs.append([])
+    out: dict[str, frozenset[str]] = {}
+    for run in runs:
+        for start in range(len(run)):
+            for end in range(start + 2, min(len(run), start + 7) + 1):
+                letters = "".join(initial for _, initial in run[start:end])
+                out[letters] = out.get(letters, frozenset()) | {u for u, _ in run[start:end]}
+    return out
 
 
 @lru_cache(maxsize=100_000)
@@ -349,14 +534,15 @@ class AnswerMatcher:
     """Decides, per information point, whether one answer conveys it (one sample)."""
 
     __slots__ = (
+        "_acronyms",
         "_answer",
+        "_answer_text",
         "_asked_about",
         "_asked_text",
         "_digits",
         "_measured",
         "_prefixes",
         "_question",
-        "_surface",
         "_text",
     )
 
@@ -366,8 +552,9 @@ class AnswerMatcher:
         self._digits = {_DIGITS.sub("", n) for n in said.numbers}
         self._prefixes = {w[:_PREFIX] for w in said.words if len(w) >= _PREFIX}
         self._measured = said.measured
-        self._surface = said.surface
         self._text = said.text
+        self._acronyms = said.acronyms
+        self._answer_text = answer
         self._asked_about = question  # read on first need: most fragments never need it
         self._question: frozenset[str] | None = None
         self._asked_text = ""
@@ -380,7 +567,11 @@ class AnswerMatcher:
         # a Chinese word counts wherever the answer writes it, however jieba cut the answer;
         # a longer one also without its last character, as a stem ("浙江省" said as "浙江")
         text = self._text
-        return unit in text or (len(unit) >= 3 and unit[:-1] in text)
+        return (
+            unit in text
+            or (len(unit) >= 3 and unit[:-1] in text)
+            or (len(unit) >= 2 and _contracted(unit, text))
+        )
 
     def _touched(self, unit: str, frag: Units) -> bool:
         """Any trace of the unit in the answer: a Chinese word, any of its characters; a
@@ -415,6 +606,8 @@ class AnswerMatcher:
             missing = frozenset(u for u in evidence if not self._said(u))
         else:  # none of it in the answer: the question, read or not, changes nothing
             evidence = missing = everything
+        if missing and (frag.acronyms or (self._acronyms and frag.names & missing)):
+            missing = missing - self._abbreviated(text, frag, missing)
         if not missing:
             return _Fragment(Decision.PRESENT, text)
         shown = tuple(sorted(frag.shown(unit) for unit in missing))
@@ -433,6 +626,21 @@ class AnswerMatcher:
             shown = (*shown, f"{swapped} in the answer")
         return _Fragment(Decision.UNDECIDED, text, shown)
 
+    def _abbreviated(self, text: str, frag: Units, missing: frozenset[str]) -> frozenset[str]:
+        """Missing units the answer writes as an acronym, or spells out: "United Kingdom"
+        as "UK", "FCC" as "Federal Communications Commission"."""
+        covered: set[str] = set()
+        for letters, names in _initialisms(text).items():
+            if letters in self._acronyms:
+                covered |= names
+        if frag.acronyms:
+            spelt = _initialisms(self._answer_text)
+            for acronym in frag.acronyms & spelt.keys():
+                found = _unit(acronym)
+                if found is not None:
+                    covered.add(found[0])
+        return frozenset(covered) & missing
+
     def _other_value(self, frag: Units, missing_numbers: frozenset[str]) -> str:
         """A figure of the fragment the answer states otherwise: another number beside the
         same unit ("720 feet" against "220 feet")."""
@@ -444,7 +652,7 @@ class AnswerMatcher:
                     # another value of the same kind: "220 feet" for "720 feet", not "4 年"
                     # (a duration) for "2000 年" (a year)
                     if beside == unit and said != number and len(said) == len(number):
-                        return f"the answer says {said} {self._surface.get(unit, unit)}"
+                        return f"the answer says {said} {frag.shown(unit)}"
         return ""
 
     def point(self, slots: Sequence[Iterable[str]]) -> PointDecision:
@@ -468,6 +676,24 @@ class AnswerMatcher:
         else:  # something it could not settle: the point may yet be conveyed
             decision = Decision.UNDECIDED
         return PointDecision(decision, Rule.PARAPHRASE, _why(decision, decided))
+
+
+def _contracted(word: str, text: str) -> bool:
+    """A Chinese word the text writes longer, its characters in order within a short span:
+    "招生" in "招收学生", "证交所" in "证券交易所" (Chinese abbreviates by keeping
+    characters of the full form)."""
+    span = 2 * len(word)
+    start = text.find(word[0])
+    while start != -1:
+        at = start
+        for char in word[1:]:
+            at = text.find(char, at + 1, start + span)
+            if at == -1:
+                break
+        else:
+            return True
+        start = text.find(word[0], start + 1)
+    return False
 
 
 def _swapped(fragment: str, answer: str, missing: frozenset[str]) -> str:

@@ -41,6 +41,35 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         ("它长约二点五米。", "2.5米"),  # a decimal numeral stays one number
         # Chinese by words: a longer word also counts without its last character
         ("美特斯邦威1995年创立于浙江温州", "浙江省温州市"),
+        # units of measure: names and symbols ("in", "m", "c" only right after a number)
+        ("It runs for 720 ft along the road.", "720 feet"),
+        ("Capacity was 1142 MW.", "1,142 megawatts"),
+        ("The record was 46.1 °C that day.", "46.1 Celsius"),
+        ("It fell 9.54 in of rain.", "9.54 inches of rain"),
+        ("a wall 5 m high", "5 metres high"),
+        # British and American spellings
+        ("live inside mechanical armor casings", "mechanical armour casings"),
+        ("a regular weekly program", "regular weekly programme"),
+        ("the city center", "city centre"),
+        ("they organized the union", "organised the union"),
+        # dates in figures, ranges of years written short
+        ("The show first aired on 23/11/1963.", "23 November 1963"),
+        ("It opened on 1963-11-23.", "23 November 1963"),
+        ("He made it over 1861-67.", "1861–1867"),
+        ("the recovery after the 2008/09 recession", "2008-2009 recession"),
+        # acronyms for names, both ways, and their plurals
+        ("The bill went to the Supreme Court of the UK.", "Supreme Court of the United Kingdom"),
+        ("a logo based on the Federal Communications Commission seal", "seal of the FCC"),
+        ("It held the MSPs' offices.", "MSP's offices"),
+        ("The firm moved to the U.S. in 1990.", "United States"),
+        # a company's legal form, comparatives of a quantity
+        ("It is now called Visa.", "Visa Inc."),
+        ("fewer than 200,000 people remained", "less than 200,000"),
+        # Chinese: decimals before a scale, numerals before 千米, abbreviations
+        ("斥资十九点五亿美元买下股权", "19.5亿美元"),
+        ("在莫斯科西边大约一百一十千米的地方", "莫斯科以西约110千米"),
+        ("该校区从二〇〇七年起开始招收学生。", "2007年开始招生"),
+        ("2008年在深圳证券交易所挂牌上市", "深圳证交所上市"),
     ],
 )
 def test_each_normalisation_rule_finds_the_point(answer, fragment):
@@ -114,3 +143,27 @@ def test_conveyed_maps_decisions_for_measures():
 def test_a_decimal_is_one_number_not_two():
     assert decide("It is 2 metres long and 5 wide.", "2.5 metres") is not Decision.PRESENT
     assert decide("它长约2米，宽5米。", "2.5米") is not Decision.PRESENT
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        # a unit symbol that is also a word is a unit only right after a number
+        ("He lived in a house.", "9.54 inches"),
+        # respelling both sides never joins two different words
+        ("He bought some flour.", "bought some floor"),
+        # an acronym covers only the words it abbreviates
+        ("The bill went to the UK parliament.", "Supreme Court of the United Kingdom"),
+        # a year range is read only when it goes forward ("2008-05" is a year and a month)
+        ("It began in 2008-05.", "2008-2005"),
+        # a Chinese abbreviation needs its characters in order and close together
+        ("学校开始招收了很多新的学生。", "开始招生"),
+    ],
+)
+def test_rules_do_not_overreach(answer, fragment):
+    assert decide(answer, fragment) is not Decision.PRESENT
+
+
+def test_a_numeric_date_reads_both_day_month_orders():
+    assert decide("It aired on 11/23/1963.", "23 November 1963") is Decision.PRESENT
+    assert decide("It aired on 23/11/1963.", "23 March 1963") is not Decision.PRESENT
