@@ -5,34 +5,70 @@ recorded run -- parse, chunking, retrieval, reranking, generation -- and each
 bad case is traced to the first stage that lost the information.
 """
 
-from cofe._errors import InputError, InputProblem
+from typing import TYPE_CHECKING, Any
+
 from cofe._version import __version__
-from cofe.diagnose import Verdict
-from cofe.evalset import (
-    AnyOf,
-    EvalSample,
-    EvalSet,
-    QueryType,
-    SourceRef,
-    read_evalset,
-    write_evalset,
-)
-from cofe.matching import MatchMode
-from cofe.results import ScoreResult, read_scores
-from cofe.runlog import (
-    Chunk,
-    Manifest,
-    ParsedDocument,
-    RankedChunk,
-    RunLog,
-    RunWriter,
-    SampleRecord,
-    Stage,
-    StageError,
-    read_run,
-)
-from cofe.runner import RunReport, run_pipeline
-from cofe.stages import CoarseScope, ScoreConfig, score_run
+
+if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads on first use
+    from cofe._errors import InputError, InputProblem
+    from cofe.diagnose import Verdict
+    from cofe.evalset import (
+        AnyOf,
+        EvalSample,
+        EvalSet,
+        QueryType,
+        SourceRef,
+        read_evalset,
+        write_evalset,
+    )
+    from cofe.matching import MatchMode
+    from cofe.results import ScoreResult, read_scores
+    from cofe.runlog import (
+        Chunk,
+        Manifest,
+        ParsedDocument,
+        RankedChunk,
+        RunLog,
+        RunWriter,
+        SampleRecord,
+        Stage,
+        StageError,
+        read_run,
+    )
+    from cofe.runner import RunReport, run_pipeline
+    from cofe.stages import CoarseScope, ScoreConfig, score_run
+
+# Where each public name lives: ``import cofe`` stays cheap (no pandas, no pydantic models)
+# until a name is used -- a pytest plugin or a command's --help pays for nothing it does
+# not touch.
+_HOMES = {
+    "InputError": "cofe._errors", "InputProblem": "cofe._errors",
+    "Verdict": "cofe.diagnose",
+    **dict.fromkeys(("AnyOf", "EvalSample", "EvalSet", "QueryType", "SourceRef", "read_evalset",
+                     "write_evalset"), "cofe.evalset"),
+    "MatchMode": "cofe.matching",
+    "ScoreResult": "cofe.results", "read_scores": "cofe.results",
+    **dict.fromkeys(("Chunk", "Manifest", "ParsedDocument", "RankedChunk", "RunLog", "RunWriter",
+                     "SampleRecord", "Stage", "StageError", "read_run"), "cofe.runlog"),
+    "RunReport": "cofe.runner", "run_pipeline": "cofe.runner",
+    **dict.fromkeys(("CoarseScope", "ScoreConfig", "score_run"), "cofe.stages"),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'cofe' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "AnyOf",
