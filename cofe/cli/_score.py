@@ -10,6 +10,7 @@ from pathlib import Path
 from cofe._distributed import connect, disconnect
 from cofe._progress import progress_lines
 from cofe.matching import MatchMode
+from cofe.measures import parse_measures
 from cofe.report import render_result
 from cofe.results._summary import ScoreSummary
 from cofe.runlog._lock import run_folder_lock
@@ -57,6 +58,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="how the answer step decides a point is conveyed: paraphrase (default: words "
         "as written, else content words, numbers and names after normalisation; a point it "
         "cannot settle is undecided, never blamed) or verbatim (as in chunks)",
+    )
+    p.add_argument(
+        "--measures",
+        metavar="LIST",
+        help="only these measures, comma-separated, each [step/]Name[@cutoff] (e.g. "
+        "'KeywordRecall@4,answer/PointRecall,nDCG@10'; without a step: every step it applies "
+        "to). Default: every measure the run allows. Verdicts are the same either way",
     )
     p.add_argument(
         "--fail-on-error",
@@ -130,7 +138,10 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.measures is not None:
+        parse_measures(args.measures)  # its own one-line error, before the settings' checks
     config = ScoreConfig(
+        measures=args.measures,
         top_k=args.top_k,
         candidates=args.candidates,
         mode=MatchMode(args.mode),

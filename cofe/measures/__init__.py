@@ -1,6 +1,6 @@
 """Measure value objects. ``parse_measure("KeywordRecall@4")`` reads the CLI spelling."""
 
-from cofe.measures._base import Measure, Unscored, parse_measure
+from cofe.measures._base import Measure, Unscored, parse_measure, parse_measures, spell_measures
 from cofe.measures._view import ClaimLabels, Step, StepView
 from cofe.measures.answer_correctness import (
     AnswerCorrectness,
@@ -59,4 +59,6 @@ __all__ = [
     "StepView",
     "Unscored",
     "parse_measure",
+    "parse_measures",
+    "spell_measures",
 ]

@@ -8,6 +8,7 @@ the scorer decides which measures a run's shape allows and fills the views.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -59,6 +60,51 @@ def parse_measure(text: str) -> Measure:
         raise ValueError(f"unknown measure {text!r}; known: {known}")
     cutoff = int(match["cutoff"]) if match["cutoff"] else None
     return Measure.REGISTRY[match["name"]](cutoff)
+
+
+_SPEC = re.compile(r"^(?:(?P<step>[a-z-]+)/)?(?P<measure>[^/]+)$")
+
+
+def parse_measures(text: str) -> tuple[tuple[Step | None, Measure], ...]:
+    """A list of measures as ``cofe score --measures`` takes it: comma-separated, each
+    ``[step/]Name[@cutoff]`` (``"KeywordRecall@4,answer/PointRecall,nDCG@10"``); the
+    name's case does not matter. Without a step, a measure is taken at every step it
+    applies to. Raises ValueError naming the spelling that cannot be read."""
+    by_lower = {name.lower(): name for name in Measure.REGISTRY}
+    steps = {step.value: step for step in Step}
+    out: list[tuple[Step | None, Measure]] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        spec = _SPEC.match(part)
+        if spec is None:
+            raise ValueError(f"cannot read measure {part!r}: write [step/]Name[@cutoff]")
+        step: Step | None = None
+        if spec["step"] is not None:
+            step = steps.get(spec["step"])
+            if step is None:
+                raise ValueError(f"unknown step {spec['step']!r} in {part!r}; "
+                                 f"steps: {', '.join(steps)}")  # fmt: skip
+        name, _, cutoff = spec["measure"].partition("@")
+        canonical = by_lower.get(name.lower())
+        if canonical is None:
+            close = difflib.get_close_matches(name.lower(), by_lower, n=3)
+            hint = f"; did you mean {', '.join(by_lower[c] for c in close)}?" if close else ""
+            raise ValueError(f"unknown measure {name!r} in {part!r}{hint}")
+        measure = parse_measure(canonical + (f"@{cutoff}" if cutoff else ""))
+        if step is not None and step not in measure.STEPS:
+            where = ", ".join(s.value for s in Step if s in measure.STEPS)
+            raise ValueError(f"{measure.name} is not measured at {step.value} (only at {where})")
+        if (step, measure) not in out:
+            out.append((step, measure))
+    if not out:
+        raise ValueError("no measure given")
+    return tuple(out)
+
+
+def spell_measures(chosen: tuple[tuple[Step | None, Measure], ...]) -> str:
+    """The canonical spelling of a parsed list (what a scoring records)."""
+    return ",".join(m.name if s is None else f"{s.value}/{m.name}" for s, m in chosen)
 
 
 def top(ranks_cutoff: int | None, rank: int | None) -> bool:

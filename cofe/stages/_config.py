@@ -3,9 +3,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cofe.matching import MatchMode
+from cofe.measures import parse_measures, spell_measures
 
 
 class CoarseScope(StrEnum):
@@ -60,6 +61,21 @@ class ScoreConfig(BaseModel):
         "a point it cannot settle is undecided, never blamed) or 'verbatim' (every keyword "
         "found as written, as in chunks). LLM judge labels, when present, settle the rest.",
     )
+
+    measures: str | None = Field(
+        default=None,
+        description="The measures to compute, comma-separated, each [step/]Name[@cutoff] "
+        "(e.g. 'KeywordRecall@4,answer/PointRecall,nDCG@10'); a measure without a step is "
+        "taken at every step of the run it applies to. Default: every measure the run's "
+        "shape allows. Verdicts do not depend on it.",
+    )
+
+    @field_validator("measures")
+    @classmethod
+    def _spelt_measures(cls, value: str | None) -> str | None:
+        # parsed now (a typo fails before any scoring) and kept in one canonical spelling,
+        # so two spellings of one choice name the same results folder
+        return None if value is None else spell_measures(parse_measures(value))
 
     @model_validator(mode="before")
     @classmethod

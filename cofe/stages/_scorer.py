@@ -50,7 +50,7 @@ class _SampleScorer:
 
     def __init__(self, ctx: RunContext, shape: RunShape, tables: Tables) -> None:
         self.ctx, self.shape, self.t = ctx, shape, tables
-        self.plan = shape.plan()
+        self.plan = shape.plan(ctx.config.measures)
         self.n, self.k = shape.pool_cutoff, shape.top_k
 
     # --- rows -----------------------------------------------------------------------------
@@ -622,6 +622,7 @@ def _score_run(
     if not isinstance(run, RunLog) and (log.path / JUDGEMENTS).exists():
         ctx.claims = labels_for_scoring(log.path, log, records, evals.samples)
         shape = replace(shape, judged=True)
+    shape.plan(config.measures)  # a measure this run cannot have fails before any scoring
     problems += _label_problems(evals, ctx)
     problems += no_chunks_problem(log, shape)
     tables = _score_samples(ctx, shape, evals.samples, records, workers, progress, cluster)

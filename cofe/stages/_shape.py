@@ -42,6 +42,8 @@ from cofe.measures import (
     SourceFaithfulness,
     Step,
 )
+from cofe._errors import InputError, InputProblem
+from cofe.measures import parse_measures
 from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
 from cofe.stages._records import Outputs
@@ -160,8 +162,35 @@ class RunShape:
         input (the pool) was recorded; else the retriever (never a reranker that is not there)."""
         return Stage.RERANKING if self.reranker and pool_judged else Stage.RETRIEVAL
 
-    def plan(self) -> dict[Step, tuple[Measure, ...]]:
-        """The measures of each step this run allows, in report order."""
+    def plan(self, measures: str | None = None) -> dict[Step, tuple[Measure, ...]]:
+        """The measures of each step this run allows, in report order; ``measures``
+        (``ScoreConfig.measures``): only those, each where this run allows its kind. Every
+        step the run has stays in the plan (its verdicts do not depend on the measures)."""
+        allowed = self._allowed()
+        if measures is None:
+            return allowed
+        chosen: dict[Step, list[Measure]] = {step: [] for step in allowed}
+        for step, measure in parse_measures(measures):
+            # without a step: every step of its kind; a cutoff only where there is a ranking
+            steps = [step] if step is not None else [
+                s for s in allowed
+                if s in measure.STEPS and (measure.cutoff is None or s in _RANKED)
+            ]  # fmt: skip
+            usable = [s for s in steps if s in allowed and _kind_at(allowed[s], measure)]
+            if not usable:
+                where = ", ".join(s.value for s in steps) or "no step"
+                raise InputError(InputProblem(
+                    "--measures", None, measure.name,
+                    f"this run cannot measure {measure.name} at {where} (it has "
+                    f"{', '.join(s.value for s in allowed) or 'no step'}; "
+                    f"what needs a reranker, a judged run or a known top-K needs it here too)",
+                ))  # fmt: skip
+            for s in usable:
+                if measure not in chosen[s]:
+                    chosen[s].append(measure)
+        return {step: tuple(ms) for step, ms in chosen.items()}
+
+    def _allowed(self) -> dict[Step, tuple[Measure, ...]]:
         plan: dict[Step, tuple[Measure, ...]] = {}
         if self.has_docs:
             plan[Step.PARSE] = (KeywordRecall(),)
@@ -213,6 +242,15 @@ class RunShape:
             for measure in measures:
                 assert step in measure.STEPS, f"{measure.name} does not apply to {step}"
         return plan
+
+
+_RANKED = (Step.POOL, Step.CONTEXT)
+
+
+def _kind_at(allowed: tuple[Measure, ...], measure: Measure) -> bool:
+    """A measure is allowed where the run's full plan has its kind (at any cutoff): that
+    plan already says what each kind needs (a reranker, the judge's labels, a top-K)."""
+    return any(type(m) is type(measure) for m in allowed)
 
 
 STEP_STAGE = {

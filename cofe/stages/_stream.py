@@ -123,6 +123,7 @@ def _stream(root, evalset, config, folder, replace, progress, workers, cluster, 
     if batch_size is None:
         batch_size = max(records.count, BATCH) if records.kept is not None else BATCH
     shape = RunShape.from_facts(log, config, records.facts)
+    shape.plan(config.measures)  # a measure this run cannot have fails before any scoring
     head += no_chunks_problem(log, shape)
     sha = file_sha256(path)
     if log.manifest.evalset_sha256 and sha != log.manifest.evalset_sha256:
