@@ -13,6 +13,7 @@ from cofe._errors import InputError, InputWarning
 from cofe._version import __version__
 from cofe.cli import (
     _annotate,
+    _check,
     _compare,
     _demo,
     _import,
@@ -27,8 +28,8 @@ from cofe.cli import (
 )
 from cofe.llm import EndpointUnreachable
 
-COMMANDS = (_demo, _run, _judge, _score, _compare, _sweep, _report, _import, _annotate, _schema,
-            _monitor, _llm)  # fmt: skip
+COMMANDS = (_demo, _run, _judge, _score, _compare, _check, _sweep, _report, _import, _annotate,
+            _schema, _monitor, _llm)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

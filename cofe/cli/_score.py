@@ -12,7 +12,7 @@ from cofe._progress import progress_lines
 from cofe.matching import MatchMode
 from cofe.measures import parse_measures
 from cofe.report import render_result
-from cofe.results._summary import ScoreSummary
+from cofe.results import ScoreSummary
 from cofe.runlog._lock import run_folder_lock
 from cofe.stages import CoarseScope, ScoreConfig
 from cofe.stages._stream import score_to_folder

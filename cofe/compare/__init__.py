@@ -10,7 +10,15 @@ measures are compared twice: over every sample (``answer``) and over the samples
 answer does not decline (``answered``).
 """
 
-from cofe.compare._compare import ALL, ANSWERED, Comparison, compare_results, refusal_table
+from cofe.compare._compare import (
+    ALL,
+    ANSWERED,
+    Comparison,
+    cluster_labels,
+    compare_results,
+    refusal_table,
+    source_clusters,
+)
 from cofe.compare._stats import Interval, PairedTest, holm, mcnemar_p, mean_ci, paired_difference
 
 __all__ = [
@@ -19,10 +27,12 @@ __all__ = [
     "Comparison",
     "Interval",
     "PairedTest",
+    "cluster_labels",
     "compare_results",
     "holm",
     "mcnemar_p",
     "mean_ci",
     "paired_difference",
     "refusal_table",
+    "source_clusters",
 ]

@@ -20,8 +20,7 @@ import pandas as pd
 from cofe._atomic import replace_atomically, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.compare._stats import holm, mean_ci, paired_difference
-from cofe.results import ScoreResult, spreadsheet_safe
-from cofe.results._summary import answered_only
+from cofe.results import ScoreResult, answered_only, spreadsheet_safe
 
 ALL = "all"  # the query-type label of rows over every sample
 EXAMPLES = 3  # sample ids shown per transition cell

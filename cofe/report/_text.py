@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from cofe.results import SCORE_FILES, ScoreResult
-from cofe.results._summary import ScoreSummary
+from cofe.results import SCORE_FILES, ScoreResult, ScoreSummary
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

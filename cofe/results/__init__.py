@@ -13,11 +13,14 @@ from cofe.results._files import (
     spreadsheet_safe,
 )
 from cofe.results._result import ScoreResult
+from cofe.results._summary import ScoreSummary, answered_only
 
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
     "SCORE_FILES",
     "ScoreResult",
+    "ScoreSummary",
+    "answered_only",
     "read_scores",
     "scores_folder",
     "spreadsheet_safe",

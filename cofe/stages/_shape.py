@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from cofe._errors import InputError, InputProblem
 from cofe.measures import (
     BLEU,
     NDCG,
@@ -41,9 +42,8 @@ from cofe.measures import (
     SelfKnowledge,
     SourceFaithfulness,
     Step,
+    parse_measures,
 )
-from cofe._errors import InputError, InputProblem
-from cofe.measures import parse_measures
 from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
 from cofe.stages._records import Outputs
