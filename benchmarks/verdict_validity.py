@@ -35,6 +35,13 @@ has contexts), generation; none is a pass. cofe's side is read only from
 ``points`` (``pool_rank``, ``context_rank``) and ``verdicts`` (``verdict``,
 ``stage``); verdicts ``unscorable`` and ``pipeline_error`` are excluded.
 
+``--fragments`` adds two scorings of the questions whose answer is one text of
+at least four words (six characters in Chinese), each labelled as a point of
+*two* keywords -- the text's first and second halves (``two fragments``) --
+and, for comparison, the same questions with their usual one-keyword point
+(``one keyword, same questions``): the gold is unchanged (the answer span),
+so a point no chunk holds whole is a chunking loss on both sides.
+
 Prints a Markdown table of agreement at the pool, at the context (@4) and on
 the verdict's stage, then the confusion of stage disagreements with example
 sample ids; ``--json`` prints everything as JSON instead (``--json FILE``
@@ -574,6 +581,44 @@ def explain(
     return "\n".join(lines)
 
 
+FRAGMENT_WORDS = 4  # an answer of at least this many words is labelled as two halves
+FRAGMENT_CHARS = 6  # ... or of this many characters, for text written without spaces
+
+
+def _cjk(char: str) -> bool:
+    return unicodedata.name(char, "").startswith("CJK")
+
+
+def halves(text: str) -> tuple[str, str] | None:
+    """An answer text as two keywords, its first and second halves (by words; in Chinese by
+    characters, cut between two Chinese characters nearest the middle, never inside a number
+    or a Latin word); None when it is too short to split."""
+    words = text.split()
+    if len(words) >= FRAGMENT_WORDS:
+        middle = len(words) // 2
+        return " ".join(words[:middle]), " ".join(words[middle:])
+    if len(words) == 1 and len(text) >= FRAGMENT_CHARS:
+        cuts = [i for i in range(2, len(text) - 1) if _cjk(text[i - 1]) and _cjk(text[i])]
+        if cuts:
+            at = min(cuts, key=lambda i: abs(i - len(text) / 2))
+            return text[:at], text[at:]
+    return None
+
+
+def two_fragment_samples(samples: Sequence[Any]) -> list[Any]:
+    """The samples whose single answer text splits in two, each with that one point of two
+    keywords (the gold -- the answer span -- is the same)."""
+    out = []
+    for sample in samples:
+        keywords = sample.fine_keywords
+        if len(keywords) != 1 or len(keywords[0]) != 1 or not isinstance(keywords[0][0], str):
+            continue  # several answer texts (AnyOf): which one to split is a guess
+        split = halves(keywords[0][0])
+        if split is not None:
+            out.append(sample.model_copy(update={"fine_keywords": [list(split)]}))
+    return out
+
+
 def run_set(
     name: str,
     sizes: Sequence[int],
@@ -583,6 +628,7 @@ def run_set(
     examples: int,
     concurrency: int,
     explain_ids: Sequence[str] = (),
+    fragments: bool = False,
 ) -> list[SizeReport]:
     from cofe import ScoreConfig, score_run, write_evalset
     from cofe.evalset.importers import import_squad
@@ -632,6 +678,18 @@ def run_set(
             results[label] = result = score_run(out, config=ScoreConfig(**overrides))
             seconds[f"score {label}"] = round(time.perf_counter() - t, 1)
             comparisons.append(compare(label, facts, result, config.top_k, examples))
+        if fragments:
+            from cofe.evalset import EvalSet
+
+            split = two_fragment_samples(samples)
+            same = {s.id: facts[s.id] for s in split if s.id in facts}
+            whole = EvalSet([s for s in samples if s.id in same], path=str(evalset))
+            for label, chosen in (("one keyword, same questions", whole),
+                                  ("two fragments", EvalSet(split, path=str(evalset)))):  # fmt: skip
+                t = time.perf_counter()
+                results[label] = result = score_run(out, chosen, ScoreConfig())
+                seconds[f"score {label}"] = round(time.perf_counter() - t, 1)
+                comparisons.append(compare(label, same, result, config.top_k, examples))
         for sample_id in explain_ids:
             if sample_id in sample_docs:
                 _log(explain(sample_id, facts.get(sample_id), out, results, config.top_k))
@@ -745,6 +803,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
                         help="JSON for programs: on stdout instead of the Markdown, "
                         "or written to FILE next to it")  # fmt: skip
+    parser.add_argument("--fragments", action="store_true",
+                        help="also score long answers as points of two keywords (their halves)")  # fmt: skip
     parser.add_argument("--explain", default="",
                         help="comma-separated sample ids: print both sides' evidence (stderr)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -761,7 +821,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     reports: list[SizeReport] = []
     for name in sets:
         reports += run_set(name, sizes, args.workdir, cache, args.limit or None, args.examples,
-                           args.concurrency, [i for i in args.explain.split(",") if i])  # fmt: skip
+                           args.concurrency, [i for i in args.explain.split(",") if i],
+                           args.fragments)  # fmt: skip
     _log(f"done in {time.perf_counter() - started:.0f} s")
     as_json = json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False)
     if args.json == "-":

@@ -18,7 +18,9 @@ from cofe.runlog import Stage, StageError
 
 class Verdict(StrEnum):
     PARSE_LOST = "parse_lost"
-    CHUNK_SPLIT = "chunk_split"  # a chunk boundary cut the point
+    # a chunk boundary cut the point: a keyword in no chunk, or its keywords in different
+    # chunks only (no chunk holds the point whole) and it did not reach the context whole
+    CHUNK_SPLIT = "chunk_split"
     CHUNK_DROPPED = "chunk_dropped"  # the chunker left the text out of every chunk
     NOT_IN_CORPUS = "not_in_corpus"  # in no chunk; no parsed text recorded to say which stage
     NOT_RETRIEVED = "not_retrieved"
@@ -100,9 +102,17 @@ class StageOutcome:
     # counts as held (``hits`` True) and is never blamed, and no pass reaches past this step
     undecided: tuple[bool, ...] = ()
     settle: str = ""  # how to settle an undecided point
+    # per point: found here only in pieces (no single item holds it whole) and no later step
+    # held it whole either: lost at this step (``kind`` says how), though ``hits`` still
+    # counts it found -- the recalls are about keywords, the verdict about usable points
+    split: tuple[bool, ...] = ()
 
     def verdict(self, point: int) -> Verdict:
         return self.kind(point) if self.kind else LOSS_VERDICT[self.stage]
+
+    def lost(self, point: int) -> bool:
+        """This judged step lost the point: not found, or found only in pieces."""
+        return not self.hits[point] or bool(self.split and self.split[point])  # type: ignore[index]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +159,7 @@ def _diagnose(
     outcomes = sorted(outcomes, key=lambda outcome: STEP_ORDER[outcome.step])
     judged = [o for o in outcomes if o.hits is not None]
     first: list[StageOutcome | None] = [
-        next((o for o in judged if not o.hits[p]), None)  # type: ignore[index]
-        for p in range(len(point_labels))
+        next((o for o in judged if o.lost(p)), None) for p in range(len(point_labels))
     ]
     lost_at = tuple(o.stage if o else None for o in first)
     losing = [o for o in first if o is not None]

@@ -39,10 +39,13 @@ from cofe.stages._judgements import CorpusHits, RankedHits
 from cofe.stages._records import ChunkRef, Outputs, compact, gc_paused, read_compact
 from cofe.stages._shape import STEP_STAGE, RunShape
 from cofe.stages._tables import Tables
-from cofe.stages.chunking import judge_chunking
+from cofe.stages.chunking import judge_chunking, split_points, split_why
 from cofe.stages.generation import judge_answer
 from cofe.stages.parse import judge_parse
 from cofe.stages.ranking import judge_ranked
+
+_Reach = tuple[RankedHits, Sequence[ChunkRef], str]
+"""The last ranked list judged for a sample (its hits, its items, "context" or "pool")."""
 
 
 class _SampleScorer:
@@ -159,9 +162,10 @@ class _SampleScorer:
         fates: dict[str, Sequence] = {}
         outcomes.append(self._parse(cs, source, scope, fates))
         corpus = self._chunking(cs, scope, source, fates, outcomes)
-        self._ranking(sample, cs, record, scope, source, corpus, fates, outcomes)
+        reach = self._ranking(sample, cs, record, scope, source, corpus, fates, outcomes)
         refusal = self._refusal(sample, record)
         outcomes.append(self._generation(sample, cs, record, fates, refusal))
+        self._split(cs, scope, corpus, reach, outcomes)
         self._record(sample, cs, record, [o for o in outcomes if o is not None], fates, refusal)
 
     def _crashed(self, record: Outputs, stage: Stage) -> str | None:
@@ -288,9 +292,11 @@ class _SampleScorer:
         corpus: CorpusHits | None,
         fates: dict,
         outcomes: list[StageOutcome | None],
-    ) -> None:
-        """Judge the pool and what the generator received."""
+    ) -> _Reach | None:
+        """Judge the pool and what the generator received; returns the last ranked list
+        judged (the context, else the pool): what reached the generator, as far as known."""
         shape, n, k = self.shape, self.n, self.k
+        reach: _Reach | None = None
         self._reference = (
             strict_tokens(sample.reference_answer) if sample.reference_answer else None
         )
@@ -310,6 +316,7 @@ class _SampleScorer:
                 else:
                     pool = judged
                     fates["pool_rank"] = pool.point_ranks
+                    reach = (pool, record.pool[:n], "pool")  # unless a context is judged
                     outcomes.append(
                         StageOutcome(
                             Step.POOL,
@@ -320,7 +327,7 @@ class _SampleScorer:
                         )
                     )
         if Step.CONTEXT not in self.plan:
-            return
+            return reach
         stage = shape.context_stage(pool is not None)
         given = self._given(record)
         if given is None:
@@ -329,12 +336,13 @@ class _SampleScorer:
             ) or (shape.top_k_from if k is None else "the record has no context")
             self.unjudged(Step.CONTEXT, reason)
             outcomes.append(StageOutcome(Step.CONTEXT, stage, None, unjudged=reason))
-            return
+            return reach
         judged = self._ranked(Step.CONTEXT, sample, cs, given, scope, source, pool)
         if isinstance(judged, str):
             outcomes.append(StageOutcome(Step.CONTEXT, stage, None, unjudged=judged))
-            return
+            return reach
         fates["context_rank"] = judged.point_ranks
+        reach = (judged, given, "context")
         if record.context is None and pool is not None:
             why = ranked_why(pool, len(given), "pool", corpus=corpus)  # the context is its top-K
         else:
@@ -350,6 +358,33 @@ class _SampleScorer:
         hits = tuple(r is not None for r in judged.point_ranks)
         kind = derivation_kind(judged, LOSS_VERDICT[stage], before)
         outcomes.append(StageOutcome(Step.CONTEXT, stage, hits, why, kind))
+        return reach
+
+    def _split(
+        self,
+        cs: CompiledSample,
+        scope: Scope,
+        corpus: CorpusHits | None,
+        reach: _Reach | None,
+        outcomes: list[StageOutcome | None],
+    ) -> None:
+        """A point no chunk in scope holds whole that did not reach the context whole either
+        is a chunking loss (``chunk_split``): the corpus step loses it, its recall unchanged.
+        Read at the context, or at the pool when the context cannot be judged (what the
+        pool's cutoff lacks, the context lacks); not at all when neither was judged."""
+        if corpus is None or reach is None or all(corpus.intact):
+            return
+        reached, items, name = reach
+        split = split_points(self.ctx, cs, corpus, reached, items)
+        if not any(split):
+            return
+        at = next(i for i, o in enumerate(outcomes) if o is not None and o.step is Step.CORPUS)
+        before = outcomes[at]
+        assert before is not None
+        pieces = split_why(self.ctx, cs, scope, reached, items, name)
+        why = lambda p: pieces(p) if split[p] else before.why(p)  # noqa: E731
+        kind = lambda p: Verdict.CHUNK_SPLIT if split[p] else before.verdict(p)  # noqa: E731
+        outcomes[at] = replace(before, split=split, why=why, kind=kind)
 
     def _given(self, record: Outputs) -> Sequence[ChunkRef] | None:
         """What the generator received, as far as the run says."""

@@ -4,14 +4,23 @@ A keyword in the parsed text but in no chunk in scope was lost by chunking.
 Chunk offsets tell how: when it sits in a stretch of the document that no
 chunk covers, the chunker dropped the text (``chunk_dropped``); otherwise a
 chunk boundary cut it (``chunk_split``). Without offsets the cut is inferred.
+
+A point whose keywords are all in chunks in scope, but in no one chunk together
+(a table row's label in one chunk, its figure in the next), was split by a
+boundary as well: when no item of the context holds it whole either, chunking
+lost it (``chunk_split``, ``split_points``), not retrieval -- a figure without
+its label is of no use to a generator.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from cofe.diagnose import Verdict
 from cofe.matching import CompiledSample
 from cofe.stages._context import RunContext, Scope, Source
-from cofe.stages._judgements import CorpusHits
+from cofe.stages._judgements import CorpusHits, RankedHits
+from cofe.stages._records import ChunkRef
 
 CUT = "cut"
 DROPPED = "dropped"
@@ -134,3 +143,82 @@ def _in_gap(
             if keywords[ident] in window:
                 return start, end
     return None
+
+
+def split_points(
+    ctx: RunContext,
+    cs: CompiledSample,
+    corpus: CorpusHits,
+    reached: RankedHits,
+    items: Sequence[ChunkRef],
+) -> tuple[bool, ...]:
+    """Per point: its keywords are all in chunks in scope but no one chunk holds them
+    together (``corpus``), and no item the generator received (``items``, judged as
+    ``reached``: the ones in scope count) holds it whole either -- chunking lost it."""
+    if all(intact or not hit for hit, intact in zip(corpus.hits, corpus.intact, strict=True)):
+        return (False,) * len(cs.points)  # the common case: nothing to look at
+    units = _passing_units(ctx, reached, items)
+    return tuple(
+        hit and not intact and not any(_holds(ctx, u, point.slots) for u in units)
+        for point, hit, intact in zip(cs.points, corpus.hits, corpus.intact, strict=True)
+    )
+
+
+def split_why(
+    ctx: RunContext,
+    cs: CompiledSample,
+    scope: Scope,
+    reached: RankedHits,
+    items: Sequence[ChunkRef],
+    name: str,
+) -> Callable[[int], str]:
+    """The evidence of a split point, for people: which keyword landed in which chunks, and
+    what the context (``name``) got of it."""
+    shown = 3
+
+    def why(p: int) -> str:
+        point = cs.points[p]
+        units = _passing_units(ctx, reached, items)
+        landed, received = [], []
+        for keyword, slot in zip(point.keywords, point.slots, strict=True):
+            holding = sorted(_units_holding(ctx, slot, scope.eligible))
+            ids = ", ".join(repr(ctx.chunk_ids[u]) for u in holding[:shown])
+            more = f" and {len(holding) - shown} more" if len(holding) > shown else ""
+            landed.append(f"{keyword!r} in chunk(s) {ids}{more}")
+            ranks = [
+                rank
+                for rank, unit in enumerate(units, start=1)
+                if unit is not None and _holds(ctx, unit, (slot,))
+            ]
+            received.append(f"{keyword!r} " + (f"at rank {ranks[0]}" if ranks else "absent"))
+        anywhere = set.intersection(*(_units_holding(ctx, s, None) for s in point.slots))
+        how = (
+            f"(chunk {ctx.chunk_ids[min(anywhere)]!r}, outside the sample's scope, does)"
+            if anywhere
+            else "a chunk boundary split it"
+        )
+        return (
+            f"no chunk in scope holds the whole point, {how}: "
+            + "; ".join(landed)
+            + f"; and no item of the {name} holds it whole ({', '.join(received)})"
+        )
+
+    return why
+
+
+def _passing_units(
+    ctx: RunContext, reached: RankedHits, items: Sequence[ChunkRef]
+) -> list[int | None]:
+    """Per position of a judged list: its unit when it counts for the sample (in scope)."""
+    return [
+        ctx.chunk_pos.get(item.chunk_id) if ok else None
+        for item, ok in zip(items, reached.passes, strict=False)
+    ]
+
+
+def _holds(ctx: RunContext, unit: int | None, slots: Sequence[tuple[int, ...]]) -> bool:
+    """One item holds every keyword (any alternative of each): the index's test."""
+    if unit is None:
+        return False
+    chunks = ctx.chunks
+    return all(any(chunks.has(unit, ident) for ident in slot) for slot in slots)

@@ -148,3 +148,22 @@ def test_an_undecided_point_is_never_blamed():
 def test_an_answer_alone_undecided_is_unscorable_not_a_pass():
     d = diagnose(("a",), [answered(None)], None)
     assert d.verdict is Verdict.UNSCORABLE and "undecided" in d.explanation
+
+
+def test_a_point_held_only_in_pieces_is_lost_where_it_was_split():
+    """``split``: found at the corpus (its recall counts it) but in no one chunk, and no later
+    step held it whole -- the corpus step lost it, whatever a later step says."""
+    corpus = StageOutcome(Step.CORPUS, Stage.CHUNKING, (True, True),
+                          lambda p: "in pieces", lambda p: Verdict.CHUNK_SPLIT,
+                          split=(False, True))  # fmt: skip
+    d = diagnose(
+        ("a", "b"),
+        [corpus, outcome(Stage.RETRIEVAL, True, False), outcome(Stage.GENERATION, False, False)],
+        None,
+    )
+    assert (d.verdict, d.stage) == (Verdict.CHUNK_SPLIT, Stage.CHUNKING)
+    assert d.explanation == "point 1 [b]: in pieces"
+    assert d.lost_at == (Stage.GENERATION, Stage.CHUNKING)
+    whole = StageOutcome(Step.CORPUS, Stage.CHUNKING, (True, True), lambda p: "")
+    assert diagnose(("a", "b"), [whole, outcome(Stage.RETRIEVAL, True, False)],
+                    None).verdict is Verdict.NOT_RETRIEVED  # fmt: skip
