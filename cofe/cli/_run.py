@@ -20,6 +20,9 @@ def add_pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--splitter", choices=["sentence", "token"], default="sentence")
     g.add_argument("--chunk-size", type=int, default=256, help="tokens per chunk (default 256)")
     g.add_argument("--chunk-overlap", type=int, default=20, help="tokens (default 20)")
+    g.add_argument("--tables", action="store_true",
+                   help="table-aware chunking: cut a table only between rows and repeat its "
+                        "header row at the top of each piece")  # fmt: skip
     g.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="bm25")
     g.add_argument(
         "--reranker", default="none", help="none | minilm | llm | cross-encoder:PATH (default none)"
@@ -53,6 +56,7 @@ def pipeline_options(args: argparse.Namespace) -> dict:
         "splitter": args.splitter,
         "chunk_size": args.chunk_size,
         "chunk_overlap": args.chunk_overlap,
+        "tables": args.tables,
         "retriever": args.retriever,
         "reranker": args.reranker,
         "candidates": args.candidates,

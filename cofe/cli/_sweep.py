@@ -23,6 +23,7 @@ from cofe.sweep import SweepResult, run_sweep
 BUILT_IN = {  # PipelineConfig field -> the type of its values
     "chunk_size": int,
     "chunk_overlap": int,
+    "tables": str,  # true,false: table-aware chunking on and off (pydantic reads the words)
     "splitter": str,
     "retriever": str,
     "reranker": str,

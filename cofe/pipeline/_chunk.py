@@ -8,6 +8,12 @@ text: nltk's sentence tokenizer gets bounded windows (nltk stops one regular exp
 5 s, which a megabyte of short sentences reaches), and a sentence over the chunk size falls
 back to phrases, words, then characters, each piece counted once (short pieces from a memo)
 and streamed to the merge, not kept as millions of objects.
+
+A parsed document's layout (``meta["layout"]``: its elements' spans, types and pages) goes
+into each chunk's ``meta``: the ``pages`` and element ``types`` it overlaps. With
+``tables=True`` a table (an element of type Table, one row a line) is chunked on its own, by
+rows: a row is never split, and every piece after the first starts with the table's header
+row (the chunk's offsets are its rows'; ``meta["header"]`` gives the header's span).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from itertools import pairwise
+from typing import Any
 
 from cofe._cache import Cache, content_key, text_digests
 from cofe.runlog import Chunk, ParsedDocument
@@ -263,21 +270,136 @@ def split_documents(
     chunk_size: int = 256,
     chunk_overlap: int = 20,
     cache: Cache | None = None,
+    tables: bool = False,
 ) -> list[Chunk]:
-    """Chunks of every document (ids ``doc_id#i``) with their character offsets."""
+    """Chunks of every document (ids ``doc_id#i``) with their character offsets; with the
+    pages and element types they overlap in ``meta`` when the document records its layout.
+    ``tables``: chunk each table by rows (never split a row; repeat its header)."""
     check_chunking(chunk_size, chunk_overlap)
     # chunks-2: the same texts as chunks-1, with offsets where they were cut
-    key = content_key("chunks-2", splitter.value, chunk_size, chunk_overlap,
-                      [d.doc_id for d in documents], text_digests(d.text for d in documents))  # fmt: skip
+    parts: list[Any] = ["chunks-2", splitter.value, chunk_size, chunk_overlap,
+                        [d.doc_id for d in documents], text_digests(d.text for d in documents)]  # fmt: skip
+    if tables:  # the tables' places are part of the input
+        parts += ["tables-1", [table_spans(d) for d in documents]]
+    key = content_key(*parts)
     if cache is not None:
         stored = cache.get_json("chunks", key)
         if stored is not None:
-            return [Chunk.model_validate(c) for c in stored]
-    chunks = [
-        Chunk(chunk_id=f"{doc.doc_id}#{i}", doc_id=doc.doc_id, text=doc.text[a:b], start=a, end=b)
-        for doc in documents
-        for i, (a, b) in enumerate(chunk_spans(doc.text, splitter, chunk_size, chunk_overlap))
-    ]
+            return _with_layout([Chunk.model_validate(c) for c in stored], documents)
+    chunks = []
+    for doc in documents:
+        if tables and table_spans(doc):
+            pieces = table_aware_spans(doc, splitter, chunk_size, chunk_overlap)
+        else:
+            spans = chunk_spans(doc.text, splitter, chunk_size, chunk_overlap)
+            pieces = [(a, b, None) for a, b in spans]
+        for i, (a, b, header) in enumerate(pieces):
+            text = doc.text[a:b]
+            meta: dict[str, Any] = {}
+            if header is not None:
+                text = doc.text[header[0] : header[1]] + "\n" + text
+                meta["header"] = list(header)
+            chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{i}", doc_id=doc.doc_id, text=text,
+                                start=a, end=b, meta=meta))  # fmt: skip
     if cache is not None:
         cache.put_json("chunks", key, [c.model_dump(mode="json") for c in chunks])
+    return _with_layout(chunks, documents)
+
+
+def _layout(doc: ParsedDocument) -> list[tuple[int, int, str, int | None]]:
+    """A parsed document's element spans, types and pages (``meta["layout"]``), if valid."""
+    found = doc.meta.get("layout") if isinstance(doc.meta, dict) else None
+    out = []
+    for item in found if isinstance(found, list) else ():
+        if (isinstance(item, list | tuple) and len(item) == 4 and isinstance(item[0], int)
+                and isinstance(item[1], int) and 0 <= item[0] <= item[1] <= len(doc.text)):  # fmt: skip
+            page = item[3] if isinstance(item[3], int) else None
+            out.append((item[0], item[1], str(item[2]), page))
+    return out
+
+
+def table_spans(doc: ParsedDocument) -> list[tuple[int, int]]:
+    """Where the document's tables are (elements of type Table)."""
+    return [(a, b) for a, b, kind, _ in _layout(doc) if kind == "Table" and b > a]
+
+
+def _with_layout(chunks: list[Chunk], documents: list[ParsedDocument]) -> list[Chunk]:
+    """Each chunk's ``pages`` and element ``types``: those of the elements it overlaps."""
+    layouts = {doc.doc_id: _layout(doc) for doc in documents}
+    for chunk in chunks:
+        layout = layouts.get(chunk.doc_id)
+        if not layout or chunk.start is None or chunk.end is None:
+            continue
+        a, b = chunk.start, chunk.end
+        if "header" in chunk.meta:
+            a = min(a, chunk.meta["header"][0])
+        over = [item for item in layout if item[0] < b and a < item[1]]
+        pages = sorted({page for *_, page in over if page is not None})
+        if pages:
+            chunk.meta["pages"] = pages
+        if over:
+            chunk.meta["types"] = list(dict.fromkeys(kind for _, _, kind, _ in over))
     return chunks
+
+
+def table_aware_spans(
+    doc: ParsedDocument, splitter: Splitter, chunk_size: int, chunk_overlap: int
+) -> list[tuple[int, int, tuple[int, int] | None]]:
+    """``(start, end, header)`` per chunk: the text between tables cut by the splitter, each
+    table by rows -- as many whole rows as fit the size, every piece after the first headed
+    by the table's first row (``header``: its span; not repeated when it would take more
+    than half a chunk). A row longer than a whole chunk (a table without row structure) is
+    the one thing cut inside, by the splitter, alone."""
+    from llama_index.core.utils import get_tokenizer
+
+    encode = get_tokenizer()
+    text, out = doc.text, []
+    at = 0
+    for start, end in table_spans(doc):
+        if start < at:
+            continue  # overlapping layout entries: the first wins
+        out += _text_spans(text, at, start, splitter, chunk_size, chunk_overlap)
+        rows = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text[start:end])]
+        rows = [(start + a, start + b) for a, b in rows if text[start + a : start + b].strip()]
+        if rows:
+            header = rows[0]
+            head_tokens = len(encode(text[header[0] : header[1]] + "\n"))
+            repeated = header if head_tokens <= chunk_size // 2 else None
+            later_room = chunk_size - (head_tokens if repeated else 0)
+            piece: list[tuple[int, int]] = []
+            used, room = 0, chunk_size  # the first piece holds the header as its first row
+            for row in rows:
+                tokens = len(encode(text[row[0] : row[1]] + "\n"))
+                if tokens > chunk_size:
+                    if piece:
+                        out.append(_piece(piece, repeated))
+                        piece, used, room = [], 0, later_room
+                    out += _text_spans(text, row[0], row[1], splitter, chunk_size, chunk_overlap)
+                    continue
+                if piece and piece != [header] and used + tokens > room:
+                    out.append(_piece(piece, repeated))
+                    piece, used, room = [], 0, later_room
+                piece.append(row)
+                used += tokens
+            if piece:
+                out.append(_piece(piece, repeated))
+        at = end
+    out += _text_spans(text, at, len(text), splitter, chunk_size, chunk_overlap)
+    return out
+
+
+def _piece(
+    rows: list[tuple[int, int]], header: tuple[int, int] | None
+) -> tuple[int, int, tuple[int, int] | None]:
+    """A table piece: its rows' span, headed by the header unless it starts with it."""
+    return rows[0][0], rows[-1][1], None if header is None or rows[0] == header else header
+
+
+def _text_spans(
+    text: str, start: int, end: int, splitter: Splitter, chunk_size: int, chunk_overlap: int
+) -> list[tuple[int, int, None]]:
+    """The splitter's chunks of ``text[start:end]`` (nothing for blank text), as offsets."""
+    if not text[start:end].strip():
+        return []
+    return [(start + a, start + b, None)
+            for a, b in chunk_spans(text[start:end], splitter, chunk_size, chunk_overlap)]  # fmt: skip

@@ -30,6 +30,11 @@ class PipelineConfig(BaseModel):
     splitter: Splitter = Splitter.SENTENCE
     chunk_size: int = Field(default=256, description="tokens per chunk (cl100k)")
     chunk_overlap: int = 20
+    tables: bool = Field(
+        default=False,
+        description="table-aware chunking: a table is cut by rows (never inside a row), its "
+        "header row repeated at the top of each piece",
+    )
     retriever: RetrieverKind = RetrieverKind.BM25
     reranker: str = Field(default="none", description="none | minilm | llm | cross-encoder:PATH")
     candidates: int = Field(default=30, ge=1, description="size of the retrieved pool")
@@ -79,6 +84,8 @@ class DefaultPipeline(StagedPipeline):
 
     def describe(self) -> dict[str, Any]:
         described = {"name": "default", **self.config.model_dump(mode="json")}
+        if not self.config.tables:  # as before the option: runs made then still resume
+            del described["tables"]
         described.update(self.generate.describe())
         if self.rerank is not None:
             described.update(self.rerank.describe())
@@ -123,6 +130,7 @@ class DefaultPipeline(StagedPipeline):
             chunk_size=self.config.chunk_size,
             chunk_overlap=self.config.chunk_overlap,
             cache=cache,
+            tables=self.config.tables,
         )
         chunked = time.perf_counter()
         self.registry = ChunkRegistry(chunks)

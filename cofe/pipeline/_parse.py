@@ -1,4 +1,12 @@
-"""Parsing: files of many formats to plain text, with unstructured, offline."""
+"""Parsing: files of many formats to plain text, with unstructured, offline.
+
+The text is the elements' texts joined by blank lines, a table written one row a line
+(its cells, in order, between `` | ``: a row's label stays with its figures). Where each
+element sits is kept in ``meta["layout"]``: ``[start, end, type, page]`` per element
+(``type`` unstructured's category -- Title, NarrativeText, ListItem, Table, ...; ``page``
+its page number, or None), which the chunker reads for its chunks' metadata and, with
+``tables=True``, to keep table rows whole.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,10 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from cofe._cache import Cache
 from cofe._errors import InputProblem
@@ -31,9 +42,11 @@ SUPPORTED = {
     ".docx": "docx",
     ".pptx": "pptx",
     ".xlsx": "xlsx",
+    ".csv": "csv",
+    ".tsv": "csv",
     ".pdf": "pdf",
 }
-PARSER_VERSION = "unstructured-1"
+PARSER_VERSION = "unstructured-2"  # 2: tables one row a line; element layout in meta
 TEXT_PARSER_VERSION = "text-2"  # plain text is read by cofe itself (see parse_text)
 # zip-based formats (docx, pptx, xlsx) are refused before the parser sees them when their
 # directory promises more than this: a 30 KB file can unpack to gigabytes (and the XML
@@ -95,6 +108,7 @@ _PARTITIONERS = {
     "docx": ("unstructured.partition.docx", "partition_docx"),
     "pptx": ("unstructured.partition.pptx", "partition_pptx"),
     "xlsx": ("unstructured.partition.xlsx", "partition_xlsx"),
+    "csv": ("unstructured.partition.csv", "partition_csv"),
 }
 
 
@@ -205,16 +219,205 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
             if not handle.read(1024).lstrip().startswith(b"%PDF"):
                 raise ValueError("not a PDF: the file has no %PDF header (corrupt or misnamed)")
     elements = _partition(path, kind)
-    texts = [el.text.strip() for el in elements if getattr(el, "text", "").strip()]
-    if not texts:
+    if kind == "pdf":
+        elements = pdf_table_rows(elements)
+    text, layout = join_elements(elements)
+    if not text:
         raise ValueError("no text found (a scanned PDF needs OCR, which cofe does not run)")
-    categories = Counter(type(el).__name__ for el in elements)
+    categories = Counter(
+        el.category if isinstance(el, _Element) else type(el).__name__ for el in elements
+    )
     return ParsedDocument(
         doc_id=doc_id,
         source=path.name,
-        text="\n\n".join(texts),
-        meta={"format": kind, "parser": PARSER_VERSION, "elements": dict(categories)},
+        text=text,
+        meta={
+            "format": kind,
+            "parser": PARSER_VERSION,
+            "elements": dict(categories),
+            "layout": layout,
+        },
     )
+
+
+ELEMENT_SEPARATOR = "\n\n"
+CELL_SEPARATOR = " | "
+
+
+def join_elements(elements: Iterable[Any]) -> tuple[str, list[list[Any]]]:
+    """The parsed text of a file's elements, and where each sits: ``[start, end, type,
+    page]``. A table is written from its HTML (``metadata.text_as_html``) one row a line,
+    cells in order; without HTML, its text as unstructured gives it."""
+    parts: list[str] = []
+    layout: list[list[Any]] = []
+    at = 0
+    for element in elements:
+        category = getattr(element, "category", None) or type(element).__name__
+        metadata = getattr(element, "metadata", None)
+        html = getattr(metadata, "text_as_html", None) if category == "Table" else None
+        text = table_text(html) if html else ""
+        if not text:
+            text = (getattr(element, "text", "") or "").strip()
+        if not text:
+            continue
+        if parts:
+            at += len(ELEMENT_SEPARATOR)
+        parts.append(text)
+        page = getattr(metadata, "page_number", None)
+        layout.append([at, at + len(text), category, page if isinstance(page, int) else None])
+        at += len(text)
+    return ELEMENT_SEPARATOR.join(parts), layout
+
+
+_FIGURE = re.compile(r"^[\s$€£¥%()\[\]+\-–—.,:/0-9]*[0-9][\s$€£¥%()\[\]+\-–—.,:/0-9]*$")
+
+
+@dataclass
+class _Element:
+    """An element cofe builds (a PDF table put back together), read like unstructured's."""
+
+    text: str
+    category: str
+    metadata: Any
+
+
+@dataclass
+class _Meta:
+    page_number: int | None
+    text_as_html: str | None = None
+
+
+def _box(element: Any) -> tuple[float, float, float, float] | None:
+    coordinates = getattr(getattr(element, "metadata", None), "coordinates", None)
+    points = getattr(coordinates, "points", None)
+    if not points:
+        return None
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def pdf_table_rows(elements: list[Any]) -> list[Any]:
+    """A PDF's tables put back together from the text layer's positions.
+
+    pdfminer reads a table column by column (every label, then every figure), so a row's
+    label and its figures end up far apart. Here, per page, text boxes side by side on one
+    line form a row when one of them after the first is a figure (digits, signs, %); two or
+    more such rows one under the other are a table, written one row a line, cells left to
+    right, where its first box was read. Two columns of prose never qualify (no figures)."""
+    pages: dict[Any, list[tuple[int, tuple[float, float, float, float]]]] = {}
+    for i, element in enumerate(elements):
+        box = _box(element)
+        text = (getattr(element, "text", "") or "").strip()
+        if box is not None and text and getattr(element, "category", "") != "Table":
+            page = getattr(element.metadata, "page_number", None)
+            pages.setdefault(page, []).append((i, box))
+    replaced: dict[int, Any] = {}
+    dropped: set[int] = set()
+    for page, boxes in pages.items():
+        for table in _tables(elements, boxes):
+            cells = [[elements[i].text.strip() for i, _ in row] for row in table]
+            html = (
+                "<table>"
+                + "".join(
+                    "<tr>" + "".join(f"<td>{_escape(c)}</td>" for c in row) + "</tr>"
+                    for row in cells
+                )
+                + "</table>"
+            )
+            members = [i for row in table for i, _ in row]
+            text = "\n".join(CELL_SEPARATOR.join(row) for row in cells)
+            replaced[min(members)] = _Element(text, "Table", _Meta(page, html))
+            dropped.update(members)
+    if not replaced:
+        return elements
+    out = []
+    for i, element in enumerate(elements):
+        if i in replaced:
+            out.append(replaced[i])
+        elif i not in dropped:
+            out.append(element)
+    return out
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _tables(
+    elements: list[Any], boxes: list[tuple[int, tuple[float, float, float, float]]]
+) -> list[list[list[tuple[int, tuple[float, float, float, float]]]]]:
+    """The tables of one page: runs of two or more table rows, each row its boxes by x."""
+    if len(boxes) < 4:
+        return []
+    heights = sorted(b[3] - b[1] for _, b in boxes)
+    height = max(heights[len(heights) // 2], 1.0)
+    lines: list[list[tuple[int, tuple[float, float, float, float]]]] = []
+    for item in sorted(boxes, key=lambda ib: (ib[1][1] + ib[1][3]) / 2):
+        middle = (item[1][1] + item[1][3]) / 2
+        if lines:
+            last = lines[-1]
+            if abs(middle - sum((b[1] + b[3]) / 2 for _, b in last) / len(last)) <= height / 2:
+                last.append(item)
+                continue
+        lines.append([item])
+    rows = []
+    for line in lines:
+        line.sort(key=lambda ib: ib[1][0])
+        side_by_side = all(a[1][2] <= b[1][0] + 1 for a, b in pairwise(line))
+        figures = any(_FIGURE.match(elements[i].text.strip()) for i, _ in line[1:])
+        rows.append(line if len(line) > 1 and side_by_side and figures else None)
+    tables, run = [], []
+    previous_bottom = None
+    for row in rows:
+        top = min(b[1] for _, b in row) if row else None
+        if row is not None and (not run or (top - previous_bottom) <= 2.5 * height):
+            run.append(row)
+            previous_bottom = max(b[3] for _, b in row)
+            continue
+        if len(run) >= 2:
+            tables.append(run)
+        run = [row] if row is not None else []
+        previous_bottom = max(b[3] for _, b in row) if row is not None else None
+    if len(run) >= 2:
+        tables.append(run)
+    return tables
+
+
+class _TableRows(HTMLParser):
+    """The rows of an HTML table, as lists of cell texts (whitespace collapsed)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            if not self.rows:
+                self.rows.append([])
+            self._cell = []
+        elif tag == "br" and self._cell is not None:
+            self._cell.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def table_text(html: str) -> str:
+    """A table one row a line, its cells in order between `` | `` (empty rows left out)."""
+    reader = _TableRows()
+    reader.feed(html)
+    reader.close()
+    rows = [row for row in reader.rows if any(row)]
+    return "\n".join(CELL_SEPARATOR.join(row) for row in rows)
 
 
 def find_documents(root: Path, problems: list[InputProblem] | None = None) -> list[Path]:
