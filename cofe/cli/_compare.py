@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_html(out: Path, names, paths, results, comparison) -> None:
-    from cofe.report._html import RunForReport, render_report
+    from cofe.report import RunForReport, render_report
 
     runs = []
     for name, path, result in zip(names, paths, results, strict=True):

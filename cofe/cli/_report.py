@@ -15,7 +15,7 @@ from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.cli._compare import load, run_folder_of
 from cofe.compare import compare_results
-from cofe.report._html import MAX_CASES, RunForReport, render_report
+from cofe.report import MAX_CASES, RunForReport, render_report
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

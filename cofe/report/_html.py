@@ -180,7 +180,22 @@ def _verdicts(runs: Sequence[RunForReport]) -> str:
                                   colours={v: _svg.verdict_colour(v) for v in series})  # fmt: skip
         rows = [[str(v), *(int(x) for x in table.loc[v])] for v in table.index]
         parts.append(chart + _table(["verdict", *map(str, table.columns)], rows))
+        parts.append(_by_doc_type(run))
     return f"<section id='verdicts'><h2>Verdicts</h2>{''.join(parts)}</section>"
+
+
+def _by_doc_type(run: RunForReport) -> str:
+    """Where samples were lost per kind of source document, when the sources have kinds."""
+    frame = run.result.view().losses_by_doc_type()
+    if not len(frame) or set(frame["doc_type"]) <= {"(no type)"}:
+        return ""
+    header = ["document type", "samples", "pass", "parse", "chunking", "of which split",
+              "retrieval", "reranking", "generation", "other"]  # fmt: skip
+    rows = [[r["doc_type"], r["samples"], r["pass"], r["parse"], r["chunking"], r["split"],
+             r["retrieval"], r["reranking"], r["generation"], r["other"]]
+            for _, r in frame.iterrows()]  # fmt: skip
+    return (f"<h3>{escape(run.name)}: where samples were lost, by document type</h3>"
+            + _table(header, rows))  # fmt: skip
 
 
 def _refusals(runs: Sequence[RunForReport]) -> str:

@@ -75,6 +75,20 @@ def _verdict_table(result: ScoreSummary) -> str:
     return format_table(["verdict", "count", "share", *types.columns], rows)
 
 
+def _doc_type_lines(result: ScoreSummary) -> list[str]:
+    """Where samples were lost, per kind of source document -- only when the sources are
+    files of a kind (a PDF report loses rows where Markdown does not)."""
+    frame = result.losses_by_doc_type()
+    if not len(frame) or set(frame["doc_type"]) <= {"(no type)"}:
+        return []
+    headers = ["document type", "samples", "pass", "parse", "chunking (split)", "retrieval",
+               "reranking", "generation", "other"]  # fmt: skip
+    rows = [[r.doc_type, r.samples, r["pass"], r.parse, f"{r.chunking} ({r.split})", r.retrieval,
+             r.reranking, r.generation, r.other] for _, r in frame.iterrows()]  # fmt: skip
+    return ["", "Where samples were lost, by document type (the stage of each verdict; split: "
+            "points a chunk boundary separated)", format_table(headers, rows)]  # fmt: skip
+
+
 def render_result(
     scoring: ScoreResult | ScoreSummary, *, files_in: str | None = None, examples: int = 3
 ) -> str:
@@ -129,6 +143,7 @@ def render_result(
             f"{findings['of_those_in_the_pool']} of them into the pool and "
             f"{findings['of_those_in_the_context']} into the context.",
         ]
+    lines += _doc_type_lines(result)
     lines += _answer_point_lines(result)
     cross = result.keyword_vs_judge()
     if cross and cross["samples"]:

@@ -70,6 +70,8 @@ class SummaryAccumulator:
     answered_measures: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
     refusals: Counter = field(default_factory=Counter)  # (query type, "answered" | "refused")
     answer_points: Counter = field(default_factory=Counter)  # (decision, rule): points
+    # (document type, verdict, stage): where samples of each kind of source were lost
+    doc_types: Counter = field(default_factory=Counter)
 
     def add_tables(self, result: ScoreResult) -> None:
         """Add one part's rows (``latency`` is added from raw seconds, see ``add_latency``)."""
@@ -83,6 +85,10 @@ class SummaryAccumulator:
         verdicts = result.verdicts
         if len(verdicts):
             self.verdicts.update(_counts(verdicts, ["query_type", "verdict"]))
+            if "source" in verdicts:
+                kinds = verdicts["source"].map(doc_type)
+                stages = verdicts["stage"].fillna("")
+                self.doc_types.update(zip(kinds, verdicts["verdict"], stages, strict=True))
             bad = verdicts[~verdicts["verdict"].isin(_PASSES)]
             for verdict, sample_id, explanation in zip(
                 bad["verdict"], bad["sample_id"], bad["explanation"], strict=True
@@ -217,6 +223,25 @@ class ScoreSummary:
         frame["verdict"] = pd.Categorical(frame["verdict"], categories=_VERDICT_ORDER, ordered=True)
         return frame.sort_values(keys).reset_index(drop=True)
 
+    def losses_by_doc_type(self) -> pd.DataFrame:
+        """Per document type (the source file's extension): samples, passes and where the
+        rest were lost (by stage; split points apart, the chunker's boundaries)."""
+        columns = ["doc_type", "samples", "pass", *_LOSS_STAGES, "split", "other"]
+        rows: dict[str, Counter] = {}
+        for (kind, verdict, stage), n in self.accumulated.doc_types.items():
+            row = rows.setdefault(kind, Counter())
+            row["samples"] += n
+            if str(verdict) in _PASSES:
+                row["pass"] += n
+            elif stage in _LOSS_STAGES:
+                row[stage] += n
+                row["split"] += n if verdict == "chunk_split" else 0
+            else:  # unscorable, a pipeline error: no stage to blame
+                row["other"] += n
+        frame = pd.DataFrame([[kind, *(row[c] for c in columns[1:])]
+                              for kind, row in sorted(rows.items())], columns=columns)  # fmt: skip
+        return frame
+
     def refusal_rates(self, by_query_type: bool = False) -> dict[str, Any]:
         """Answers that decline, among the samples with an answer: counts and the rate (None:
         no answer at all). ``by_query_type``: one such entry per query type."""
@@ -331,6 +356,10 @@ class ScoreSummary:
                     for qtype, group in by_type.groupby("query_type")
                 },
             },
+            "losses_by_document_type": {
+                str(r["doc_type"]): {k: v for k, v in r.items() if k != "doc_type"}
+                for r in _records(self.losses_by_doc_type())
+            },
             "refusals": {
                 "overall": self.refusal_rates(),
                 "by_query_type": self.refusal_rates(by_query_type=True),
@@ -377,6 +406,20 @@ def _add_sums(into: dict[tuple, list[float]], frame: pd.DataFrame, keys: list[st
         row = into.setdefault(key if isinstance(key, tuple) else (key,), [0.0, 0])
         row[0] += float(total)
         row[1] += int(count)
+
+
+_LOSS_STAGES = ("parse", "chunking", "retrieval", "reranking", "generation")
+_NO_TYPE = "(no type)"
+
+
+def doc_type(source: object) -> str:
+    """The kind of a sample's source document: its file extension ("pdf", "docx"), or
+    "(no type)" for a source named without one (or no source at all)."""
+    if not isinstance(source, str) or not source:
+        return _NO_TYPE
+    name = source.replace("\\", "/").rsplit("/", 1)[-1]
+    stem, dot, ext = name.rpartition(".")
+    return ext.lower() if dot and stem and 1 <= len(ext) <= 5 and ext.isalnum() else _NO_TYPE
 
 
 def _counts(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, int]:
