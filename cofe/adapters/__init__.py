@@ -5,6 +5,10 @@
   observed through LlamaIndex's own instrumentation (imported lazily); RAPTOR trees
   (``llama-index-packs-raptor``: summaries are derived items) and ``PropertyGraphIndex``
   retrievers (triplets derived from their text chunks) included;
+- :class:`OpenInferencePipeline` -- a callable ``query -> answer`` of a LangChain/LangGraph,
+  Haystack, DSPy or LlamaIndex pipeline, recorded offline through its OpenInference spans
+  (``docs/frameworks.md``); :func:`assemble_spans` is the one span->record code (the
+  monitor's too): one trace's spans -> :class:`SpanTraceRecord` (pool, context, answer);
 - any other language writes the run-log files directly (``docs/runlog.md``).
 """
 
@@ -17,11 +21,17 @@ from cofe.adapters._base import (
     StagedPipeline,
     pipeline_shape,
 )
+from cofe.adapters._frameworks import UnsupportedFrameworkPipeline
 from cofe.adapters._raptor import raptor_retriever
+from cofe.adapters._spans import Doc as SpanDoc
+from cofe.adapters._spans import Span, SpanLike, documents_of_span, merged_ranks
+from cofe.adapters._spans import TraceRecord as SpanTraceRecord
+from cofe.adapters._spans import assemble as assemble_spans
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
 
 if TYPE_CHECKING:
     from cofe.adapters._llamaindex import LlamaIndexPipeline, UnsupportedLlamaIndexPipeline
+    from cofe.adapters._openinference import OpenInferencePipeline
 
 
 def __getattr__(name: str):
@@ -29,19 +39,32 @@ def __getattr__(name: str):
         from cofe.adapters import _llamaindex
 
         return getattr(_llamaindex, name)
+    if name == "OpenInferencePipeline":  # imports OpenTelemetry's SDK: only when used
+        from cofe.adapters import _openinference
+
+        return _openinference.OpenInferencePipeline
     raise AttributeError(name)
 
 
 __all__ = [
     "ChunkRegistry",
     "LlamaIndexPipeline",
+    "OpenInferencePipeline",
     "Pipeline",
     "PipelineShape",
     "PythonPipeline",
+    "Span",
+    "SpanDoc",
+    "SpanLike",
+    "SpanTraceRecord",
     "StageFailed",
     "StagedPipeline",
     "Trace",
+    "UnsupportedFrameworkPipeline",
     "UnsupportedLlamaIndexPipeline",
+    "assemble_spans",
+    "documents_of_span",
+    "merged_ranks",
     "pipeline_shape",
     "raptor_retriever",
 ]

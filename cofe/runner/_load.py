@@ -13,6 +13,10 @@ from cofe.adapters._base import Pipeline
 def load_pipeline(spec: str, **options: Any) -> Pipeline:
     """``default`` builds :class:`DefaultPipeline` from ``options``; ``mod:factory`` calls ``factory()``.
 
+    A factory may return a cofe pipeline, or a callable ``query -> answer`` of a LangChain,
+    LangGraph, Haystack, DSPy or LlamaIndex pipeline (sync or async; a LangChain runnable's
+    ``invoke``), recorded through its OpenInference spans (``OpenInferencePipeline``).
+
     The current directory is importable, as with ``python -m``, so a user's
     own ``my_rag.py`` is found as ``my_rag:build``.
     """
@@ -35,9 +39,18 @@ def load_pipeline(spec: str, **options: Any) -> Pipeline:
         raise ValueError(f"--pipeline {spec!r}: {module_name} has no attribute {attr!r}")
     pipeline = factory() if callable(factory) and not isinstance(factory, Pipeline) else factory
     missing = [m for m in ("describe", "prepare", "answer") if not hasattr(pipeline, m)]
+    if missing and not isinstance(pipeline, type):
+        # a framework's pipeline as it is: a callable query -> answer (or a LangChain
+        # runnable), recorded through its OpenInference spans
+        target = pipeline if callable(pipeline) else getattr(pipeline, "invoke", None)
+        if callable(target):
+            from cofe.adapters._openinference import OpenInferencePipeline
+
+            return OpenInferencePipeline(target, name=attr)
     if missing:
         raise ValueError(
             f"--pipeline {spec!r} gave a {type(pipeline).__name__} without {', '.join(missing)}; "
-            "return a cofe pipeline (e.g. cofe.adapters.PythonPipeline or LlamaIndexPipeline)"
+            "return a cofe pipeline (e.g. cofe.adapters.PythonPipeline or LlamaIndexPipeline) "
+            "or a function query -> answer of an instrumentable framework"
         )
     return pipeline

@@ -36,6 +36,7 @@ from cofe._jsonl import read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe._version import __version__
 from cofe.adapters._base import Pipeline, pipeline_shape
+from cofe.adapters._frameworks import UnsupportedFrameworkPipeline
 from cofe.adapters._trace import Trace
 from cofe.evalset import EvalSample, read_evalset
 from cofe.evalset._io import file_sha256
@@ -63,6 +64,11 @@ _VERSIONED = (
     "sentence-transformers",
     "torch",
     "openai",
+    # frameworks recorded through their spans (OpenInferencePipeline)
+    "langchain-core",
+    "langgraph",
+    "haystack-ai",
+    "dspy",
 )
 
 
@@ -218,6 +224,8 @@ def _check_documents_unchanged(out: Path, recorded: dict[str, str], now: dict[st
 def _answer(pipeline: Pipeline, sample: EvalSample) -> SampleRecord:
     try:
         trace = pipeline.answer(sample.query)
+    except UnsupportedFrameworkPipeline:
+        raise  # a pipeline that cannot be recorded stops the run, saying why
     except Exception as error:  # a broken adapter fails one sample, not the run
         trace = Trace(
             error=StageError(
@@ -280,6 +288,8 @@ def run_pipeline(
     run_warnings = _query_warnings(pipeline, eval_data.samples)
     config = pipeline.describe()
     shape = pipeline_shape(pipeline, config)
+    # a pipeline whose store cannot be listed says why: the corpus step is then not judged
+    partial = getattr(pipeline, "corpus_partial", None)
     manifest = Manifest(
         run_id=run_id or f"{config.get('name', 'run')}-{time.strftime('%Y%m%dT%H%M%S')}",
         pipeline=config,
@@ -287,6 +297,7 @@ def run_pipeline(
         versions=package_versions(),
         top_k=shape.top_k,
         stages=list(shape.stages) if shape.stages is not None else None,
+        corpus="partial" if isinstance(partial, str) else "whole",
     )
 
     _check_out_folder(out, evalset_path, fresh)
@@ -334,7 +345,9 @@ def run_pipeline(
             write_jsonl(out / DOCUMENTS, documents)
             write_jsonl(out / CHUNKS, registry.chunks)
             registry.take_new()  # written just above: not to be appended again by the first flush
-            meta = {"parse_problems": [str(p) for p in parse_problems]}
+            meta: dict[str, Any] = {"parse_problems": [str(p) for p in parse_problems]}
+            if isinstance(partial, str):
+                meta["corpus_partial"] = partial
             if run_warnings:
                 meta["warnings"] = run_warnings
             update = {"meta": meta, "document_sha256": fingerprints}
@@ -427,13 +440,19 @@ def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors,
                 or time.monotonic() - last_flush >= FLUSH_EVERY_SECONDS):  # fmt: skip
             flush()
 
+    # a pipeline recorded through instrumentation installs it once for all the queries, and
+    # removes it after them (OpenInferencePipeline.recording)
+    recording = getattr(pipeline, "recording", None)
+    session = recording() if callable(recording) and todo else contextlib.nullcontext()
     try:
-        if use_async:
-            _answer_all_async(pipeline, todo, collect, concurrency, progress)
-        else:
-            thread_map(lambda sample: _answer(pipeline, sample), todo, collect,
-                       concurrency=concurrency, progress=("answering", "q") if progress else None,
-                       name="cofe-run")  # fmt: skip
+        with session:
+            if use_async:
+                _answer_all_async(pipeline, todo, collect, concurrency, progress)
+            else:
+                thread_map(lambda sample: _answer(pipeline, sample), todo, collect,
+                           concurrency=concurrency,
+                           progress=("answering", "q") if progress else None,
+                           name="cofe-run")  # fmt: skip
     finally:
         flush()  # what was answered before an interrupt is kept
 
