@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
 
@@ -194,12 +194,20 @@ def dry_run(documents: list[ParsedDocument], config: AnnotateConfig) -> dict[str
     }  # fmt: skip
 
 
-def _sample(segment: Segment, checked, client: LLMClient, language: str) -> EvalSample:
+def _sample(segment: Segment, checked, client: LLMClient, language: str,
+            taken: set[str]) -> EvalSample:  # fmt: skip
+    """The accepted sample; its id is the segment's and its type's, with "-2", "-3" ... for a
+    second query of one type (``taken``: the segment's ids so far)."""
     draft = checked.draft
+    sample_id, n = f"{segment.segment_id}/{checked.type}", 1
+    while sample_id in taken:
+        n += 1
+        sample_id = f"{segment.segment_id}/{checked.type}-{n}"
+    taken.add(sample_id)
     return EvalSample(
-        id=f"{segment.segment_id}/{draft.type}",
+        id=sample_id,
         query=draft.query,
-        query_type=QueryType(draft.type),
+        query_type=QueryType(checked.type),
         coarse_keywords=checked.coarse,
         fine_keywords=checked.fine,
         reference_answer=draft.answer,
@@ -293,15 +301,18 @@ def annotate(
                 segment_id=segment.segment_id, error=result.error, calls=result.calls
             )
         else:
-            accepted, rejected = [], []
+            accepted, rejected, taken = [], [], set()
             drafts = [q for q in result.value.queries if q.type in config.types]
             for draft in drafts:
                 checked = checker.check(draft, segment.text, segment.title, stats)
+                if not checked.rejected and checked.type not in config.types:
+                    checked = replace(checked, check="type", rejected=(
+                        f"relabelled {checked.type}, a type not asked for"))  # fmt: skip
                 if checked.rejected:
                     rejected.append({"type": draft.type, "query": draft.query,
                                      "check": checked.check or "", "reason": checked.rejected})  # fmt: skip
                 else:
-                    accepted.append(_sample(segment, checked, client, language))
+                    accepted.append(_sample(segment, checked, client, language, taken))
             append_jsonl(out, accepted)  # samples first, then the progress line
             record = SegmentDone(
                 segment_id=segment.segment_id,
@@ -337,7 +348,7 @@ def _summarise(segments, resumed, records, done_now, client, out, seconds,
         rejected.update(r["check"] for r in record.rejected)
     accepted_ids = [i for r in current for i in r.accepted]
     accepted_now = sum(len(r.accepted) for r in current if r.segment_id in done_now)
-    type_mix = Counter(i.rsplit("/", 1)[1] for i in accepted_ids)
+    type_mix = Counter(i.rsplit("/", 1)[1].split("-")[0] for i in accepted_ids)  # "factual-2"
     failures = [f"{r.segment_id}: {r.error}" for r in current if r.error]
     usage = client.usage.to_dict()
     return AnnotationSummary(

@@ -11,6 +11,20 @@
    or the document's title; coarse keywords that do not are dropped.
 4. ``duplicate``: a query equal (after normalisation) or near-equal
    (token-set ratio ≥ ``NEAR_DUPLICATE``) to one already accepted is dropped.
+
+What verbatim checks cannot see (checked first, in this order):
+
+* ``question``: the query must ask something -- end with a question mark, open with
+  an instruction ("Explain ...", "Compare ...", "请说明..."), or, in Chinese, hold an
+  interrogative (什么, 哪, 如何, 吗 ...); a statement is rejected;
+* ``type``: the type must fit the query -- comparative names a comparison (compare,
+  than, differ, 比较, 区别 ...), tutorial asks how to do something (how to, steps,
+  如何, 步骤 ...), analytical asks why or how (why, how, explain, cause, 为什么, 原因
+  ...); a query that fits none is relabelled factual (a repair: the query stays);
+* ``own_keywords`` (after ``verbatim`` and ``labels``): an information point whose
+  every fragment the query already states is not something the answer must convey:
+  dropped (a repair); a query holding all its points states its own answer and is
+  rejected.
 """
 
 from __future__ import annotations
@@ -26,7 +40,52 @@ from cofe.matching import MatchMode, is_cjk, label_problem, normalize_strict
 
 REPAIR_MIN_RATIO = 85.0
 NEAR_DUPLICATE = 90.0
-CHECKS = ("verbatim", "labels", "coarse_anchor", "duplicate")
+CHECKS = ("question", "type", "verbatim", "labels", "own_keywords", "coarse_anchor", "duplicate")
+
+# what makes a query a question (English: a question mark, or an instruction's verb first)
+_INSTRUCTIONS = frozenset(
+    "explain describe compare contrast list name give identify outline summarize summarise "
+    "state tell show find discuss define analyse analyze evaluate determine calculate".split()
+)
+_ZH_ASKING = re.compile(r"什么|谁|哪|怎么|怎样|如何|为什么|为何|多少|几|吗|呢|是否|请|比较|区别|说明|描述|介绍")
+# what makes each type fit its query (lower case; Chinese by substring)
+_TYPE_CUES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "comparative": (
+        re.compile(r"\b(?:compar\w*|contrast\w*|differ\w*|versus|vs|than|between|both|similar\w*|"
+                   r"unlike|whereas|more|less|fewer|larger|smaller|bigger|higher|lower|"
+                   r"older|younger|longer|shorter|earlier|later|better|worse)\b"),
+        re.compile(r"比较|相比|对比|区别|不同|差异|异同|更|之间|两者|哪个|哪一"),
+    ),
+    "tutorial": (
+        re.compile(r"\bhow (?:to|do|does|did|can|could|should|would|is|are|was|were)\b|"
+                   r"\b(?:steps?|procedure|process|method|instructions?|guide)\b"),
+        re.compile(r"如何|怎么|怎样|步骤|方法|流程|过程"),
+    ),
+    "analytical": (
+        re.compile(r"\b(?:why|how|explain\w*|caus\w*|reasons?|effects?|impacts?|led|lead|"
+                   r"result\w*|role|significan\w*|relat\w*|influenc\w*|affect\w*|purpose)\b"),
+        re.compile(r"为什么|为何|原因|如何|怎样|怎么|影响|作用|意义|分析|关系|导致|结果|目的"),
+    ),
+}
+
+
+def is_question(query: str) -> bool:
+    """Does the query ask something (see the module's ``question`` check)?"""
+    text = query.strip()
+    if text.endswith(("?", "？")):
+        return True
+    if any(is_cjk(ch) for ch in text):
+        return bool(_ZH_ASKING.search(text))
+    first = text.split(maxsplit=1)[0].casefold().strip(",:;") if text else ""
+    return first in _INSTRUCTIONS
+
+
+def fits_type(query: str, kind: str) -> bool:
+    """Does the query read as a question of ``kind``? (Factual fits any question.)"""
+    if kind not in _TYPE_CUES:
+        return True
+    english, chinese = _TYPE_CUES[kind]
+    return bool(english.search(query.casefold()) or chinese.search(query))
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -67,6 +126,7 @@ class Checked:
     """A query that passed every check (keywords possibly repaired), or the reason it failed."""
 
     draft: DraftQuery
+    type: str = ""  # the type accepted: the draft's, or factual when that did not fit
     coarse: list[str] = field(default_factory=list)
     fine: list[list[str]] = field(default_factory=list)
     repairs: list[dict[str, str]] = field(default_factory=list)
@@ -120,6 +180,21 @@ class Checker:
         normalized = normalize_strict(segment)
         repairs: list[dict[str, str]] = []
 
+        if not is_question(draft.query):
+            stats.rejected["question"] += 1
+            return Checked(draft, rejected=f"the query is not a question: {draft.query!r}",
+                           check="question")  # fmt: skip
+        stats.passed["question"] += 1
+        kind = draft.type
+        if fits_type(draft.query, kind):
+            stats.passed["type"] += 1
+        else:
+            repairs.append({"field": "type", "from": kind, "to": "factual",
+                            "why": "the query does not read as " + kind})  # fmt: skip
+            kind = "factual"
+            stats.repaired["type"] += 1
+        typed = len(repairs)  # the repairs before the keywords' own
+
         def fix_all(keywords: list[str], where: str) -> tuple[list[str], str | None]:
             """The keywords as the segment writes them, or the first one it does not hold."""
             fixed = []
@@ -145,7 +220,7 @@ class Checker:
                                check="verbatim")  # fmt: skip
             fixed_groups.append(fixed)
         coarse, fine = fixed_groups[0], fixed_groups[1:]
-        (stats.repaired if repairs else stats.passed)["verbatim"] += 1
+        (stats.repaired if len(repairs) > typed else stats.passed)["verbatim"] += 1
 
         for keyword in [*coarse, *(k for point in fine for k in point)]:
             problem = label_problem(normalize_strict(keyword), MatchMode.STRICT)
@@ -153,6 +228,20 @@ class Checker:
                 stats.rejected["labels"] += 1
                 return Checked(draft, rejected=f"keyword {keyword!r}: {problem}", check="labels")
         stats.passed["labels"] += 1
+
+        query_text = normalize_strict(draft.query)
+        kept = [point for point in fine
+                if not all(normalize_strict(k) in query_text for k in point)]  # fmt: skip
+        if not kept:
+            stats.rejected["own_keywords"] += 1
+            return Checked(draft, rejected="the query holds every fine keyword it asks for "
+                           "(it states its own answer)", check="own_keywords")  # fmt: skip
+        for i, point in enumerate(fine):
+            if point not in kept:
+                repairs.append({"field": f"fine_keywords[{i}]", "from": " | ".join(point),
+                                "to": "", "why": "the query states it"})  # fmt: skip
+        (stats.repaired if len(kept) < len(fine) else stats.passed)["own_keywords"] += 1
+        fine = kept
 
         anchor_text = normalize_strict(draft.query + " \n " + title)
         anchored = [k for k in coarse if normalize_strict(k) in anchor_text]
@@ -175,4 +264,4 @@ class Checker:
                                f"query: {near[0].strip()!r}", check="duplicate")  # fmt: skip
         stats.passed["duplicate"] += 1
         self.remember(draft.query)
-        return Checked(draft, coarse=anchored, fine=fine, repairs=repairs)
+        return Checked(draft, type=kind, coarse=anchored, fine=fine, repairs=repairs)

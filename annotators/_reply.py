@@ -29,14 +29,10 @@ class DraftQuery(BaseModel):
 
 
 class DraftReply(BaseModel):
+    """The reply: up to four queries. Two of one type are both checked (a type that does not
+    fit the query is relabelled by the checks, which can make two of one type anyway; the
+    duplicate check catches a query asked twice)."""
+
     model_config = ConfigDict(extra="ignore")
 
     queries: list[DraftQuery] = Field(max_length=4)
-
-    @field_validator("queries")
-    @classmethod
-    def _one_per_type(cls, queries: list[DraftQuery]) -> list[DraftQuery]:
-        types = [q.type for q in queries]
-        if len(types) != len(set(types)):
-            raise ValueError("at most one query per type")
-        return queries

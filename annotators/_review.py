@@ -82,7 +82,7 @@ def _row(sample: EvalSample) -> dict[str, str]:
         "reference_answer": sample.reference_answer or "",
         "source": where,
         "note": "; ".join(
-            f"repaired {r['from']!r} -> {r['to']!r}"
+            f"repaired {r['from']!r} -> {r['to']!r}" + (f" ({r['why']})" if r.get("why") else "")
             for r in sample.meta.get("annotation", {}).get("repairs", [])
         ),
     }

@@ -25,25 +25,48 @@ def document_title(doc: ParsedDocument) -> str:
     return Path(doc.source).stem.replace("_", " ").strip() or doc.doc_id
 
 
+TAIL_SHARE = 0.25  # a document's last segment under this share of the budget is a tail
+
+
 def segment_documents(
     documents: list[ParsedDocument], *, max_tokens: int = 400, min_chars: int = 30
 ) -> list[Segment]:
-    """Sentence-bounded segments of at most ``max_tokens`` cl100k tokens; tiny ones are skipped."""
+    """Sentence-bounded segments of at most ``max_tokens`` cl100k tokens; tiny ones are skipped.
+
+    A document's last segment under a quarter of the budget joins the segment before it (which
+    then passes the budget by at most a quarter): a tail of a sentence or two cannot carry a
+    question of its own, and the model asked about it writes one anyway."""
+    from cofe.llm import estimate_tokens
+
     by_id = {d.doc_id: d for d in documents}
-    segments = []
-    for chunk in split_documents(documents, splitter=Splitter.SENTENCE, chunk_size=max_tokens,
-                                 chunk_overlap=0):  # fmt: skip
-        if len(chunk.text.strip()) < min_chars:
+    chunks = list(split_documents(documents, splitter=Splitter.SENTENCE, chunk_size=max_tokens,
+                                  chunk_overlap=0))  # fmt: skip
+    pieces: list[tuple[str, str, str, int | None, int | None]] = []  # id, doc, text, start, end
+    for i, chunk in enumerate(chunks):
+        last_of_doc = i + 1 == len(chunks) or chunks[i + 1].doc_id != chunk.doc_id
+        if (last_of_doc and pieces and pieces[-1][1] == chunk.doc_id
+                and estimate_tokens(chunk.text) < TAIL_SHARE * max_tokens):  # fmt: skip
+            chunk_id, doc_id, text, start, end = pieces[-1]
+            if start is not None and chunk.end is not None:  # the document's own text between
+                text = by_id[doc_id].text[start : chunk.end]
+            else:
+                text = f"{text} {chunk.text}"
+            pieces[-1] = (chunk_id, doc_id, text, start, chunk.end if end is not None else None)
             continue
-        digest = hashlib.sha1(chunk.text.encode()).hexdigest()[:8]
+        pieces.append((chunk.chunk_id, chunk.doc_id, chunk.text, chunk.start, chunk.end))
+    segments = []
+    for chunk_id, doc_id, text, start, end in pieces:
+        if len(text.strip()) < min_chars:
+            continue
+        digest = hashlib.sha1(text.encode()).hexdigest()[:8]
         segments.append(
             Segment(
-                segment_id=f"{chunk.chunk_id}:{digest}",
-                doc_id=chunk.doc_id,
-                title=document_title(by_id[chunk.doc_id]),
-                text=chunk.text,
-                start=chunk.start,
-                end=chunk.end,
+                segment_id=f"{chunk_id}:{digest}",
+                doc_id=doc_id,
+                title=document_title(by_id[doc_id]),
+                text=text,
+                start=start,
+                end=end,
             )
         )
     return segments

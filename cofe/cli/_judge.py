@@ -1,8 +1,12 @@
 """``cofe judge RUN``: an LLM judge labels each answer's claims (stored next to the run).
 
-Two calls per answered sample: the claims of the answer and of the reference,
-then each claim checked against the context the generator saw, the source
-document and the reference. Resumable: run it again and only samples not yet
+Two calls per answered sample: the claims of the answer (from the question and
+the answer only; the reference's claims are its sentences, with no call), then
+each claim checked against the context the generator saw, the source document
+and the reference (a third call asks again, alone, about claims the second left
+unlabelled). Replies are checked for sense: what is repaired is counted
+under "repairs", what cannot be is an unscored sample with its reason, and a
+correctness score echoing the prompt's example is not used ("correctness_echo"). Resumable: run it again and only samples not yet
 judged with the same inputs are sent. ``cofe score RUN`` then reports
 Faithfulness, SourceFaithfulness, ClaimPrecision, ClaimRecall and
 AnswerCorrectness, and the ``unsupported_claims`` verdict.
@@ -70,6 +74,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="K",
         help="judge every sample K times and report the judge's agreement with itself",
     )
+    p.add_argument("--steps", action="store_true",
+                   help="step by step: after the claims call, one call per claim instead of one "
+                        "checks call (more, simpler calls; for a small model that mislabels a "
+                        "dense reply); the summary shows the calls per sample")  # fmt: skip
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
     p.add_argument(
         "--no-probe",
@@ -93,24 +101,44 @@ def run(args: argparse.Namespace) -> int:
     llm_defaults(args)
     from cofe.judges import judge_run
     from cofe.judges._judge import judge_inputs
-    from cofe.judges._prompts import checks_messages, claims_messages
+    from cofe.judges._prompts import (
+        checks_messages,
+        claim_messages,
+        claims_messages,
+        reference_claim_messages,
+        reference_claims,
+    )
 
     if args.repeats < 1:
         raise ValueError(f"--repeats must be at least 1, not {args.repeats}")
     if args.dry_run:
         items, unanswered = judge_inputs(args.run_dir)
-        tokens = 0
+        tokens = calls = 0
         for item in items:
             q = item.sample.query
-            first = claims_messages(q, item.answer, item.reference)
-            # the check call's prompt, with the answer itself standing in for its claims
-            second = checks_messages(q, item.answer, item.context, item.source, item.reference,
-                                     [item.answer], [item.reference] if item.reference else [],
-                                     item.points)  # fmt: skip
-            tokens += sum(estimate_tokens(m["content"]) for m in [*first, *second])
+            references = reference_claims(item.reference)
+            messages = [*claims_messages(q, item.answer)]
+            if args.steps:  # a claim a sentence of the answer; one call each, and the whole
+                sentences = reference_claims(item.answer)
+                for sentence in sentences:
+                    messages += claim_messages(q, sentence, item.context, item.source,
+                                               item.reference)  # fmt: skip
+                for statement in references:
+                    messages += reference_claim_messages(q, statement, item.answer, item.context)
+                messages += checks_messages(q, item.answer, item.context, item.source,
+                                            item.reference, [], [], item.points)  # fmt: skip
+                calls += 2 + len(sentences) + len(references)
+            else:  # the checks call, with the answer itself standing in for its claims
+                messages += checks_messages(q, item.answer, item.context, item.source,
+                                            item.reference, [item.answer], references,
+                                            item.points)  # fmt: skip
+                # claims, checks, and a follow-up for claims the checks left unlabelled
+                calls += 3
+            tokens += sum(estimate_tokens(m["content"]) for m in messages)
         print(json.dumps({"samples_to_judge": len(items), "not_answered": unanswered,
-                          "repeats": args.repeats,
-                          "calls_at_most": 2 * len(items) * args.repeats,
+                          "repeats": args.repeats, "steps": args.steps,
+                          # a reply's JSON repair aside
+                          "calls_at_most": calls * args.repeats,
                           "prompt_tokens_estimate": tokens * args.repeats}, indent=2))  # fmt: skip
         return 0
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
@@ -123,11 +151,15 @@ def run(args: argparse.Namespace) -> int:
                            progress=sys.stderr.isatty(),
                            embedder=_embedder(args),  # on a cluster: says whether workers load it
                            repeats=args.repeats, cluster=cluster,
-                           limit=args.limit)  # fmt: skip
+                           limit=args.limit, steps=args.steps)  # fmt: skip
     finally:
         if cluster is not None:
             disconnect(cluster)
-    summary = {**report.__dict__, "usage": client.usage.to_dict(),
+    asked = report.judged + report.unscored
+    summary = {**report.__dict__, "steps": args.steps,
+               # what a judgement cost in this pass (the step-by-step mode's price, shown)
+               "calls_per_sample": round(client.usage.calls / asked, 2) if asked else None,
+               "usage": client.usage.to_dict(),
                "judgements": str(args.run_dir / "judgements.jsonl")}  # fmt: skip
     if args.repeats > 1:
         from cofe.judges import judge_agreement

@@ -12,6 +12,14 @@ The checks call also labels each of the sample's information points (its
 for a point that does not exist (or a second label for one) is dropped and
 counted; a point left unlabelled is None, not an error.
 
+Replies are checked for sense, not only for JSON (``judges/_sense.py``): claims
+copied from the worked example or not taken from the answer, labels for claims
+that do not exist, labels copying the example's, a claim supported by a context
+that lies inside the source but not by the source -- each repaired (recorded in
+the judgement's ``repairs``, counted in the pass's report) or an unscored reason;
+a correctness score equal to the example's on most of a run's judgements is not
+used (``correctness_echo``).
+
 Edge cases (each a recorded reason, never NaN): no answer (the pipeline did
 not generate) -- not judged; an empty answer -- unscored without a call; an
 answer with no claim (a refusal) -- judged, and the claim measures say there
@@ -25,20 +33,25 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cofe._jsonl import append_jsonl, read_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
 from cofe.judges._prompts import (
+    EXAMPLE_CLAIM_LABELS,
     PROMPT_VERSION,
+    STEPS,
     again,
     checks_messages,
+    claim_messages,
     claims_messages,
     inputs_key,
+    reference_claim_messages,
 )
+from cofe.judges._prompts import reference_claims as split_reference
 from cofe.judges._records import (
     ChecksReply,
     Claim,
@@ -47,13 +60,28 @@ from cofe.judges._records import (
     PointCheck,
     PointLabel,
     ReferenceClaim,
+    StepClaimCheck,
+    StepReferenceCheck,
+)
+from cofe.judges._sense import (
+    context_inside_source,
+    copies_example_labels,
+    correctness_echo,
+    first_labels,
+    keep_answer_claims,
+    label_echo,
+    repair_code,
 )
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog._lock import run_folder_lock
-from cofe.stages._records import Outputs, read_compact
+
+if TYPE_CHECKING:  # cofe.stages reads judgements (labels_for_scoring): imported when used
+    from cofe.stages._records import Outputs
 
 JUDGEMENTS = "judgements.jsonl"
+# the prompt versions whose judgements score a run: the dense mode's and the step-by-step's
+VERSIONS = frozenset({PROMPT_VERSION, PROMPT_VERSION + STEPS})
 SOURCE_CHARS = 12_000  # of a source document without a recorded span: a long file is cut
 
 
@@ -92,16 +120,24 @@ def _cosines(embedder, anchor: str, others: list[str]) -> list[float]:
     return [min(1.0, max(-1.0, float(vectors[0] @ v))) for v in vectors[1:]]
 
 
-def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int = 0) -> Judgement:
-    """Two calls: the claims of the answer (and of the reference), then their labels.
-    With an ``embedder`` (MiniLM), also AnswerSimilarity (before any call: it is kept when
-    the calls fail) and AnswerRelevancy (after the claims call). ``repeat`` > 0: the same
-    judgement asked again (for the judge's variance), never served from a cache."""
-    base = {
+def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int = 0,
+              steps: bool = False) -> Judgement:  # fmt: skip
+    """Two calls: the claims of the answer, then their labels (the reference's claims are its
+    sentences: no call); a third, narrower, for claims the second left unlabelled. With an ``embedder`` (MiniLM), also AnswerSimilarity (before any call:
+    it is kept when the calls fail) and AnswerRelevancy (after the claims call). ``repeat`` > 0:
+    the same judgement asked again (for the judge's variance), never served from a cache.
+
+    Each reply is checked for sense (``judges/_sense.py``): what is repaired is recorded in
+    ``repairs``; what cannot be is an unscored judgement with the reason. A judgement unscored
+    after the checks call keeps the information points' labels that call gave.
+
+    ``steps``: the step-by-step mode (``_judge_steps``): the same claims call, then one call
+    per claim instead of the one checks call; its judgements carry ``PROMPT_VERSION + STEPS``."""
+    base: dict[str, Any] = {
         "sample_id": item.sample.id,
         "repeat": repeat,
         "model": client.endpoint.model,
-        "prompt_version": PROMPT_VERSION,
+        "prompt_version": PROMPT_VERSION + (STEPS if steps else ""),
         "inputs": item.key,
         "no_source": item.no_source,
         "no_reference": None if item.reference else "the sample has no reference answer",
@@ -112,25 +148,35 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
     if embedder is not None and item.reference:
         base["answer_similarity"] = _cosines(embedder, item.answer, [item.reference])[0]
     question = item.sample.query
-    claims = client.structured(again(claims_messages(question, item.answer, item.reference),
-                                     repeat), ClaimsReply)  # fmt: skip
+    claims = client.structured(again(claims_messages(question, item.answer), repeat),
+                               ClaimsReply)  # fmt: skip
     raw = [claims.raw or ""]
     if not claims.ok:
         return Judgement(**base, status="unscored", reason=f"claims: {claims.error}",
                          calls=claims.calls, raw=raw)  # fmt: skip
-    base["questions"] = claims.value.questions
+    answer_claims, questions, repairs = keep_answer_claims(
+        claims.value.answer_claims, claims.value.questions, question, item.answer)  # fmt: skip
+    base["repairs"] = repairs  # the one list: the checks' repairs below are added to it
+    if claims.value.answer_claims and not answer_claims:
+        return Judgement(**base, status="unscored", calls=claims.calls, raw=raw,
+                         reason="claims: no claim the judge listed is the answer's "
+                                f"({len(repairs)} dropped: copied from the worked example or "
+                                "not in the answer)")  # fmt: skip
+    base["questions"] = questions
     base["noncommittal"] = claims.value.noncommittal
     if embedder is not None:
         if claims.value.noncommittal:
             base["answer_relevancy"] = 0.0  # RAGAS: a noncommittal answer is not relevant
-        elif claims.value.questions:
-            cosines = _cosines(embedder, question, claims.value.questions)
+        elif questions:
+            cosines = _cosines(embedder, question, questions)
             base["answer_relevancy"] = sum(cosines) / len(cosines)
-    answer_claims = claims.value.answer_claims
-    reference_claims = claims.value.reference_claims if item.reference else []
+    reference_claims = split_reference(item.reference)
     points = item.points
     if not answer_claims and not reference_claims and not points:  # nothing to compare
         return Judgement(**base, status="judged", calls=claims.calls, raw=raw)
+    if steps:
+        base.update(calls=claims.calls, raw=raw)
+        return _judge_steps(client, item, base, answer_claims, reference_claims, repeat)
     checks = client.structured(
         again(checks_messages(question, item.answer, list(item.chunks), item.source,
                               item.reference, answer_claims, reference_claims, points), repeat),
@@ -141,23 +187,71 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
     if not checks.ok:
         return Judgement(**base, status="unscored", reason=f"checks: {checks.error}",
                          calls=calls, raw=raw)  # fmt: skip
-    by_claim = {c.claim: c for c in checks.value.answer_claims}
-    by_reference = {c.claim: c for c in checks.value.reference_claims}
-    missing = [i for i in range(len(answer_claims)) if i not in by_claim]
-    missing_ref = [i for i in range(len(reference_claims)) if i not in by_reference]
-    if missing or missing_ref:
-        return Judgement(**base, status="unscored", calls=calls, raw=raw,
-                         reason=f"checks: the judge left {len(missing)} answer claim(s) and "
-                                f"{len(missing_ref)} reference claim(s) unlabelled")  # fmt: skip
+    # the point labels stand on their own: kept whatever becomes of the claim labels
     point_labels, dropped = _point_labels(checks.value.points, len(points),
                                          bool(item.context.strip()))  # fmt: skip
+    base.update(points=point_labels, dropped_labels=dropped, calls=calls, raw=raw)
+    if copies_example_labels(checks.value.answer_claims, len(answer_claims)):
+        return Judgement(**base, status="unscored",
+                         reason="checks: the labels copy the worked example's "
+                                f"({len(EXAMPLE_CLAIM_LABELS)} claims; the answer has "
+                                f"{len(answer_claims)})")  # fmt: skip
+    by_claim, fixed = first_labels(checks.value.answer_claims, len(answer_claims), "answer")
+    by_reference, fixed_ref = first_labels(checks.value.reference_claims, len(reference_claims),
+                                           "reference")  # fmt: skip
+    repairs += fixed + fixed_ref
+    missing = [i for i in range(len(answer_claims)) if i not in by_claim]
+    missing_ref = [i for i in range(len(reference_claims)) if i not in by_reference]
+    if missing or missing_ref:  # a narrower step: those claims alone, asked once more
+        follow = client.structured(
+            again(checks_messages(question, item.answer, list(item.chunks), item.source,
+                                  item.reference, [answer_claims[i] for i in missing],
+                                  [reference_claims[i] for i in missing_ref]), repeat),
+            ChecksReply,
+        )  # fmt: skip
+        raw.append(follow.raw or "")
+        base["calls"] = calls = calls + follow.calls
+        if follow.ok:
+            more, _ = first_labels(follow.value.answer_claims, len(missing), "answer")
+            more_ref, _ = first_labels(follow.value.reference_claims, len(missing_ref),
+                                       "reference")  # fmt: skip
+            # the follow-up numbers the claims it was asked about from 0: back to their own
+            by_claim.update({missing[k]: label for k, label in more.items()})
+            by_reference.update({missing_ref[k]: label for k, label in more_ref.items()})
+            repairs.append(f"asked_again: {len(more)} of {len(missing)} answer and "
+                           f"{len(more_ref)} of {len(missing_ref)} reference claim(s) the "
+                           "checks reply left unlabelled, labelled by a second call")  # fmt: skip
+        missing = [i for i in range(len(answer_claims)) if i not in by_claim]
+        missing_ref = [i for i in range(len(reference_claims)) if i not in by_reference]
+    if missing or missing_ref:
+        return Judgement(**base, status="unscored",
+                         reason=f"checks: the judge left {len(missing)} answer claim(s) and "
+                                f"{len(missing_ref)} reference claim(s) unlabelled")  # fmt: skip
+    return _judged(item, base, answer_claims, reference_claims, by_claim, by_reference,
+                   checks.value)  # fmt: skip
+
+
+def _judged(item: JudgeInputs, base: dict[str, Any], answer_claims: list[str],
+            reference_claims: list[str], by_claim: dict[int, Any], by_reference: dict[int, Any],
+            overall: ChecksReply | None) -> Judgement:  # fmt: skip
+    """The judgement from one label per claim (``by_claim``: context, source, reference;
+    ``by_reference``: answer, context) and the reply about the whole answer (useful chunks,
+    correctness; None: not asked). The dense and the step-by-step modes end here alike."""
+    repairs: list[str] = base["repairs"]
+    inside = context_inside_source(item.chunks, item.source)
     labelled = []
     for i, text in enumerate(answer_claims):
         check = by_claim[i]
+        in_context = bool(check.context) and bool(item.context)
+        in_source = None if item.source is None else bool(check.source)
+        if in_context and in_source is False and inside:
+            repairs.append(f"context_in_source: answer claim {i} is supported by the context, "
+                           "which lies inside the source: supported by the source too")  # fmt: skip
+            in_source = True
         labelled.append(Claim(
             text=text,
-            context=bool(check.context) and bool(item.context),
-            source=None if item.source is None else bool(check.source),
+            context=in_context,
+            source=in_source,
             reference=None if not item.reference else bool(check.reference),
         ))  # fmt: skip
     return Judgement(
@@ -175,15 +269,52 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
             )
             for i, t in enumerate(reference_claims)
         ],
-        correctness=checks.value.correctness if item.reference else None,
-        useful_chunks=[n in set(checks.value.useful_chunks) for n in range(1, len(item.chunks) + 1)]
-        if item.reference
+        correctness=overall.correctness if item.reference and overall else None,
+        useful_chunks=[n in set(overall.useful_chunks) for n in range(1, len(item.chunks) + 1)]
+        if item.reference and overall
         else None,
-        points=point_labels,
-        dropped_labels=dropped,
-        calls=calls,
-        raw=raw,
     )
+
+
+def _judge_steps(client: LLMClient, item: JudgeInputs, base: dict[str, Any],
+                 answer_claims: list[str], reference_claims: list[str], repeat: int) -> Judgement:  # fmt: skip
+    """The step-by-step mode after the claims call: one call per answer claim, one per
+    reference claim, and one about the whole answer (useful chunks, correctness, information
+    points) when there is a reference or a point. Any step that fails leaves the sample
+    unscored with the step named."""
+    question, chunks = item.sample.query, list(item.chunks)
+    raw: list[str] = base["raw"]
+
+    def step(messages: list[dict[str, str]], model: type, what: str) -> Any:
+        result = client.structured(again(messages, repeat), model)
+        raw.append(result.raw or "")
+        base["calls"] += result.calls
+        if not result.ok:
+            raise _StepFailed(f"checks: {what}: {result.error}")
+        return result.value
+
+    try:
+        by_claim = {i: step(claim_messages(question, text, chunks, item.source, item.reference),
+                            StepClaimCheck, f"answer claim {i}")
+                    for i, text in enumerate(answer_claims)}  # fmt: skip
+        by_reference = {i: step(reference_claim_messages(question, text, item.answer, chunks),
+                                StepReferenceCheck, f"reference claim {i}")
+                        for i, text in enumerate(reference_claims)}  # fmt: skip
+        overall = None
+        if item.reference or item.points:
+            overall = step(checks_messages(question, item.answer, chunks, item.source,
+                                           item.reference, [], [], item.points),
+                           ChecksReply, "the whole answer")  # fmt: skip
+    except _StepFailed as failed:
+        return Judgement(**base, status="unscored", reason=str(failed))
+    if overall is not None:
+        base["points"], base["dropped_labels"] = _point_labels(
+            overall.points, len(item.points), bool(item.context.strip()))  # fmt: skip
+    return _judged(item, base, answer_claims, reference_claims, by_claim, by_reference, overall)
+
+
+class _StepFailed(Exception):
+    """A step's call gave no valid reply (its message is the judgement's reason)."""
 
 
 def _point_labels(
@@ -236,11 +367,25 @@ class JudgeReport:
     unscored: int = 0
     not_answered: int = 0
     left: int = 0  # still to judge after ``limit``: the next pass takes them
-    reasons: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)  # unscored, by the reason's head
+    # replies repaired in this pass, per repair code (judges/_sense.py): samples, not repairs
+    repairs: dict[str, int] = field(default_factory=dict)
+    # why the run's correctness scores are not used (the example's value echoed), or None
+    correctness_echo: str | None = None
+    # why none of the run's claim labels is used (the example's label pattern echoed), or None
+    label_echo: str | None = None
+
+
+def reason_head(reason: str | None) -> str:
+    """A reason without its particulars, for counting ("checks: invalid reply after one
+    repair: answer_claims.0: ..." -> "checks: invalid reply after one repair")."""
+    return ":".join((reason or "").split(":")[:2]).strip()
 
 
 def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     """What each answered sample is judged on; and how many have no answer."""
+    from cofe.stages._records import read_compact
+
     log, records = read_compact(run_dir)
     evalset = read_evalset(run_dir / "evalset.jsonl")
     top_k = log.manifest.top_k
@@ -303,13 +448,19 @@ def judge_run(
     repeats: int = 1,
     cluster: Any = None,
     limit: int | None = None,
+    steps: bool = False,
 ) -> JudgeReport:
     """Judge every answered sample not yet judged with the same inputs; append as each ends.
     ``repeats`` > 1 asks each judgement that many times (the first scores the run);
     ``limit`` judges at most that many of them, in eval-set order (a first look at a slow
     model; the next pass resumes with the rest). An endpoint that stops answering
     (``LLMClient.check_endpoint``: calls in a row that cannot reach it) ends the pass with
-    ``EndpointDown``; what was judged stays in judgements.jsonl for the next pass."""
+    ``EndpointDown``; what was judged stays in judgements.jsonl for the next pass.
+    ``steps``: the step-by-step mode (``judge_one``); a sample judged in the other mode is
+    judged again."""
+    if steps and cluster is not None:
+        raise ValueError("the step-by-step mode runs in this process, not on a cluster")
+    version = PROMPT_VERSION + (STEPS if steps else "")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
     if limit is not None and limit < 1:
@@ -325,7 +476,7 @@ def judge_run(
                 old = done.get((item.sample.id, repeat))
                 if old is not None and old.status == "judged" and old.inputs == item.key \
                         and old.model == client.endpoint.model \
-                        and old.prompt_version == PROMPT_VERSION:  # fmt: skip
+                        and old.prompt_version == version:  # fmt: skip
                     report.skipped += 1
                 else:
                     todo.append((item, repeat))
@@ -342,8 +493,10 @@ def judge_run(
                     report.judged += 1
                 else:
                     report.unscored += 1
-                    key = (judgement.reason or "").split(":")[0]
+                    key = reason_head(judgement.reason)
                     report.reasons[key] = report.reasons.get(key, 0) + 1
+                for code in {repair_code(r) for r in judgement.repairs}:
+                    report.repairs[code] = report.repairs.get(code, 0) + 1
             if on_judged:
                 on_judged(judgement)
             if judgement.status != "judged":  # a dead endpoint stops the pass, not each sample
@@ -358,10 +511,26 @@ def judge_run(
             judge_on_cluster(client, todo, finished, cluster, concurrency=concurrency,
                              embeddings=embedder is not None)  # fmt: skip
         else:
-            thread_map(lambda task: judge_one(client, task[0], embedder, task[1]), todo,
+            thread_map(lambda task: judge_one(client, task[0], embedder, task[1], steps), todo,
                        finished, concurrency=concurrency,
                        progress=("judging", "sample") if progress else None)  # fmt: skip
+        judgements = read_judgements(run_dir)
+        report.correctness_echo = correctness_echo(_correctness_values(judgements))
+        report.label_echo = label_echo(_context_labels(judgements))
         return report
+
+
+def _context_labels(judgements: dict) -> list[list[bool]]:
+    """Per judgement that scores the run (this prompt version): its claims' context labels."""
+    return [[claim.context for claim in j.claims] for j in judgements.values()
+            if j.status == "judged" and j.prompt_version in VERSIONS]  # fmt: skip
+
+
+def _correctness_values(judgements: dict) -> list[int]:
+    """The correctness scores of the judgements that score the run (this prompt version)."""
+    return [j.correctness for j in judgements.values()
+            if j.status == "judged" and j.prompt_version in VERSIONS
+            and j.correctness is not None]  # fmt: skip
 
 
 def labels_for_scoring(
@@ -371,6 +540,12 @@ def labels_for_scoring(
     judgements = read_judgements(run_dir)
     if not judgements:
         return {}
+    # the example's correctness on most samples is an echo: no sample's score is used (the
+    # judge's other labels are); cofe judge's summary says why
+    echo = correctness_echo(_correctness_values(judgements))
+    # the example's label pattern on most answers: no claim label of the run is used (the
+    # embedding measures and the information points' labels are)
+    echoed_labels = label_echo(_context_labels(judgements))
     top_k = log.manifest.top_k
     source = _Sources(log)
     out: dict[str, ClaimLabels | Unscored] = {}
@@ -381,35 +556,59 @@ def labels_for_scoring(
             continue
         now = JudgeInputs(sample, record.answer, _context(log, record, top_k),
                           *source(sample), sample.reference_answer or None)  # fmt: skip
-        if now.key != judgement.inputs or judgement.prompt_version != PROMPT_VERSION:
+        if now.key != judgement.inputs or judgement.prompt_version not in VERSIONS:
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
         elif judgement.status != "judged":
-            out[sample.id] = unscored_labels(judgement)
+            out[sample.id] = unscored_labels(judgement, len(sample.fine_keywords))
         else:
-            out[sample.id] = labels_of(judgement, len(sample.fine_keywords))
+            labels = labels_of(judgement, len(sample.fine_keywords))
+            if echo:
+                labels = replace(labels, correctness=None)
+            if echoed_labels:  # no claim left to blame a verdict on, nor to call a refusal
+                labels = ClaimLabels(
+                    context=(), source=(), reference=(), reference_in_answer=(),
+                    relevancy=labels.relevancy, similarity=labels.similarity,
+                    no_relevancy=labels.no_relevancy, no_similarity=labels.no_similarity,
+                    points=labels.points, points_in_context=labels.points_in_context,
+                    failed=echoed_labels)  # fmt: skip
+            out[sample.id] = labels
     return out
 
 
-def unscored_labels(judgement: Judgement) -> ClaimLabels | Unscored:
-    """Why a judgement that failed gives no claim labels; with the embedding measures it did
-    compute (AnswerSimilarity needs no call; AnswerRelevancy only the claims call), which the
-    two measures still report."""
+def unscored_labels(judgement: Judgement, points: int | None = None) -> ClaimLabels | Unscored:
+    """Why a judgement that failed gives no claim labels; with what it did give: the embedding
+    measures (AnswerSimilarity needs no call; AnswerRelevancy only the claims call), and the
+    information points' labels when the checks call gave them (the answer step reads those
+    whatever became of the claims). ``points``: as in ``labels_of``."""
     reason = f"the judge gave no labels: {judgement.reason}"
-    if judgement.answer_similarity is None and judgement.answer_relevancy is None:
+    if judgement.answer_similarity is None and judgement.answer_relevancy is None \
+            and not judgement.points:  # fmt: skip
         return Unscored(reason)
+    answer, context = _point_tuples(judgement, points)
     return ClaimLabels(context=(), source=(), reference=(), reference_in_answer=(),
                        relevancy=judgement.answer_relevancy,
-                       similarity=judgement.answer_similarity, failed=reason)  # fmt: skip
+                       similarity=judgement.answer_similarity, failed=reason,
+                       points=answer, points_in_context=context)  # fmt: skip
+
+
+def _point_tuples(
+    judgement: Judgement, points: int | None
+) -> tuple[tuple[str | None, ...], tuple[str | None, ...]]:
+    """Per information point (``points`` of them; None: as many as were labelled): the
+    answer's and the context's label, None where the judge gave none."""
+    by_point = {label.point: label for label in judgement.points}
+    if points is None:
+        points = max(by_point, default=-1) + 1
+    labels = [by_point.get(i) for i in range(points)]
+    return (tuple(label.answer if label else None for label in labels),
+            tuple(label.context if label else None for label in labels))  # fmt: skip
 
 
 def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:
     """A judged sample's labels, as the measures read them. ``points``: how many information
     points the sample has (its point labels come one per point, None where unlabelled);
     None: as many as the judgement labelled."""
-    by_point = {label.point: label for label in judgement.points}
-    if points is None:
-        points = max(by_point, default=-1) + 1
-    point_labels = [by_point.get(i) for i in range(points)]
+    answer, context = _point_tuples(judgement, points)
     return ClaimLabels(
         context=tuple(c.context for c in judgement.claims),
         source=tuple(c.source for c in judgement.claims),
@@ -427,6 +626,6 @@ def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:
         useful=None if judgement.useful_chunks is None else tuple(judgement.useful_chunks),
         correctness=judgement.correctness,
         noncommittal=judgement.noncommittal,
-        points=tuple(label.answer if label else None for label in point_labels),
-        points_in_context=tuple(label.context if label else None for label in point_labels),
+        points=answer,
+        points_in_context=context,
     )

@@ -11,6 +11,8 @@ from cofe._ids import Identifier
 
 class ClaimsReply(BaseModel):
     answer_claims: list[str]
+    # asked for until judge-5; the reference's claims are now its sentences (no call), and a
+    # reply that still lists some is not refused for it
     reference_claims: list[str] = Field(default_factory=list)
     questions: list[str] = Field(default_factory=list)
     noncommittal: bool = False
@@ -26,6 +28,21 @@ class AnswerClaimCheck(BaseModel):
     context: bool
     source: bool | None = None
     reference: bool | None = None
+
+
+class StepClaimCheck(BaseModel):
+    """A step's reply: one answer claim against each passage given."""
+
+    context: bool
+    source: bool | None = None
+    reference: bool | None = None
+
+
+class StepReferenceCheck(BaseModel):
+    """A step's reply: one reference claim against the answer and the context."""
+
+    answer: bool
+    context: bool | None = None
 
 
 class ReferenceClaimCheck(BaseModel):
@@ -63,7 +80,7 @@ class PointCheck(BaseModel):
 
 
 class ChecksReply(BaseModel):
-    answer_claims: list[AnswerClaimCheck]
+    answer_claims: list[AnswerClaimCheck] = Field(default_factory=list)  # none asked: none given
     reference_claims: list[ReferenceClaimCheck] = Field(default_factory=list)
     points: list[PointCheck] = Field(default_factory=list)
     useful_chunks: list[int] = Field(default_factory=list)
@@ -138,6 +155,10 @@ class Judgement(BaseModel):
     )
     dropped_labels: int = Field(
         default=0, ge=0, description="Point labels dropped: no such point, or a second label."
+    )
+    repairs: list[str] = Field(
+        default_factory=list,
+        description='What was repaired in the replies, each "code: detail" (judges/_sense.py).',
     )
     no_embeddings: str | None = Field(default=None, description="Why the two are missing.")
     calls: int = 0

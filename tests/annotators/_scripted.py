@@ -40,7 +40,9 @@ def draft(messages, request=None, *, fragment=None) -> str:
         else:
             words = sentence.rstrip(".!?").split()
             piece = " ".join(words[1:4]) if len(words) > 3 else sentence.rstrip(".!?")
-            query = f"{_OPENERS[i]} {title} in '{' '.join(words[:6])}'?"
+            # the sentence's opening words without the fragment asked for (a query holding its
+            # own answer is rejected)
+            query = f"{_OPENERS[i]} {title} in '{' '.join(words[:1] + words[4:8])}'?"
         queries.append({"type": kind, "query": query, "coarse_keywords": [title],
                         "fine_keywords": [[fragment or piece]], "answer": sentence})  # fmt: skip
     return json.dumps({"queries": queries}, ensure_ascii=False)

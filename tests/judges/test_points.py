@@ -200,7 +200,7 @@ def test_point_labels_round_trip_in_fine_keywords_order(judged):
     assert (report.judged, report.unscored) == (7, 1)
     lines = {json.loads(line)["sample_id"]: json.loads(line)
              for line in (run / JUDGEMENTS).read_text().splitlines()}  # fmt: skip
-    assert lines["p0"]["prompt_version"] == PROMPT_VERSION == "judge-5"
+    assert lines["p0"]["prompt_version"] == PROMPT_VERSION == "judge-6"
     assert lines["p0"]["points"] == [
         {"point": 0, "answer": "support", "context": "support"},
         {"point": 1, "answer": "partial", "context": "support"},
@@ -359,7 +359,7 @@ def test_the_dry_run_counts_the_points_in_its_token_estimate(tmp_path, capsys):
 
     got, plain = estimate(with_points), estimate(without)
     assert got["samples_to_judge"] == plain["samples_to_judge"] == 8
-    assert got["calls_at_most"] == 16
+    assert got["calls_at_most"] == 24  # claims, checks, a follow-up for unlabelled claims
     assert got["prompt_tokens_estimate"] > plain["prompt_tokens_estimate"]
     # the estimate is the real checks prompt's: the points section and the points rules
     from cofe.llm import estimate_tokens
