@@ -83,7 +83,7 @@ class Cache:
         else:
             self.misses += 1
 
-    def _atomic(self, target: Path, write: Callable[[Path], None]) -> None:
+    def _atomic(self, target: Path, write: Callable[[Path], object]) -> None:
         """Write to a temporary name and rename: readers never see half an entry.
 
         An ``OSError`` (read-only folder, disk full) is a warning, not a failure.

@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 R = TypeVar("R")
@@ -106,7 +106,7 @@ def thread_map(
             return
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as executor:
             try:
-                running: set = set()
+                running: set[Future[Any]] = set()
                 for item in items:
                     running.add(executor.submit(function, item))
                     if len(running) >= 2 * concurrency:

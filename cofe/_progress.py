@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any, TextIO
 
 EVERY_SECONDS = 10.0
 _BAR = re.compile(r"\|[^|\n]*\|")  # the drawn bar between the percentage and the counts
@@ -40,7 +41,7 @@ class PlainProgress:
     a plain line once the bar has run ``every`` seconds, then every ``every`` seconds, and
     its final state when it closes (a short bar prints nothing); other writes pass through."""
 
-    def __init__(self, stream, every: float) -> None:
+    def __init__(self, stream: TextIO, every: float) -> None:
         self._stream = stream
         self._every = every
         self._lock = threading.Lock()
@@ -82,7 +83,7 @@ class PlainProgress:
     def isatty(self) -> bool:
         return False
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 

@@ -9,6 +9,7 @@ CSV and the results folder's tables use it.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -129,7 +130,7 @@ def _inner_symbols(text: str) -> int:
     return count
 
 
-def file_encoding(path, sample_bytes: int = 2**20) -> str:
+def file_encoding(path: str | os.PathLike[str], sample_bytes: int = 2**20) -> str:
     """The encoding to open a file with: ``utf-8-sig`` when all of it is UTF-8 (checked a block
     at a time, never read whole), else the one ``decode_text`` finds in its first megabyte."""
     import codecs

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -321,7 +321,7 @@ def _drop_outcomes(run: ScoreResult, baseline: ScoreResult, drops: list[Rule], *
     if comparison.clustering.startswith("by source document"):
         report.clustering = "clustered " + comparison.clustering.split(" (")[0]
     d = comparison.differences
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, dict[Hashable, Any]] = {}  # a record of the differences table
     if not d.empty:
         mine = d[(d["a"] == run_name) & (d["b"] == baseline_name) & (d["query_type"] == ALL)]
         for record in mine.to_dict("records"):

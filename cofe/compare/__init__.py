@@ -16,8 +16,10 @@ from cofe.compare._compare import (
     Comparison,
     cluster_labels,
     compare_results,
+    measure_columns,
     refusal_table,
     source_clusters,
+    value_tables,
 )
 from cofe.compare._stats import Interval, PairedTest, holm, mcnemar_p, mean_ci, paired_difference
 
@@ -32,7 +34,9 @@ __all__ = [
     "holm",
     "mcnemar_p",
     "mean_ci",
+    "measure_columns",
     "paired_difference",
     "refusal_table",
     "source_clusters",
+    "value_tables",
 ]

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from cofe._atomic import replace_atomically, write_text_atomically
@@ -46,7 +48,10 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            return json.loads(frame.to_json(orient="records", force_ascii=False))
+            rows: list[dict[str, Any]] = json.loads(
+                frame.to_json(orient="records", force_ascii=False)
+            )
+            return rows
 
         return {
             "runs": self.runs,
@@ -68,10 +73,14 @@ class Comparison:
         out.mkdir(parents=True, exist_ok=True)
         for name in ("means", "differences", "transitions", "latency", "refusals"):
             frame = spreadsheet_safe(getattr(self, name))  # no cell runs as a formula
-            replace_atomically(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
+            replace_atomically(out / f"{name}.csv", partial(_write_csv, frame))
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
         write_text_atomically(out / "comparison.json", text)  # last: the tables are complete
         return out
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    frame.to_csv(path, index=False)
 
 
 def _check_same_evalset(named: dict[str, ScoreResult]) -> None:
@@ -173,6 +182,12 @@ def _values(result: ScoreResult) -> pd.DataFrame:
     )
 
 
+def measure_columns(wide: pd.DataFrame) -> list[tuple[str, str]]:
+    """A value table's (step, measure) columns. pandas-stubs types every ``columns`` as an
+    index of str; a value table's is a two-level index of pairs."""
+    return cast("list[tuple[str, str]]", wide.columns.tolist())
+
+
 def refusal_table(named: dict[str, ScoreResult]) -> pd.DataFrame:
     """Per run and query type (and ``all``): answers, refusals and the refusal rate."""
     rows = []
@@ -202,7 +217,8 @@ def compare_results(
     named = results if isinstance(results, dict) else _names(results)
     if len(named) < 2:
         raise ValueError("compare needs at least two runs")
-    n_shared, left_out = None, {}
+    n_shared: int | None = None
+    left_out: dict[str, int] = {}
     if shared_samples:
         named, n_shared, left_out = _only_shared(named)
     else:
@@ -220,11 +236,12 @@ def compare_results(
     def in_group(frame_ids: pd.Index, group: str) -> pd.Index:
         if group == ALL:
             return frame_ids
-        return frame_ids[qtypes.reindex(frame_ids).to_numpy() == group]
+        in_it: npt.NDArray[np.bool_] = qtypes.reindex(frame_ids).to_numpy() == group
+        return frame_ids[in_it]
 
     mean_rows = []
     for name, wide in values.items():
-        for step, measure in wide.columns:
+        for step, measure in measure_columns(wide):
             column = wide[(step, measure)].dropna()
             for group in groups:
                 ids = in_group(column.index, group)
@@ -256,7 +273,7 @@ def compare_results(
     # refused, pool/X@K and context/X@K without a reranker) is the same test: tested once
     tested: dict[tuple[Any, ...], dict[str, Any]] = {}
     for a, b in combinations(named, 2):
-        shared = [c for c in values[a].columns if c in values[b].columns]
+        shared = [c for c in measure_columns(values[a]) if c in values[b].columns]
         for step, measure in shared:
             pair = pd.concat(
                 [values[a][(step, measure)], values[b][(step, measure)]], axis=1, keys=["a", "b"]

@@ -152,12 +152,12 @@ def compile_sample(
         slots: list[tuple[int, ...]] = []
         texts: list[tuple[str, ...]] = []
         shown: list[str] = []
-        for k, keyword in enumerate(point):
-            alternatives = keyword_alternatives(keyword)
+        for k, fine_keyword in enumerate(point):
+            alternatives = keyword_alternatives(fine_keyword)
             ids = []
             written = []
             for a, text in enumerate(alternatives):
-                suffix = "" if isinstance(keyword, str) else f".any_of[{a}]"
+                suffix = "" if isinstance(fine_keyword, str) else f".any_of[{a}]"
                 ident = usable(text, lambda: f"fine_keywords[{p}][{k}]{suffix}")  # noqa: B023
                 if ident is not None and ident not in ids:
                     ids.append(ident)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from enum import StrEnum
 
 # Han, kana, CJK compatibility and extension blocks: compared character-wise.
@@ -62,7 +63,7 @@ def normalize_cofe_rag(text: str) -> str:
     return _NON_WORD.sub("", text).replace("一一", "一").lower()
 
 
-def normalizer(mode: MatchMode):
+def normalizer(mode: MatchMode) -> Callable[[str], str]:
     """The text normaliser of a mode (keywords and texts use the same one)."""
     return normalize_strict if mode is MatchMode.STRICT else normalize_cofe_rag
 

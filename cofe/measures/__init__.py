@@ -1,6 +1,7 @@
 """Measure value objects. ``parse_measure("KeywordRecall@4")`` reads the CLI spelling."""
 
-from cofe.measures._base import Measure, Unscored, parse_measure, parse_measures, spell_measures
+from cofe.measures._base import Measure, parse_measure, parse_measures, spell_measures
+from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, Step, StepView
 from cofe.measures.answer_correctness import (
     AnswerCorrectness,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from cofe.measures._base import Measure, Unscored
+from cofe.measures._base import Measure
+from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, Step, StepView
 
 NO_CLAIM = Unscored("the answer states no claim to check (empty, or a refusal)")

@@ -9,6 +9,7 @@ the reason, so a measure passes the reason on instead of inventing a number.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -31,11 +32,11 @@ Docs = str | frozenset[str] | None
 are several (a summary of chunks from two documents); None when unknown."""
 
 
-def from_relevant(docs: Docs, relevant: frozenset[str] | set[str]) -> bool:
+def from_relevant(docs: Docs, relevant: AbstractSet[str]) -> bool:
     """Whether a ranked item came from a relevant document (a derived item: any source did)."""
     if docs is None or docs.__class__ is str:
         return docs in relevant
-    return not relevant.isdisjoint(docs)  # type: ignore[arg-type]
+    return not relevant.isdisjoint(docs)
 
 
 def docs_of(items: Sequence[Docs]) -> set[str]:
@@ -45,7 +46,7 @@ def docs_of(items: Sequence[Docs]) -> set[str]:
         if docs is None:
             continue
         if docs.__class__ is str:
-            found.add(docs)  # type: ignore[arg-type]
+            found.add(docs)
         else:
             found.update(docs)
     return found

@@ -4,7 +4,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, Unscored
+from cofe.measures._base import Measure
+from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
 _EPSILON = 0.1  # "method1" smoothing: a zero n-gram match counts as 0.1 matches

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, Unscored
+from cofe.measures._base import Measure
+from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
 

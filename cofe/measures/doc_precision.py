@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 
-from cofe.measures._base import Measure, Unscored
+from cofe.measures._base import Measure
+from cofe.measures._unscored import Unscored
 from cofe.measures._view import Docs, Step, StepView, from_relevant
 
 
@@ -17,7 +18,7 @@ class DocPrecision(Measure):
         head = doc_ids[: self.cutoff]
         if not head:
             return Unscored("the ranked list is empty")
-        return sum(from_relevant(doc, relevant) for doc in head) / len(head)  # type: ignore[arg-type]
+        return sum(from_relevant(doc, relevant) for doc in head) / len(head)
 
     def evaluate(self, view: StepView) -> float | Unscored:
         if isinstance(view.relevant, Unscored):

@@ -3,7 +3,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence, Set
 
-from cofe.measures._base import Measure, Unscored
+from cofe.measures._base import Measure
+from cofe.measures._unscored import Unscored
 from cofe.measures._view import Docs, Step, StepView, from_relevant
 
 
@@ -27,7 +28,7 @@ class NDCG(Measure):
         dcg = sum(
             1.0 / math.log2(rank + 1)
             for rank, doc in enumerate(doc_ids[: self.cutoff], start=1)
-            if from_relevant(doc, relevant)  # type: ignore[arg-type]
+            if from_relevant(doc, relevant)
         )
         ideal = sum(
             1.0 / math.log2(rank + 1) for rank in range(1, min(self.cutoff, relevant_in_corpus) + 1)

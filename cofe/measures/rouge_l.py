@@ -4,7 +4,8 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import LCSseq
 
-from cofe.measures._base import Measure, Unscored
+from cofe.measures._base import Measure
+from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
 

@@ -29,14 +29,14 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
     ]
     rows = []
     for (step, measure), group in means.groupby(["step", "measure"], sort=False):
-        by_run = group.set_index("run")
+        by_run = {r["run"]: r for r in group.to_dict("records")}
         row: list[object] = [f"{step}/{measure}"]
         for run in runs:
-            row.append(
-                _ci(by_run.at[run, "mean"], by_run.at[run, "low"], by_run.at[run, "high"])
-                if run in by_run.index
-                else "-"
-            )
+            if run in by_run:
+                ci = by_run[run]
+                row.append(_ci(ci["mean"], ci["low"], ci["high"]))
+            else:
+                row.append("-")
         for a, b in pairs:
             hit = diffs[
                 (diffs.a == a) & (diffs.b == b) & (diffs.step == step) & (diffs.measure == measure)

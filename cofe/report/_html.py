@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -38,6 +39,9 @@ from cofe.report import _svg
 from cofe.results import ScoreResult
 from cofe.runlog import RunLog
 from cofe.stages._records import Outputs, read_compact
+
+if TYPE_CHECKING:
+    from pandas.core.groupby import DataFrameGroupBy
 
 MAX_CASES = 300  # bad cases shown per run: the page stays light for 100k-sample runs
 CHUNK_CHARS = 900  # characters of each context chunk shown
@@ -211,9 +215,9 @@ def _refusals(runs: Sequence[RunForReport]) -> str:
         for qtype, e in view.refusal_rates(by_query_type=True).items():
             rates.append([run.name, qtype, e["answered"], e["refused"], e["rate"]])
         summary = view.summary()
-        for r in summary[summary["step"] == "answer"].itertuples():
-            means.append([run.name, r.measure, r.mean, int(r.scored), r.answered_mean,
-                          int(r.answered_scored)])  # fmt: skip
+        for r in summary[summary["step"] == "answer"].to_dict("records"):
+            means.append([run.name, r["measure"], r["mean"], int(r["scored"]), r["answered_mean"],
+                          int(r["answered_scored"])])  # fmt: skip
     if not rates:
         return ""
     return (
@@ -261,18 +265,22 @@ def _comparison(comparison: Comparison) -> str:
              "earlier one's is that test, counted once); bold: p_holm &lt; "
              f"{comparison.alpha:g}.</p>"]  # fmt: skip
     for (a, b), pair in d.groupby(["a", "b"], sort=False):
-        rows = [(f"{r.step}/{r.measure}", r.difference, r.low, r.high) for r in pair.itertuples()]
+        records = pair.to_dict("records")
+        labels = [f"{r['step']}/{r['measure']}" for r in records]
+        rows = [(label, r["difference"], r["low"], r["high"])
+                for label, r in zip(labels, records, strict=True)]  # fmt: skip
         parts.append(_svg.intervals(rows, title=f"{a} − {b}: paired difference, 95 % CI"))
         table_rows = []
-        for r in pair.itertuples():
-            p = f"<span class='sig'>{r.p_holm:.3g}</span>" if r.significant else f"{r.p_holm:.3g}"
-            same = getattr(r, "same_test_as", "") or ""
+        for label, r in zip(labels, records, strict=True):
+            p_holm = r["p_holm"]
+            p = f"<span class='sig'>{p_holm:.3g}</span>" if r["significant"] else f"{p_holm:.3g}"
+            same = r.get("same_test_as", "") or ""
             if same:
                 p += f" <span class='muted'>(same test as {escape(same)})</span>"
             table_rows.append(
-                f"<tr><td>{escape(f'{r.step}/{r.measure}')}</td><td>{r.difference:+.3f}</td>"
-                f"<td>[{r.low:+.3f}, {r.high:+.3f}]</td><td>{r.n}</td><td>{escape(r.test)}</td>"
-                f"<td>{p}</td></tr>"
+                f"<tr><td>{escape(label)}</td>"
+                f"<td>{r['difference']:+.3f}</td><td>[{r['low']:+.3f}, {r['high']:+.3f}]</td>"
+                f"<td>{r['n']}</td><td>{escape(r['test'])}</td><td>{p}</td></tr>"
             )
         parts.append("<table><thead><tr><th>measure</th><th>difference</th><th>95 % CI</th>"
                      "<th>n</th><th>test</th><th>p (Holm)</th></tr></thead><tbody>"
@@ -284,7 +292,7 @@ def _comparison(comparison: Comparison) -> str:
                                    fill_value=0)  # fmt: skip
         rows2 = [[str(i), *(int(v) for v in row)] for i, row in zip(matrix.index, matrix.values,
                                                                     strict=True)]  # fmt: skip
-        parts.append(f"<h3>Verdict transitions {escape(a)} → {escape(b)}</h3>"
+        parts.append(f"<h3>Verdict transitions {escape(str(a))} → {escape(str(b))}</h3>"
                      + _table([f"{a} \\ {b}", *map(str, matrix.columns)], rows2))  # fmt: skip
     return f"<section id='comparison'><h2>Comparison</h2>{''.join(parts)}</section>"
 
@@ -295,7 +303,7 @@ _TOKEN_CHAR = re.compile(r"[^\W_]")
 _WORD_CHAR = re.compile(r"\w")
 
 
-def _folded(text: str, fold) -> tuple[str, list[int]]:
+def _folded(text: str, fold: Callable[[str], str]) -> tuple[str, list[int]]:
     """``text`` folded character by character, with each folded character's origin in it."""
     chars: list[str] = []
     origin: list[int] = []
@@ -340,11 +348,11 @@ def _strict_token_spans(text: str) -> list[tuple[str, int, int]] | None:
 def _strict_marks(text: str, keywords: Sequence[str]) -> list[tuple[int, int]]:
     """Whole-token occurrences of the usable keywords, as strict mode matches them: a bad
     label (one letter, only stopwords) is never marked, and "p" never inside "complexity"."""
-    wanted = set()
+    wanted: set[tuple[str, ...]] = set()
     for keyword in keywords:
-        tokens = tuple(strict_tokens(keyword))
-        if tokens and label_problem(normalize_strict(keyword), MatchMode.STRICT) is None:
-            wanted.add(tokens)
+        phrase = tuple(strict_tokens(keyword))
+        if phrase and label_problem(normalize_strict(keyword), MatchMode.STRICT) is None:
+            wanted.add(phrase)
     if not wanted:
         return []
     spans = _strict_token_spans(text)
@@ -431,7 +439,8 @@ def _pick_cases(verdicts: pd.DataFrame, cap: int) -> pd.DataFrame:
     """Bad cases, every kind of verdict represented: taken round-robin across verdicts."""
     bad = verdicts[~verdicts["verdict"].isin(_GOOD)]
     groups = [g for _, g in bad.groupby("verdict", sort=True)]
-    picked, i = [], 0
+    picked: list[pd.Series] = []
+    i = 0
     while len(picked) < cap and any(i < len(g) for g in groups):
         for g in groups:
             if i < len(g) and len(picked) < cap:
@@ -480,7 +489,7 @@ def _cases(runs: Sequence[RunForReport], cap: int) -> str:
     )
 
 
-def _card(run: RunForReport, v: pd.Series, points) -> str:
+def _card(run: RunForReport, v: pd.Series, points: DataFrameGroupBy[Any, Literal[True]]) -> str:
     sid = str(v["sample_id"])
     sample = (run.samples or {}).get(sid)
     record = (run.records or {}).get(sid)

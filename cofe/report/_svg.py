@@ -7,7 +7,7 @@ selectable and scales with the page.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 
 PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#b7791f", "#2c7a7b")
@@ -41,7 +41,7 @@ def _text(x: float, y: float, label: str, *, anchor: str = "middle", size: int =
 
 def grouped_bars(
     categories: Sequence[str],
-    series: dict[str, Sequence[float | None]],
+    series: Mapping[str, Sequence[float | None]],
     *,
     title: str,
     top: float = 1.0,

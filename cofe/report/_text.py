@@ -32,14 +32,18 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str
     return "\n".join([line(list(header)), rule, *(line(r) for r in cells)])
 
 
-def _per_type(by_type: pd.DataFrame, key: str, value: str, fill: object) -> pd.DataFrame:
+def _per_type(by_type: pd.DataFrame, key: str, value: str, fill: int | None) -> pd.DataFrame:
     """``value`` by ``key`` (rows) and query type (columns); no columns for a single type."""
     if by_type.empty or by_type["query_type"].nunique() < 2:
         return pd.DataFrame()
     table = by_type.pivot_table(
         index=key, columns="query_type", values=value, aggfunc="first", observed=True
     )
-    return table.reindex(columns=sorted(table.columns)).astype(object).where(table.notna(), fill)
+    # pandas-stubs' Scalar leaves out None, which pandas takes as the fill of object cells
+    filled: pd.DataFrame = (
+        table.reindex(columns=sorted(table.columns)).astype(object).where(table.notna(), fill)  # type: ignore[arg-type]
+    )
+    return filled
 
 
 def _waterfall_table(result: ScoreSummary) -> str:

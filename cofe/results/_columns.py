@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Final, Literal, TypeAlias
+
 import pandas as pd
 
-TEXT = "object"  # never missing
-MAYBE_TEXT = "string"  # may be missing (<NA>)
-FLAG = "boolean"  # nullable: <NA> where the step was not judged
-RANK = "Int64"  # nullable integer: <NA> where the point was never complete
-NUMBER = "float64"
-COUNT = "int64"
+ColumnKind: TypeAlias = Literal["object", "string", "boolean", "Int64", "float64", "int64"]
+"""A column's pandas dtype, spelled as ``astype`` takes it."""
 
-TABLES: dict[str, dict[str, str]] = {
+TEXT: Final = "object"  # never missing
+MAYBE_TEXT: Final = "string"  # may be missing (<NA>)
+FLAG: Final = "boolean"  # nullable: <NA> where the step was not judged
+RANK: Final = "Int64"  # nullable integer: <NA> where the point was never complete
+NUMBER: Final = "float64"
+COUNT: Final = "int64"
+
+TABLES: dict[str, dict[str, ColumnKind]] = {
     "scores": {
         "sample_id": TEXT,
         "query_type": TEXT,

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pandas as pd
 
@@ -47,7 +48,7 @@ SCORE_FILES = (
 )
 
 
-def _jsonl(rows: list[dict]) -> str:
+def _jsonl(rows: Iterable[Mapping[Any, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
@@ -59,7 +60,7 @@ def scores_folder(run_dir: str | os.PathLike[str], config: ScoreConfig) -> Path:
     return Path(run_dir) / (f"scores-{safe}" if safe else "scores")
 
 
-def _settings_in(folder: Path) -> dict | None:
+def _settings_in(folder: Path) -> dict[str, Any] | None:
     """The settings of the complete scoring in a folder (None: there is none)."""
     try:
         summary = json.loads((folder / SUMMARY).read_text(encoding="utf-8"))
@@ -88,13 +89,15 @@ class ScoresWriter:
     place only when the scoring is complete, ``summary.json`` last -- a reader finds the
     old complete scoring, or none, or the new one."""
 
-    def __init__(self, directory: str | os.PathLike[str], config, *, replace: bool = False) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], config: ScoreConfig, *, replace: bool = False
+    ) -> None:
         self.out = Path(directory)
         self.config = config
         if not replace:
             self._refuse_other_settings()
         self._tmp = {name: self.out / f".{name}.{os.getpid()}.tmp" for name in _ROW_FILES}
-        self._handles: dict = {}
+        self._handles: dict[str, TextIO] = {}
 
     def _refuse_other_settings(self) -> None:
         existing = _settings_in(self.out)
@@ -136,7 +139,8 @@ class ScoresWriter:
         for name in CSV_TABLES:
             self.add_table(name, getattr(result, name))
         verdicts = typed(result.verdicts, "verdicts").astype(object)
-        rows = verdicts.where(verdicts.notna(), None).to_dict(orient="records")
+        # pandas-stubs' Scalar leaves out None, which pandas takes as the fill of object cells
+        rows = verdicts.where(verdicts.notna(), None).to_dict(orient="records")  # type: ignore[call-overload]
         self._handles["verdicts.jsonl"].write(_jsonl(rows))
 
     def add_table(self, name: str, frame: pd.DataFrame) -> None:
@@ -152,7 +156,7 @@ class ScoresWriter:
         self._handles["problems.jsonl"].write(_jsonl(rows))
         self._handles["problems.txt"].write("".join(f"{p}\n" for p in problems))
 
-    def finish(self, summary: dict) -> None:
+    def finish(self, summary: dict[str, Any]) -> None:
         for handle in self._handles.values():
             handle.close()
         for name, tmp in self._tmp.items():
@@ -160,14 +164,14 @@ class ScoresWriter:
         text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
         write_text_atomically(self.out / SUMMARY, text)  # last: the scoring is complete
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         for handle in self._handles.values():
             handle.close()
         for tmp in self._tmp.values():  # renamed by finish, or left by a failure: gone
             tmp.unlink(missing_ok=True)
 
 
-def _cells(frame: pd.DataFrame, table: str, change) -> pd.DataFrame:
+def _cells(frame: pd.DataFrame, table: str, change: Callable[[str], str]) -> pd.DataFrame:
     """``frame`` with ``change`` (``neutralise`` or ``restore``) applied to the text cells that
     need it: a keyword, an id or a query type cannot become a spreadsheet formula."""
     starts = FORMULA_START if change is neutralise else ("'",)

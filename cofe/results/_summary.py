@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ ANSWER_STEP = "answer"
 FIRST_PROBLEMS = 50
 
 
-def latency_table(seconds: Mapping[str, Iterable[float]]) -> pd.DataFrame:
+def latency_table(seconds: Mapping[str, Sequence[float]]) -> pd.DataFrame:
     """Per stage: mean, p50, p95 and count of the recorded latencies."""
     stages = sorted(stage for stage in seconds if len(seconds[stage]))
     values = [np.asarray(seconds[stage], dtype=np.float64) for stage in stages]
@@ -57,21 +57,25 @@ def latency_table(seconds: Mapping[str, Iterable[float]]) -> pd.DataFrame:
 class SummaryAccumulator:
     """Sums and counts over the rows of a scoring, added a table part at a time."""
 
-    measures: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
-    unscored: Counter = field(default_factory=Counter)  # (query type, step, measure)
-    reasons: Counter = field(default_factory=Counter)  # (step, measure, reason)
-    recalls: dict[tuple[str, str], list[float]] = field(default_factory=dict)
-    verdicts: Counter = field(default_factory=Counter)  # (query type, verdict)
+    # (query type, step, measure): [total, count]
+    measures: dict[tuple[str, ...], list[float]] = field(default_factory=dict)
+    # (query type, step, measure)
+    unscored: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    # (step, measure, reason)
+    reasons: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    recalls: dict[tuple[str, ...], list[float]] = field(default_factory=dict)  # (query type, step)
+    verdicts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (query type, verdict)
     examples: dict[str, tuple[str, str]] = field(default_factory=dict)  # first bad case each
-    findings: Counter = field(default_factory=Counter)
-    judged: Counter = field(default_factory=Counter)  # keyword vs judge agreement counts
-    latency: dict[str, array] = field(default_factory=dict)
+    findings: Counter[str] = field(default_factory=Counter)
+    judged: Counter[str] = field(default_factory=Counter)  # keyword vs judge agreement counts
+    latency: dict[str, array[float]] = field(default_factory=dict)
     # the answer's measures over answered samples only (an answer that is not a refusal)
-    answered_measures: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
-    refusals: Counter = field(default_factory=Counter)  # (query type, "answered" | "refused")
-    answer_points: Counter = field(default_factory=Counter)  # (decision, rule): points
+    answered_measures: dict[tuple[str, ...], list[float]] = field(default_factory=dict)
+    # (query type, "answered" | "refused")
+    refusals: Counter[tuple[str, str]] = field(default_factory=Counter)
+    answer_points: Counter[tuple[str, str]] = field(default_factory=Counter)  # (decision, rule)
     # (document type, verdict, stage): where samples of each kind of source were lost
-    doc_types: Counter = field(default_factory=Counter)
+    doc_types: Counter[tuple[str, str, str]] = field(default_factory=Counter)
 
     def add_tables(self, result: ScoreResult) -> None:
         """Add one part's rows (``latency`` is added from raw seconds, see ``add_latency``)."""
@@ -140,8 +144,8 @@ class SummaryAccumulator:
         self.judged["keyword_rows"] += len(keyword)
         if llm.empty or keyword.empty:
             return
-        keyword = keyword.set_index("sample_id")["value"]
-        both = pd.concat([keyword, llm], axis=1, keys=["keyword", "llm"], join="inner")
+        by_keyword = keyword.set_index("sample_id")["value"]
+        both = pd.concat([by_keyword, llm], axis=1, keys=["keyword", "llm"], join="inner")
         kw_all, llm_all = both["keyword"] == 1.0, both["llm"] == 1.0
         self.judged["samples"] += len(both)
         self.judged["agree"] += int((kw_all == llm_all).sum())
@@ -182,14 +186,14 @@ class ScoreSummary:
         keys = ["query_type", "step", "measure"] if by_query_type else ["step", "measure"]
         acc = self.accumulated
         table = _merged(acc.measures, by_query_type)
-        unscored: Counter = Counter()
-        for key, count in acc.unscored.items():
-            unscored[key if by_query_type else key[1:]] += count
+        unscored: Counter[tuple[str, ...]] = Counter()
+        for cell, n in acc.unscored.items():
+            unscored[cell if by_query_type else cell[1:]] += n
         answered = _merged(acc.answered_measures, by_query_type)
         rows = []
         for key in dict.fromkeys([*table, *unscored]):
-            total, count = table.get(key, (0.0, 0))
-            a_total, a_count = answered.get(key, (0.0, 0))
+            total, count = table.get(key, [0.0, 0])
+            a_total, a_count = answered.get(key, [0.0, 0])
             rows.append((*key, (total / count) if count else None, int(count), int(unscored[key]),
                          (a_total / a_count) if a_count else None, int(a_count)))  # fmt: skip
         frame = pd.DataFrame(rows, columns=[*keys, "mean", "scored", "unscored",
@@ -215,7 +219,7 @@ class ScoreSummary:
 
     def verdict_counts(self, by_query_type: bool = False) -> pd.DataFrame:
         keys = ["query_type", "verdict"] if by_query_type else ["verdict"]
-        counts: Counter = Counter()
+        counts: Counter[tuple[str, ...]] = Counter()
         for (query_type, verdict), n in self.accumulated.verdicts.items():
             counts[(query_type, verdict) if by_query_type else (verdict,)] += n
         frame = pd.DataFrame([(*k, n) for k, n in counts.items()], columns=[*keys, "count"])
@@ -227,7 +231,7 @@ class ScoreSummary:
         """Per document type (the source file's extension): samples, passes and where the
         rest were lost (by stage; split points apart, the chunker's boundaries)."""
         columns = ["doc_type", "samples", "pass", *_LOSS_STAGES, "split", "other"]
-        rows: dict[str, Counter] = {}
+        rows: dict[str, Counter[str]] = {}
         for (kind, verdict, stage), n in self.accumulated.doc_types.items():
             row = rows.setdefault(kind, Counter())
             row["samples"] += n
@@ -312,7 +316,7 @@ class ScoreSummary:
         return [(*key, int(n)) for key, n in ordered[:limit]]
 
     def samples(self) -> dict[str, int]:
-        verdicts = Counter()
+        verdicts: Counter[str] = Counter()
         for (_, verdict), n in self.accumulated.verdicts.items():
             verdicts[verdict] += n
         return {
@@ -328,7 +332,7 @@ class ScoreSummary:
 
         falls = self.waterfall(by_query_type=True)
         by_type = self.verdict_counts(by_query_type=True)
-        skipped: Counter = Counter()
+        skipped: Counter[str] = Counter()
         for (_, step, measure), n in self.accumulated.unscored.items():
             skipped[f"{step}/{measure}"] += n
         return {
@@ -376,11 +380,13 @@ class ScoreSummary:
         }
 
 
-def _merged(sums: dict[tuple, list[float]], by_query_type: bool) -> dict[tuple, list[float]]:
+def _merged(
+    sums: dict[tuple[str, ...], list[float]], by_query_type: bool
+) -> dict[tuple[str, ...], list[float]]:
     """``[total, count]`` per key, or per key without its query type (the first element)."""
     if by_query_type:
         return sums
-    out: dict[tuple, list[float]] = {}
+    out: dict[tuple[str, ...], list[float]] = {}
     for key, (total, count) in sums.items():
         row = out.setdefault(key[1:], [0.0, 0])
         row[0] += total
@@ -398,7 +404,9 @@ def answered_only(scores: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
     return answer[~answer["sample_id"].isin(declined)] if declined else answer
 
 
-def _add_sums(into: dict[tuple, list[float]], frame: pd.DataFrame, keys: list[str]) -> None:
+def _add_sums(
+    into: dict[tuple[str, ...], list[float]], frame: pd.DataFrame, keys: list[str]
+) -> None:
     if not len(frame):
         return
     grouped = frame.groupby(keys, sort=False)["value"].agg(["sum", "count"])
@@ -422,10 +430,11 @@ def doc_type(source: object) -> str:
     return ext.lower() if dot and stem and 1 <= len(ext) <= 5 and ext.isalnum() else _NO_TYPE
 
 
-def _counts(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, int]:
+def _counts(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[Any, ...], int]:
     sizes = frame.groupby(keys, sort=False).size()
     return {k if isinstance(k, tuple) else (k,): int(n) for k, n in sizes.items()}
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return json.loads(frame.to_json(orient="records", force_ascii=False))
+    records: list[dict[str, Any]] = json.loads(frame.to_json(orient="records", force_ascii=False))
+    return records

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from cofe.evalset._sample import EVALSET_SCHEMA_VERSION, EvalSample
 from cofe.runlog._models import RUNLOG_SCHEMA_VERSION, Chunk, Manifest, ParsedDocument, SampleRecord
 
-SCHEMA_FILES: dict[str, type] = {
+SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "manifest.json": Manifest,
     "evalset.jsonl": EvalSample,
     "documents.jsonl": ParsedDocument,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
@@ -49,16 +49,16 @@ class RunLog:
 
 def _read_keyed(
     path: Path,
-    model: type,
+    model: type[BaseModel],
     key: str,
     problems: list[InputProblem],
     *,
     last_wins: bool,
     keep: Callable[[Any], Any] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Read a JSONL file into ``{record.key: record}``; duplicates become problems. ``keep``
     turns each record into what is stored (the scorer keeps a compact form)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     lines: dict[str, int] = {}
     if not path.exists():
         return out

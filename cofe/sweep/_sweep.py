@@ -27,8 +27,16 @@ import pandas as pd
 
 from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
-from cofe.compare import holm, mean_ci, paired_difference
-from cofe.compare._compare import cluster_labels, refusal_table, source_clusters, value_tables
+from cofe.compare import (
+    cluster_labels,
+    holm,
+    mean_ci,
+    measure_columns,
+    paired_difference,
+    refusal_table,
+    source_clusters,
+    value_tables,
+)
 from cofe.measures import parse_measure
 from cofe.results import ScoreResult, scores_folder, spreadsheet_safe
 from cofe.stages import ScoreConfig, score_run
@@ -147,8 +155,8 @@ def rank_cells(
     runner-up (paired, clustered by source document when samples share one), Holm-corrected
     over the measures."""
     wide = value_tables(results)
-    shared = set.intersection(*(set(w.columns) for w in wide.values()))
-    order = [c for c in next(iter(wide.values())).columns if c in shared]
+    shared = set.intersection(*(set(measure_columns(w)) for w in wide.values()))
+    order = [c for c in measure_columns(next(iter(wide.values()))) if c in shared]
     sources, _ = source_clusters(results)
 
     mean_rows, best_rows = [], []
@@ -196,8 +204,8 @@ def rank_cells(
                 "p_value": test.p_value,
             }
         )
-    best = pd.DataFrame(best_rows)
-    if not best.empty:
-        best["p_holm"] = holm(best["p_value"].tolist())
-        best["significant"] = best["p_holm"] < alpha
-    return pd.DataFrame(mean_rows), best
+    best_table = pd.DataFrame(best_rows)
+    if not best_table.empty:
+        best_table["p_holm"] = holm(best_table["p_value"].tolist())
+        best_table["significant"] = best_table["p_holm"] < alpha
+    return pd.DataFrame(mean_rows), best_table

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 from pydantic import ValidationError
 
@@ -64,7 +65,9 @@ def import_cofe_rag(path: str | os.PathLike[str]) -> ImportResult:
         try:
             sample = EvalSample(
                 id=str(example.get("id") or f"{path.stem}-{index}"),
-                query=example.get("query"),
+                # pydantic checks the type: a missing or non-text query is a ValidationError,
+                # reported below
+                query=cast(str, example.get("query")),
                 query_type=query_type,
                 coarse_keywords=coarse,
                 fine_keywords=fine,

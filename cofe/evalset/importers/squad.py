@@ -39,6 +39,7 @@ import os
 import re
 import unicodedata
 from pathlib import Path
+from typing import cast
 
 from pydantic import ValidationError
 
@@ -218,7 +219,7 @@ def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) ->
     dataset = dataset or path.stem
     result = ImportResult([])
     taken: set[str] = set()
-    counts = {
+    counts: dict[str, int] = {
         "articles": 0,
         "paragraphs": 0,
         "questions": 0,
@@ -295,14 +296,25 @@ def import_squad(path: str | os.PathLike[str], *, dataset: str | None = None) ->
     found = (
         counts["coarse_from_name"] + counts["coarse_from_title"] + counts["coarse_from_question"]
     )
-    counts["coarse_found_share"] = round(found / max(counts["imported"], 1), 4)
-    counts["coarse_near_answer_share"] = round(counts["coarse_near_answer"] / max(found, 1), 4)
-    result.stats = counts
+    result.stats = {
+        **counts,
+        "coarse_found_share": round(found / max(counts["imported"], 1), 4),
+        "coarse_near_answer_share": round(counts["coarse_near_answer"] / max(found, 1), 4),
+    }
     return result
 
 
 def _question(
-    path, where, qa, context, start, title, doc_name, dataset, counts, result
+    path: Path,
+    where: str,
+    qa: object,
+    context: str,
+    start: int,
+    title: str,
+    doc_name: str,
+    dataset: str,
+    counts: dict[str, int],
+    result: ImportResult,
 ) -> tuple[EvalSample, list[InputProblem]] | None:
     """The sample of one question and the problems of its answer labels (reported only if the
     sample is kept); None, with the problem reported, when it cannot be imported."""
@@ -321,18 +333,19 @@ def _question(
         return None
     texts = list(dict.fromkeys(str(a["text"]).strip() for _, a in answers))
     keyword: Keyword = texts[0] if len(texts) == 1 else AnyOf(any_of=texts)
-    starts = []
+    starts: list[int] = []
     flags: dict[str, list[int]] = {}  # flag -> the answers it concerns: one problem per flag
     for m, answer in answers:
         s = answer.get("answer_start")
         text = str(answer["text"])
         flag = _label_flag(context, text, s)
-        if flag is None or flag.startswith(MID_WORD):
+        # a span _label_flag accepts (None, or only cut mid-word) has an int start
+        if (flag is None or flag.startswith(MID_WORD)) and isinstance(s, int):
             starts.append(start + s)
         if flag is not None:
             counts[flag.split(":")[0]] += 1
             flags.setdefault(flag, []).append(m)
-    label_problems = []
+    label_problems: list[InputProblem] = []
     for flag, indices in flags.items():
         also = "".join(f", answers[{m}]" for m in indices[1:])
         label_problems.append(
@@ -355,7 +368,9 @@ def _question(
     try:
         sample = EvalSample(
             id=str(qa.get("id") or where),
-            query=qa.get("question"),
+            # pydantic checks the type: a missing or non-text question is a ValidationError,
+            # reported below
+            query=cast(str, qa.get("question")),
             query_type=QueryType.FACTUAL,
             coarse_keywords=[coarse] if coarse else [],
             fine_keywords=[[keyword]],
