@@ -563,7 +563,7 @@ def labels_for_scoring(
         else:
             labels = labels_of(judgement, len(sample.fine_keywords))
             if echo:
-                labels = replace(labels, correctness=None)
+                labels = replace(labels, correctness=None, no_correctness=echo)
             if echoed_labels:  # no claim left to blame a verdict on, nor to call a refusal
                 labels = ClaimLabels(
                     context=(), source=(), reference=(), reference_in_answer=(),

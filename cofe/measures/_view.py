@@ -84,6 +84,7 @@ class ClaimLabels:
     reference_in_context: tuple[bool | None, ...] = ()  # per reference claim: in the context
     useful: tuple[bool, ...] | None = None  # per context chunk: helps reach the reference
     correctness: int | None = None  # 1-5 against the reference (LlamaIndex's scale)
+    no_correctness: str | None = None  # why correctness is missing (e.g. an echo of the example)
     noncommittal: bool | None = None  # the judge: evasive, vague or a refusal (None: not asked)
     # per information point (by its index in the sample's fine_keywords): does the answer
     # convey it -- "support", "partial", "not_support" -- or None (not labelled); and the

@@ -52,5 +52,5 @@ class CorrectnessScore(JudgedMeasure):
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if labels.correctness is None:
-            return Unscored("the judge gave no correctness score")
+            return Unscored(labels.no_correctness or "the judge gave no correctness score")
         return float(labels.correctness)

@@ -327,6 +327,9 @@ def test_the_examples_correctness_on_most_samples_is_not_used(tmp_path, values, 
         assert f"to {values.count(EXAMPLE_CORRECTNESS)} of {len(values)} samples" in \
             report.correctness_echo  # fmt: skip
         assert all(labels.correctness is None for labels in scoring(run).values())
+        # each sample says why its correctness is unscored: the echo, not a missing score
+        reasons = set(result.skipped[result.skipped.measure == "CorrectnessScore"].reason)
+        assert reasons == {report.correctness_echo}
     else:
         assert sorted(scored.value) == sorted(float(v) for v in values)
 
