@@ -22,9 +22,10 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from cofe._jsonl import scrub_surrogates
 
@@ -127,9 +128,13 @@ class Cache:
             )
 
     def get_array(self, kind: str, key: str) -> np.ndarray | None:
+        import numpy as np  # deferred: most commands never cache an array
+
         return self._get(kind, key, ".npy", lambda p: np.load(p, allow_pickle=False))
 
     def put_array(self, kind: str, key: str, value: np.ndarray) -> None:
+        import numpy as np
+
         path = self._path(kind, key, ".npy")
         if path is not None:
             self._atomic(path, lambda p: np.save(p, value, allow_pickle=False))

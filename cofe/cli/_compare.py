@@ -7,15 +7,15 @@ import errno
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
-from cofe._progress import progress_lines
-from cofe.compare import ALL, compare_results
-from cofe.report import render_comparison
-from cofe.results import ScoreResult, read_scores, scores_folder
-from cofe.runlog._lock import run_folder_lock
-from cofe.stages import ScoreConfig, score_run
+
+if TYPE_CHECKING:
+    from cofe.results import ScoreResult
+
+# the scoring, comparing and rendering code (pandas, scipy) loads when a command runs, not
+# for `cofe --help`
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm)")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap/permutation draws")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--query-type", default=ALL, help="rows to print: all, or one query type")
+    p.add_argument("--query-type", default="all", help="rows to print: all, or one query type")
     p.add_argument("-o", "--out", type=Path, help="write means/differences/transitions CSV + JSON")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--shared-samples", action="store_true",
@@ -49,6 +49,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def load(path: Path) -> ScoreResult:
     """A results folder as it is; a run directory through its default scoring (scored now,
     and saved beside the run when the folder can be written to)."""
+    from cofe._progress import progress_lines
+    from cofe.results import read_scores, scores_folder
+    from cofe.runlog import run_folder_lock
+    from cofe.stages import ScoreConfig, score_run
+
     if (path / "summary.json").exists():
         return read_scores(path)
     if (path / "manifest.json").exists():
@@ -84,6 +89,9 @@ def run_folder_of(path: Path, result: ScoreResult) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cofe.compare import compare_results
+    from cofe.report import render_comparison
+
     if len(args.runs) < 2:
         raise InputError(InputProblem("<command line>", None, "runs", "give at least two runs"))
     results = [load(path) for path in args.runs]
@@ -124,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_html(out: Path, names, paths, results, comparison) -> None:
+    from cofe._atomic import write_text_atomically
     from cofe.report import RunForReport, render_report
 
     runs = []

@@ -8,15 +8,17 @@ import sys
 from pathlib import Path
 
 from cofe._errors import InputError, InputProblem
-from cofe.evalset import write_evalset
-from cofe.evalset.importers import IMPORTERS
+
+# cofe.evalset.importers.IMPORTERS' names, spelt here so that --help loads no importer
+# (tests/cli/test_fast_start.py checks they agree)
+FORMATS = ('cofe-rag', 'jsonl', 'squad')
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "import", help="import an eval set (cofe-rag, squad, jsonl)", description=__doc__
     )
-    p.add_argument("format", choices=sorted(IMPORTERS))
+    p.add_argument("format", choices=FORMATS)
     p.add_argument("file", type=Path)
     p.add_argument(
         "-o", "--output", type=Path, required=True, help="native eval set to write (JSONL)"
@@ -32,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
         # replaced by accident
         raise InputError(InputProblem(str(args.output), None, None,
                                       "exists; pass --force to replace it"))  # fmt: skip
+    from cofe.evalset import write_evalset
+    from cofe.evalset.importers import IMPORTERS
+
     result = IMPORTERS[args.format](args.file)
     samples = result.samples[: args.limit] if args.limit else result.samples
     written = write_evalset(args.output, samples)

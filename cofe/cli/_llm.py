@@ -6,8 +6,6 @@ import argparse
 import subprocess
 import sys
 
-from cofe.llm import ServeError, local_server
-
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("llm", help="a local LLM for cofe judge and cofe annotate",
@@ -29,6 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cofe.llm import ServeError, local_server
+
     try:
         server = local_server(port=args.port, threads=args.threads, context=args.ctx)
     except ServeError as error:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.cli._compare import load, run_folder_of
-from cofe.compare import compare_results
-from cofe.report import MAX_CASES, RunForReport, render_report
+
+MAX_CASES = 300  # cofe.report.MAX_CASES (the CLI's default, spelt here: --help loads no pandas)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,6 +30,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cofe._atomic import write_text_atomically
+    from cofe.compare import compare_results
+    from cofe.report import RunForReport, render_report
+
     if args.out.is_dir():  # said before any run is scored, not after
         raise IsADirectoryError(f"{args.out}: is a folder; give the HTML file to write")
     for path in args.runs:

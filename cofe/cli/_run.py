@@ -10,8 +10,6 @@ from pathlib import Path
 from cofe._cache import Cache, default_cache_dir
 from cofe._progress import progress_lines
 from cofe.cli._score import score_and_write
-from cofe.report import render_result
-from cofe.stages import ScoreConfig
 
 
 def add_pipeline_options(p: argparse.ArgumentParser) -> None:
@@ -134,6 +132,9 @@ def _run(args: argparse.Namespace, started: float, progress: bool) -> int:
     print(report.summary())
     if args.no_score:
         return 0
+    from cofe.report import render_result
+    from cofe.stages import ScoreConfig
+
     # the run's manifest records its top-K: the default settings read it from there
     config = ScoreConfig()
     scoring = time.perf_counter()

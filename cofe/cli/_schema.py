@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from cofe._atomic import write_text_atomically
-from cofe.runlog import runlog_json_schema
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,6 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cofe.runlog import runlog_json_schema
+
     text = json.dumps(runlog_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if args.output:
         write_text_atomically(args.output, text)

@@ -6,16 +6,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cofe._distributed import connect, disconnect
-from cofe._progress import progress_lines
-from cofe.matching import MatchMode
-from cofe.measures import parse_measures
-from cofe.report import render_result
-from cofe.results import ScoreSummary
-from cofe.runlog._lock import run_folder_lock
-from cofe.stages import CoarseScope, ScoreConfig
-from cofe.stages._stream import score_to_folder
+if TYPE_CHECKING:
+    from cofe.results import ScoreSummary
+    from cofe.stages import ScoreConfig
+
+# the values of cofe.matching.MatchMode and cofe.stages.CoarseScope, spelt here so that
+# `cofe score --help` loads neither (tests/cli/test_fast_start.py checks they agree)
+MODES = ("strict", "cofe-rag")
+COARSE_SCOPES = ("document", "chunk", "off")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,10 +32,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--candidates", type=int, help="cutoff of the candidate pool (default: longest pool)"
     )
-    p.add_argument("--mode", choices=[m.value for m in MatchMode], default=MatchMode.STRICT.value)
+    p.add_argument("--mode", choices=MODES, default=MODES[0])
     p.add_argument(
         "--coarse-scope",
-        choices=[s.value for s in CoarseScope],
+        choices=COARSE_SCOPES,
         help="where a chunk's entity (coarse keyword) must be named for the chunk to count: "
         "its document (strict default), the chunk itself (cofe-rag default), or off",
     )
@@ -115,6 +115,11 @@ def score_and_write(
 ) -> tuple[ScoreSummary, Path]:
     """Score a run a batch at a time (memory flat in its samples) and write the tables, by
     default into the run folder beside other scorings."""
+    from cofe._distributed import connect, disconnect
+    from cofe._progress import progress_lines
+    from cofe.runlog import run_folder_lock
+    from cofe.stages import score_to_folder
+
     # scoring a run another process is writing would read half of it: never beside a writer;
     # a scoring written elsewhere only reads the run, so any number of them go on at once
     reading = out is not None and not _inside(out, run_dir)
@@ -138,6 +143,11 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cofe.matching import MatchMode
+    from cofe.measures import parse_measures
+    from cofe.report import render_result
+    from cofe.stages import CoarseScope, ScoreConfig
+
     if args.measures is not None:
         parse_measures(args.measures)  # its own one-line error, before the settings' checks
     config = ScoreConfig(

@@ -13,12 +13,13 @@ import argparse
 import importlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cofe._cache import Cache, default_cache_dir
 from cofe._errors import InputError, InputProblem
-from cofe.report._text import format_table
-from cofe.sweep import SweepResult, run_sweep
+
+if TYPE_CHECKING:
+    from cofe.sweep import SweepResult
 
 BUILT_IN = {  # PipelineConfig field -> the type of its values
     "chunk_size": int,
@@ -97,6 +98,7 @@ def _factory(spec: str):
 
 
 def render_sweep(result: SweepResult) -> str:
+    from cofe.report import format_table
     rows = []
     for _, r in result.best.iterrows():
         better = "yes" if r["significant"] else "no"
@@ -114,6 +116,8 @@ def render_sweep(result: SweepResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cofe.sweep import run_sweep
+
     grid = parse_grid(args)
     cache = Cache(args.cache or default_cache_dir())
     result = run_sweep(

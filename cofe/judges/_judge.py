@@ -74,7 +74,7 @@ from cofe.judges._sense import (
 )
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
-from cofe.runlog._lock import run_folder_lock
+from cofe.runlog import run_folder_lock
 
 if TYPE_CHECKING:  # cofe.stages reads judgements (labels_for_scoring): imported when used
     from cofe.stages._records import Outputs

@@ -1,5 +1,6 @@
 """The run log: the single record of what a pipeline did, read by scoring and reports."""
 
+from cofe.runlog._lock import LOCK, run_folder_lock
 from cofe.runlog._models import (
     CHUNK,
     DERIVED_KINDS,
@@ -18,6 +19,7 @@ from cofe.runlog._store import RunLog, RunWriter, read_manifest, read_run
 __all__ = [
     "CHUNK",
     "DERIVED_KINDS",
+    "LOCK",
     "RUNLOG_SCHEMA_VERSION",
     "Chunk",
     "Manifest",
@@ -30,5 +32,6 @@ __all__ = [
     "StageError",
     "read_manifest",
     "read_run",
+    "run_folder_lock",
     "runlog_json_schema",
 ]

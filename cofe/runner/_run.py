@@ -42,6 +42,7 @@ from cofe.evalset import EvalSample, read_evalset
 from cofe.evalset._io import file_sha256
 from cofe.results._files import SUMMARY
 from cofe.runlog import (
+    LOCK,
     RUNLOG_SCHEMA_VERSION,
     Chunk,
     Manifest,
@@ -50,8 +51,8 @@ from cofe.runlog import (
     SampleRecord,
     Stage,
     StageError,
+    run_folder_lock,
 )
-from cofe.runlog._lock import LOCK, run_folder_lock
 from cofe.runlog._store import CHUNKS, DOCUMENTS, EVALSET, MANIFEST, SAMPLES, read_manifest
 
 FLUSH_EVERY_SECONDS = 0.5

@@ -1,0 +1,50 @@
+"""`cofe --help` and `import cofe` load no heavy library (pandas, numpy, the matcher's C
+extensions, the LLM client): what a command needs loads when it runs. Measured in
+benchmarks/startup.py; here only what is imported, which cannot flake."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+HEAVY = ("pandas", "numpy", "scipy", "rapidfuzz", "ahocorasick", "openai", "httpx", "jieba")
+
+PROBE = """
+import sys
+{code}
+heavy = [m for m in {heavy!r} if m in sys.modules]
+print(",".join(heavy) or "none")
+"""
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import cofe",
+        "from cofe.cli import build_parser; build_parser()",
+        "from cofe.cli import main\ntry:\n    main(['score', '--help'])\nexcept SystemExit:\n    pass",
+    ],
+)
+def test_start_up_loads_no_heavy_library(code):
+    done = subprocess.run([sys.executable, "-c", PROBE.format(code=code, heavy=HEAVY)],
+                          cwd=REPO, capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "none", done.stdout
+
+
+def test_choices_spelt_in_the_cli_agree_with_their_homes():
+    from cofe.cli import _compare, _import, _report, _score
+    from cofe.compare import ALL
+    from cofe.evalset.importers import IMPORTERS
+    from cofe.matching import MatchMode
+    from cofe.report import MAX_CASES
+    from cofe.stages import CoarseScope
+
+    assert _score.MODES == tuple(m.value for m in MatchMode)
+    assert _score.COARSE_SCOPES == tuple(s.value for s in CoarseScope)
+    assert _import.FORMATS == tuple(sorted(IMPORTERS))
+    assert _report.MAX_CASES == MAX_CASES
+    parser = __import__("cofe.cli", fromlist=["build_parser"]).build_parser()
+    assert parser.parse_args(["compare", "a", "b"]).query_type == ALL
+    assert _compare is not None
