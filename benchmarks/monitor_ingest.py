@@ -387,7 +387,7 @@ def stored_day(engine: str, location: str, spans: int, batch: int, texts: list[s
         windows = store.refresh()
         refresh = time.perf_counter() - began
         if engine == "sqlite":
-            store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            store.checkpoint()
         size = store.size_bytes()
         tables = table_sizes(store)
         counts = store.counts()

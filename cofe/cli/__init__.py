@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg"):
             raise
         # a database that fails under the monitor (locked, gone, full): one line, no password
-        from cofe.monitor._sql import shown_location
+        from cofe.monitor.store import shown_location
 
         print(f"cofe: error: the monitoring store: {shown_location(str(error))}", file=sys.stderr)
         return 1

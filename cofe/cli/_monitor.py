@@ -168,6 +168,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="evaluate every interval until stopped")  # fmt: skip
     a.add_argument("--print-default-rules", action="store_true",
                    help="print the built-in rules as TOML and exit")  # fmt: skip
+    a.add_argument("--print-rules-schema", action="store_true",
+                   help="print the JSON Schema of a rules file's [[rule]] table and exit")  # fmt: skip
     a.set_defaults(run=_alerts)
 
     s = verbs.add_parser("series", help="print per-stage series")
@@ -215,6 +217,9 @@ def _token(args: argparse.Namespace) -> str | None:
 def _collect(args: argparse.Namespace) -> int:
     from cofe.monitor import Collector
     from cofe.monitor._collector import check_binding
+    from cofe.monitor._http import bound_heap
+
+    bound_heap()  # before any handler thread allocates
 
     token = _token(args)
     check_binding(args.host, token)  # before the store is created
@@ -325,9 +330,15 @@ def _judge(args: argparse.Namespace) -> int:
 def _alerts(args: argparse.Namespace) -> int:
     from cofe.monitor._alerts import DEFAULT_RULES, evaluate, load_rules, rules_toml
     from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
+    from cofe.monitor.store import shown_location
 
     if args.print_default_rules:
         print(rules_toml(DEFAULT_RULES), end="")
+        return 0
+    if args.print_rules_schema:
+        from cofe.monitor._rules import rules_schema
+
+        print(rules_schema())
         return 0
     rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
     store = _open(args)
@@ -340,8 +351,19 @@ def _alerts(args: argparse.Namespace) -> int:
     try:
         while True:
             started = time.monotonic()
-            store.refresh()
-            evaluation = evaluate(store, rules)
+            try:
+                store.refresh()
+                evaluation = evaluate(store, rules)
+            except Exception as error:
+                if args.every is None:
+                    raise
+                # a long-running evaluator outlives a round that failed (the database
+                # restarting for longer than the store's reconnection waits): said, retried
+                print(f"cofe monitor alerts: this round failed ({type(error).__name__}: "
+                      f"{shown_location(str(error))[:300]}); next round in {args.every} s",
+                      file=sys.stderr, flush=True)  # fmt: skip
+                time.sleep(max(0.0, args.every - (time.monotonic() - started)))
+                continue
             fired = evaluation.fired
             for alert in fired:
                 for sink in sinks:  # one failing sink (a full disk) must not silence the others
@@ -398,7 +420,7 @@ def _series(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from cofe.monitor import Dashboard
-    from cofe.monitor._sql import shown_location
+    from cofe.monitor.store import shown_location
 
     token = _token(args)
     dashboard = Dashboard(args.store, host=args.host, port=args.port, token=token)
@@ -419,7 +441,7 @@ def _status(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         counts = store.counts()
-        out = {"store": store.location, "engine": store.db.engine,
+        out = {"store": store.location, "engine": store.engine,
                "schema_version": store.schema_version, "window_seconds": store.window_seconds,
                "retain_seconds": store.retain_seconds, "size_bytes": store.size_bytes(),
                **counts, "problems": store.problem_counts()}  # fmt: skip

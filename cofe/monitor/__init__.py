@@ -24,8 +24,7 @@ from cofe.monitor._record import watch
 from cofe.monitor._signals import SIGNALS, Signal
 from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
 from cofe.monitor._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
-from cofe.monitor._sql import StoreError
-from cofe.monitor._store import STORE_SCHEMA_VERSION, MonitorStore
+from cofe.monitor.store import STORE_SCHEMA_VERSION, MonitorStore, StoreError
 
 __all__ = [
     "DEFAULT_RULES",

@@ -19,166 +19,26 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
-import tomllib
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from cofe._errors import InputError, InputProblem
 from cofe.compare._stats import paired_difference
+from cofe.monitor._rules import DEFAULT_RULES, Rule, duration_seconds, load_rules, rules_toml
 from cofe.monitor._signals import STATISTICS, find_signal
-from cofe.monitor._sql import in_slices, placeholders
-from cofe.monitor._store import CANARY, TRAFFIC, MonitorStore
+from cofe.monitor.store import CANARY, TRAFFIC, MonitorStore
+
+__all__ = ["DEFAULT_RULES", "Alert", "Evaluation", "Rule", "duration_seconds", "evaluate",
+           "evaluate_alerts", "load_rules", "rules_toml", "unpaired_change"]
 
 LOSS_EXCLUDED = ("pipeline_error", "unscorable")  # not losses of information by a stage
 RESAMPLES = 2000
 CAP = 5000  # values per side resampled by the unpaired test (a 2000 x 10000 matrix at most)
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    source: Literal["traffic", "canary"]
-    stage: str
-    measure: str
-    kind: Literal["change", "threshold"] = "change"
-    direction: Literal["up", "down", "either"] = "up"  # the change that is bad
-    above: float | None = None  # threshold: fire above this
-    below: float | None = None  # threshold: fire below this
-    step: str | None = None  # canary thresholds on a measure of several steps (pool, context)
-    baseline: int = 3  # windows (traffic) or rounds (canary) before the current one
-    min_samples: int = 20  # in the current window and in the baseline
-    alpha: float = 0.001
-    min_effect: float = 0.1  # change of the mean: absolute (a rate: 0.1 = ten points), or
-    relative: bool = False  # ... as a share of the baseline (0.2 = a fifth) when relative
-    cooldown: int = 24 * 3600  # seconds after an alert of this rule in which it stays quiet
-    severity: str = "warning"
-
-    def __post_init__(self) -> None:
-        if self.source not in (TRAFFIC, CANARY):
-            raise ValueError(f"source must be traffic or canary, not {self.source!r}")
-        if self.kind not in ("change", "threshold"):
-            raise ValueError(f"kind must be change or threshold, not {self.kind!r}")
-        if self.direction not in ("up", "down", "either"):
-            raise ValueError(f"direction must be up, down or either, not {self.direction!r}")
-        if self.kind == "threshold" and self.above is None and self.below is None:
-            raise ValueError("a threshold rule needs above or below")
-        if self.baseline < 1 or self.min_samples < 1:
-            raise ValueError("baseline and min_samples must be at least 1")
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), not {self.alpha}")
-        for name in ("above", "below", "min_effect", "alpha"):
-            value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float)
-            ):
-                raise ValueError(f"{name} must be a number, not {value!r}")
-        for name in ("baseline", "min_samples", "cooldown"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be a whole number, not {value!r}")
-        for name in ("name", "stage", "measure", "severity"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise ValueError(f"{name} must be a non-empty string")
-        if self.source == TRAFFIC:
-            signal = find_signal(self.stage, self.measure)  # a misspelt signal fails at load
-            if self.kind == "change" and signal.statistic == "count":
-                raise ValueError(f"{self.measure} is a count per window: watch it with a "
-                                 "threshold rule (e.g. below = 1 for traffic that stopped)")  # fmt: skip
-        elif self.kind == "change" and "@" not in self.measure.split("/")[0] \
-                and "/" not in self.measure:  # fmt: skip
-            raise ValueError(f"a canary change rule tests a verdict share (VERDICT@STAGE or "
-                             f"lost@STAGE) or a measure of a step (e.g. corpus/EntityAnchoring), "
-                             f"not {self.measure!r}")  # fmt: skip
-
-
-def _canary_rule(stage: str, measure: str, severity: str = "critical") -> Rule:
-    return Rule(name=f"canary {measure}", source=CANARY, stage=stage, measure=measure,
-                min_samples=10, alpha=0.01, min_effect=0.1, severity=severity)  # fmt: skip
-
-
-def _traffic_rule(stage: str, measure: str, effect: float, direction: str = "up",
-                  relative: bool = False) -> Rule:  # fmt: skip
-    return Rule(name=f"traffic {stage} {measure}", source=TRAFFIC, stage=stage, measure=measure,
-                direction=direction, min_samples=20, alpha=0.001, min_effect=effect,  # type: ignore[arg-type]
-                relative=relative)  # fmt: skip
-
-
-DEFAULT_RULES: tuple[Rule, ...] = (
-    *(_canary_rule(s, f"lost@{s}") for s in ("parse", "chunking", "retrieval", "reranking",
-                                               "generation")),
-    _canary_rule("generation", "refused@generation"),
-    # the chunker's own measures: a chunking change shows here even when a later stage
-    # already loses the same facts (verdicts name only the first loss)
-    *(Rule(name=f"canary corpus/{m}", source=CANARY, stage="chunking", measure=f"corpus/{m}",
-           direction="down", min_samples=10, alpha=0.01, min_effect=0.03, severity="critical")
-      for m in ("KeywordRecall", "ChunkIntegrity", "EntityAnchoring")),
-    *(_traffic_rule(s, "ErrorRate", 0.05) for s in ("retrieval", "reranking", "generation")),
-    _traffic_rule("all", "ProblemRate", 0.1),
-    # re-chunking shows in the length of the chunks traffic retrieves, either way
-    _traffic_rule("chunking", "ChunkChars", 0.2, direction="either", relative=True),
-    _traffic_rule("retrieval", "EmptyPoolRate", 0.1),
-    _traffic_rule("reranking", "EmptyContextRate", 0.1),
-    _traffic_rule("reranking", "Top1Dropped", 0.2),
-    _traffic_rule("reranking", "PromotedShare", 0.2),
-    _traffic_rule("generation", "EmptyAnswerRate", 0.1),
-    _traffic_rule("generation", "RefusalRate", 0.1),
-)  # fmt: skip
-"""What ``cofe monitor alerts`` watches without a rules file (``--print-default-rules``)."""
-
-
-def load_rules(path: str | os.PathLike[str]) -> list[Rule]:
-    """Rules from a TOML file of ``[[rule]]`` tables; a bad rule names the file, the rule and
-    the field. Durations may be written ``"6h"``, ``"30m"``, ``"90s"``, ``"1d"``."""
-    file = str(path)
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(InputProblem(file, None, None, f"not valid TOML: {error}")) from None
-    tables = data.get("rule")
-    if not isinstance(tables, list) or not tables:
-        raise InputError(InputProblem(file, None, "rule", "no [[rule]] table"))
-    known = {f.name for f in fields(Rule)}
-    rules = []
-    for i, table in enumerate(tables, start=1):
-        if not isinstance(table, dict):
-            raise InputError(InputProblem(file, None, f"rule {i}", "a rule is a [[rule]] table"))
-        where = f"rule {i} ({table.get('name', 'unnamed')!r})"
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise InputError(InputProblem(file, None, f"{where}.{unknown[0]}", "unknown field"))
-        values = dict(table)
-        try:
-            if isinstance(values.get("cooldown"), str):
-                values["cooldown"] = duration_seconds(values["cooldown"])
-            rules.append(Rule(**values))
-        except TypeError as error:
-            raise InputError(InputProblem(file, None, where, str(error))) from None
-        except ValueError as error:
-            raise InputError(InputProblem(file, None, where, str(error))) from None
-    names = [r.name for r in rules]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise InputError(InputProblem(file, None, "name", f"rule names must differ: {twice[0]!r}"))
-    return rules
-
-
-def duration_seconds(text: str) -> int:
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    text = text.strip().lower()
-    try:
-        if text and text[-1] in units:
-            return int(float(text[:-1]) * units[text[-1]])
-        return int(float(text))
-    except ValueError:
-        raise ValueError(f"{text!r} is not a duration (e.g. 90s, 15m, 6h, 1d)") from None
 
 
 @dataclass
@@ -266,12 +126,11 @@ def _fmt(value: float | None) -> str:
 def _rounds(store: MonitorStore, now_ns: int, count: int) -> list[tuple[str, int, int]]:
     """The newest round and up to ``count - 1`` before it that answered the same eval set
     (an edited golden set starts a new baseline: its samples are not the same questions)."""
-    rows = store.db.execute("SELECT round_id, started_ns, finished_ns, evalset_sha256 FROM "
-                            "canary_rounds WHERE finished_ns <= ? ORDER BY started_ns DESC",
-                            [now_ns])  # fmt: skip
-    if not rows:
+    rounds = store.canary_rounds(finished_by_ns=now_ns, newest_first=True)
+    if not rounds:
         return []
-    same = [r[:3] for r in rows if r[3] == rows[0][3]]
+    same = [(r.round_id, r.started_ns, r.finished_ns) for r in rounds
+            if r.evalset_sha256 == rounds[0].evalset_sha256]  # fmt: skip
     return list(reversed(same[:count]))
 
 
@@ -280,18 +139,15 @@ def _sample_values(store: MonitorStore, round_id: str, measure: str) -> dict[str
     share -- 1 when its verdict is ``VERDICT@STAGE`` (``lost@STAGE``: any loss blamed on it)."""
     if "/" in measure:
         step, name = measure.split("/", 1)
-        return dict(store.db.execute(
-            "SELECT sample_id, value FROM canary_scores WHERE round_id = ? AND step = ? AND "
-            "measure = ?", [round_id, step, name]))  # fmt: skip
+        return store.canary_sample_scores(round_id, step, name)
     verdict, stage = measure.split("@", 1)
     out = {}
-    for sample_id, v, s in store.db.execute(
-            "SELECT sample_id, verdict, stage FROM canary_cases WHERE round_id = ?", [round_id]):  # fmt: skip
+    for case in store.canary_cases(round_id):
         if verdict == "lost":
-            hit = s == stage and v not in LOSS_EXCLUDED
+            hit = case.stage == stage and case.verdict not in LOSS_EXCLUDED
         else:
-            hit = v == verdict and (s or "none") == stage
-        out[sample_id] = 1.0 if hit else 0.0
+            hit = case.verdict == verdict and (case.stage or "none") == stage
+        out[case.sample_id] = 1.0 if hit else 0.0
     return out
 
 
@@ -304,16 +160,12 @@ def _canary_examples(store: MonitorStore, round_id: str, measure: str,
     else:
         flags = _sample_values(store, round_id, measure)
         hits = sorted(s for s, v in flags.items() if v)[:5]
-    out = []
-    for part in in_slices(hits):
-        for sample_id, trace_id, query, verdict, stage, evidence in store.db.execute(
-                "SELECT sample_id, trace_id, query, verdict, stage, evidence FROM canary_cases "
-                f"WHERE round_id = ? AND sample_id IN ({placeholders(len(part))})",
-                [round_id, *part]):  # fmt: skip
-            out.append({"round_id": round_id, "sample_id": sample_id, "trace_id": trace_id,
-                        "query": query, "verdict": verdict, "stage": stage,
-                        "evidence": json.loads(evidence).get("explanation")})  # fmt: skip
-    return out
+    if not hits:
+        return []
+    return [{"round_id": round_id, "sample_id": case.sample_id, "trace_id": case.trace_id,
+             "query": case.query, "verdict": case.verdict, "stage": case.stage,
+             "evidence": json.loads(case.evidence).get("explanation")}
+            for case in store.canary_cases(round_id, hits)]  # fmt: skip
 
 
 def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int,
@@ -329,14 +181,8 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int,
             values = list(_sample_values(store, current_id, rule.measure).values())
             value, n = (sum(values) / len(values) if values else None), len(values)
         else:  # a measure name as the round's summary lists it (step= picks among steps)
-            sql = ("SELECT value, n FROM canary_measures WHERE round_id = ? AND measure = ? "
-                   "AND stage = ?")  # fmt: skip
-            params = [current_id, rule.measure, rule.stage]
-            if rule.step:
-                sql += " AND step = ?"
-                params.append(rule.step)
-            rows = store.db.execute(sql, params)
-            value, n = (rows[0][0], rows[0][1]) if rows else (None, 0)
+            found = store.canary_measure(current_id, rule.measure, rule.stage, rule.step)
+            value, n = found if found is not None else (None, 0)
         if value is None or n < rule.min_samples:
             return None
         value = float(value)
@@ -382,8 +228,7 @@ def _moved(rule: Rule, samples: list[str], now: np.ndarray, then: np.ndarray) ->
 
 def _traffic_examples(rule: Rule, traces: Sequence[Any]) -> list[dict[str, Any]]:
     signal = find_signal(rule.stage, rule.measure)
-    valued = [(signal.of(t), t) for t in traces]
-    valued = [(v, t) for v, t in valued if v is not None]
+    valued = [(v, t) for t in traces if (v := signal.of(t)) is not None]
     valued.sort(key=lambda vt: vt[0], reverse=rule.direction != "down")
     return [{"trace_id": t.trace_id, "query": t.query, rule.measure: v,
              "answer": (t.answer or "")[:300], "stages": [s.value for s in t.stages],
@@ -450,8 +295,7 @@ def _alert(rule: Rule, origin: str, start: int, end: int, baseline: float | None
 def _quiet(store: MonitorStore, rule: Rule, alert: Alert) -> bool:
     """The rule already alerted this window; or the change it found is the one it alerted
     before (that alert's window is still in the baseline); or it is cooling down."""
-    rows = store.db.execute("SELECT MAX(window_start_ns) FROM alerts WHERE rule = ?", [rule.name])
-    last = rows[0][0] if rows else None
+    last = store.last_alerted_window(rule.name)
     if last is None:
         return False
     if alert.baseline_from_ns is not None and last >= alert.baseline_from_ns:
@@ -509,33 +353,8 @@ def evaluate(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
             continue
         fired.append(alert)
     if fired:
-        with store.db.transaction():
-            store.db.executemany(
-                "INSERT INTO alerts (alert_id, rule, fired_ns, origin, stage, measure, severity, "
-                "window_start_ns, window_end_ns, baseline, current, ci_low, ci_high, p_value, "
-                "message, examples, delivered) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?)",
-                [(a.alert_id, a.rule, a.fired_ns, a.origin, a.stage, a.measure, a.severity,
-                  a.window_start_ns, a.window_end_ns, a.baseline, a.current, a.ci_low, a.ci_high,
-                  a.p_value, a.message, json.dumps(a.examples, default=str), "{}")
-                 for a in fired],
-            )  # fmt: skip
+        store.add_alerts({**{k: v for k, v in asdict(a).items() if k != "baseline_from_ns"},
+                          "examples": json.dumps(a.examples, default=str)} for a in fired)  # fmt: skip
     windows = {w for start, end in read for w in range(start, end, store.window_ns)}
     traces = {t.trace_id for records in read.values() for t in records}
     return Evaluation(fired, len(rules), len(windows), len(traces), len(rounds))
-
-
-def rules_toml(rules: Sequence[Rule]) -> str:
-    """Rules as the TOML ``load_rules`` reads (fields left at their defaults are omitted)."""
-    defaults = {f.name: f.default for f in fields(Rule)}
-    out = []
-    for rule in rules:
-        out.append("[[rule]]")
-        for name, value in asdict(rule).items():
-            if name not in ("name", "source", "stage", "measure") and value == defaults[name]:
-                continue
-            if value is None:
-                continue
-            out.append(f"{name} = {json.dumps(value)}")
-        out.append("")
-    return "\n".join(out)

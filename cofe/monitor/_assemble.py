@@ -31,8 +31,10 @@ KNOWN_KINDS = frozenset({"CHAIN", "RETRIEVER", "RERANKER", "LLM", "EMBEDDING", "
 STAGE_OF_KIND = {"RETRIEVER": Stage.RETRIEVAL, "RERANKER": Stage.RERANKING, "LLM": Stage.GENERATION}
 NOT_A_QUERY = ("no RETRIEVER, RERANKER or LLM span: not a RAG query (index building, "
                "an embedding call, ...)")
-_DOC = re.compile(r"^(?P<list>.+)\.(?P<n>\d+)\.document\.(?P<field>id|content|score|metadata)$")
-_OUT_MESSAGE = re.compile(r"^llm\.output_messages\.(\d+)\.message\.(content|role)$")
+# list indices have at most six digits: a 5,000-digit index (past Python's limit for int())
+# is not a document of any real list, and is left unread rather than failing the trace
+_DOC = re.compile(r"^(?P<list>.+)\.(?P<n>\d{1,6})\.document\.(?P<field>id|content|score|metadata)$")
+_OUT_MESSAGE = re.compile(r"^llm\.output_messages\.(\d{1,6})\.message\.(content|role)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,30 +99,55 @@ def documents(attributes: dict[str, Any], prefix: str) -> list[Doc] | None:
         score = doc.get("score")
         try:
             score = float(score) if score is not None else None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # not a number, or past a float's range
             score = None
         out.append(Doc(chunk_id, score, ref, text, len(text) if text is not None else None))
     return out
 
 
-def _ancestors(span: Span, parents: dict[str, Span]) -> list[Span]:
-    """The span's ancestors, nearest first (a cycle in bad data must not hang)."""
-    out: list[Span] = []
-    parent = parents.get(span.parent_id or "")
-    while parent is not None and len(out) < 10_000:
-        out.append(parent)
-        parent = parents.get(parent.parent_id or "")
-    return out
+class _Ancestry:
+    """What each span inherits from its ancestors, computed once per span from its parent's
+    (a chain of 20,000 spans is 20,000 steps, not 20,000 walks of up to 20,000 each); a
+    cycle in bad data is cut where it closes."""
 
+    def __init__(self, by_id: dict[str, Span]) -> None:
+        self.by_id = by_id
+        self._stage: dict[str, Span | None] = {}  # the outermost stage span, itself included
+        self._kinded: dict[str, bool] = {}  # some ancestor has an OpenInference kind
 
-def _stage_span(span: Span, parents: dict[str, Span]) -> Span | None:
-    """The outermost stage span (RETRIEVER, RERANKER, LLM) the span is in, itself included:
-    an LLM call inside a reranker (an LLM reranker) is reranking, not generation."""
-    found = span if span.kind in STAGE_OF_KIND else None
-    for ancestor in _ancestors(span, parents):
-        if ancestor.kind in STAGE_OF_KIND:
-            found = ancestor
-    return found
+    def _resolve(self, span: Span) -> None:
+        chain: list[Span] = []  # the span and its ancestors not yet resolved, nearest first
+        seen: set[str] = set()
+        current: Span | None = span
+        while current is not None and current.span_id not in self._stage \
+                and current.span_id not in seen:  # fmt: skip
+            seen.add(current.span_id)
+            chain.append(current)
+            current = self.by_id.get(current.parent_id or "")
+        outer: Span | None
+        if current is None or current.span_id in seen:  # the top, or a cycle: cut there
+            outer, kinded = None, False
+        else:  # resolved before: what it passes on to its children
+            outer = self._stage[current.span_id]
+            kinded = self._kinded[current.span_id] or current.kind is not None
+        for link in reversed(chain):  # outermost first
+            if outer is None and link.kind in STAGE_OF_KIND:
+                outer = link
+            self._stage[link.span_id] = outer
+            self._kinded[link.span_id] = kinded
+            kinded = kinded or link.kind is not None
+
+    def stage_span(self, span: Span) -> Span | None:
+        """The outermost stage span (RETRIEVER, RERANKER, LLM) the span is in, itself
+        included: an LLM call inside a reranker (an LLM reranker) is reranking."""
+        if span.span_id not in self._stage:
+            self._resolve(span)
+        return self._stage[span.span_id]
+
+    def has_kinded_ancestor(self, span: Span) -> bool:
+        if span.span_id not in self._kinded:
+            self._resolve(span)
+        return self._kinded[span.span_id]
 
 
 def _outermost(spans: Sequence[Span], kind: str, stage_of: dict[str, Span | None]) -> list[Span]:
@@ -186,9 +213,10 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
         (s for s in roots if s.kind in ("CHAIN", "AGENT")), None)  # (a stage span's chain is missing)
     if root is None:
         record.problems.append("no root span (the trace is incomplete: its first span never came)")
-    elif root.attributes.get("input.value") is None:
+    ancestry = _Ancestry(by_id)
+    if root is not None and root.attributes.get("input.value") is None:
         root = next((s for s in spans if s.kind and s.attributes.get("input.value") is not None
-                     and not any(a.kind for a in _ancestors(s, by_id))), root)  # fmt: skip
+                     and not ancestry.has_kinded_ancestor(s)), root)  # fmt: skip
     for span in spans:
         if span.kind is None:
             record.ignored["(no openinference.span.kind)"] = record.ignored.get("(no openinference.span.kind)", 0) + 1  # fmt: skip
@@ -199,7 +227,7 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
         if record.query is None:
             record.problems.append("the root span has no input.value (the query)")
 
-    stage_of = {s.span_id: _stage_span(s, by_id) for s in spans}  # each span's walk, once
+    stage_of = {s.span_id: ancestry.stage_span(s) for s in spans}
     retrievers = _outermost(spans, "RETRIEVER", stage_of)
     rerankers = _outermost(spans, "RERANKER", stage_of)
     llms = _outermost(spans, "LLM", stage_of)
@@ -221,7 +249,7 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
     staged_failures = [s for s in (*retrievers, *rerankers, *llms) if s.status == "error"]
     if staged_failures:
         first = min(staged_failures, key=lambda s: (s.start_ns, s.end_ns))
-        record.error_stage, record.error = STAGE_OF_KIND[first.kind], _error_text(first)
+        record.error_stage, record.error = STAGE_OF_KIND[str(first.kind)], _error_text(first)
     elif root is not None and root.status == "error":
         # the chain failed outside the stage spans: blame the stage after the last one seen
         # (never a reranker the trace does not show), or generation after it
@@ -229,8 +257,8 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
                  Stage.GENERATION: Stage.GENERATION}  # fmt: skip
         stage = after[seen[-1]] if seen else Stage.RETRIEVAL
         failed = [s for s in spans if s.status == "error"]
-        deepest = next((f for f in failed if not any(c.parent_id == f.span_id
-                                                     for c in failed)), root)  # fmt: skip
+        failed_parents = {f.parent_id for f in failed}  # a set: linear in the failures
+        deepest = next((f for f in failed if f.span_id not in failed_parents), root)
         record.error_stage, record.error = stage, _error_text(deepest)
 
     ok_retrievers = [s for s in retrievers if s.status != "error"]
@@ -280,6 +308,11 @@ def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
         record.problems.append(
             f"{cut} attribute(s) of stage spans were dropped by the tracer's attribute limit: "
             "documents may be missing (raise OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, e.g. to 10000)")
+    repaired = sum(s.repaired for s in spans)
+    if repaired:
+        record.problems.append(
+            f"{repaired} value(s) repaired to be stored (lone surrogates as U+FFFD, NUL "
+            "removed, numbers out of range dropped)")
     missing_text = sum(1 for d in record.chunks() if d.text is None)
     if missing_text:
         record.problems.append(f"{missing_text} listed document(s) have no content")

@@ -34,7 +34,7 @@ from typing import Any
 from cofe.evalset import read_evalset
 from cofe.monitor._assemble import TraceRecord
 from cofe.monitor._record import record_of
-from cofe.monitor._store import CANARY, MonitorStore
+from cofe.monitor.store import CANARY, MonitorStore
 from cofe.runlog import (
     Chunk,
     Manifest,
@@ -279,24 +279,20 @@ def _store_round(store: MonitorStore, round_id: str, started: int, finished: int
               r.stage if isinstance(r.stage, str) else None,
               json.dumps({"explanation": r.explanation, "points": int(r.points)}))
              for r in verdicts.itertuples()]  # fmt: skip
-    with store.db.transaction():
-        store.db.execute(
-            "INSERT INTO canary_rounds (round_id, started_ns, finished_ns, evalset_sha256, "
-            "pipeline, samples, answered, run_dir, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [round_id, started, finished, log.manifest.evalset_sha256, pipeline_name, len(evals),
-             len(log.records), str(log.path), json.dumps(result.to_dict(), default=str)],
-        )  # fmt: skip
-        store.db.executemany(
-            "INSERT INTO canary_measures (round_id, stage, step, measure, value, n, unscored) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", measures)  # fmt: skip
-        store.db.executemany(
-            "INSERT INTO canary_cases (round_id, sample_id, trace_id, query, verdict, stage, "
-            "evidence) VALUES (?, ?, ?, ?, ?, ?, ?)", cases)  # fmt: skip
-        scores = result.scores
-        store.db.executemany(
-            "INSERT INTO canary_scores (round_id, sample_id, step, measure, value) "
-            "VALUES (?, ?, ?, ?, ?)",
-            zip([round_id] * len(scores), scores["sample_id"], scores["step"], scores["measure"],
-                scores["value"].astype(float), strict=True))  # fmt: skip
+    scores = result.scores
+    store.add_canary_round(
+        {"round_id": round_id, "started_ns": started, "finished_ns": finished,
+         "evalset_sha256": log.manifest.evalset_sha256, "pipeline": pipeline_name,
+         "samples": len(evals), "answered": len(log.records), "run_dir": str(log.path),
+         "summary": json.dumps(result.to_dict(), default=str)},
+        [dict(zip(("round_id", "stage", "step", "measure", "value", "n", "unscored"), m,
+                  strict=True)) for m in measures],
+        [dict(zip(("round_id", "sample_id", "trace_id", "query", "verdict", "stage", "evidence"),
+                  c, strict=True)) for c in cases],
+        [{"round_id": round_id, "sample_id": sample_id, "step": step, "measure": measure,
+          "value": float(value)} for sample_id, step, measure, value in zip(
+              scores["sample_id"], scores["step"], scores["measure"], scores["value"],
+              strict=True)],
+    )  # fmt: skip
     return CanaryRound(round_id, started, finished, len(evals), len(log.records), log.path, result,
                        {str(k): int(v) for k, v in counts.items()})  # fmt: skip

@@ -65,7 +65,7 @@ def time_ticks(start_ns: int, end_ns: int, most: int = 4) -> list[tuple[int, str
     span = max(end_ns - start_ns, 1) / 1e9
     step = next((s for s in _TIME_STEPS if span / s <= most), _TIME_STEPS[-1])
     first = math.ceil(start_ns / 1e9 / step) * step
-    out = []
+    out: list[tuple[int, str]] = []
     at = first
     while at * 1e9 <= end_ns and len(out) < most + 1:
         moment = datetime.fromtimestamp(at, UTC)

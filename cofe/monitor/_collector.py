@@ -7,55 +7,72 @@ acknowledged (200) only after its transaction committed, so a receiver killed at
 any moment has either stored a batch or not acknowledged it (the exporter sends it
 again; spans are keyed, so nothing is counted twice). A body that is not spans gets
 400 (the exporter does not retry it), an unknown Content-Type or Content-Encoding 415;
-a store that cannot write gets 503 (the exporter retries).
+a store that cannot write gets 503 (the exporter retries). One bad value never costs a
+batch (``_clean``): what no store can keep is repaired and counted on its trace.
 
 Loopback by default; another address needs a token (``Authorization: Bearer ...``),
-which is compared in constant time and never logged.
+which is compared in constant time and never logged; without one, the Host must name
+this machine. Everything that can refuse a request is checked before its body is read;
+bodies are read within a byte budget, at most ``max_spans`` spans are decoded per
+request, and a request must arrive whole within its deadline (``_http``).
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import json
-import socket
 import sys
 import threading
 import time
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from cofe.monitor._spans import SpanFormatError, spans_from_json, spans_from_protobuf
-from cofe.monitor._store import MonitorStore
+from cofe.monitor._http import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_REQUEST_SECONDS,
+    BoundedServer,
+    DeadlineHandler,
+    check_binding,
+    host_allowed,
+    is_loopback,
+    token_ok,
+)
+from cofe.monitor._spans import (
+    SpanFormatError,
+    TooManySpans,
+    spans_from_json,
+    spans_from_protobuf,
+)
+from cofe.monitor.store import MonitorStore
+
+__all__ = ["Collector", "check_binding", "is_loopback", "token_ok"]
 
 TRACES_PATH = "/v1/traces"
 DEFAULT_PORT = 4318  # the OTLP/HTTP port exporters use by default
 MAX_BODY = 64 * 1024 * 1024
+MAX_SPANS = 50_000  # spans in one request (an SDK's batch is 512 by default)
+PARALLEL_BODIES = 2  # bodies inflated and decoded at once (each may take ~10x its size)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+class _ByteBudget:
+    """Bytes of request bodies held at once: a body is read only when its Content-Length
+    fits (small batches pass while a few large ones are read; memory stays bounded)."""
 
+    def __init__(self, limit: int) -> None:
+        self.limit, self.held = limit, 0
+        self._changed = threading.Condition()
 
-def check_binding(host: str, token: str | None) -> None:
-    """Refuse to listen beyond this machine without a token."""
-    if not is_loopback(host) and not token:
-        raise ValueError(f"listening on {host} (not loopback) needs a token: set "
-                         "COFE_MONITOR_TOKEN or pass --token-file")  # fmt: skip
+    def acquire(self, n: int, timeout: float) -> bool:
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.held + n <= self.limit, timeout):
+                return False
+            self.held += n
+            return True
 
-
-def token_ok(header: str | None, token: str | None) -> bool:
-    if not token:
-        return True
-    given = (header or "").removeprefix("Bearer ").strip()
-    return hmac.compare_digest(given.encode(), token.encode())
+    def release(self, n: int) -> None:
+        with self._changed:
+            self.held -= n
+            self._changed.notify_all()
 
 
 @dataclass
@@ -132,20 +149,21 @@ class Collector:
     """The receiver; ``serve_forever`` blocks, ``start`` runs it in a thread (tests)."""
 
     def __init__(self, store: MonitorStore, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 token: str | None = None, max_body: int = MAX_BODY,
+                 token: str | None = None, max_body: int = MAX_BODY, max_spans: int = MAX_SPANS,
+                 request_seconds: float = DEFAULT_REQUEST_SECONDS,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS,
                  refresh_seconds: float = 10.0, quiet: bool = False) -> None:  # fmt: skip
         check_binding(host, token)
-        self.store, self.token, self.max_body = store, token, max_body
+        self.store, self.token, self.max_body, self.max_spans = store, token, max_body, max_spans
         self.stats = CollectorStats()
         self._stats_lock = threading.Lock()  # handler threads count concurrently
+        self._bodies = threading.BoundedSemaphore(PARALLEL_BODIES)
+        self._budget = _ByteBudget(max_body)  # the largest body, or many small ones
         self.refresh_seconds, self.quiet = refresh_seconds, quiet
         self._stop = threading.Event()
         collector = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = 60  # seconds a connection may stay silent (a slow sender is dropped)
-
+        class Handler(DeadlineHandler):
             def log_message(self, format: str, *args: Any) -> None:  # the token is in headers:
                 pass  # nothing about a request is logged; the stats line says what came in
 
@@ -153,6 +171,9 @@ class Collector:
                 collector._handle(self)
 
             def do_GET(self) -> None:
+                self.request_read()
+                if not collector._host_ok(self):
+                    return collector._wrong_host(self)
                 if self.path == "/healthz":
                     stats = dict(collector.stats.__dict__)
                     if not token_ok(self.headers.get("Authorization"), collector.token):
@@ -162,36 +183,71 @@ class Collector:
                 else:
                     self._send(404, "text/plain", b"not found\n")
 
-            def _send(self, status: int, content_type: str, body: bytes) -> None:
+            def do_HEAD(self) -> None:
+                self._head = True  # GET's status and headers, no body
+                self.do_GET()
+
+            def __getattr__(self, name: str) -> Any:
+                if name.startswith("do_"):  # any other method: 405 naming those allowed
+                    return self._not_allowed
+                raise AttributeError(name)
+
+            def _not_allowed(self) -> None:
+                self.request_read()
+                self.close_connection = True  # its body, if any, is not read
+                self._send(405, "text/plain", b"POST spans to /v1/traces; GET /healthz\n",
+                           {"Allow": "GET, HEAD, POST"})  # fmt: skip
+
+            def _send(self, status: int, content_type: str, body: bytes,
+                      extra: dict[str, str] | None = None) -> None:  # fmt: skip
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
+                for key, value in (extra or {}).items():
+                    self.send_header(key, value)
+                if self.close_connection:
+                    self.send_header("Connection", "close")
                 self.end_headers()
-                self.wfile.write(body)
+                if not getattr(self, "_head", False):
+                    self.wfile.write(body)
+                self._head = False
 
         self.handler = Handler
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-
-        class Server(ThreadingHTTPServer):
-            address_family = family
-            daemon_threads = True
-
-        self.server = Server((host, port), Handler)
+        self.server = BoundedServer((host, port), Handler, request_seconds=request_seconds,
+                                    max_connections=max_connections)  # fmt: skip
         self.port = self.server.server_address[1]
         self.host = host
 
     # --- one request -----------------------------------------------------------------------
 
-    def _handle(self, request: BaseHTTPRequestHandler) -> None:
+    def _host_ok(self, request: DeadlineHandler) -> bool:
+        """With a token, the token guards; without one, only requests naming this machine
+        (a page elsewhere must not post spans or read stats through DNS rebinding)."""
+        return self.token is not None or host_allowed(request.headers.get("Host"), self.host)
+
+    def _wrong_host(self, request: DeadlineHandler) -> None:
+        request.close_connection = True  # nothing of its body is read
+        with self._stats_lock:
+            self.stats.rejected += 1
+        request._send(403, "text/plain",  # type: ignore[attr-defined]
+                      b"this collector answers only requests naming this machine\n")  # fmt: skip
+
+    def _handle(self, request: DeadlineHandler) -> None:
+        """One POST: everything that can refuse it is checked before its body is read."""
         send = request._send  # type: ignore[attr-defined]
-        if request.path.split("?")[0] != TRACES_PATH:
-            self._drain(request)
-            return send(404, "text/plain", f"POST spans to {TRACES_PATH}\n".encode())
+        if not self._host_ok(request):
+            request.request_read()
+            return self._wrong_host(request)
         if not token_ok(request.headers.get("Authorization"), self.token):
+            request.request_read()
             request.close_connection = True  # a caller without the token gets nothing read
             with self._stats_lock:
                 self.stats.rejected += 1
             return send(401, "text/plain", b"a valid bearer token is required\n")
+        if request.path.split("?")[0] != TRACES_PATH:
+            request.request_read()
+            request.close_connection = True  # its body is not read
+            return send(404, "text/plain", f"POST spans to {TRACES_PATH}\n".encode())
         kind = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         as_json = kind == "application/json"
         reply_type = "application/json" if as_json else "application/x-protobuf"
@@ -200,12 +256,31 @@ class Collector:
         except ValueError:
             length = -1
         if length < 0:
+            request.request_read()
             request.close_connection = True
             return self._refuse(send, 411, reply_type, "a Content-Length is required")
         if length > self.max_body:
+            request.request_read()
             request.close_connection = True
             return self._refuse(send, 413, reply_type, f"the body is over {self.max_body:,} bytes")
+        if not self._budget.acquire(length, timeout=self.server.request_seconds):
+            request.request_read()
+            request.close_connection = True  # its body is not read
+            return send(503, "text/plain", b"the collector is busy; retry\n")
+        try:
+            self._receive(request, send, kind, reply_type, length)
+        finally:
+            self._budget.release(length)
+
+    def _receive(self, request: DeadlineHandler, send: Any, kind: str, reply_type: str,
+                 length: int) -> None:  # fmt: skip
+        """The body (its bytes within the collector's budget), decoded and stored."""
+        as_json = kind == "application/json"
         body = request.rfile.read(length)
+        request.request_read()
+        if len(body) < length:  # the sender stopped, or its deadline passed: no answer
+            request.close_connection = True
+            return None
         if kind not in ("application/x-protobuf", "application/json"):
             return self._refuse(send, 415, "text/plain",
                                 f"Content-Type {kind or '(none)'}: send application/x-protobuf "
@@ -214,25 +289,30 @@ class Collector:
         if encoding not in ENCODINGS:  # not read as spans: a 400 would make the sender drop them
             return self._refuse(send, 415, reply_type,
                                 f"Content-Encoding {encoding}: send gzip, deflate or none")  # fmt: skip
-        try:
-            if encoding in ("gzip", "deflate"):
-                body = _inflate(body, encoding, self.max_body)
-            spans = spans_from_json(body) if as_json else spans_from_protobuf(body)
-        except SpanFormatError as error:
-            return self._refuse(send, 400, reply_type, str(error))
-        except Exception as error:  # a shape the decoder did not foresee is still not spans:
-            # answered (not a dropped connection, which the sender would retry forever)
-            return self._refuse(send, 400, reply_type,
-                                f"not OTLP spans ({type(error).__name__}: {error})")  # fmt: skip
-        try:
-            report = self.store.ingest(spans)
-        except Exception as error:  # disk full, database gone: the exporter retries on 503
-            with self._stats_lock:
-                self.stats.failed += 1
-                self.stats.last_error = f"{type(error).__name__}: {error}"[:500]
-            print(f"cofe monitor collect: could not store a batch ({self.stats.last_error}); "
-                  "answered 503 so the sender retries", file=sys.stderr)  # fmt: skip
-            return send(503, "text/plain", b"the store could not write the batch; retry\n")
+        with self._bodies:  # memory: a few bodies inflated and decoded at once
+            try:
+                if encoding in ("gzip", "deflate"):
+                    body = _inflate(body, encoding, self.max_body)
+                spans = (spans_from_json(body, self.max_spans) if as_json
+                         else spans_from_protobuf(body, self.max_spans))  # fmt: skip
+            except TooManySpans as error:
+                return self._refuse(send, 413, reply_type, str(error))
+            except SpanFormatError as error:
+                return self._refuse(send, 400, reply_type, str(error))
+            except Exception as error:  # a shape the decoder did not foresee is still not spans:
+                # answered (not a dropped connection, which the sender would retry forever)
+                return self._refuse(send, 400, reply_type,
+                                    f"not OTLP spans ({type(error).__name__}: {error})"[:500])  # fmt: skip
+            del body
+            try:
+                report = self.store.ingest(spans)
+            except Exception as error:  # disk full, database gone: the exporter retries on 503
+                with self._stats_lock:
+                    self.stats.failed += 1
+                    self.stats.last_error = f"{type(error).__name__}: {error}"[:500]
+                print(f"cofe monitor collect: could not store a batch ({self.stats.last_error}); "
+                      "answered 503 so the sender retries", file=sys.stderr)  # fmt: skip
+                return send(503, "text/plain", b"the store could not write the batch; retry\n")
         with self._stats_lock:
             stats = self.stats
             stats.batches += 1
@@ -251,17 +331,6 @@ class Collector:
         else:
             body = _status_message(3, message)  # INVALID_ARGUMENT
         send(status, reply_type, body)
-
-    @staticmethod
-    def _drain(request: BaseHTTPRequestHandler) -> None:
-        try:
-            length = int(request.headers.get("Content-Length") or "0")
-        except ValueError:
-            length = 0
-        if 0 < length <= MAX_BODY:
-            request.rfile.read(length)
-        else:
-            request.close_connection = True
 
     # --- running -----------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from cofe.monitor._spans import (
     spans_from_json_value,
     spans_from_protobuf_frames,
 )
-from cofe.monitor._store import MonitorStore
+from cofe.monitor.store import MonitorStore, StoreError
 
 
 @dataclass
@@ -72,15 +72,30 @@ def import_spans(
         raise IsADirectoryError(f"{path}: is a folder; give an exported span file")
     raw = path.read_bytes()
     report = ImportReport()
-    pending: list[Span] = []
+    pending: list[tuple[int | None, list[Span]]] = []  # (line, its spans), not yet stored
     touched: set[str] = set()
+
+    def store_batch(spans: list[Span]) -> None:
+        done = store.ingest(spans)
+        report.spans += done.spans
+        report.new_spans += done.new_spans
 
     def flush() -> None:
         if not pending:
             return
-        done = store.ingest(pending)
-        report.spans += done.spans
-        report.new_spans += done.new_spans
+        try:
+            store_batch([s for _, spans in pending for s in spans])
+        except StoreError:
+            raise  # the store itself failed (not a line's content): nothing more can be stored
+        except Exception:  # some line the store refused: find it, keep the rest
+            for line, spans in pending:
+                try:
+                    store_batch(spans)
+                except StoreError:
+                    raise
+                except Exception as error:  # named; the next line is read
+                    report.problems.append(InputProblem(
+                        name, line, None, f"not stored ({type(error).__name__}: {error})"[:300]))  # fmt: skip
         pending.clear()
         if on_batch is not None:
             on_batch(report)
@@ -92,8 +107,8 @@ def import_spans(
             report.problems.append(InputProblem(name, None, None, str(error)))
             return report
         for at in range(0, len(spans), batch_size):
-            pending.extend(spans[at : at + batch_size])
-            touched.update(s.trace_id for s in pending)
+            pending.append((None, spans[at : at + batch_size]))
+            touched.update(s.trace_id for s in spans[at : at + batch_size])
             flush()
     else:
         try:
@@ -108,9 +123,9 @@ def import_spans(
                 except SpanFormatError as error:
                     report.problems.append(InputProblem(name, line, None, str(error)))
                     continue
-                pending.extend(spans)
+                pending.append((line, spans))
                 touched.update(s.trace_id for s in spans)
-                if len(pending) >= batch_size:
+                if sum(len(group) for _, group in pending) >= batch_size:
                     flush()
         except SpanFormatError as error:  # the rest of the file is not JSON: keep what came before
             report.problems.append(InputProblem(name, None, None, f"{error}; the rest of the "

@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from cofe.measures import AnswerRelevancy, Faithfulness, Measure, Step
 from cofe.measures._view import StepView
-from cofe.monitor._sql import in_slices, placeholders
 from cofe.runlog import Stage
 
 if TYPE_CHECKING:
     from cofe.llm import LLMClient
-    from cofe.monitor._store import MonitorStore
+    from cofe.monitor.store import MonitorStore
 
 LABEL_FREE: tuple[Measure, ...] = (Faithfulness(), AnswerRelevancy())
 CALLS_PER_TRACE = 2  # the judge's claims call, then its checks call
@@ -75,11 +74,7 @@ def judge_traffic(
                          f"takes {CALLS_PER_TRACE} calls)")  # fmt: skip
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
-    rows = store.db.execute(
-        "SELECT t.trace_id FROM traces t WHERE t.origin = 'traffic' AND t.answer IS NOT NULL "
-        "AND t.started_ns >= ? AND NOT EXISTS (SELECT 1 FROM judgements j "
-        "WHERE j.trace_id = t.trace_id) ORDER BY t.started_ns", [since_ns])  # fmt: skip
-    candidates = [r[0] for r in rows if sampled(r[0], share)]
+    candidates = [t for t in store.unjudged_traffic(since_ns) if sampled(t, share)]
     report = JudgeTrafficReport()
     affordable = budget // CALLS_PER_TRACE
     report.skipped_budget = max(0, len(candidates) - affordable)
@@ -116,18 +111,15 @@ def judge_traffic(
         rows = []
         for measure in LABEL_FREE:
             value = measure.evaluate(view)
-            number = value if isinstance(value, float | int) else None
-            reason = None if number is not None else value.reason
+            number = float(value) if isinstance(value, float | int) else None
+            reason = value.reason if not isinstance(value, float | int) else None
             rows.append((trace.trace_id, measure.name, number, None if reason is None
                          else str(reason)))  # fmt: skip
         now = time.time_ns()
-        with store.db.transaction():
-            store.db.executemany(
-                "INSERT INTO judgements (trace_id, measure, value, reason, model, judged_ns) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id, measure) DO NOTHING",
-                [(*row, client.endpoint.model, now) for row in rows],
-            )
-            store.mark_dirty({("traffic", store.window_of(trace.started_ns))})
+        store.add_judgements(
+            [dict(zip(("trace_id", "measure", "value", "reason"), row, strict=True),
+                  model=client.endpoint.model, judged_ns=now) for row in rows],
+            [("traffic", store.window_of(trace.started_ns))])  # fmt: skip
 
     def judge(pair: tuple[Any, Any]) -> tuple[Any, Any, bool]:
         judgement = judge_one(client, pair[1], embedder)
@@ -137,22 +129,20 @@ def judge_traffic(
     return report
 
 
-def judged_signals(store: MonitorStore, trace_ids: Sequence[str]) -> list[tuple]:
+def judged_signals(store: MonitorStore,
+                   trace_ids: Sequence[str]) -> list[tuple[str, str, float | None, int, str | None]]:  # fmt: skip
     """``(stage, signal, value, n, note)`` per label-free judged measure over the judged
     traces among ``trace_ids``."""
     values: dict[str, list[float]] = {m.name: [] for m in LABEL_FREE}
     reasons: dict[str, dict[str, int]] = {m.name: {} for m in LABEL_FREE}
-    for part in in_slices(list(trace_ids)):
-        for measure, value, reason in store.db.execute(
-            f"SELECT measure, value, reason FROM judgements WHERE trace_id IN "
-            f"({placeholders(len(part))})", part):  # fmt: skip
-            if measure not in values:
-                continue
-            if value is not None:
-                values[measure].append(float(value))
-            else:
-                reasons[measure][reason or "?"] = reasons[measure].get(reason or "?", 0) + 1
-    rows = []
+    for name, value, reason in store.judgements_of(trace_ids):
+        if name not in values:
+            continue
+        if value is not None:
+            values[name].append(float(value))
+        else:
+            reasons[name][reason or "?"] = reasons[name].get(reason or "?", 0) + 1
+    rows: list[tuple[str, str, float | None, int, str | None]] = []
     for measure in LABEL_FREE:
         got = values[measure.name]
         if got:

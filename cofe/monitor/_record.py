@@ -17,7 +17,7 @@ from typing import Any
 from cofe.adapters import Trace, pipeline_shape
 from cofe.adapters._trace import text_id
 from cofe.monitor._assemble import Doc, TraceRecord
-from cofe.monitor._store import TRAFFIC, MonitorStore
+from cofe.monitor.store import TRAFFIC, MonitorStore
 from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage
 
 

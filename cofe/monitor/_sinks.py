@@ -2,8 +2,10 @@
 
 The webhook is sent from a background thread with its own queue: ``send`` returns at
 once, so neither evaluation nor ingestion ever waits for a slow or dead receiver. A
-failed POST (connection error, 429, 5xx) is retried with exponential backoff; the
-outcome of every alert is recorded in the store (``alerts.delivered``).
+failed POST (connection error, no answer in time, 429, 5xx) is retried with exponential
+backoff (tenacity); a redirect is a failure, never followed. The outcome of every alert
+is recorded in the store (``alerts.delivered``), also when the sink is closed before it
+was sent.
 """
 
 from __future__ import annotations
@@ -12,14 +14,13 @@ import json
 import queue
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from cofe.monitor._alerts import Alert
-from cofe.monitor._store import MonitorStore
+from cofe.monitor.store import MonitorStore
 
 RETRYABLE = {429, 500, 502, 503, 504}
 
@@ -49,22 +50,42 @@ class LogSink:
         pass
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is a failure: following a 302 would turn the POST into a bodiless GET
+    that answers 200, and the alert would be recorded delivered without being sent."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> None:  # fmt: skip
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 class WebhookSink:
-    """POSTs each alert as JSON to ``url`` from a background thread, with retries."""
+    """POSTs each alert as JSON to ``url`` from a background thread, with retries
+    (tenacity: exponential backoff, at most ``retries`` more attempts and ``deadline``
+    seconds per alert). A redirect is a failure; an alert still unsent when the sink is
+    closed is recorded as not delivered, so no alert leaves nothing behind."""
 
     def __init__(self, url: str, store: MonitorStore | None = None, *,
                  headers: dict[str, str] | None = None, retries: int = 4, backoff: float = 0.5,
-                 timeout: float = 5.0) -> None:  # fmt: skip
+                 timeout: float = 5.0, deadline: float = 20.0) -> None:  # fmt: skip
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"webhook URL must be http(s)://, not {url!r}")
         self.url, self.store, self.headers = url, store, dict(headers or {})
         self.retries, self.backoff, self.timeout = retries, backoff, timeout
+        self.deadline = deadline
         self.outcomes: dict[str, str] = {}  # alert id -> "delivered ..." / "failed ..."
+        self._pending: dict[str, Alert] = {}  # queued or being sent
+        self._pending_lock = threading.Lock()
         self._queue: queue.Queue[Alert | None] = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="cofe-webhook", daemon=True)
         self._thread.start()
 
     def send(self, alert: Alert) -> None:
+        with self._pending_lock:
+            self._pending[alert.alert_id] = alert
         self._queue.put(alert)
 
     def _post(self, body: bytes) -> str | None:
@@ -73,14 +94,50 @@ class WebhookSink:
                                          headers={"Content-Type": "application/json",
                                                   **self.headers})  # fmt: skip
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with _OPENER.open(request, timeout=self.timeout) as response:
                 response.read()
             return None
         except urllib.error.HTTPError as error:
+            if 300 <= error.code < 400:
+                return f"redirected (HTTP {error.code}), not followed"
             prefix = "retry:" if error.code in RETRYABLE else ""
             return f"{prefix}HTTP {error.code}"
+        except TimeoutError:
+            return f"retry:no answer within {self.timeout:g} s"
         except (urllib.error.URLError, OSError) as error:
-            return f"retry:{getattr(error, 'reason', error)}"
+            reason = getattr(error, "reason", error)
+            if isinstance(reason, TimeoutError):
+                return f"retry:no answer within {self.timeout:g} s"
+            return f"retry:{reason}"
+
+    def _deliver(self, body: bytes) -> str:
+        """The outcome of one alert after its attempts: ``delivered ...`` or ``failed ...``."""
+        from tenacity import (  # the monitor extra's; imported where it is used
+            Retrying,
+            retry_if_result,
+            stop_after_attempt,
+            stop_after_delay,
+            wait_exponential,
+        )
+
+        attempts = Retrying(
+            retry=retry_if_result(lambda problem: problem is not None
+                                  and problem.startswith("retry:")),
+            stop=stop_after_attempt(self.retries + 1) | stop_after_delay(self.deadline),
+            wait=wait_exponential(multiplier=self.backoff, max=30),
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+        )  # fmt: skip
+        tries = 0
+
+        def attempt() -> str | None:
+            nonlocal tries
+            tries += 1
+            return self._post(body)
+
+        problem = attempts(attempt)
+        if problem is None:
+            return f"delivered after {tries} attempt(s)"
+        return f"failed after {tries} attempt(s): {problem.removeprefix('retry:')}"
 
     def _work(self) -> None:
         while True:
@@ -89,31 +146,25 @@ class WebhookSink:
                 self._queue.task_done()
                 return
             body = json.dumps(alert.to_dict(), default=str, ensure_ascii=False).encode()
-            outcome = "failed"
-            for attempt in range(self.retries + 1):
-                problem = self._post(body)
-                if problem is None:
-                    outcome = f"delivered after {attempt + 1} attempt(s)"
-                    break
-                outcome = f"failed after {attempt + 1} attempt(s): {problem.removeprefix('retry:')}"
-                if not problem.startswith("retry:") or attempt == self.retries:
-                    break
-                time.sleep(self.backoff * 2**attempt)
-            self.outcomes[alert.alert_id] = outcome
-            if self.store is not None:
-                self._record(alert.alert_id, outcome)
+            try:
+                outcome = self._deliver(body)
+            except Exception as error:  # the sender thread must outlive any one alert
+                outcome = f"failed: {type(error).__name__}: {error}"
+            self._finish(alert.alert_id, outcome)
             self._queue.task_done()
+
+    def _finish(self, alert_id: str, outcome: str) -> None:
+        with self._pending_lock:
+            if self._pending.pop(alert_id, None) is None:
+                return  # closed meanwhile: already recorded as not delivered
+        self.outcomes[alert_id] = outcome
+        if self.store is not None:
+            self._record(alert_id, outcome)
 
     def _record(self, alert_id: str, outcome: str) -> None:
         assert self.store is not None
         try:
-            with self.store.db.transaction():
-                rows = self.store.db.execute("SELECT delivered FROM alerts WHERE alert_id = ?",
-                                             [alert_id])  # fmt: skip
-                delivered = json.loads(rows[0][0]) if rows else {}
-                delivered[self.url_for_record] = outcome
-                self.store.db.execute("UPDATE alerts SET delivered = ? WHERE alert_id = ?",
-                                      [json.dumps(delivered), alert_id])  # fmt: skip
+            self.store.record_delivery(alert_id, self.url_for_record, outcome)
         except Exception as error:  # a closed store must not kill the sender thread
             print(f"cofe monitor: could not record a webhook outcome ({error})", file=sys.stderr)
 
@@ -127,6 +178,16 @@ class WebhookSink:
         return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
 
     def close(self, timeout: float = 30.0) -> None:
-        """Send what is queued (waiting at most ``timeout`` seconds), then stop the thread."""
+        """Send what is queued (waiting at most ``timeout`` seconds), then stop the thread;
+        an alert not delivered by then is recorded (and said on stderr) as not delivered."""
         self._queue.put(None)
         self._thread.join(timeout)
+        with self._pending_lock:
+            left, self._pending = dict(self._pending), {}
+        for alert_id in left:
+            outcome = f"failed: not delivered within {timeout:g} s (the webhook did not answer)"
+            self.outcomes[alert_id] = outcome
+            print(f"cofe monitor: alert {alert_id} {outcome} at {self.url_for_record}",
+                  file=sys.stderr)  # fmt: skip
+            if self.store is not None:
+                self._record(alert_id, outcome)

@@ -15,16 +15,36 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from cofe.monitor._clean import (
+    UNREADABLE,
+    check_time,
+    clean_mapping,
+    clean_text,
+    maybe_unstorable,
+)
 
 KIND = "openinference.span.kind"
 
 
 class SpanFormatError(ValueError):
     """A body or record that is not spans in any format cofe reads; says where and why."""
+
+
+class TooManySpans(SpanFormatError):
+    """A request holding more spans than the receiver takes in one batch (counted before
+    any span is built: a small gzip body can inflate to millions of tiny spans)."""
+
+
+def _check_count(n: int, max_spans: int | None) -> None:
+    if max_spans is not None and n > max_spans:
+        raise TooManySpans(f"the request holds {n:,} spans, more than {max_spans:,} in one "
+                           "batch: send smaller batches")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +60,36 @@ class Span:
     attributes: dict[str, Any]
     events: tuple[dict[str, Any], ...] = ()  # {"name", "time_ns", "attributes"}
     dropped_attributes: int = 0  # attributes the SDK's limit dropped (128 by default)
+    repaired: int = 0  # values changed or dropped to be storable (``_clean``)
 
     def __post_init__(self) -> None:
         for what, ns in (("start time", self.start_ns), ("end time", self.end_ns)):
-            if not 0 <= ns < 2**63:  # a signed 64-bit integer in the store
-                raise SpanFormatError(f"{what} {ns} ns is out of range")
+            try:  # a time no real span has would overflow the windows' arithmetic
+                check_time(ns, what)
+            except ValueError as error:
+                raise SpanFormatError(str(error)) from None
+
+    def storable(self) -> Span:
+        """This span with every value a store can keep (``_clean``: lone surrogates as
+        U+FFFD, NUL removed, numbers out of range dropped), the repairs counted."""
+        name, a = clean_text(self.name)
+        message, b = clean_text(self.status_message)
+        if not (a or b or maybe_unstorable(self.attributes, self.events)):
+            return self  # the common case, found in one C-level scan
+        attributes, c = clean_mapping(self.attributes)
+        events, d = [], 0
+        for event in self.events:
+            cleaned, n = clean_mapping(event)
+            events.append(cleaned)
+            d += n
+        repairs = a + b + c + d
+        if not repairs:
+            return self
+        return Span(trace_id=self.trace_id, span_id=self.span_id, parent_id=self.parent_id,
+                    name=name, start_ns=self.start_ns, end_ns=self.end_ns, status=self.status,
+                    status_message=message, attributes=attributes, events=tuple(events),
+                    dropped_attributes=self.dropped_attributes,
+                    repaired=self.repaired + repairs)  # fmt: skip
 
     @property
     def kind(self) -> str | None:
@@ -103,6 +148,26 @@ def _any_value_pb(value: Any) -> Any:
     return getattr(value, which)
 
 
+_INT64_TEXT = re.compile(r"[+-]?\d{1,19}")
+
+
+def _json_int(item: Any) -> Any:
+    """An OTLP/JSON ``intValue`` (int64 travels as a string); anything that is not a 64-bit
+    integer (``"1e400"``, 5,000 digits, ``true``) is :data:`UNREADABLE`, not an error: one
+    attribute never costs its span, nor the span its batch."""
+    if isinstance(item, bool):
+        return UNREADABLE
+    if isinstance(item, int):
+        return item
+    if isinstance(item, float):
+        item = int(item) if item.is_integer() else None  # inf and nan are not
+    elif isinstance(item, str) and _INT64_TEXT.fullmatch(item.strip()):
+        item = int(item)
+    if isinstance(item, int) and -(2**63) <= item < 2**63:
+        return item
+    return UNREADABLE
+
+
 def _any_value_json(value: Any) -> Any:
     if not isinstance(value, dict) or not value:
         return None
@@ -112,9 +177,12 @@ def _any_value_json(value: Any) -> Any:
     if which in ("boolValue", "bool_value"):
         return bool(item)
     if which in ("intValue", "int_value"):
-        return int(item)  # int64 travels as a string in OTLP/JSON
+        return _json_int(item)
     if which in ("doubleValue", "double_value"):
-        return float(item)
+        try:
+            return float(item)  # "NaN" and "Infinity" too: dropped when stored (_clean)
+        except (TypeError, ValueError):
+            return UNREADABLE
     if which in ("arrayValue", "array_value"):
         return [_any_value_json(v) for v in (item or {}).get("values", [])]
     if which in ("kvlistValue", "kvlist_value"):
@@ -162,8 +230,9 @@ def _status(code: Any) -> str:
 # --- OTLP protobuf -------------------------------------------------------------------------
 
 
-def spans_from_protobuf(body: bytes) -> list[Span]:
-    """Spans of an OTLP ``ExportTraceServiceRequest`` in protobuf."""
+def spans_from_protobuf(body: bytes, max_spans: int | None = None) -> list[Span]:
+    """Spans of an OTLP ``ExportTraceServiceRequest`` in protobuf (at most ``max_spans``:
+    :class:`TooManySpans` past it)."""
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
@@ -174,6 +243,8 @@ def spans_from_protobuf(body: bytes) -> list[Span]:
         request.ParseFromString(body)
     except DecodeError as error:
         raise SpanFormatError(f"not an OTLP protobuf ExportTraceServiceRequest: {error}") from None
+    _check_count(sum(len(scope.spans) for resource in request.resource_spans
+                     for scope in resource.scope_spans), max_spans)  # fmt: skip
     out: list[Span] = []
     for resource in request.resource_spans:
         for scope in resource.scope_spans:
@@ -327,14 +398,32 @@ def spans_from_json_value(value: Any) -> list[Span]:
     )
 
 
-def spans_from_json(body: bytes | str) -> list[Span]:
-    """Spans of an OTLP/JSON body (what an exporter POSTs with Content-Type application/json)."""
+def _json_span_count(value: Any) -> int:
+    """Spans an OTLP/JSON request lists (0 for anything else), counted without reading them."""
+    if isinstance(value, list):
+        return sum(_json_span_count(item) for item in value)
+    if not isinstance(value, dict):
+        return 0
+    n = 0
+    resources = _get(value, "resourceSpans", "resource_spans", [])
+    for resource in resources if isinstance(resources, list) else ():
+        scopes = _get(resource, "scopeSpans", "scope_spans", []) if isinstance(resource, dict) else []
+        for scope in scopes if isinstance(scopes, list) else ():
+            spans = scope.get("spans") if isinstance(scope, dict) else None
+            n += len(spans) if isinstance(spans, list) else 0
+    return n
+
+
+def spans_from_json(body: bytes | str, max_spans: int | None = None) -> list[Span]:
+    """Spans of an OTLP/JSON body (what an exporter POSTs with Content-Type application/json);
+    at most ``max_spans`` (:class:`TooManySpans` past it)."""
     try:
         value = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
         raise SpanFormatError(f"not valid JSON: {error}") from None
     except ValueError as error:
         raise SpanFormatError(f"not valid JSON: {error}"[:300]) from None
+    _check_count(_json_span_count(value), max_spans)
     return spans_from_json_value(value)
 
 

@@ -38,33 +38,54 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class PostgresServer:
+    """A throwaway PostgreSQL cluster on a free loopback port: ``start``, ``stop``
+    (``immediate``: what a crash or a failover does to the clients) and ``start`` again on
+    the same port and data."""
+
+    def __init__(self) -> None:
+        initdb, self.pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+        if not initdb or not self.pg_ctl:
+            pytest.fail("PostgreSQL is not installed (initdb/pg_ctl not found): the monitoring "
+                        "store's PostgreSQL tests need Debian's postgresql package, which "
+                        ".ci/run installs")  # fmt: skip
+        self.root = Path(tempfile.mkdtemp(prefix="cofe-pg-"))
+        self.data = self.root / "data"
+        self.prefix: list[str] = []
+        if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as the postgres user
+            user = pwd.getpwnam("postgres")
+            os.chown(self.root, user.pw_uid, user.pw_gid)
+            self.prefix = ["runuser", "-u", "postgres", "--"]
+        self.port = _free_port()
+        subprocess.run([*self.prefix, initdb, "-D", str(self.data), "-U", "postgres",
+                        "--auth=trust", "-E", "UTF8", "--no-sync"], check=True,
+                       capture_output=True)  # fmt: skip
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off"
+        subprocess.run([*self.prefix, self.pg_ctl, "-D", str(self.data), "-o", options, "-l",
+                        str(self.root / "log"), "-w", "start"], check=True,
+                       capture_output=True)  # fmt: skip
+
+    def stop(self) -> None:
+        subprocess.run([*self.prefix, self.pg_ctl, "-D", str(self.data), "-m", "immediate",
+                        "stop"], capture_output=True)  # fmt: skip
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """A running PostgreSQL server for the session; yields its base URL (no database)."""
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if not initdb or not pg_ctl:
-        pytest.fail("PostgreSQL is not installed (initdb/pg_ctl not found): the monitoring "
-                    "store's PostgreSQL tests need Debian's postgresql package, which .ci/run "
-                    "installs")  # fmt: skip
-    root = Path(tempfile.mkdtemp(prefix="cofe-pg-"))
-    data = root / "data"
-    prefix: list[str] = []
-    if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as the postgres user
-        user = pwd.getpwnam("postgres")
-        os.chown(root, user.pw_uid, user.pw_gid)
-        prefix = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
-    subprocess.run([*prefix, initdb, "-D", str(data), "-U", "postgres", "--auth=trust",
-                    "-E", "UTF8", "--no-sync"], check=True, capture_output=True)  # fmt: skip
-    options = f"-p {port} -c listen_addresses=127.0.0.1 -k {root} -c fsync=off"
-    subprocess.run([*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "log"),
-                    "-w", "start"], check=True, capture_output=True)  # fmt: skip
+    server = PostgresServer()
+    server.start()
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
+        yield server.url
     finally:
-        subprocess.run([*prefix, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)  # fmt: skip
-        shutil.rmtree(root, ignore_errors=True)
+        server.remove()
 
 
 _databases = itertools.count()

@@ -29,7 +29,7 @@ from cofe.adapters import PythonPipeline
 from cofe.evalset import write_evalset
 from cofe.monitor import MonitorStore, run_canary
 from cofe.monitor._dashboard import CSP, Dashboard, open_read_only
-from cofe.monitor._sql import StoreError
+from cofe.monitor.store import StoreError
 from tests.monitor.conftest import T0, docs, span
 
 WINDOW_S = 300
@@ -616,8 +616,7 @@ def test_pages_show_what_a_writer_commits_meanwhile(store_location, opened):
                 w = 2
                 while not stop.is_set() and w < 12:
                     traffic(writer, {w: 2})
-                    with writer.db.lock:
-                        writer.refresh()
+                    writer.refresh()
                     w += 1
 
             thread = threading.Thread(target=write)
@@ -634,12 +633,12 @@ def test_pages_show_what_a_writer_commits_meanwhile(store_location, opened):
 
 
 def test_a_busy_window_reads_only_its_first_traces(dashboard, filled, monkeypatch):
-    from cofe.monitor import _dashboard
+    from cofe.monitor import _drilldown
 
     start = window_at(2)
     everything = len(filled["queries"][2])
     assert everything > 2
-    monkeypatch.setattr(_dashboard, "MAX_TRACES", 2)
+    monkeypatch.setattr(_drilldown, "MAX_TRACES", 2)
     status, _, body = request(dashboard, "GET", f"/window?origin=traffic&start={start}")
     assert status == 200 and "the first 2" in body.decode()
     assert body.decode().count("class='case trace") == 2

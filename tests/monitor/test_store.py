@@ -101,9 +101,9 @@ def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str
     with pytest.raises(StoreError, match="schema version 99 was written by a newer cofe"):
         MonitorStore(store_location)
     with MonitorStore.__new__(MonitorStore) as raw:  # back to a version-1 store by hand
-        from cofe.monitor._sql import connect
+        from cofe.monitor.store._engine import Engine
 
-        raw.db = connect(store_location)
+        raw.db = Engine(store_location)
         raw.db.execute("DROP TABLE alerts")
         raw.db.execute("DROP TABLE canary_scores")
         raw.db.execute("UPDATE cofe_meta SET value = '1' WHERE key = 'schema_version'")

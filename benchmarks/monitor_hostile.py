@@ -1,0 +1,201 @@
+"""The collector under hostile load, on loopback: memory with large bodies, latency with
+slow connections.
+
+    python benchmarks/monitor_hostile.py            # both parts
+    python benchmarks/monitor_hostile.py --json
+
+(a) **large bodies**: a real ``cofe monitor collect`` process (SQLite store); 4 clients at
+once POST uncompressed OTLP protobuf bodies of just under 64 MB (the largest it takes:
+spans of 300 kB attributes), twice each. Reported: the collector's peak resident memory
+(``VmHWM``) and how many bodies were stored.
+
+(b) **slow connections**: the same collector; 50 connections each trickle a request a
+byte every 2 s (never finishing it) while 8 senders POST batches of 512 spans (3 traces
+of 6 spans each, repeated) over kept-alive connections, each waiting for its answer.
+Reported: the senders' acknowledgement latency (p50, p95) and how many slow connections
+the collector closed by its request deadline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cofe.monitor import Span
+from cofe.testing import otlp_request
+
+MB = 1024 * 1024
+T0 = (time.time_ns() // 3600_000_000_000 - 1) * 3600_000_000_000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spans(first: int, traces: int, attribute_chars: int = 100) -> list[Span]:
+    out = []
+    for t in range(first, first + traces):
+        trace = f"{t + 1:032x}"
+        start = T0 + t * 1_000_000
+        out.append(Span(trace, f"{1:016x}", None, "query", start, start + 10**8, "ok", "",
+                        {"openinference.span.kind": "CHAIN", "input.value": f"question {t}?",
+                         "output.value": "x" * attribute_chars}))  # fmt: skip
+        out.append(Span(trace, f"{2:016x}", f"{1:016x}", "retrieve", start, start + 10**7, "ok",
+                        "", {"openinference.span.kind": "RETRIEVER",
+                             "retrieval.documents.0.document.content": f"chunk {t}"}))  # fmt: skip
+        out.append(Span(trace, f"{3:016x}", f"{1:016x}", "llm", start, start + 10**7, "ok", "",
+                        {"openinference.span.kind": "LLM", "output.value": "an answer"}))  # fmt: skip
+    return out
+
+
+def _collector(store: Path, port: int) -> subprocess.Popen:
+    process = subprocess.Popen([sys.executable, "-m", "cofe", "monitor", "collect", "--store",
+                                str(store), "--port", str(port)], stderr=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("the collector did not start")
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _post(port: int, body: bytes, conn: http.client.HTTPConnection | None = None) -> int:
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request("POST", "/v1/traces", body=body,
+                     headers={"Content-Type": "application/x-protobuf"})  # fmt: skip
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        if own:
+            conn.close()
+
+
+def large_bodies(workdir: Path) -> dict:
+    body = otlp_request(_spans(0, 210, attribute_chars=300_000)).SerializeToString()
+    assert len(body) < 64 * MB, len(body)
+    port = _free_port()
+    process = _collector(workdir / "large.db", port)
+    try:
+        statuses: list[int] = []
+
+        def send() -> None:
+            for _ in range(2):
+                statuses.append(_post(port, body))
+
+        threads = [threading.Thread(target=send) for _ in range(4)]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return {"part": "large bodies", "body_mb": round(len(body) / MB, 1), "clients": 4,
+                "statuses": {str(s): statuses.count(s) for s in sorted(set(statuses))},
+                "seconds": round(time.monotonic() - started, 1),
+                "peak_rss_mb": round(_peak_rss_mb(process.pid), 1)}  # fmt: skip
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def slow_connections(workdir: Path, senders: int = 8, slow: int = 50, batches: int = 20) -> dict:
+    port = _free_port()
+    process = _collector(workdir / "slow.db", port)
+    stop = threading.Event()
+    closed = [0]
+
+    def trickle() -> None:
+        sock = socket.create_connection(("127.0.0.1", port))
+        head = b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n"
+        try:
+            for byte in head + b"x" * 1000:
+                if stop.wait(2.0):
+                    return
+                sock.sendall(bytes([byte]))
+        except OSError:
+            closed[0] += 1
+        finally:
+            sock.close()
+
+    latencies: list[float] = []
+
+    def send(sender: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for b in range(batches):
+            body = otlp_request(_spans((sender * batches + b) * 171, 171)).SerializeToString()
+            started = time.perf_counter()
+            assert _post(port, body, conn) == 200
+            latencies.append(time.perf_counter() - started)
+        conn.close()
+
+    slow_threads = [threading.Thread(target=trickle, daemon=True) for _ in range(slow)]
+    try:
+        for thread in slow_threads:
+            thread.start()
+        time.sleep(1.0)
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(senders)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        time.sleep(32)  # past the collector's 30 s request deadline
+        latencies.sort()
+        return {"part": "slow connections", "senders": senders, "slow": slow,
+                "batches": len(latencies),
+                "ack_p50_ms": round(1000 * statistics.median(latencies)),
+                "ack_p95_ms": round(1000 * latencies[int(0.95 * (len(latencies) - 1))]),
+                "slow_closed_by_deadline": closed[0]}  # fmt: skip
+    finally:
+        stop.set()
+        process.terminate()
+        process.wait(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", default="large,slow")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        if "large" in args.parts:
+            results.append(large_bodies(Path(folder)))
+        if "slow" in args.parts:
+            results.append(slow_connections(Path(folder)))
+    for result in results:
+        print(json.dumps(result) if args.json else
+              ", ".join(f"{k}: {v}" for k, v in result.items()))  # fmt: skip
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

@@ -1,0 +1,266 @@
+"""What the dashboard's pages share: limits, the stylesheet and icon, formatting, the
+default range, the page frame and request parameters (``cofe.monitor._dashboard``)."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from cofe.monitor._clean import LATEST_NS
+from cofe.monitor.store import (
+    TRAFFIC,
+    CanaryRoundRow,
+    MonitorStore,
+)
+from cofe.report._html import _STYLE
+
+DEFAULT_PORT = 8765
+RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400,
+          "all": None}  # fmt: skip
+DEFAULT_RANGE = "24h"
+PAGE_SIZE = 50  # traces or cases per page of a drill-down
+MAX_TRACES = 20_000  # traces of one window a drill-down reads (the first, by start time)
+MAX_ALERTS = 200  # alert rows shown on the overview
+MAX_ROUNDS = 50  # canary rounds listed on the overview
+STAGE_TITLES = {"all": "Whole traces", "parse": "Parse", "chunking": "Chunking",
+                "retrieval": "Retrieval", "reranking": "Reranking", "generation": "Generation"}  # fmt: skip
+STEP_ORDER = ("parse", "corpus", "pool", "context", "answer")
+VERDICTS = "verdicts"  # the canary step holding verdict shares (``cofe.monitor._canary``)
+JUDGED = {"Faithfulness": "judged share: the answer's claims supported by the context",
+          "AnswerRelevancy": "judged share: how well the answer addresses the query"}  # fmt: skip
+
+CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+       "form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+_EXTRA_STYLE = """
+header .sub{color:#cbd5e0;font-size:12px}nav{margin:10px 0;font-size:13px}
+nav a,.filters a{margin-right:10px}nav .on,.filters .on{font-weight:bold;color:#1a202c;
+text-decoration:none}a{color:#2b6cb0}.fig{margin:0;width:360px}.fig.wide{width:540px}.fig figcaption{padding:0 6px}
+h3{font-size:15px;margin:14px 0 6px}.case .verdict.good{background:#c6f6d5}
+.badge{display:inline-block;padding:0 5px;margin-right:4px;border-radius:4px;
+background:#edf2f7;font-size:11.5px}.badge.bad{background:#fed7d7}
+.badge.value{background:#bee3f8}.err{color:#9b2c2c}.sev-critical{color:#9b2c2c;
+font-weight:bold}.sev-warning{color:#b7791f;font-weight:bold}
+table.rows td,table.rows th{text-align:left;vertical-align:top}
+table.rows td.num{text-align:right;white-space:nowrap}.nowrap{white-space:nowrap}
+.examples li{margin:2px 0}tr.hl td{background:#fefcbf}.empty{color:#718096;font-style:italic}
+svg.chart a circle.pt:hover{r:6}svg.chart a{cursor:pointer}.chunk .muted{font-size:11.5px}
+"""
+STYLE = _STYLE + _EXTRA_STYLE
+ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" '
+        'height="16" rx="3" fill="#1a365d"/><polyline points="2,12 6,7 9,9 14,3" fill="none" '
+        'stroke="#fff" stroke-width="2"/></svg>')  # fmt: skip
+
+
+class BadRequest(ValueError):
+    """A parameter that cannot be read (answered 400; the value is not repeated)."""
+
+
+class NotFound(LookupError):
+    pass
+
+
+# --- the store, read-only -----------------------------------------------------------------------
+
+
+def open_read_only(location: str) -> MonitorStore:
+    """The store at ``location``, opened so that nothing can write through it (SQLite
+    ``query_only``, PostgreSQL read-only sessions, on every connection). A store that does
+    not exist, is not one, or is at another schema version is refused (opening it to
+    write would create or migrate it)."""
+    return MonitorStore(str(location), read_only=True)
+
+
+# --- formatting ------------------------------------------------------------------------------------
+
+
+def utc(ns: int, seconds: bool = False) -> str:
+    moment = datetime.fromtimestamp(ns / 1e9, UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def _hm(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, UTC).strftime("%H:%M")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "x"
+
+
+def _href(path: str, **params: Any) -> str:
+    """A link relative to the dashboard's root (so it also works behind a path prefix)."""
+    kept = {k: v for k, v in params.items() if v is not None and v != ""}
+    return f"./{path}" + (f"?{urlencode(kept)}" if kept else "")
+
+
+def _a(href: str, text: str, cls: str = "") -> str:
+    attr = f" class='{cls}'" if cls else ""
+    return f"<a href='{escape(href)}'{attr}>{escape(text)}</a>"
+
+
+def _kind(stage: str, name: str) -> str:
+    """How a series' values read: ``share`` (0-100 %), ``seconds``, ``unit`` (0-1), ``number``."""
+    if stage == VERDICTS or name.endswith(("Rate", "Share", "Dropped")):
+        return "share"
+    if "@" in name and not re.search(r"@\d+$", name):  # a verdict share: VERDICT@STAGE
+        return "share"
+    if name.startswith("Latency"):
+        return "seconds"
+    if name in JUDGED:
+        return "unit"
+    return "number"
+
+
+def fmt_value(kind: str, value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if kind == "share":
+        return f"{value:.1%}"
+    if kind == "seconds":
+        return f"{value:.3f} s" if value < 100 else f"{value:.0f} s"
+    if kind == "unit":
+        return f"{value:.3f}"
+    return f"{value:.4g}"
+
+
+def _signal_group(name: str) -> str:
+    """Signals drawn together: a base name and its percentiles (LatencyP50, LatencyP95)."""
+    match = re.fullmatch(r"(.+?)(P\d+)", name)
+    return match[1] if match else name
+
+
+def _signals() -> dict[tuple[str, str], Any]:
+    from cofe.monitor._signals import SIGNALS
+
+    return {(s.stage, s.name): s for s in SIGNALS}
+
+
+def _description(stage: str, name: str) -> str:
+    signal = _signals().get((stage, name))
+    if signal is not None:
+        return str(getattr(signal, "description", ""))
+    if name == "OtherTraces":
+        return "traces with no retriever, reranker or LLM span (index building, ...)"
+    return JUDGED.get(name, "")
+
+
+# --- queries the store has no method for -------------------------------------------------------------
+
+
+FUTURE_SLACK_NS = 86400 * 10**9  # clocks that run ahead of this machine's, by up to a day
+RECENT_QUANTILE = 0.99  # a store stamped wholly in the future: its recent past, not its outliers
+
+
+def _extent(store: MonitorStore, now_ns: int | None = None) -> tuple[int | None, int | None]:
+    """The first instant anything was recorded at (series, rounds, alerts), and the data's
+    recent past: the last instant up to now (a day's slack for clock skew), never the latest
+    stamp -- one trace stamped in 2200 must not move the default view there. A store whose
+    every stamp lies ahead of now (a simulation) gives the 99th percentile of its instants."""
+    instants = store.instants(TRAFFIC)
+    if not instants:
+        return None, None
+    horizon = (now_ns if now_ns is not None else time.time_ns()) + FUTURE_SLACK_NS
+    past = [t for t in instants if t <= horizon]
+    if past:
+        return min(instants), max(past)
+    instants.sort()
+    return instants[0], instants[int(RECENT_QUANTILE * (len(instants) - 1))]
+
+
+def _alerts(store: MonitorStore, start: int, end: int) -> list[dict[str, Any]]:
+    return store.alerts(start, end, limit=MAX_ALERTS)
+
+
+def _rounds(store: MonitorStore, start: int, end: int) -> list[CanaryRoundRow]:
+    return store.canary_rounds(since_ns=start, until_ns=end, newest_first=True)
+
+
+def _fitting_range(first: int | None, last: int | None) -> str:
+    """The default range: everything, when all that was recorded spans a day or less (a
+    short history fills the charts instead of the right edge of a day), else 24h."""
+    if first is None or last is None or last - first > 86400 * 1_000_000_000:
+        return DEFAULT_RANGE
+    return "all"
+
+
+def evidence_keywords(explanation: str) -> list[str]:
+    """The keywords a verdict's explanation names (``point 0 [Denver Broncos]: 'Denver
+    Broncos' not in ...``), to mark in the case's chunks and answer."""
+    words = set(re.findall(r"'([^'\n]{1,80})' (?:not in|is not|missing|absent)", explanation))
+    for label in re.findall(r"point \d+ \[([^\]\n]{1,200})\]", explanation):
+        words.add(label)
+        words.update(part.strip() for part in re.split(r" \+ |, | & | \| ", label))
+    return sorted(w for w in words if len(w.strip()) >= 2)
+
+
+def with_zero_shares(rows: list[dict], canary: list[dict]) -> list[dict]:
+    """Verdict shares with a 0 for each round (of ``canary``) in which a verdict of ``rows``
+    did not occur: the store keeps only the verdicts a round had."""
+    rounds = {r["round_id"]: r for r in canary if r["step"] == VERDICTS}
+    have = {(r["round_id"], r["measure"]) for r in rows}
+    out = list(rows)
+    for measure in sorted({r["measure"] for r in rows}):
+        stage = measure.rpartition("@")[2]
+        for round_id, any_row in rounds.items():
+            if (round_id, measure) not in have:
+                out.append({**any_row, "measure": measure, "series": measure, "stage": stage,
+                            "value": 0.0, "unscored": 0})  # fmt: skip
+    return sorted(out, key=lambda r: (r["start_ns"], r["measure"]))
+
+
+# --- pages ---------------------------------------------------------------------------------------
+
+
+def _page(title: str, subtitle: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{escape(title)}</title>"
+        "<link rel='stylesheet' href='./static/dashboard.css'>"
+        "<link rel='icon' href='./favicon.svg' type='image/svg+xml'></head><body>"
+        f"<header><h1>{escape(title)}</h1><div class='sub'>{subtitle}</div></header>"
+        f"<main>{body}</main></body></html>\n"
+    )
+
+
+class _Params:
+    def __init__(self, query: str) -> None:
+        self.values = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+
+    def text(self, name: str, default: str | None = None) -> str | None:
+        value = self.values.get(name)
+        return value if value not in (None, "") else default
+
+    def integer(self, name: str, default: int | None = None, minimum: int = 0) -> int | None:
+        value = self.values.get(name)
+        if value in (None, ""):
+            return default
+        try:
+            number = int(value)  # type: ignore[arg-type]
+        except ValueError:
+            raise BadRequest(f"the parameter {name} must be an integer") from None
+        if number < minimum or number >= 2**63:
+            raise BadRequest(f"the parameter {name} is out of range")
+        return number
+
+    def time(self, name: str) -> int | None:
+        """An instant in ns, within the times a span may have (``_clean``: 1970 to 2100), so
+        no window computed from it overflows the store's 64-bit integers."""
+        number = self.integer(name)
+        if number is not None and number >= LATEST_NS:
+            raise BadRequest(f"the parameter {name} is past 2100 (a time in ns since 1970)")
+        return number

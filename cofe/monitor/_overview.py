@@ -1,0 +1,452 @@
+"""The dashboard's overview: per-stage series, alert history and canary rounds over a
+time range (``/``); the base of :class:`~cofe.monitor._drilldown.Pages`."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from functools import partial
+from html import escape
+from typing import Any
+
+from cofe.monitor._canary import series_of
+from cofe.monitor._charts import Line, Marker, Point, line_chart
+from cofe.monitor._dashboard_kit import (
+    MAX_ROUNDS,
+    RANGES,
+    STAGE_TITLES,
+    STEP_ORDER,
+    VERDICTS,
+    BadRequest,
+    _a,
+    _alerts,
+    _description,
+    _extent,
+    _fitting_range,
+    _hm,
+    _href,
+    _kind,
+    _page,
+    _Params,
+    _rounds,
+    _signal_group,
+    _signals,
+    _slug,
+    fmt_value,
+    utc,
+    with_zero_shares,
+)
+from cofe.monitor.store import (
+    CANARY,
+    TRAFFIC,
+    MonitorStore,
+    shown_location,
+)
+from cofe.report._html import _GOOD
+
+
+class OverviewPages:
+    """The overview's HTML, from one open store."""
+
+    def __init__(self, store: MonitorStore) -> None:
+        self.store = store
+
+    @property
+    def window_ns(self) -> int:
+        return self.store.window_ns
+
+    def _subtitle(self) -> str:
+        minutes = self.store.window_seconds / 60
+        window = f"{minutes:g} min" if minutes >= 1 else f"{self.store.window_seconds} s"
+        return (
+            f"store {escape(shown_location(self.store.location))} · {window} windows · "
+            f"read-only · times in UTC · rendered {escape(utc(time.time_ns()))}"
+        )
+
+    # --- overview ---------------------------------------------------------------------------
+
+    def overview(self, params: _Params) -> str:
+        store = self.store
+        first, last = _extent(store)
+        name = params.text("range") or _fitting_range(first, last)
+        if name not in RANGES:
+            raise BadRequest(f"range must be one of {', '.join(RANGES)}")
+        latest = last if last is not None else store.window_of(time.time_ns())
+        until = params.time("until") or (store.window_of(latest) + self.window_ns)
+        span = RANGES[name]
+        if span is None:
+            start = store.window_of(min(first if first is not None else until,
+                                        until - self.window_ns))  # fmt: skip
+        else:
+            start = until - span * 1_000_000_000
+        traffic = store.series(origin=TRAFFIC, since_ns=start, until_ns=until)
+        # one series per stage, step and measure, whatever its cutoff in each round
+        canary = series_of([r for r in store.canary_series(since_ns=start)
+                            if r["start_ns"] < until])  # fmt: skip
+        alerts = _alerts(store, start, until)
+        alert_count = store.alert_count(start, until)
+        nav = self._range_nav(name, start, until, params.time("until") is not None)
+        stages = self._stage_sections(traffic, canary, alerts, (start, until))
+        body = [nav, self._summary(start, until, traffic, canary, alert_count),
+                self._alerts_section(alerts, alert_count), self._canary_overview(canary, alerts, (start, until)),
+                *stages]  # fmt: skip
+        if not traffic and not canary:
+            body.insert(2, "<section><p class='empty'>Nothing recorded in this range. Traces "
+                           "arrive through <code>cofe monitor collect</code> (or "
+                           "<code>import</code>); their windows are computed by the collector; "
+                           "canary rounds come from <code>cofe monitor canary</code>.</p>"
+                           "</section>")  # fmt: skip
+        title = f"cofe monitor · {utc(start)} – {utc(until)} UTC"
+        return _page(title, self._subtitle(), "".join(body))
+
+    def _range_nav(self, name: str, start: int, until: int, pinned: bool) -> str:
+        links = []
+        for key in RANGES:
+            cls = "on" if key == name else ""  # (the fitted default is marked too)
+            links.append(_a(_href("", range=key, until=until if pinned else None), key, cls))
+        span = until - start
+        older = _a(_href("", range=name, until=until - span), "← earlier")
+        newer = _a(_href("", range=name, until=until + span), "later →")
+        latest = _a(_href("", range=name), "latest")
+        sections = " ".join(_a(f"#{anchor}", text) for anchor, text in (
+            ("alerts", "alerts"), ("canary", "canaries"), *((f"stage-{s}", t.lower())
+                                                          for s, t in STAGE_TITLES.items())))  # fmt: skip
+        return (
+            f"<nav>range: {' '.join(links)} · {older} {newer} {latest}<br>jump to: {sections}</nav>"
+        )
+
+    def _summary(self, start: int, until: int, traffic: list[dict], canary: list[dict],
+                 alert_count: int) -> str:  # fmt: skip
+        store = self.store
+        counts = store.counts()
+        pending = store.pending_windows()
+        windows = len({r["start_ns"] for r in traffic})
+        in_range = sum(int(r["value"] or 0) for r in traffic
+                       if r["stage"] == "all" and r["signal"] == "Traces")  # fmt: skip
+        rounds = len({r["round_id"] for r in canary})
+        rows = [
+            ["query traces in range", f"{in_range:,} in {windows:,} windows"],
+            ["canary rounds in range", f"{rounds:,}"],
+            ["alerts in range", f"{alert_count:,}"],
+            ["store", f"{counts['traces']:,} traces ({counts['traces_with_problems']:,} with "
+                      f"problems), {counts['spans']:,} spans, {counts['chunks']:,} chunks, "
+                      f"{counts['canary_rounds']:,} canary rounds"],
+        ]  # fmt: skip
+        if pending:
+            rows.append(["windows awaiting computation",
+                         f"{pending:,} (the collector computes them every few seconds; "
+                         "this page shows them once it has)"])  # fmt: skip
+        problems = sorted(
+            store.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(),
+            key=lambda kv: -kv[1],
+        )
+        table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
+        out = f"<section id='summary'><h2>Summary</h2><table class='rows'>{table}</table>"
+        if problems:
+            items = "".join(f"<tr><td>{escape(k)}</td><td class='num'>{n:,}</td></tr>"
+                            for k, n in problems[:8])  # fmt: skip
+            out += ("<h3>Why traces in range are incomplete</h3><table class='rows'><tr>"
+                    f"<th>problem</th><th>traces</th></tr>{items}</table>")  # fmt: skip
+        return out + "</section>"
+
+    # --- alerts -----------------------------------------------------------------------------
+
+    def _alerts_section(self, alerts: list[dict], count: int) -> str:
+        if not alerts:
+            return ("<section id='alerts'><h2>Alert history</h2><p class='empty'>No alert in "
+                    "this range.</p></section>")  # fmt: skip
+        rows = []
+        for a in alerts:
+            kind = _kind(a["stage"], a["measure"])
+            change = f"{fmt_value(kind, a['baseline'])} → {fmt_value(kind, a['current'])}"
+            if a["baseline"] is None:
+                change = fmt_value(kind, a["current"])
+            if a["ci_low"] is not None and a["ci_high"] is not None:
+                change += (f"<br><span class='muted'>95 % CI [{a['ci_low']:+.3g}, "
+                           f"{a['ci_high']:+.3g}]</span>")  # fmt: skip
+            if a["p_value"] is not None:
+                change += f"<br><span class='muted'>p = {a['p_value']:.2g}</span>"
+            severity = str(a["severity"])
+            rows.append(
+                f"<tr id='alert-{escape(_slug(str(a['alert_id'])))}'>"
+                f"<td class='nowrap'>{escape(utc(a['fired_ns']))}</td>"
+                f"<td class='sev-{escape(_slug(severity))}'>{escape(severity)}</td>"
+                f"<td>{escape(str(a['rule']))}<br><span class='muted'>{escape(str(a['origin']))}"
+                f"</span></td><td>{escape(str(a['stage']))}<br><b>{escape(str(a['measure']))}"
+                f"</b></td><td class='nowrap'>{change}</td>"
+                f"<td class='nowrap'>{self._alert_window(a)}</td>"
+                f"<td>{escape(str(a['message']))}</td><td>{self._examples(a['examples'])}</td></tr>"
+            )  # fmt: skip
+        head = "".join(f"<th>{h}</th>" for h in ("fired", "severity", "rule", "stage · measure",
+                                                   "baseline → current", "window", "message",
+                                                   "examples"))  # fmt: skip
+        more = (f"<p class='muted'>the latest {len(alerts)} of {count:,} alerts in this range"
+                "</p>" if count > len(alerts) else "")  # fmt: skip
+        return (f"<section id='alerts'><h2>Alert history</h2><table class='rows alerts'>"
+                f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+                "</section>")  # fmt: skip
+
+    def _alert_window(self, a: dict) -> str:
+        start, end = int(a["window_start_ns"]), int(a["window_end_ns"])
+        label = f"{utc(start)}–{_hm(end)}"
+        if a["origin"] == CANARY:
+            rounds = self.store.canary_rounds(since_ns=start, until_ns=end, until_inclusive=True)
+            if rounds:
+                return "<br>".join(_a(_href("round", id=r.round_id), f"round {r.round_id}")
+                                   for r in rounds[:3])  # fmt: skip
+            return escape(label)
+        signal = f"{a['stage']}/{a['measure']}"
+        return _a(_href("window", origin=a["origin"], start=start,
+                        end=end if end != start + self.window_ns else None, signal=signal), label)  # fmt: skip
+
+    def _examples(self, raw: Any) -> str:
+        try:
+            examples = json.loads(raw) if isinstance(raw, str) else raw
+        except json.JSONDecodeError:
+            return f"<span class='muted'>{escape(str(raw)[:300])}</span>"
+        if not isinstance(examples, list) or not examples:
+            return "<span class='muted'>–</span>"
+        items = []
+        for ex in examples[:10]:
+            if not isinstance(ex, dict):
+                items.append(f"<li>{escape(str(ex)[:300])}</li>")
+                continue
+            if ex.get("round_id") and ex.get("sample_id"):
+                link = _a(_href("round", id=ex["round_id"]) + f"#case-{_slug(str(ex['sample_id']))}",
+                          f"case {ex['sample_id']}")  # fmt: skip
+            elif ex.get("trace_id"):
+                link = _a(_href("trace", id=ex["trace_id"]), f"trace {str(ex['trace_id'])[:12]}")
+            else:
+                link = ""
+            shown = {k: v for k, v in ex.items() if k not in ("round_id", "sample_id", "trace_id")
+                     and v not in (None, "", [], {})}  # fmt: skip
+            query = shown.pop("query", None)
+            rest = "; ".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}"
+                             for k, v in shown.items())  # fmt: skip
+            text = (f" <i>{escape(str(query)[:200])}</i>" if query else "") + (
+                f" <span class='muted'>{escape(rest[:400])}</span>" if rest else "")  # fmt: skip
+            items.append(f"<li>{link}{text}</li>")
+        more = f"<li class='muted'>and {len(examples) - 10} more</li>" if len(examples) > 10 else ""
+        return (
+            f"<details><summary>{len(examples)} example(s)</summary><ul class='examples'>"
+            f"{''.join(items)}{more}</ul></details>"
+        )
+
+    # --- charts -----------------------------------------------------------------------------
+
+    def _figure(self, chart_id: str, svg: str, caption: str = "", wide: bool = False) -> str:
+        cap = f"<figcaption class='muted'>{escape(caption)}</figcaption>" if caption else ""
+        cls = "fig wide" if wide else "fig"
+        return f"<figure class='{cls}' id='{escape(chart_id)}'>{svg}{cap}</figure>"
+
+    def _traffic_charts(self, stage: str, rows: list[dict], alerts: list[dict],
+                        x_range: tuple[int, int]) -> tuple[list[str], list[str]]:  # fmt: skip
+        """A chart per signal (percentiles of one value together) of the stage; and the
+        signals with no value in any window of the range, with why."""
+        groups: dict[str, dict[str, list[dict]]] = {}
+        for r in rows:
+            groups.setdefault(_signal_group(r["signal"]), {}).setdefault(r["signal"], []).append(r)
+        order = {name: i for i, (s, name) in enumerate(_signals()) if s == stage}
+        charts, empty = [], []
+        for group, by_signal in sorted(groups.items(), key=lambda kv: min(
+                order.get(s, 999) for s in kv[1])):  # fmt: skip
+            names = sorted(by_signal, key=lambda s: (order.get(s, 999), s))
+            if all(r["value"] is None for rows_ in by_signal.values() for r in rows_):
+                notes = sorted({r["note"] for rows_ in by_signal.values() for r in rows_
+                                if r["note"]})  # fmt: skip
+                empty.append(f"{', '.join(names)} ({'; '.join(notes) or 'no value'})")
+                continue
+            kind = _kind(stage, names[0])
+            lines = []
+            for signal in names:
+                points = []
+                for r in by_signal[signal]:
+                    when = f"{utc(r['start_ns'])}–{_hm(r['start_ns'] + self.window_ns)}"
+                    tip = (f"{signal} · {when}: {fmt_value(kind, r['value'])} (n={r['n']})"
+                           if r["value"] is not None else f"{signal} · {when}: {r['note'] or 'no value'}")  # fmt: skip
+                    href = _href("window", origin=TRAFFIC, start=r["start_ns"],
+                                 signal=f"{stage}/{signal}")  # fmt: skip
+                    points.append(Point(r["start_ns"], r["value"], href, tip))
+                lines.append(Line(signal, points))
+            markers = [Marker(a["window_start_ns"], f"#alert-{_slug(str(a['alert_id']))}",
+                              f"{a['severity']}: {a['message']}")
+                       for a in alerts if a["origin"] == TRAFFIC and a["stage"] == stage
+                       and a["measure"] in by_signal]  # fmt: skip
+            title = (
+                group
+                if len(names) == 1
+                else f"{group} ({', '.join(n[len(group) :] or 'mean' for n in names)})"
+            )
+            title += {"seconds": ", s", "share": ", %"}.get(kind, "")
+            svg = line_chart(lines, title=title, x_range=x_range, gap_ns=self.window_ns,
+                             share=kind == "share", unit_range=kind == "unit",
+                             fmt=partial(fmt_value, kind), markers=markers)  # fmt: skip
+            caption = "; ".join(dict.fromkeys(_description(stage, n) for n in names if
+                                              _description(stage, n)))  # fmt: skip
+            charts.append(
+                self._figure(f"chart-traffic-{_slug(stage)}-{_slug(group)}", svg, caption)
+            )
+        return charts, empty
+
+    def _canary_lines(self, rows: list[dict], label: Callable[[dict], str],
+                      href: Callable[[dict], str], kind: str) -> list[Line]:  # fmt: skip
+        lines: dict[str, Line] = {}
+        for r in rows:
+            name = label(r)
+            if r["value"] is not None:
+                tip = (f"{r['measure']} at {r['step']} · round {r['round_id']} "
+                       f"({utc(r['start_ns'])}): {fmt_value(kind, r['value'])} (n={r['n']})")  # fmt: skip
+            else:
+                tip = (f"{r['measure']} at {r['step']} · round {r['round_id']}: not scored "
+                       f"({r['unscored']} sample(s) unscored)")  # fmt: skip
+            lines.setdefault(name, Line(name)).points.append(Point(r["start_ns"], r["value"],
+                                                                   href(r), tip))  # fmt: skip
+        return list(lines.values())
+
+    def _round_href(self, r: dict) -> str:
+        if r["step"] == VERDICTS:
+            verdict, _, stage = r["measure"].rpartition("@")
+            return _href("round", id=r["round_id"], verdict=verdict, stage=stage)
+        return _href("round", id=r["round_id"])
+
+    def _canary_charts(self, stage: str, rows: list[dict], alerts: list[dict],
+                       x_range: tuple[int, int]) -> tuple[list[str], list[str]]:  # fmt: skip
+        """A chart per step and measure family of the stage, and its verdict shares; the
+        names of measures with no value in any round."""
+        charts, unscored = [], []
+        steps: dict[str, dict[str, list[dict]]] = {}
+        for r in rows:
+            family = r["measure"].split("@")[0] if r["step"] != VERDICTS else VERDICTS
+            steps.setdefault(r["step"], {}).setdefault(family, []).append(r)
+        rank = {s: i for i, s in enumerate(STEP_ORDER)}
+        stage_alerts = [a for a in alerts if a["origin"] == CANARY and a["stage"] == stage]
+        for step in sorted(steps, key=lambda s: (s == VERDICTS, rank.get(s, 99), s)):
+            for family, family_rows in sorted(steps[step].items()):
+                if all(r["value"] is None for r in family_rows):
+                    unscored += sorted({f"{r['measure']} at {step}" for r in family_rows})
+                    continue
+                if step == VERDICTS:
+                    lines = self._canary_lines(family_rows, lambda r: r["measure"].rpartition("@")[0],
+                                               self._round_href, "share")  # fmt: skip
+                    title = f"verdicts blamed on {stage}, share of samples"
+                    kind, chart_id = "share", f"chart-canary-verdicts-{_slug(stage)}"
+                    measures = {r["measure"] for r in family_rows}
+                    wanted = [a for a in stage_alerts if "@" in a["measure"]]
+                else:  # a line per series: a new cutoff continues its line (on the point)
+                    kind = "unit"
+                    lines = self._canary_lines(family_rows, lambda r: r["series"],
+                                               self._round_href, kind)  # fmt: skip
+                    title = f"{family} at {step}"
+                    chart_id = f"chart-canary-{_slug(stage)}-{_slug(step)}-{_slug(family)}"
+                    measures = {r["measure"] for r in family_rows}
+                    wanted = [a for a in stage_alerts if a["measure"] in measures]
+                markers = [Marker(a["window_start_ns"], f"#alert-{_slug(str(a['alert_id']))}",
+                                  f"{a['severity']}: {a['message']}") for a in wanted]  # fmt: skip
+                svg = line_chart(lines, title=title, x_range=x_range, share=kind == "share",
+                                 unit_range=kind == "unit", fmt=partial(fmt_value, kind),
+                                 markers=markers, legend=True)  # fmt: skip
+                caption = (
+                    "click a point: the round's cases with that verdict"
+                    if step == VERDICTS
+                    else "per canary round; click a point: its cases"
+                )
+                charts.append(self._figure(chart_id, svg, caption))
+        return charts, unscored
+
+    def _canary_overview(self, canary: list[dict], alerts: list[dict],
+                         x_range: tuple[int, int]) -> str:  # fmt: skip
+        if not canary:
+            return ("<section id='canary'><h2>Canaries</h2><p class='empty'>No canary round in "
+                    "this range (<code>cofe monitor canary</code> runs them).</p></section>")  # fmt: skip
+        # KeywordRecall through the pipeline: one line per step, each round's widest cutoff
+        # of the step (a new top-k continues the line; each point names its cutoff)
+        rank = {s: i for i, s in enumerate(STEP_ORDER)}
+        recall_rows = sorted((r for r in canary if r["series"] == "KeywordRecall"
+                              and r["step"] != VERDICTS),
+                             key=lambda r: rank.get(r["step"], 99))  # fmt: skip
+        charts = []
+        if recall_rows:
+            lines = self._canary_lines(recall_rows, lambda r: r["step"], self._round_href,
+                                       "unit")  # fmt: skip
+            svg = line_chart(lines, title="KeywordRecall at each step", x_range=x_range,
+                             unit_range=True, fmt=lambda v: fmt_value("unit", v), width=540)  # fmt: skip
+            charts.append(self._figure("chart-canary-recall", svg, "share of information points "
+                                       "still present after each step, per round", wide=True))  # fmt: skip
+        verdict_rows = with_zero_shares([r for r in canary if r["step"] == VERDICTS], canary)
+        if verdict_rows:
+            lines = self._canary_lines(verdict_rows, lambda r: r["measure"], self._round_href,
+                                       "share")  # fmt: skip
+            markers = [Marker(a["window_start_ns"], f"#alert-{_slug(str(a['alert_id']))}",
+                              f"{a['severity']}: {a['message']}")
+                       for a in alerts if a["origin"] == CANARY and "@" in a["measure"]]  # fmt: skip
+            svg = line_chart(lines, title="Verdicts per round (verdict@stage), share of samples",
+                             x_range=x_range, share=True, fmt=lambda v: fmt_value("share", v),
+                             markers=markers, width=540)  # fmt: skip
+            charts.append(self._figure("chart-canary-verdicts", svg,
+                                       "click a point: that round's cases with that verdict",
+                                       wide=True))  # fmt: skip
+        rounds = _rounds(self.store, *x_range)
+        counts = self.store.verdict_counts([r.round_id for r in rounds[:MAX_ROUNDS]])
+        rows = []
+        for r in rounds[:MAX_ROUNDS]:
+            round_id, started, finished = r.round_id, r.started_ns, r.finished_ns
+            samples, answered = r.samples, r.answered
+            verdicts = counts.get(round_id, {})
+            total = sum(verdicts.values())
+            good = sum(n for v, n in verdicts.items() if v in _GOOD)
+            bad = ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])
+                            if v not in _GOOD)  # fmt: skip
+            rows.append(f"<tr><td>{_a(_href('round', id=round_id), round_id)}</td>"
+                        f"<td class='nowrap'>{escape(utc(started, True))}</td>"
+                        f"<td class='num'>{(finished - started) / 1e9:.1f} s</td>"
+                        f"<td class='num'>{answered}/{samples}</td>"
+                        f"<td class='num'>{fmt_value('share', good / total if total else None)}</td>"
+                        f"<td>{escape(bad) or '–'}</td></tr>")  # fmt: skip
+        table = ("<table class='rows'><thead><tr><th>round</th><th>started</th><th>took</th>"
+                 "<th>answered</th><th>passed</th><th>lost (verdict: samples)</th></tr></thead>"
+                 f"<tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
+        more = (f"<p class='muted'>the latest {MAX_ROUNDS} of {len(rounds)} rounds</p>"
+                if len(rounds) > MAX_ROUNDS else "")  # fmt: skip
+        return (
+            f"<section id='canary'><h2>Canaries</h2><div class='charts'>{''.join(charts)}"
+            f"</div><h3>Rounds</h3>{table}{more}</section>"
+        )
+
+    def _stage_sections(self, traffic: list[dict], canary: list[dict], alerts: list[dict],
+                        x_range: tuple[int, int]) -> list[str]:  # fmt: skip
+        stages = list(STAGE_TITLES)
+        for r in traffic + canary:
+            if r["stage"] not in stages and r["stage"] != "none":
+                stages.append(r["stage"])
+        minutes = self.store.window_seconds / 60
+        window = f"{minutes:g}-min" if minutes >= 1 else f"{self.store.window_seconds}-s"
+        out = []
+        for stage in stages:
+            rows_t = [r for r in traffic if r["stage"] == stage]
+            rows_c = [r for r in canary if r["stage"] == stage]
+            if any(r["step"] == VERDICTS for r in rows_c):
+                rows_c = [r for r in rows_c if r["step"] != VERDICTS] + with_zero_shares(
+                    [r for r in rows_c if r["step"] == VERDICTS], canary)  # fmt: skip
+            if not rows_t and not rows_c:
+                continue
+            parts = [
+                f"<section id='stage-{_slug(stage)}'><h2>{escape(STAGE_TITLES.get(stage, stage))}</h2>"
+            ]
+            if rows_t:
+                charts, empty = self._traffic_charts(stage, rows_t, alerts, x_range)
+                parts.append(f"<h3>Traffic · label-free signals per {window} window</h3>"
+                             f"<div class='charts'>{''.join(charts)}</div>")  # fmt: skip
+                if empty:
+                    parts.append(f"<p class='muted'>No value in any window of this range: "
+                                 f"{escape('; '.join(empty))}.</p>")  # fmt: skip
+            if rows_c:
+                charts, unscored = self._canary_charts(stage, rows_c, alerts, x_range)
+                parts.append(f"<h3>Canaries · measures per round</h3><div class='charts'>"
+                             f"{''.join(charts)}</div>")  # fmt: skip
+                if unscored:
+                    parts.append(f"<p class='muted'>Not scored in any round of this range: "
+                                 f"{escape(', '.join(unscored))}.</p>")  # fmt: skip
+            parts.append("</section>")
+            out.append("".join(parts))
+        return out
