@@ -1,7 +1,7 @@
 """How often cofe's default scoring agrees with gold labels derived from answer offsets.
 
     python benchmarks/verdict_validity.py [--sets squad,cmrc] [--sizes 128,256,512,1024]
-                                          [--limit N] [--workdir DIR] [--cache DIR]
+                                          [--pipeline default|langchain|haystack] [--limit N] [--workdir DIR] [--cache DIR]
                                           [--examples 3] [--explain ID,...] [--json [FILE]]
 
 For each shipped set (SQuAD v1.1 dev part B, CMRC 2018 trial) and chunk size,
@@ -12,6 +12,14 @@ default pipeline (BM25 pool of 30, top 4, no reranker, extractive generator;
 The run is scored with the default ``ScoreConfig()``, with
 ``coarse_scope="off"`` (``--coarse-scope off``) and in ``cofe-rag`` mode (the
 reference semantics: a chunk must name the entity itself).
+
+``--pipeline langchain`` or ``haystack`` runs the same pipeline written with that framework
+instead (``benchmarks/_framework_pipelines.py``: the article files loaded one document each,
+the framework's token splitter keeping offsets, its BM25 retriever as the pool of 30, the first
+4 in the prompt, a chat model replying extractively from the prompt), recorded by cofe from its
+OpenInference spans (``OpenInferencePipeline`` with ``corpus=`` the splits and ``documents=``
+the loaded files) and scored and compared exactly as the built-in one. Its runs go to
+``<set>/<pipeline>-chunk<size>``; the gold is laid over the texts the framework loaded.
 
 Gold labels come from the answer *offsets* only -- never from cofe's keyword
 matcher or scorer. Each gold answer span (paragraph + ``answer_start``) is
@@ -215,7 +223,7 @@ class GoldFacts:
     pool_ok: bool | None  # None: the record has no pool
     context_ok: bool
     answer_ok: bool
-    reranked: bool  # the record had its own context (a reranker ran)
+    reranked: bool  # the record has its own context and the pipeline a reranker
     spans: tuple[tuple[int, int] | None, ...] = ()  # the answer spans in the parsed text
     covering: tuple[str, ...] = ()  # chunks holding a whole answer span, in corpus order
 
@@ -242,6 +250,7 @@ def gold_facts(
     top_k: int,
     answer: str | None,
     texts: Sequence[str],
+    reranker: bool = True,
 ) -> GoldFacts:
     """The gold facts of one question from its answer spans in the parsed text of its document,
     that document's chunks (with offsets), the recorded pool/context ids and answer."""
@@ -260,7 +269,7 @@ def gold_facts(
         pool_ok=None if pool is None else any(c in covering for c in pool),
         context_ok=any(c in covering for c in seen[:top_k]),
         answer_ok=answer_contains(answer, texts),
-        reranked=context is not None,
+        reranked=context is not None and reranker,
         spans=tuple(spans),
         covering=tuple(covering),
     )
@@ -508,6 +517,17 @@ def gold_for_run(
         if question is not None:
             article_docs.setdefault(question.article, doc)
     alignments, _ = align_articles(gold, article_docs, parsed)
+    # the pipeline's structure, as its records show it: a reranker when the manifest says so,
+    # or (stages unknown) when some context is not its pool's first items -- a context that
+    # is always the pool's top-K is a plain cut, and a point it leaves out is a retrieval loss
+    from cofe.runlog import Stage
+
+    stages = run.manifest.stages
+    reranker = Stage.RERANKING in stages if stages is not None else any(
+        r.context is not None and r.pool is not None
+        and [c.chunk_id for c in r.context] != [c.chunk_id for c in r.pool[: len(r.context)]]
+        for r in run.records.values()
+    )  # fmt: skip
     facts: dict[str, GoldFacts] = {}
     excluded: Counter = Counter()
     spans: Counter = Counter()
@@ -540,6 +560,7 @@ def gold_for_run(
             top_k,
             record.answer,
             question.texts,
+            reranker,
         )
     return facts, excluded, spans
 
@@ -629,6 +650,7 @@ def run_set(
     concurrency: int,
     explain_ids: Sequence[str] = (),
     fragments: bool = False,
+    pipeline: str = "default",
 ) -> list[SizeReport]:
     from cofe import ScoreConfig, score_run, write_evalset
     from cofe.evalset.importers import import_squad
@@ -654,19 +676,32 @@ def run_set(
     gold = load_gold(source)
     _log(f"[{name}] {len(imported.documents)} documents, {len(samples)} questions "
          f"({len(imported.problems)} import problem(s))")  # fmt: skip
-    t = time.perf_counter()
-    parsed = parse_documents(docs, cache=cache)
-    _log(f"[{name}] parsed {len(parsed.documents)} documents in {time.perf_counter() - t:.1f} s")
+    parsed = None
+    if pipeline == "default":
+        t = time.perf_counter()
+        parsed = parse_documents(docs, cache=cache)
+        _log(f"[{name}] parsed {len(parsed.documents)} documents in "
+             f"{time.perf_counter() - t:.1f} s")  # fmt: skip
     reports = []
     for size in sizes:
         config = PipelineConfig(chunk_size=size)
-        out = base / f"chunk{size}"
         seconds: dict[str, float] = {}
         t = time.perf_counter()
-        _log(f"[{name} {size}] running the default pipeline ({len(samples)} questions) ...")
-        report = run_pipeline(DefaultPipeline(config), evalset, out, documents=parsed.documents,
-                              cache=cache, fresh=True, concurrency=concurrency,
-                              progress=sys.stderr.isatty())  # fmt: skip
+        if parsed is not None:
+            out = base / f"chunk{size}"
+            _log(f"[{name} {size}] running the default pipeline ({len(samples)} questions) ...")
+            report = run_pipeline(DefaultPipeline(config), evalset, out,
+                                  documents=parsed.documents, cache=cache, fresh=True,
+                                  concurrency=concurrency, progress=sys.stderr.isatty())  # fmt: skip
+        else:
+            from benchmarks._framework_pipelines import build
+
+            out = base / f"{pipeline}-chunk{size}"
+            framework = build(pipeline, docs, size)
+            seconds["build"] = round(time.perf_counter() - t, 1)
+            _log(f"[{name} {size}] running the {pipeline} pipeline ({len(samples)} questions) ...")
+            report = run_pipeline(framework, evalset, out, cache=cache, fresh=True,
+                                  concurrency=concurrency, progress=sys.stderr.isatty())  # fmt: skip
         seconds["run"] = round(time.perf_counter() - t, 1)
         t = time.perf_counter()
         facts, excluded, spans = gold_for_run(out, gold, sample_docs, config.top_k)
@@ -697,7 +732,7 @@ def run_set(
         _log(f"[{name} {size}] {report.chunks} chunks; {line}; {seconds}")
         reports.append(
             SizeReport(
-                name,
+                name if pipeline == "default" else f"{name} ({pipeline})",
                 size,
                 len(samples),
                 report.chunks,
@@ -794,6 +829,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="squad,cmrc", help="comma-separated: squad, cmrc")
     parser.add_argument("--sizes", default="128,256,512,1024", help="chunk sizes (tokens)")
+    parser.add_argument("--pipeline", default="default",
+                        choices=("default", "langchain", "haystack"),
+                        help="the built-in pipeline, or the same written with LangChain or "
+                        "Haystack and recorded from its OpenInference spans")  # fmt: skip
     parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
     parser.add_argument("--workdir", type=Path, default=WORK, help="where runs are written")
     parser.add_argument("--cache", type=Path, default=None,
@@ -822,7 +861,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in sets:
         reports += run_set(name, sizes, args.workdir, cache, args.limit or None, args.examples,
                            args.concurrency, [i for i in args.explain.split(",") if i],
-                           args.fragments)  # fmt: skip
+                           args.fragments, args.pipeline)  # fmt: skip
     _log(f"done in {time.perf_counter() - started:.0f} s")
     as_json = json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False)
     if args.json == "-":

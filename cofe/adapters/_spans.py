@@ -322,17 +322,40 @@ def _normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def in_prompt(docs: Sequence[Doc], prompt: str) -> list[Doc]:
-    """The documents a prompt holds (up to whitespace), whole or by their first characters."""
+def in_prompt(docs: Sequence[Doc], prompt: str, query: str | None = None) -> list[Doc]:
+    """The documents a prompt holds (up to whitespace), whole or by their first characters
+    -- each in its own place. Overlapping chunks share words: a chunk whose text appears only
+    inside a longer one's, or whose first characters (a template may cut a long text) start
+    inside a document the prompt holds whole, was not given; nor a short chunk (a title)
+    that the prompt holds only as words of the question."""
     flat = _normal(prompt)
-    out = []
+    if query and _normal(query):
+        flat = flat.replace(_normal(query), "\x00")
+    whole: list[tuple[Doc, str]] = []
+    prefix: list[tuple[Doc, str]] = []
     for doc in docs:
-        if doc.text is None:
+        text = _normal(doc.text) if doc.text is not None else ""
+        if not text:
             continue
-        text = _normal(doc.text)
-        if text and (text in flat or text[:PROMPT_PREFIX_CHARS] in flat):
-            out.append(doc)
-    return out
+        if text in flat:
+            whole.append((doc, text))
+        elif text[:PROMPT_PREFIX_CHARS] in flat:
+            prefix.append((doc, text[:PROMPT_PREFIX_CHARS]))
+    placed = [(at, at + len(text)) for _, text in whole for at in [flat.find(text)]]
+    given: set[int] = set()
+    for is_whole, (doc, needle) in [(True, w) for w in whole] + [(False, p) for p in prefix]:
+        at = flat.find(needle)
+        while at != -1:
+            end = at + len(needle)
+            if is_whole:  # inside a longer document the prompt holds
+                hidden = any(s <= at and end <= e and e - s > end - at for s, e in placed)
+            else:  # starting inside a document the prompt holds whole
+                hidden = any(s <= at < e for s, e in placed)
+            if not hidden:
+                given.add(id(doc))
+                break
+            at = flat.find(needle, at + 1)
+    return [doc for doc in docs if id(doc) in given]
 
 
 def _error_text(span: SpanLike) -> str:
@@ -438,7 +461,7 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
     ok_llms = [s for s in llms if s.status != "error"]
     generator = max(ok_llms, key=lambda s: s.end_ns) if ok_llms else None
     if selected is not None:
-        record.context = _given(selected, generator, record.problems)
+        record.context = _given(selected, generator, record.problems, record.query)
     if generator is not None:
         record.answer = answer_of(generator)
     if record.answer is None and ok_llms:  # streaming: only the innermost call has the text
@@ -457,14 +480,15 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
     return record
 
 
-def _given(selected: list[Doc], generator: SpanLike | None, problems: list[str]) -> list[Doc]:
+def _given(selected: list[Doc], generator: SpanLike | None, problems: list[str],
+           query: str | None = None) -> list[Doc]:  # fmt: skip
     """What the generating LLM read of the selected documents: those its prompt holds."""
     if generator is None:
         return list(selected)
     prompt = prompt_of(generator)
     if prompt is None:
         return list(selected)
-    given = in_prompt(selected, prompt)
+    given = in_prompt(selected, prompt, query)
     if selected and not given:  # a prompt that rewrites documents: keep what was selected
         problems.append("the generating LLM's prompt holds none of the retrieved documents' "
                         "text; the context is the documents selected before it")  # fmt: skip

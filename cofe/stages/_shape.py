@@ -58,6 +58,9 @@ class RecordFacts:
     generated: bool = False  # an answer, or an error at generation
     longest_pool: int = 0
     longest_context: int = 0
+    # some record's context is not the first items of its pool: something reordered or
+    # replaced them (a reranker); a context that is always the pool's top-K is a plain cut
+    reordered: bool = False
 
     def add(self, record: Outputs) -> None:
         if record.pool is not None:
@@ -66,6 +69,9 @@ class RecordFacts:
         if record.context is not None:
             self.has_context = True
             self.longest_context = max(self.longest_context, len(record.context))
+            if not self.reordered and record.pool is not None:
+                given = record.context
+                self.reordered = tuple(given) != tuple(record.pool[: len(given)])
         if record.answer is not None or (
             record.error is not None and record.error.stage is Stage.GENERATION
         ):
@@ -110,8 +116,10 @@ class RunShape:
             generation = Stage.GENERATION in stages
             # a retrieval-only pipeline hands its pool to nobody: its @K is a pool measure
             feeds_context = reranker or generation or has_context
-        else:  # an older run: a recorded context next to a pool was a reranker's output
-            reranker = has_pool and has_context
+        else:  # the run does not say (an older run, a framework recorded from its spans):
+            # a recorded context next to a pool is a reranker's output -- unless every
+            # context is its pool's first items, a top-K cut with no reranker
+            reranker = has_pool and has_context and facts.reordered
             generation = facts.generated
             feeds_context = True
         longest_context = facts.longest_context

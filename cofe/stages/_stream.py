@@ -281,6 +281,7 @@ class RecordIndex:
         refs = _Refs()
         hashes, offsets, lines = array("q"), array("q"), array("q")
         pools, contexts, flags = array("i"), array("i"), array("b")
+        reordered = False  # some context is not its pool's first items (RecordFacts.reordered)
         name = str(path)
         size = path.stat().st_size if path.exists() else 0
         bar = tqdm(total=size, desc="reading records", unit="B", unit_scale=True,
@@ -306,6 +307,9 @@ class RecordIndex:
                 lines.append(line)
                 pools.append(-1 if record.pool is None else len(record.pool))
                 contexts.append(-1 if record.context is None else len(record.context))
+                if not reordered and record.context is not None and record.pool is not None:
+                    reordered = [c.chunk_id for c in record.context] != [
+                        c.chunk_id for c in record.pool[: len(record.context)]]  # fmt: skip
                 error = record.error.stage if record.error is not None else None
                 flags.append((record.answer is not None)
                              | ((error is Stage.GENERATION) << 1)
@@ -325,11 +329,11 @@ class RecordIndex:
                 f"duplicate sample_id {record.sample_id!r} (also on line {int(line_of[older])}); "
                 "this one is kept"))  # fmt: skip
         kept = order[newest]
-        index._gather_facts(kept, pools, contexts, flags)
+        index._gather_facts(kept, pools, contexts, flags, reordered)
         index.refs, index.kept = refs, kept_outputs
         return index
 
-    def _gather_facts(self, kept: np.ndarray, pools, contexts, flags) -> None:
+    def _gather_facts(self, kept: np.ndarray, pools, contexts, flags, reordered: bool) -> None:
         pool = np.frombuffer(pools, np.int32)[kept] if pools else np.zeros(0, np.int32)
         context = np.frombuffer(contexts, np.int32)[kept] if contexts else np.zeros(0, np.int32)
         flag = np.frombuffer(flags, np.int8)[kept] if flags else np.zeros(0, np.int8)
@@ -339,6 +343,7 @@ class RecordIndex:
             generated=bool((flag & 3).any()),
             longest_pool=int(pool.max(initial=0)),
             longest_context=int(context.max(initial=0)),
+            reordered=reordered,
         )
         codes = np.bincount((flag >> 2).astype(np.int64), minlength=len(Stage) + 1)
         self.errors = {stage.value: int(codes[code + 1]) for stage, code in _STAGE_CODES.items()}

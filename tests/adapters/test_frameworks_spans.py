@@ -140,3 +140,32 @@ def test_every_test_docs_frameworks_md_names_exists() -> None:
         tree = ast.parse((REPO / "tests" / "adapters" / file).read_text(encoding="utf-8"))
         defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
         assert test in defined, f"{file}::{test} (docs/frameworks.md) does not exist"
+
+
+def test_overlapping_chunks_are_given_only_where_they_stand_alone():
+    """Chunks overlap: the next chunk's opening words end the chunk before it. A chunk is in
+    the prompt only where it stands by itself, not inside a longer one it overlaps."""
+    from cofe.adapters._spans import PROMPT_PREFIX_CHARS, Doc, in_prompt
+
+    tail = "It is tall and made of iron, with many rivets holding its beams together over levels."
+    assert len(tail) < PROMPT_PREFIX_CHARS < len(tail) + 40
+    first = Doc("a", None, None, "The tower was finished in 1889. " + tail)
+    inside = Doc("b", None, None, tail)  # whole, but only inside `first`
+    # the next chunk begins with the overlap: its first characters sit inside `first`
+    overlap = Doc("c", None, None, tail + " Its lift was installed later by another firm.")
+    alone = Doc("d", None, None, "Paris is a city.")
+    prompt = f"Context:\nThe tower was finished in 1889. {tail} Its lift was installed\n\nParis is a city.\n"
+    chosen = in_prompt([first, inside, overlap, alone], prompt)
+    assert [d.chunk_id for d in chosen] == ["a", "d"]
+    both = prompt + f"\n{tail}\n"  # the short chunk given by itself as well
+    assert [d.chunk_id for d in in_prompt([first, inside, alone], both)] == ["a", "b", "d"]
+
+
+def test_a_title_chunk_named_by_the_question_is_not_given():
+    from cofe.adapters._spans import Doc, in_prompt
+
+    title = Doc("t", None, None, "明圣王后")
+    body = Doc("b", None, None, "1674年显宗逝世，世子李焞继位，即肃宗。")
+    prompt = "资料：1674年显宗逝世，世子李焞继位，即肃宗。\n问题：明圣王后的儿子是谁？"
+    assert [d.chunk_id for d in in_prompt([body, title], prompt, "明圣王后的儿子是谁？")] == ["b"]
+    assert [d.chunk_id for d in in_prompt([body, title], prompt + "\n明圣王后")] == ["b", "t"]

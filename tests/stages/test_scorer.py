@@ -167,7 +167,9 @@ def test_not_retrieved(make_run):
 def test_cut_by_rerank(make_run):
     record = SampleRecord(
         sample_id="q",
-        pool=ranked("intro", "date", "result"),
+        pool=ranked("date", "intro", "result"),
+        # reordered: a reranker ran (the run does not say; a context that is only the pool's
+        # first items would be a plain top-K cut, tests/stages/test_topk_cut_is_not_a_reranker)
         context=ranked("intro", "date"),
         answer="x",
     )
