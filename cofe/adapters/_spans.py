@@ -315,7 +315,26 @@ def prompt_of(llm: SpanLike) -> str | None:
     if parts:
         return "\n".join(text for _, _, text in sorted(parts))
     value = llm.attributes.get("input.value")
-    return value if isinstance(value, str) and value else None
+    if not isinstance(value, str) or not value:
+        return None
+    if value[:1] in "{[":  # a JSON input (LlamaIndex: the template and its prompt_args): its
+        # strings as written, newlines and all, not their escaped form
+        try:
+            return "\n".join(_strings(json.loads(value)))
+        except (ValueError, RecursionError):
+            pass
+    return value
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _normal(text: str) -> str:

@@ -34,11 +34,13 @@ def poisoned_json(trace: str) -> bytes:
     body = json.loads(otlp_json(spans))
     out = body["resourceSpans"][0]["scopeSpans"][0]["spans"]
     out[0]["name"] = f"chain {SURROGATE}"
-    for attribute in out[1]["attributes"]:  # the retriever
-        if attribute["key"] == "retrieval.documents.0.document.score":
-            attribute["value"] = {"intValue": "1e400"}
-    out[1]["attributes"].append({"key": f"retrieval.documents.{'9' * 5000}.document.content",
-                                 "value": {"stringValue": "far away"}})  # fmt: skip
+    for retriever in out[1:3]:  # the outer retriever and the inner one, whose list is the pool
+        for attribute in retriever["attributes"]:
+            if attribute["key"] == "retrieval.documents.0.document.score":
+                attribute["value"] = {"intValue": "1e400"}
+        retriever["attributes"].append(
+            {"key": f"retrieval.documents.{'9' * 5000}.document.content",
+             "value": {"stringValue": "far away"}})  # fmt: skip
     return json.dumps(body).encode()
 
 
