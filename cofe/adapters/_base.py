@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -197,3 +198,26 @@ def _as_chunk(item: Any, doc: ParsedDocument, i: int) -> Chunk:
     if isinstance(item, dict):
         return Chunk.model_validate({"chunk_id": f"{doc.doc_id}#{i}", "doc_id": doc.doc_id, **item})
     raise TypeError(f"chunk() returned {type(item).__name__}; expected str, dict or Chunk")
+
+
+def answer_concurrently(
+    aanswer: Callable[[str], Awaitable[Trace]],
+    queries: Sequence[str],
+    concurrency: int,
+    on_trace: Callable[[int, Trace], None],
+) -> None:
+    """Answer ``queries`` through ``aanswer`` on one event loop, at most ``concurrency`` at a
+    time; ``on_trace(i, trace)`` as each finishes (in the caller's thread). What a runner
+    calls to drive an async pipeline with asyncio."""
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(i: int, query: str) -> None:
+            async with gate:
+                trace = await aanswer(query)
+            on_trace(i, trace)
+
+        await asyncio.gather(*(one(i, q) for i, q in enumerate(queries)))
+
+    asyncio.run(main())

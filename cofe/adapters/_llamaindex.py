@@ -24,7 +24,6 @@ variable tells concurrent queries apart, threads and asyncio tasks alike.
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import contextlib
 import contextvars
@@ -50,7 +49,7 @@ from llama_index.core.instrumentation.events.synthesis import (
 )
 
 from cofe._cache import Cache
-from cofe.adapters._base import PipelineShape
+from cofe.adapters._base import PipelineShape, answer_concurrently
 from cofe.adapters._llamaindex_corpus import (
     UNKNOWN_DOC,
     DocKey,
@@ -400,18 +399,7 @@ class LlamaIndexPipeline:
         """Answer ``queries`` through :meth:`aanswer` on one event loop, at most
         ``concurrency`` at a time; ``on_trace(i, trace)`` as each finishes (in the caller's
         thread). What a runner calls to drive an async engine with asyncio."""
-
-        async def main() -> None:
-            gate = asyncio.Semaphore(concurrency)
-
-            async def one(i: int, query: str) -> None:
-                async with gate:
-                    trace = await self.aanswer(query)
-                on_trace(i, trace)
-
-            await asyncio.gather(*(one(i, q) for i, q in enumerate(queries)))
-
-        asyncio.run(main())
+        answer_concurrently(self.aanswer, queries, concurrency, on_trace)
 
     def _trace(
         self, rec: _Recording, response: Any, failure: tuple[BaseException, str] | None

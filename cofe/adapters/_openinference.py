@@ -30,7 +30,7 @@ from typing import Any
 from opentelemetry.sdk.trace import SpanProcessor
 
 from cofe._cache import Cache
-from cofe.adapters._base import PipelineShape
+from cofe.adapters._base import PipelineShape, answer_concurrently
 from cofe.adapters._frameworks import (
     Corpus,
     DocKey,
@@ -382,19 +382,8 @@ class OpenInferencePipeline:
     ) -> None:
         """Answer ``queries`` through :meth:`aanswer` on one event loop, at most
         ``concurrency`` at a time; ``on_trace(i, trace)`` as each finishes."""
-
-        async def main() -> None:
-            gate = asyncio.Semaphore(concurrency)
-
-            async def one(i: int, query: str) -> None:
-                async with gate:
-                    trace = await self.aanswer(query)
-                on_trace(i, trace)
-
-            await asyncio.gather(*(one(i, q) for i, q in enumerate(queries)))
-
         with self.recording():
-            asyncio.run(main())
+            answer_concurrently(self.aanswer, queries, concurrency, on_trace)
 
     # --- spans -> record ----------------------------------------------------------------
 
