@@ -9,8 +9,9 @@ measure of a step has the same denominator.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cofe._errors import InputError, InputProblem
 from cofe.measures import (
@@ -49,6 +50,16 @@ from cofe.stages._config import ScoreConfig
 from cofe.stages._records import Outputs
 
 
+def reorders(pool: Sequence[Any], context: Sequence[Any]) -> bool:
+    """The context is not simply the pool's first items (by chunk id): something between
+    them reordered or replaced what the retriever returned -- a reranker."""
+    return [_id(c) for c in context] != [_id(c) for c in pool[: len(context)]]
+
+
+def _id(item: Any) -> str:
+    return item if isinstance(item, str) else str(item.chunk_id)
+
+
 @dataclass
 class RecordFacts:
     """What the shape needs to know of all records: any pool, context or answer, the longest."""
@@ -70,8 +81,7 @@ class RecordFacts:
             self.has_context = True
             self.longest_context = max(self.longest_context, len(record.context))
             if not self.reordered and record.pool is not None:
-                given = record.context
-                self.reordered = tuple(given) != tuple(record.pool[: len(given)])
+                self.reordered = reorders(record.pool, record.context)
         if record.answer is not None or (
             record.error is not None and record.error.stage is Stage.GENERATION
         ):

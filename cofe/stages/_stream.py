@@ -61,7 +61,7 @@ from cofe.stages._scorer import (
     table_problems,
     unknown_record,
 )
-from cofe.stages._shape import RecordFacts, RunShape
+from cofe.stages._shape import RecordFacts, RunShape, reorders
 
 BATCH = 20_000
 # a run with no more records than this is scored as one batch (no second read, no second
@@ -308,8 +308,7 @@ class RecordIndex:
                 pools.append(-1 if record.pool is None else len(record.pool))
                 contexts.append(-1 if record.context is None else len(record.context))
                 if not reordered and record.context is not None and record.pool is not None:
-                    reordered = [c.chunk_id for c in record.context] != [
-                        c.chunk_id for c in record.pool[: len(record.context)]]  # fmt: skip
+                    reordered = reorders(record.pool, record.context)
                 error = record.error.stage if record.error is not None else None
                 flags.append((record.answer is not None)
                              | ((error is Stage.GENERATION) << 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,6 +146,19 @@ def make_run(folder: Path, cases: dict[str, tuple]) -> Path:
         for sid, (_q, chunk, answer, *_rest) in cases.items()
     )  # fmt: skip
     return folder
+
+
+def judge_cases(tmp_path: Path, cases: dict[str, tuple]) -> tuple[Path, Any]:
+    """A run of ``cases`` judged by the scripted server, which reads the module's CASES:
+    they are these cases for the length of the pass."""
+    global CASES
+    saved, CASES = CASES, cases
+    try:
+        run = make_run(tmp_path / "run", cases)
+        with ScriptedOpenAI(scripted) as server:
+            return run, judge_run(run, client(server), concurrency=2)
+    finally:
+        CASES = saved
 
 
 def client(server) -> LLMClient:
@@ -307,15 +321,7 @@ def echo_cases(values: list[int]) -> dict[str, tuple]:
      ([EXAMPLE_CORRECTNESS] * (ECHO_MIN_SAMPLES - 1), False)],  # too few to tell
 )  # fmt: skip
 def test_the_examples_correctness_on_most_samples_is_not_used(tmp_path, values, echoed):
-    global CASES
-    cases = echo_cases(values)
-    saved, CASES = CASES, cases  # the scripted server reads the module's cases
-    try:
-        run = make_run(tmp_path / "run", cases)
-        with ScriptedOpenAI(scripted) as server:
-            report = judge_run(run, client(server), concurrency=2)
-    finally:
-        CASES = saved
+    run, report = judge_cases(tmp_path, echo_cases(values))
     assert (report.correctness_echo is not None) == echoed
     result = score_run(run)
     answer = result.scores[result.scores.step == "answer"]
@@ -383,15 +389,7 @@ ECHO, OTHER = (False, True), (True, True)
      ([ECHO] * 7 + [(True,)], False)],  # one claim shows no pattern: 7 eligible are too few
 )  # fmt: skip
 def test_context_labels_following_the_examples_pattern_are_not_used(tmp_path, patterns, echoed):
-    global CASES
-    cases = pattern_cases(patterns)
-    saved, CASES = CASES, cases
-    try:
-        run = make_run(tmp_path / "run", cases)
-        with ScriptedOpenAI(scripted) as server:
-            report = judge_run(run, client(server), concurrency=2)
-    finally:
-        CASES = saved
+    run, report = judge_cases(tmp_path, pattern_cases(patterns))
     assert (report.label_echo is not None) == echoed
     result = score_run(run)
     answer = result.scores[result.scores.step == "answer"]
