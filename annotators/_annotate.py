@@ -26,15 +26,16 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, Field
 
-from annotators._checks import Checker, CheckStats
+from annotators._checks import Checked, Checker, CheckStats
 from annotators._prompts import PROMPT_VERSION, build_messages, detect_language
 from annotators._reply import DraftReply, DraftType
 from annotators._segment import Segment, segment_documents
+from cofe._cache import Cache
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import append_jsonl, read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, QueryType, SourceRef, read_evalset
-from cofe.llm import LLMClient, estimate_tokens
+from cofe.llm import LLMClient, Structured, estimate_tokens
 from cofe.runlog import ParsedDocument
 
 TYPES: tuple[str, ...] = get_args(DraftType)  # the four types the reply may use
@@ -78,8 +79,8 @@ class AnnotationSummary:
     failed_segments: int
     drafted: int
     accepted: int
-    rejected_by_check: Counter
-    type_mix: Counter
+    rejected_by_check: Counter[str]
+    type_mix: Counter[str]
     checks: dict[str, Any]
     usage: dict[str, float]
     seconds: float
@@ -158,7 +159,9 @@ def progress_path(out: Path) -> Path:
     return out.with_name(out.name + ".progress.jsonl")
 
 
-def _load_documents(docs: str | os.PathLike[str], cache) -> tuple[list[ParsedDocument], list]:
+def _load_documents(
+    docs: str | os.PathLike[str], cache: Cache | None
+) -> tuple[list[ParsedDocument], list[InputProblem]]:
     from cofe.pipeline import parse_documents
 
     parsed = parse_documents(docs, cache=cache)
@@ -194,7 +197,7 @@ def dry_run(documents: list[ParsedDocument], config: AnnotateConfig) -> dict[str
     }  # fmt: skip
 
 
-def _sample(segment: Segment, checked, client: LLMClient, language: str,
+def _sample(segment: Segment, checked: Checked, client: LLMClient, language: str,
             taken: set[str]) -> EvalSample:  # fmt: skip
     """The accepted sample; its id is the segment's and its type's, with "-2", "-3" ... for a
     second query of one type (``taken``: the segment's ids so far)."""
@@ -209,7 +212,7 @@ def _sample(segment: Segment, checked, client: LLMClient, language: str,
         query=draft.query,
         query_type=QueryType(checked.type),
         coarse_keywords=checked.coarse,
-        fine_keywords=checked.fine,
+        fine_keywords=[[*point] for point in checked.fine],  # points of plain fragments
         reference_answer=draft.answer,
         source=SourceRef(doc=segment.doc_id, start=segment.start, end=segment.end),
         meta={"annotation": {
@@ -250,7 +253,7 @@ def annotate(
     documents: list[ParsedDocument] | None = None,
     fresh: bool = False,
     progress: bool | None = None,
-    cache=None,
+    cache: Cache | None = None,
     limit: int | None = None,
 ) -> AnnotationSummary:
     """Annotate every segment of the documents under ``docs`` into the eval set ``out``
@@ -285,7 +288,7 @@ def annotate(
     left = max(0, len(todo) - limit) if limit is not None else 0
     todo = todo[: len(todo) - left]
 
-    def call(segment: Segment):
+    def call(segment: Segment) -> tuple[Segment, str, Structured[DraftReply]]:
         language = _language(segment, config)
         return (
             segment,
@@ -293,15 +296,17 @@ def annotate(
             client.structured(build_messages(segment.title, segment.text, language), DraftReply),
         )
 
-    def finish(outcome) -> None:
+    def finish(outcome: tuple[Segment, str, Structured[DraftReply]]) -> None:
         segment, language, result = outcome
         stats = CheckStats()
-        if not result.ok:
+        if result.value is None:  # the call failed (``not result.ok``)
             record = SegmentDone(
                 segment_id=segment.segment_id, error=result.error, calls=result.calls
             )
         else:
-            accepted, rejected, taken = [], [], set()
+            accepted: list[EvalSample] = []
+            rejected: list[dict[str, str]] = []
+            taken: set[str] = set()
             drafts = [q for q in result.value.queries if q.type in config.types]
             for draft in drafts:
                 checked = checker.check(draft, segment.text, segment.title, stats)
@@ -338,11 +343,12 @@ def annotate(
                       time.perf_counter() - started, left)  # fmt: skip
 
 
-def _summarise(segments, resumed, records, done_now, client, out, seconds,
-               left=0) -> AnnotationSummary:  # fmt: skip
+def _summarise(segments: list[Segment], resumed: int, records: dict[str, SegmentDone],
+               done_now: set[str], client: LLMClient, out: Path, seconds: float,
+               left: int = 0) -> AnnotationSummary:  # fmt: skip
     current = [records[s.segment_id] for s in segments if s.segment_id in records]
     stats = CheckStats()
-    rejected = Counter()
+    rejected: Counter[str] = Counter()
     for record in current:
         stats.add_counts(record.checks)
         rejected.update(r["check"] for r in record.rejected)

@@ -93,9 +93,9 @@ _WORD_CHAR = re.compile(r"\w")
 class CheckStats:
     """Per check: items that passed, were repaired, were rejected."""
 
-    passed: Counter = field(default_factory=Counter)
-    repaired: Counter = field(default_factory=Counter)
-    rejected: Counter = field(default_factory=Counter)
+    passed: Counter[str] = field(default_factory=Counter)
+    repaired: Counter[str] = field(default_factory=Counter)
+    rejected: Counter[str] = field(default_factory=Counter)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """The raw counters, as a progress line stores them."""
@@ -107,8 +107,9 @@ class CheckStats:
         self.repaired.update(counts.get("repaired", {}))
         self.rejected.update(counts.get("rejected", {}))
 
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        out = {}
+    def to_dict(self) -> dict[str, dict[str, float | None]]:
+        """Per check: counts, and the acceptance rate (``None`` when nothing was checked)."""
+        out: dict[str, dict[str, float | None]] = {}
         for check in CHECKS:
             seen = self.passed[check] + self.repaired[check] + self.rejected[check]
             out[check] = {
@@ -197,7 +198,7 @@ class Checker:
 
         def fix_all(keywords: list[str], where: str) -> tuple[list[str], str | None]:
             """The keywords as the segment writes them, or the first one it does not hold."""
-            fixed = []
+            fixed: list[str] = []
             for j, keyword in enumerate(keywords):
                 found, ratio = locate(keyword, segment, normalized)
                 if found is None:

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import json
+from typing import TypedDict
 
 PROMPT_VERSION = "annotate-2026-11-22.1"
 
-_EXAMPLE_EN = {
+
+class _Example(TypedDict):
+    """A worked example: the segment, and the reply the model should give for it."""
+
+    title: str
+    segment: str
+    reply: dict[str, list[dict[str, object]]]  # the JSON the model should send
+
+
+_EXAMPLE_EN: _Example = {
     "title": "Amazon rainforest",
     "segment": (
         "The Amazon rainforest covers most of the Amazon basin of South America. This basin "
@@ -27,7 +37,7 @@ _EXAMPLE_EN = {
     ]},
 }  # fmt: skip
 
-_EXAMPLE_ZH = {
+_EXAMPLE_ZH: _Example = {
     "title": "长江",
     "segment": (
         "长江是亚洲第一长河，全长6397公里，流经青海、西藏、四川等11个省级行政区，"

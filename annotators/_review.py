@@ -39,10 +39,10 @@ import io
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 from pydantic import ValidationError
 
@@ -57,12 +57,16 @@ POINT_SEP, KEYWORD_SEP = " || ", " | "  # the older plain syntax, still read
 REQUIRED = COLUMNS[:7]  # source and note are for reading only
 MAX_ROW_CHARS = 8 * 2**20  # a longer row (all its cells) is reported, not read
 
+_Item = TypeVar("_Item")
+# fine keywords as a cell writes them: points of fragments, a fragment a string or alternatives
+_FineJson = list[list[str | dict[str, list[str]]]]
 
-def _json_cell(value) -> str:
+
+def _json_cell(value: list[str] | _FineJson) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _fine_json(sample: EvalSample) -> list:
+def _fine_json(sample: EvalSample) -> _FineJson:
     return [[k if isinstance(k, str) else {"any_of": list(k.any_of)} for k in point]
             for point in sample.fine_keywords]  # fmt: skip
 
@@ -116,7 +120,7 @@ def export_review(evalset: str | os.PathLike[str], csv_out: str | os.PathLike[st
 @dataclass
 class ReviewResult:
     kept: list[EvalSample]
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
     problems: list[InputProblem] = field(default_factory=list)
 
 
@@ -125,7 +129,8 @@ def _split_points(text: str) -> list[list[str]]:
             for p in text.split(POINT_SEP.strip()) if p.strip()]  # fmt: skip
 
 
-def _keyword_cell(text: str, legacy, item_type: type, expected: str) -> list:
+def _keyword_cell(text: str, legacy: Callable[[str], list[_Item]], item_type: type[_Item],
+                  expected: str) -> list[_Item]:  # fmt: skip
     """A keyword cell: JSON when it starts with ``[`` (each item of ``item_type``), else the
     older plain syntax read by ``legacy``."""
     text = text.strip()
@@ -134,7 +139,8 @@ def _keyword_cell(text: str, legacy, item_type: type, expected: str) -> list:
     value = json.loads(text)
     if not isinstance(value, list) or not all(isinstance(item, item_type) for item in value):
         raise ValueError(f"expected a JSON list of {expected}")
-    return value
+    items: list[_Item] = value  # checked just above
+    return items
 
 
 def _coarse_cell(text: str) -> list[str]:
@@ -142,7 +148,8 @@ def _coarse_cell(text: str) -> list[str]:
                          str, "strings")  # fmt: skip
 
 
-def _fine_cell(text: str) -> list:
+def _fine_cell(text: str) -> list[list[Any]]:
+    """Information points; their fragments are checked when the sample is validated."""
     return _keyword_cell(text, _split_points, list, "information points (lists)")
 
 
@@ -280,7 +287,8 @@ def import_review(evalset: str | os.PathLike[str], csv_in: str | os.PathLike[str
     return result
 
 
-def _decide(samples: dict[str, EvalSample], row: dict[str, str]):
+def _decide(samples: dict[str, EvalSample],
+            row: dict[str, str]) -> tuple[str, tuple[str, EvalSample | None]]:  # fmt: skip
     """``(id, (decision, sample or None))`` for one row, or a ``_RowProblem``.
 
     A column missing from ``row`` is unchanged."""
@@ -294,7 +302,7 @@ def _decide(samples: dict[str, EvalSample], row: dict[str, str]):
     original = samples[ident]
     if decision == "reject":
         return ident, ("reject", None)
-    changes: dict = {}
+    changes: dict[str, Any] = {}
     # a cell equal to the original but for surrounding whitespace is unchanged
     for name, was in (("query", original.query), ("query_type", original.query_type.value),
                       ("reference_answer", original.reference_answer or "")):  # fmt: skip
@@ -323,7 +331,8 @@ def _decide(samples: dict[str, EvalSample], row: dict[str, str]):
     return ident, (decision or "pending", reviewed)
 
 
-def apply_review(evalset, csv_in, out) -> ReviewResult:
+def apply_review(evalset: str | os.PathLike[str], csv_in: str | os.PathLike[str],
+                 out: str | os.PathLike[str]) -> ReviewResult:  # fmt: skip
     result = import_review(evalset, csv_in)
     write_evalset(out, result.kept)
     return result

@@ -10,7 +10,12 @@ is needed (``pip install "cofe[dask]"``); it is imported when used.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+
+if TYPE_CHECKING:  # cofe.judges imports this module when it judges on a cluster
+    from cofe.judges import JudgeInputs, Judgement
+    from cofe.llm import LLMClient
+    from cofe.pipeline import Embedder
 
 R = TypeVar("R")
 
@@ -23,10 +28,11 @@ def connect(address: str) -> Any:
         raise ValueError(
             'scoring on a Dask cluster needs the "dask" extra: pip install "cofe[dask]"'
         ) from error
+    # distributed's LocalCluster and Client constructors carry no annotations
     if address == "local":
-        cluster = LocalCluster(processes=True, dashboard_address=None)
-        return Client(cluster)
-    return Client(address, timeout="20s")
+        cluster = LocalCluster(processes=True, dashboard_address=None)  # type: ignore[no-untyped-call]
+        return Client(cluster)  # type: ignore[no-untyped-call]
+    return Client(address, timeout="20s")  # type: ignore[no-untyped-call]
 
 
 def disconnect(client: Any) -> None:
@@ -55,7 +61,7 @@ def dask_map(
     position = {future.key: i for i, future in enumerate(futures)}
     results: list[Any] = [None] * len(slices)
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]  # distributed: untyped
             i = position[future.key]
             results[i] = future.result()
             if on_done:
@@ -65,10 +71,24 @@ def dask_map(
     return results
 
 
+class _ClientSpec(TypedDict):
+    """What a worker needs to build its own ``LLMClient``: never the API key."""
+
+    base_url: str | None
+    model: str
+    timeout: float
+    max_retries: int
+    deadline: float | None
+    max_reply_bytes: int
+    max_tokens: int
+    temperature: float
+    json_mode: str
+
+
 def judge_on_cluster(
-    client: Any,
-    tasks: list,
-    on_judged: Callable[[Any], None],
+    client: LLMClient,
+    tasks: list[tuple[JudgeInputs, int]],
+    on_judged: Callable[[Judgement], None],
     cluster: Any,
     *,
     concurrency: int,
@@ -83,7 +103,7 @@ def judge_on_cluster(
     from distributed import as_completed
 
     endpoint = client.endpoint
-    spec = {
+    spec: _ClientSpec = {
         "base_url": endpoint.base_url,
         "model": endpoint.model,
         "timeout": endpoint.timeout,
@@ -100,7 +120,7 @@ def judge_on_cluster(
         for part in slices
     ]
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]  # distributed: untyped
             judgements, usage = future.result()
             client.usage.add(**usage)  # the workers' calls, counted with this client's
             for judgement in judgements:
@@ -109,24 +129,25 @@ def judge_on_cluster(
         cluster.cancel(futures)
 
 
-def _judge_slice(spec: dict, tasks: list, concurrency: int, embeddings: bool) -> tuple:
+def _judge_slice(spec: _ClientSpec, tasks: list[tuple[JudgeInputs, int]], concurrency: int,
+                 embeddings: bool) -> tuple[list[Judgement], dict[str, float]]:  # fmt: skip
     """On a worker: judge ``(inputs, repeat)`` tasks with a client built from ``spec``."""
     from cofe._parallel import thread_map
     from cofe.judges._judge import judge_one
     from cofe.llm import Endpoint, LLMClient
 
-    limits = {k: spec[k] for k in ("deadline", "max_reply_bytes")}
     endpoint = Endpoint.from_env(base_url=spec["base_url"], model=spec["model"],
                                  timeout=spec["timeout"], max_retries=spec["max_retries"],
-                                 **limits)  # fmt: skip
+                                 deadline=spec["deadline"],
+                                 max_reply_bytes=spec["max_reply_bytes"])  # fmt: skip
     llm = LLMClient(endpoint, max_tokens=spec["max_tokens"], temperature=spec["temperature"],
                     json_mode=spec["json_mode"])  # fmt: skip
-    embedder = None
+    embedder: Embedder | None = None
     if embeddings:
         from cofe.pipeline._embed import shared_embedder
 
         embedder = shared_embedder()  # one per worker process, loaded by its first task
-    out: list = []
+    out: list[Judgement] = []
     thread_map(lambda task: judge_one(llm, task[0], embedder, task[1]), tasks, out.append,
                concurrency=concurrency)  # fmt: skip
     counts = llm.usage.to_dict()

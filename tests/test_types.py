@@ -18,9 +18,11 @@ from tests.conftest import REPO
 # Paths (relative to the repository) that are clean under ``mypy --strict``:
 # add a package here once it is clean.
 CLEAN = (
+    "annotators",
     "cofe/__init__.py",
     "cofe/_atomic.py",
     "cofe/_cache.py",
+    "cofe/_distributed.py",
     "cofe/_errors.py",
     "cofe/_ids.py",
     "cofe/_jsonl.py",
@@ -29,14 +31,33 @@ CLEAN = (
     "cofe/_text.py",
     "cofe/_version.py",
     "cofe/check",
+    # cofe/cli file by file: _monitor.py is not clean yet
+    "cofe/cli/__init__.py",
+    "cofe/cli/_annotate.py",
+    "cofe/cli/_check.py",
+    "cofe/cli/_compare.py",
+    "cofe/cli/_demo.py",
+    "cofe/cli/_import.py",
+    "cofe/cli/_judge.py",
+    "cofe/cli/_llm.py",
+    "cofe/cli/_report.py",
+    "cofe/cli/_run.py",
+    "cofe/cli/_schema.py",
+    "cofe/cli/_score.py",
+    "cofe/cli/_sweep.py",
     "cofe/compare",
+    "cofe/demo",
     "cofe/evalset",
+    "cofe/judges",
+    "cofe/llm",
     "cofe/matching",
     "cofe/measures",
+    "cofe/pipeline",
     "cofe/report",
     "cofe/results",
     "cofe/runlog",
     "cofe/sweep",
+    "cofe/testing",
 )
 
 CACHE = REPO / ".mypy_cache" / "test_types"

@@ -8,6 +8,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from cofe._errors import InputError, InputWarning
 from cofe._version import __version__
@@ -43,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: TextIO | None = None, line: str | None = None) -> None:  # fmt: skip
     """cofe's own warnings (a repaired record, a cache that could not be written) as one
     line on stderr; other libraries' warnings keep Python's format."""
     if issubclass(category, InputWarning) or f"{os.sep}cofe{os.sep}" in filename:
@@ -64,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
-        code = args.run(args)
+        code: int = args.run(args)  # the sub-command's ``run``, set by its parser
         sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
         return code
     except BrokenPipeError:  # the reader (``| head``) stopped: not an error, and no traceback

@@ -11,7 +11,7 @@ from pathlib import Path
 from cofe.cli._run import make_cache
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("annotate", help="generate a checked eval set from documents with an LLM",
                        description=__doc__)  # fmt: skip
     p.add_argument("docs", type=Path, help="folder (or file) of documents")

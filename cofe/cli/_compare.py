@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING
 from cofe._errors import InputError, InputProblem
 
 if TYPE_CHECKING:
+    from cofe.compare import Comparison
+    from cofe.report import RunForReport
     from cofe.results import ScoreResult
 
 # the scoring, comparing and rendering code (pandas, scipy) loads when a command runs, not
 # for `cofe --help`
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "compare",
         help="compare runs of one eval set: means with CIs, paired tests, verdict transitions",
@@ -131,11 +133,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_html(out: Path, names, paths, results, comparison) -> None:
+def _write_html(out: Path, names: list[str], paths: list[Path], results: list[ScoreResult],
+                comparison: Comparison) -> None:  # fmt: skip
     from cofe._atomic import write_text_atomically
     from cofe.report import RunForReport, render_report
 
-    runs = []
+    runs: list[RunForReport] = []
     for name, path, result in zip(names, paths, results, strict=True):
         run_dir = run_folder_of(path, result)
         if run_dir is None:

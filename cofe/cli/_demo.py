@@ -8,7 +8,7 @@ from pathlib import Path
 from cofe.cli._run import make_cache
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo", help="run the default pipeline on shipped data and compare", description=__doc__
     )

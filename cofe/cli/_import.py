@@ -14,7 +14,7 @@ from cofe._errors import InputError, InputProblem
 FORMATS = ('cofe-rag', 'jsonl', 'squad')
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "import", help="import an eval set (cofe-rag, squad, jsonl)", description=__doc__
     )

@@ -19,11 +19,15 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cofe._distributed import connect, disconnect
 from cofe.cli._run import make_cache
 from cofe.llm import LOCAL_MODEL_ID, Endpoint, LLMClient, estimate_tokens
 from cofe.llm._client import JSON_MODES
+
+if TYPE_CHECKING:
+    from cofe.pipeline import Embedder
 
 _LOCAL_NOTE = f"for `cofe llm serve`'s {LOCAL_MODEL_ID}"
 # a hosted endpoint answers calls at once in seconds; the small local model answers one
@@ -62,7 +66,7 @@ def add_llm_options(p: argparse.ArgumentParser, *, limit: str) -> None:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("judge", help="label each answer's claims with an LLM judge",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("run_dir", type=Path)
@@ -171,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedder(args: argparse.Namespace):
+def _embedder(args: argparse.Namespace) -> Embedder | None:
     """The packaged MiniLM when the dense extra is installed (else the measures say why)."""
     if args.no_embeddings:
         return None

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("llm", help="a local LLM for cofe judge and cofe annotate",
                        description=__doc__)  # fmt: skip
     actions = p.add_subparsers(dest="llm_command", required=True)

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from cofe._cache import Cache, default_cache_dir
 from cofe._progress import progress_lines
@@ -49,8 +50,8 @@ def add_pipeline_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def pipeline_options(args: argparse.Namespace) -> dict:
-    options = {
+def pipeline_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {
         "splitter": args.splitter,
         "chunk_size": args.chunk_size,
         "chunk_overlap": args.chunk_overlap,
@@ -64,9 +65,10 @@ def pipeline_options(args: argparse.Namespace) -> dict:
     if args.generator == "openai" or args.reranker == "llm":
         from cofe.llm import Endpoint
 
-        options["endpoint"] = Endpoint.from_env(base_url=args.base_url, model=args.model)
+        endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model)
+        options["endpoint"] = endpoint
         if not getattr(args, "no_probe", False):  # fail in seconds, not after the parse
-            options["endpoint"].probe()
+            endpoint.probe()
     return options
 
 
@@ -76,7 +78,7 @@ def make_cache(path: Path | None) -> Cache:
     return Cache(path or default_cache_dir())
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run", help="run a pipeline over an eval set and score it", description=__doc__
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 from cofe._atomic import write_text_atomically
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "schema", help="print the JSON Schema of every run-log file", description=__doc__
     )

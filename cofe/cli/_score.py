@@ -18,7 +18,7 @@ MODES = ("strict", "cofe-rag")
 COARSE_SCOPES = ("document", "chunk", "off")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("score", help="score a recorded run stage by stage", description=__doc__)
     p.add_argument(
         "run_dir", type=Path, help="run directory (manifest.json, chunks.jsonl, samples.jsonl, ...)"

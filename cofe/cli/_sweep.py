@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ BUILT_IN = {  # PipelineConfig field -> the type of its values
 }
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("sweep", help="run a grid of configurations and compare them",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--evalset", type=Path, required=True)
@@ -51,8 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _values(raw: str, kind: type) -> list[Any]:
-    out = []
+def _values(raw: str, kind: type | None) -> list[int | str]:
+    """The comma-separated values; ``kind`` None: whole numbers as ints, the rest as text."""
+    out: list[int | str] = []
     for text in (v.strip() for v in raw.split(",")):
         if not text:
             continue
@@ -85,16 +87,17 @@ def parse_grid(args: argparse.Namespace) -> dict[str, list[Any]]:
     return grid
 
 
-def _factory(spec: str):
+def _factory(spec: str) -> Callable[..., Any] | None:
     if spec == "default":
         return None
     module_name, _, attr = spec.partition(":")
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
-        return getattr(importlib.import_module(module_name), attr)
+        factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"--pipeline {spec!r}: {error}") from None
+    return factory
 
 
 def render_sweep(result: SweepResult) -> str:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import html
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import cofe
 from cofe._atomic import write_text_atomically
@@ -25,6 +27,11 @@ from cofe.report._text import format_table
 from cofe.results import scores_folder
 from cofe.runner import RunReport, load_pipeline, run_pipeline
 from cofe.stages import ScoreConfig, ScoreResult, score_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cofe.llm import Endpoint
 
 DATA = Path(cofe.__file__).parent / "_data"
 AS_HTML = 3  # the first articles (sorted by name) are written as HTML ...
@@ -122,7 +129,8 @@ SHOWN = [("corpus", "ChunkIntegrity"), ("corpus", "EntityAnchoring"),
          ("answer", "AnswerCorrectness")]  # fmt: skip
 
 
-def _judge(run_dir: Path, endpoint, cache: Cache | None, concurrency: int, log) -> None:
+def _judge(run_dir: Path, endpoint: Endpoint, cache: Cache | None, concurrency: int,
+           log: Callable[[str], None]) -> None:  # fmt: skip
     from cofe.judges import judge_run
     from cofe.llm import LLMClient
 
@@ -141,7 +149,8 @@ def _differences(comparison: Comparison) -> str:
     for key in SHOWN:
         if key not in d.index:
             continue
-        r = d.loc[key]
+        # a full key of the (step, measure) index selects one row: pandas-stubs type it a scalar
+        r = cast("pd.Series[Any]", d.loc[key])
         if r.get("same_test_as"):  # the same values as an earlier measure: its test
             same.append(f"{key[0]}/{key[1]} = {r['same_test_as']}")
         rows.append([f"{key[0]}/{key[1]}", f"{r['difference']:+.3f}",
@@ -163,8 +172,8 @@ def run_demo(
     cache: Cache | None = None,
     concurrency: int = 2,
     progress: bool | None = None,
-    log=print,
-    endpoint=None,
+    log: Callable[[str], None] = print,
+    endpoint: Endpoint | None = None,
 ) -> dict[str, tuple[RunReport, ScoreResult]]:
     """Build the inputs, run the default pipeline once per chunk size, score, print the comparison."""
     config = config or DemoConfig()

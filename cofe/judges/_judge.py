@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from pydantic import BaseModel
 
 from cofe._jsonl import append_jsonl, read_jsonl
 from cofe._parallel import thread_map
@@ -53,6 +55,7 @@ from cofe.judges._prompts import (
 )
 from cofe.judges._prompts import reference_claims as split_reference
 from cofe.judges._records import (
+    AnswerClaimCheck,
     ChecksReply,
     Claim,
     ClaimsReply,
@@ -60,6 +63,7 @@ from cofe.judges._records import (
     PointCheck,
     PointLabel,
     ReferenceClaim,
+    ReferenceClaimCheck,
     StepClaimCheck,
     StepReferenceCheck,
 )
@@ -74,10 +78,13 @@ from cofe.judges._sense import (
 )
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
-from cofe.runlog import run_folder_lock
+from cofe.runlog import ParsedDocument, RunLog, run_folder_lock
 
 if TYPE_CHECKING:  # cofe.stages reads judgements (labels_for_scoring): imported when used
+    from cofe.pipeline import Embedder
     from cofe.stages._records import Outputs
+
+_Reply = TypeVar("_Reply", bound=BaseModel)
 
 JUDGEMENTS = "judgements.jsonl"
 # the prompt versions whose judgements score a run: the dense mode's and the step-by-step's
@@ -114,14 +121,14 @@ class JudgeInputs:
 NO_EMBEDDER = "AnswerRelevancy and AnswerSimilarity need embeddings: pip install 'cofe[dense]'"
 
 
-def _cosines(embedder, anchor: str, others: list[str]) -> list[float]:
+def _cosines(embedder: Embedder, anchor: str, others: list[str]) -> list[float]:
     """Cosines in [-1, 1]: unit vectors' dot products, whose float error can pass 1."""
     vectors = embedder.encode([anchor, *others])  # normalised: cosine = dot product
     return [min(1.0, max(-1.0, float(vectors[0] @ v))) for v in vectors[1:]]
 
 
-def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int = 0,
-              steps: bool = False) -> Judgement:  # fmt: skip
+def judge_one(client: LLMClient, item: JudgeInputs, embedder: Embedder | None = None,
+              repeat: int = 0, steps: bool = False) -> Judgement:  # fmt: skip
     """Two calls: the claims of the answer, then their labels (the reference's claims are its
     sentences: no call); a third, narrower, for claims the second left unlabelled. With an ``embedder`` (MiniLM), also AnswerSimilarity (before any call:
     it is kept when the calls fail) and AnswerRelevancy (after the claims call). ``repeat`` > 0:
@@ -151,7 +158,7 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
     claims = client.structured(again(claims_messages(question, item.answer), repeat),
                                ClaimsReply)  # fmt: skip
     raw = [claims.raw or ""]
-    if not claims.ok:
+    if claims.value is None:  # not ``claims.ok``: mypy narrows the value itself
         return Judgement(**base, status="unscored", reason=f"claims: {claims.error}",
                          calls=claims.calls, raw=raw)  # fmt: skip
     answer_claims, questions, repairs = keep_answer_claims(
@@ -184,7 +191,7 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
     )  # fmt: skip
     raw.append(checks.raw or "")
     calls = claims.calls + checks.calls
-    if not checks.ok:
+    if checks.value is None:
         return Judgement(**base, status="unscored", reason=f"checks: {checks.error}",
                          calls=calls, raw=raw)  # fmt: skip
     # the point labels stand on their own: kept whatever becomes of the claim labels
@@ -211,7 +218,7 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
         )  # fmt: skip
         raw.append(follow.raw or "")
         base["calls"] = calls = calls + follow.calls
-        if follow.ok:
+        if follow.value is not None:
             more, _ = first_labels(follow.value.answer_claims, len(missing), "answer")
             more_ref, _ = first_labels(follow.value.reference_claims, len(missing_ref),
                                        "reference")  # fmt: skip
@@ -232,14 +239,16 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder=None, repeat: int =
 
 
 def _judged(item: JudgeInputs, base: dict[str, Any], answer_claims: list[str],
-            reference_claims: list[str], by_claim: dict[int, Any], by_reference: dict[int, Any],
+            reference_claims: list[str],
+            by_claim: Mapping[int, AnswerClaimCheck | StepClaimCheck],
+            by_reference: Mapping[int, ReferenceClaimCheck | StepReferenceCheck],
             overall: ChecksReply | None) -> Judgement:  # fmt: skip
     """The judgement from one label per claim (``by_claim``: context, source, reference;
     ``by_reference``: answer, context) and the reply about the whole answer (useful chunks,
     correctness; None: not asked). The dense and the step-by-step modes end here alike."""
     repairs: list[str] = base["repairs"]
     inside = context_inside_source(item.chunks, item.source)
-    labelled = []
+    labelled: list[Claim] = []
     for i, text in enumerate(answer_claims):
         check = by_claim[i]
         in_context = bool(check.context) and bool(item.context)
@@ -285,11 +294,11 @@ def _judge_steps(client: LLMClient, item: JudgeInputs, base: dict[str, Any],
     question, chunks = item.sample.query, list(item.chunks)
     raw: list[str] = base["raw"]
 
-    def step(messages: list[dict[str, str]], model: type, what: str) -> Any:
+    def step(messages: list[dict[str, str]], model: type[_Reply], what: str) -> _Reply:
         result = client.structured(again(messages, repeat), model)
         raw.append(result.raw or "")
         base["calls"] += result.calls
-        if not result.ok:
+        if result.value is None:
             raise _StepFailed(f"checks: {what}: {result.error}")
         return result.value
 
@@ -300,7 +309,7 @@ def _judge_steps(client: LLMClient, item: JudgeInputs, base: dict[str, Any],
         by_reference = {i: step(reference_claim_messages(question, text, item.answer, chunks),
                                 StepReferenceCheck, f"reference claim {i}")
                         for i, text in enumerate(reference_claims)}  # fmt: skip
-        overall = None
+        overall: ChecksReply | None = None
         if item.reference or item.points:
             overall = step(checks_messages(question, item.answer, chunks, item.source,
                                            item.reference, [], [], item.points),
@@ -332,31 +341,40 @@ def _point_labels(
             by_point[check.point] = check
     labels = []
     for i in range(points):
-        check = by_point.get(i)
+        given = by_point.get(i)
         labels.append(PointLabel(
             point=i,
-            answer=check.answer if check else None,
-            context=(check.context if check else None) if has_context else "not_support",
+            answer=given.answer if given else None,
+            context=(given.context if given else None) if has_context else "not_support",
         ))  # fmt: skip
     return labels, dropped
 
 
-def read_judgements(run_dir: str | os.PathLike[str], repeat: int | None = 0) -> dict:
+@overload
+def read_judgements(run_dir: str | os.PathLike[str], repeat: int = 0) -> dict[str, Judgement]: ...
+@overload
+def read_judgements(
+    run_dir: str | os.PathLike[str], repeat: None
+) -> dict[tuple[str, int], Judgement]: ...
+def read_judgements(
+    run_dir: str | os.PathLike[str], repeat: int | None = 0
+) -> dict[str, Judgement] | dict[tuple[str, int], Judgement]:
     """The newest judgement of each sample (bad lines are skipped: they are judged again).
 
     ``repeat=0``: the judgements that score the run, by sample id; ``repeat=None``: every
     repeat, by (sample id, repeat)."""
     path = Path(run_dir) / JUDGEMENTS
-    out: dict = {}
+    every: dict[tuple[str, int], Judgement] = {}
+    scoring: dict[str, Judgement] = {}
     if path.exists():
         for _line, item in read_jsonl(path, Judgement):
             if not isinstance(item, Judgement):
                 continue
             if repeat is None:
-                out[(item.sample_id, item.repeat)] = item
+                every[(item.sample_id, item.repeat)] = item
             elif item.repeat == repeat:
-                out[item.sample_id] = item
-    return out
+                scoring[item.sample_id] = item
+    return every if repeat is None else scoring
 
 
 @dataclass
@@ -390,7 +408,8 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     evalset = read_evalset(run_dir / "evalset.jsonl")
     top_k = log.manifest.top_k
     source = _Sources(log)
-    items, unanswered = [], 0
+    items: list[JudgeInputs] = []
+    unanswered = 0
     for sample in evalset.samples:
         record = records.get(sample.id)
         if record is None or record.answer is None:
@@ -401,7 +420,7 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     return items, unanswered
 
 
-def _context(log, record: Outputs, top_k: int | None) -> tuple[str, ...]:
+def _context(log: RunLog, record: Outputs, top_k: int | None) -> tuple[str, ...]:
     given = record.context if record.context is not None else (record.pool or ())[: top_k or 4]
     return tuple(log.chunks[ref.chunk_id].text for ref in given if ref.chunk_id in log.chunks)
 
@@ -410,8 +429,8 @@ class _Sources:
     """A sample's source passage: its document found by id, file name, path or stem (an index
     built once per run, not a scan of every document per sample)."""
 
-    def __init__(self, log) -> None:
-        self.by_name: dict[str, list] = {}
+    def __init__(self, log: RunLog) -> None:
+        self.by_name: dict[str, list[ParsedDocument]] = {}
         for doc in log.documents.values():
             base = os.path.basename(doc.source)
             for name in {doc.doc_id, doc.source, base, os.path.splitext(base)[0]}:
@@ -422,7 +441,7 @@ class _Sources:
             return None, "the sample names no source document"
         name = sample.source.doc
         base = os.path.basename(name)
-        docs: list = []
+        docs: list[ParsedDocument] = []
         for key in (name, base, os.path.splitext(base)[0]):
             docs = self.by_name.get(key, [])
             if docs:
@@ -444,7 +463,7 @@ def judge_run(
     concurrency: int = 4,
     progress: bool = False,
     on_judged: Callable[[Judgement], None] | None = None,
-    embedder=None,
+    embedder: Embedder | None = None,
     repeats: int = 1,
     cluster: Any = None,
     limit: int | None = None,
@@ -470,7 +489,7 @@ def judge_run(
         items, unanswered = judge_inputs(run_dir)
         done = read_judgements(run_dir, repeat=None)
         report = JudgeReport(samples=len(items) + unanswered, not_answered=unanswered)
-        todo = []
+        todo: list[tuple[JudgeInputs, int]] = []
         for item in items:
             for repeat in range(repeats):
                 old = done.get((item.sample.id, repeat))
@@ -520,13 +539,13 @@ def judge_run(
         return report
 
 
-def _context_labels(judgements: dict) -> list[list[bool]]:
+def _context_labels(judgements: dict[str, Judgement]) -> list[list[bool]]:
     """Per judgement that scores the run (this prompt version): its claims' context labels."""
     return [[claim.context for claim in j.claims] for j in judgements.values()
             if j.status == "judged" and j.prompt_version in VERSIONS]  # fmt: skip
 
 
-def _correctness_values(judgements: dict) -> list[int]:
+def _correctness_values(judgements: dict[str, Judgement]) -> list[int]:
     """The correctness scores of the judgements that score the run (this prompt version)."""
     return [j.correctness for j in judgements.values()
             if j.status == "judged" and j.prompt_version in VERSIONS
@@ -534,7 +553,7 @@ def _correctness_values(judgements: dict) -> list[int]:
 
 
 def labels_for_scoring(
-    run_dir: Path, log, records: dict[str, Outputs], samples: list[EvalSample]
+    run_dir: Path, log: RunLog, records: dict[str, Outputs], samples: list[EvalSample]
 ) -> dict[str, ClaimLabels | Unscored]:
     """Per answered sample with a judgement: its claim labels, or why they cannot be used."""
     judgements = read_judgements(run_dir)

@@ -106,6 +106,10 @@ class _Numbered(Protocol):
     claim: int
 
 
+class _ContextLabel(_Numbered, Protocol):
+    context: bool
+
+
 L = TypeVar("L", bound=_Numbered)
 
 
@@ -125,7 +129,7 @@ def first_labels(labels: Iterable[L], count: int, what: str) -> tuple[dict[int, 
     return by_claim, repairs
 
 
-def copies_example_labels(labels: Sequence, count: int) -> bool:
+def copies_example_labels(labels: Sequence[_ContextLabel], count: int) -> bool:
     """Do the answer-claim labels repeat the example's (claim numbers and context labels, in
     order) while the answer has another number of claims? (A reply labelling the example.)"""
     if count == len(EXAMPLE_CLAIM_LABELS):

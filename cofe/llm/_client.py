@@ -32,15 +32,19 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from cofe._cache import Cache, content_key
 from cofe.llm._deadline import until
 from cofe.llm._endpoint import Endpoint, EndpointDown
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 T = TypeVar("T", bound=BaseModel)
 # off: plain chat (works everywhere); json_object / json_schema: the endpoint constrains the reply
@@ -54,11 +58,12 @@ def estimate_tokens(text: str) -> int:
     return len(encode(text)) if encode else max(1, len(text) // 4)
 
 
-_ENCODER: Any = None
+# the tokenizer; False once its import failed (None: not tried yet)
+_ENCODER: Callable[[str], list[int]] | Literal[False] | None = None
 _ENCODER_LOCK = threading.Lock()
 
 
-def _encoder():
+def _encoder() -> Callable[[str], list[int]] | None:
     global _ENCODER
     with _ENCODER_LOCK:
         if _ENCODER is None:
@@ -213,9 +218,10 @@ class LLMClient:
 
     def _cached(self, key: str) -> str | None:
         stored = self.cache.get_json("llm", key)
-        if isinstance(stored, dict) and isinstance(stored.get("text"), str):
+        text = stored.get("text") if isinstance(stored, dict) else None
+        if isinstance(text, str):
             self.usage.add(cached=1)
-            return stored["text"]
+            return text
         return None
 
     def _store(self, key: str, text: str) -> None:
@@ -314,7 +320,7 @@ class LLMClient:
         asked = _retry_after(headers)
         if asked is not None:
             return asked if asked <= self.endpoint.max_retry_after else None
-        return min(0.25 * 2**attempt, 8.0) * (0.75 + random.random() / 2)
+        return min(0.25 * 2.0**attempt, 8.0) * (0.75 + random.random() / 2)
 
     def _attempt(self, messages: list[dict[str, str]], params: dict[str, Any],
                  deadline_at: float) -> str:  # fmt: skip
@@ -337,8 +343,10 @@ class LLMClient:
         create = endpoint.client().chat.completions.with_streaming_response.create
         # every request sent counts for its item (Structured.calls), answered or not
         self._this_thread.calls = self._thread_calls() + 1
+        # cofe's messages are plain {"role", "content"} dicts; openai types each role's own
+        sent = cast("list[ChatCompletionMessageParam]", messages)
         try:
-            with create(model=endpoint.model, messages=messages,
+            with create(model=endpoint.model, messages=sent,
                         timeout=min(endpoint.timeout, remaining), **params) as response:  # fmt: skip
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > endpoint.max_reply_bytes:
@@ -383,9 +391,9 @@ class LLMClient:
             message = self.endpoint.redact(str(error))
             error.args = (message,)
             if hasattr(error, "message"):
-                error.message = message  # type: ignore[attr-defined]
+                error.message = message
             if hasattr(error, "body"):
-                error.body = None  # type: ignore[attr-defined]
+                error.body = None
         return error
 
     def _reason(self, prefix: str, error: Exception) -> str:

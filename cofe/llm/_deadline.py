@@ -37,7 +37,7 @@ def until(deadline_at: float) -> Iterator[None]:
 
 
 def _bounded(timeout: float | None, error: type[Exception]) -> float | None:
-    at = getattr(_local, "at", None)
+    at: float | None = getattr(_local, "at", None)  # set by ``until``
     if at is None:
         return timeout
     left = at - time.monotonic()

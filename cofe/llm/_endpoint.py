@@ -6,7 +6,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openai import OpenAI
 
 # keys shorter than this (local servers' "none", test keys) would redact ordinary words
 _MIN_SECRET = 8
@@ -105,7 +108,7 @@ class Endpoint:
     def describe(self) -> dict[str, Any]:
         return {"base_url": self.url, "model": self.model}
 
-    def client(self):
+    def client(self) -> OpenAI:
         """One ``openai.OpenAI`` per endpoint, shared by every caller and thread (it is thread-safe).
 
         Only ``LLMClient`` calls it: every request goes through its cache and usage counts.
@@ -161,7 +164,7 @@ def _status_detail(error: Any) -> str:
 
 
 @lru_cache(maxsize=32)
-def _client_for(endpoint: Endpoint):
+def _client_for(endpoint: Endpoint) -> OpenAI:
     from openai import DefaultHttpxClient, OpenAI
 
     from cofe.llm._deadline import with_deadlines

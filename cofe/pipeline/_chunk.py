@@ -353,7 +353,8 @@ def table_aware_spans(
     from llama_index.core.utils import get_tokenizer
 
     encode = get_tokenizer()
-    text, out = doc.text, []
+    text = doc.text
+    out: list[tuple[int, int, tuple[int, int] | None]] = []
     at = 0
     for start, end in table_spans(doc):
         if start < at:

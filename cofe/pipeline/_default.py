@@ -15,7 +15,7 @@ from cofe.llm import Endpoint
 from cofe.pipeline._chunk import Splitter, check_chunking, split_documents
 from cofe.pipeline._embed import Embedder, language_mismatch
 from cofe.pipeline._generate import ExtractiveGenerator, OpenAIGenerator
-from cofe.pipeline._rerank import CrossEncoderReranker, LLMReranker, MiniLMReranker
+from cofe.pipeline._rerank import CrossEncoderReranker, LLMReranker, MiniLMReranker, Reranker
 from cofe.pipeline._retrieve import RetrieverKind, make_retriever
 from cofe.runlog import Chunk, ParsedDocument
 
@@ -59,6 +59,9 @@ class PipelineConfig(BaseModel):
 class DefaultPipeline(StagedPipeline):
     """Real offline components; an endpoint is needed only for ``generator="openai"`` or ``reranker="llm"``."""
 
+    rerank: Reranker | None
+    generate: OpenAIGenerator | ExtractiveGenerator
+
     def __init__(self, config: PipelineConfig | None = None, endpoint: Endpoint | None = None):
         super().__init__()
         self.config = config = config or PipelineConfig()
@@ -74,12 +77,15 @@ class DefaultPipeline(StagedPipeline):
         elif config.reranker == "minilm":
             self.rerank = MiniLMReranker(config.top_k)
         elif config.reranker == "llm":
+            assert endpoint is not None  # needs_endpoint: taken from the environment above
             self.rerank = LLMReranker(endpoint, config.top_k)
         else:
             self.rerank = CrossEncoderReranker(config.reranker[len(CROSS_ENCODER) :], config.top_k)
-        self.generate = (
-            OpenAIGenerator(endpoint) if config.generator == "openai" else ExtractiveGenerator()
-        )
+        if config.generator == "openai":
+            assert endpoint is not None  # needs_endpoint: taken from the environment above
+            self.generate = OpenAIGenerator(endpoint)
+        else:
+            self.generate = ExtractiveGenerator()
         self.timings: dict[str, float] = {}
 
     def describe(self) -> dict[str, Any]:

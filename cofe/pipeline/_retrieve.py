@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -12,6 +14,9 @@ from cofe._progress import progress_wanted
 from cofe.matching import strict_tokens
 from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.runlog import Chunk
+
+if TYPE_CHECKING:
+    import bm25s  # untyped: its BM25 is Any to mypy
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
 
@@ -43,13 +48,13 @@ class BM25Retriever:
     name = "bm25"
 
     def __init__(self) -> None:
-        self._bm25 = None
+        self._bm25: bm25s.BM25 | None = None
         self._size = 0
 
     def index(self, chunks: list[Chunk], cache: Cache | None) -> None:
         import bm25s
 
-        def build(folder=None):
+        def build(folder: Path | None = None) -> bm25s.BM25:
             model = bm25s.BM25()
             model.index([strict_tokens(c.text) for c in chunks], show_progress=False)
             if folder is not None:
@@ -144,8 +149,9 @@ class HybridRetriever:
 
 
 def make_retriever(kind: RetrieverKind) -> Retriever:
-    return {
+    kinds: dict[RetrieverKind, Callable[[], Retriever]] = {
         RetrieverKind.BM25: BM25Retriever,
         RetrieverKind.DENSE: DenseRetriever,
         RetrieverKind.HYBRID: HybridRetriever,
-    }[kind]()
+    }
+    return kinds[kind]()

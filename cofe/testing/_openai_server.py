@@ -84,6 +84,7 @@ class ScriptedOpenAI:
                 return self._dead_url
             raise RuntimeError("the server is not running")
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # bound to "127.0.0.1" (typeshed allows a bytes host too)
         return f"http://{host}:{port}/v1"
 
     def inject(self, *faults: Fault) -> None:
@@ -94,7 +95,7 @@ class ScriptedOpenAI:
         with self._lock:
             return self.faults.popleft() if self.faults else self.standing
 
-    def _handler(self):
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -9,12 +9,19 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_STATUS = {"unset": 0, "ok": 1, "error": 2}
+if TYPE_CHECKING:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from cofe.monitor import Span
 
 
-def otlp_request(spans: Sequence[Any], *, service: str = "rag-service"):
+def otlp_request(
+    spans: Sequence[Span], *, service: str = "rag-service"
+) -> ExportTraceServiceRequest:
     """cofe ``Span`` objects as the ``ExportTraceServiceRequest`` an OpenTelemetry SDK's
     OTLP exporter would POST (resource, instrumentation scope, events, status)."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -24,6 +31,9 @@ def otlp_request(spans: Sequence[Any], *, service: str = "rag-service"):
     from opentelemetry.proto.resource.v1.resource_pb2 import Resource
     from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status
     from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+
+    codes = {"unset": Status.STATUS_CODE_UNSET, "ok": Status.STATUS_CODE_OK,
+             "error": Status.STATUS_CODE_ERROR}  # fmt: skip
 
     def value(v: Any) -> AnyValue:
         if isinstance(v, bool):
@@ -41,7 +51,7 @@ def otlp_request(spans: Sequence[Any], *, service: str = "rag-service"):
                   parent_span_id=bytes.fromhex(s.parent_id) if s.parent_id else b"", name=s.name,
                   kind=PbSpan.SPAN_KIND_INTERNAL, start_time_unix_nano=s.start_ns,
                   end_time_unix_nano=s.end_ns, attributes=pairs(s.attributes),
-                  status=Status(code=_STATUS[s.status], message=s.status_message),
+                  status=Status(code=codes[s.status], message=s.status_message),
                   dropped_attributes_count=s.dropped_attributes,
                   events=[PbSpan.Event(name=e["name"], time_unix_nano=e.get("time_ns", 0),
                                        attributes=pairs(e["attributes"])) for e in s.events])
@@ -55,11 +65,12 @@ def otlp_request(spans: Sequence[Any], *, service: str = "rag-service"):
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def start_collector(store: str, port: int, *options: str, timeout: float = 60.0,
-                    stdout: Any = subprocess.DEVNULL, cwd: str | None = None) -> subprocess.Popen:  # fmt: skip
+                    stdout: Any = subprocess.DEVNULL, cwd: str | None = None) -> subprocess.Popen[str]:  # fmt: skip
     """A real ``cofe monitor collect`` process on ``port``, returned once it answers
     ``/healthz``; one that exits first raises, with what it printed."""
     process = subprocess.Popen(
@@ -80,5 +91,6 @@ def start_collector(store: str, port: int, *options: str, timeout: float = 60.0,
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise RuntimeError(f"cofe monitor collect did not start: {process.stderr.read()}")
+            printed = process.stderr.read() if process.stderr else ""  # stderr is a pipe
+            raise RuntimeError(f"cofe monitor collect did not start: {printed}")
         time.sleep(0.05)
