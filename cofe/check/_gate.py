@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from cofe._errors import InputError, InputProblem
+from cofe.chain import STEP_STAGE, STEPS, Stage, Step
 from cofe.check._rules import (
     ANSWERED,
     COMMAND_LINE,
@@ -32,9 +33,12 @@ if TYPE_CHECKING:
     from cofe.results import ScoreResult
 
 EPSILON = 1e-12  # a drop equal to its limit passes (floating-point sums are not exact)
-_STAGE_OF_STEP = {"parse": "parse", "corpus": "chunking", "pool": "retrieval",
-                  "answer": "generation", ANSWERED: "generation"}  # fmt: skip
-HEADLINE_STEPS = ("parse", "corpus", "pool", "context")
+# the stage whose output a column's step holds (the answer's measures over answered samples
+# are the generator's too; the context's depends on the run: no stage named)
+_STAGE_OF_STEP = {
+    **{step.value: stage.value for step, stage in STEP_STAGE.items()},
+    ANSWERED: Stage.GENERATION.value,
+}
 
 
 class Status(StrEnum):
@@ -174,12 +178,16 @@ def headline_rules(run: ScoreResult, baseline: ScoreResult,
     for each the two scorings cannot be compared on."""
     ours, theirs = set(scored_columns(run)), set(scored_columns(baseline))
     wanted = []
-    for step in HEADLINE_STEPS:
-        found = [c for c in ours | theirs if re.fullmatch(rf"{step}/KeywordRecall(@\d+)?", c)]
+    for spec in STEPS:  # each step's declared headline measure, at its largest cutoff
+        if spec.headline is None:
+            continue
+        column = f"{spec.step.value}/{spec.headline}"
+        found = [c for c in ours | theirs if re.fullmatch(rf"{re.escape(column)}(@\d+)?", c)]
         mine = [c for c in found if c in ours] or found
         if mine:
             wanted.append(max(mine, key=_cutoff))
-    wanted.append("answer/PointRecall")
+        elif spec.step is Step.ANSWER:  # named even when neither has it: the note says so
+            wanted.append(column)
     rules, notes = [], []
     for column in wanted:
         if column in ours and column in theirs:

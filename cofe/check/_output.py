@@ -7,10 +7,11 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cofe.chain import STAGES
 from cofe.check._gate import CheckReport, Outcome, Status
 from cofe.check._rules import Kind
 
-_PIPELINE = ["parse", "chunking", "retrieval", "reranking", "generation"]
+_PIPELINE = [spec.stage.value for spec in STAGES]
 _HEADER = ("verdict", "stage", "rule", "value", "baseline", "delta", "95% CI", "p_holm", "n")
 
 

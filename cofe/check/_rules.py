@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from cofe._errors import InputError, InputProblem
+from cofe.chain import STEPS as CHAIN_STEPS
 
 ANSWERED = "answered"  # cofe.compare.ANSWERED, spelled here so that parsing stays light
-STEPS = ("parse", "corpus", "pool", "context", "answer", ANSWERED)
+STEPS = (*(spec.step.value for spec in CHAIN_STEPS if spec.passes is not None), ANSWERED)
 DEFAULT_MAX_DROP = 0.02
 """The drop a baseline comparison allows each headline measure when no drop rule is given."""
 COMMAND_LINE = "<command line>"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from cofe.chain import STAGE_ORDER, STAGES, STEP_ORDER, STEPS
 from cofe.measures import Step
 from cofe.runlog import Stage, StageError
 
@@ -51,36 +52,13 @@ class Verdict(StrEnum):
         return self in _PASSES
 
 
-_BLAMED = {
-    Verdict.PARSE_LOST: Stage.PARSE,
-    Verdict.CHUNK_SPLIT: Stage.CHUNKING,
-    Verdict.CHUNK_DROPPED: Stage.CHUNKING,
-    Verdict.NOT_IN_CORPUS: Stage.CHUNKING,
-    Verdict.NOT_RETRIEVED: Stage.RETRIEVAL,
-    Verdict.DERIVATION_LOST: Stage.RETRIEVAL,  # or reranking: the stage that handed it on
-    Verdict.CUT_BY_RERANK: Stage.RERANKING,
-    Verdict.REFUSED: Stage.GENERATION,
-    Verdict.NOT_IN_ANSWER: Stage.GENERATION,
-    Verdict.UNSUPPORTED_CLAIMS: Stage.GENERATION,
-}
-PASS_AT = {
-    Step.ANSWER: Verdict.PASS,
-    Step.CONTEXT: Verdict.PASS_TO_CONTEXT,
-    Step.POOL: Verdict.PASS_TO_POOL,
-    Step.CORPUS: Verdict.PASS_TO_CORPUS,
-    Step.PARSE: Verdict.PASS_TO_PARSE,
-}
+# what each verdict blames and which verdict a loss or a pass is: read from the chain's
+# declarations (cofe.chain), never spelled out here again
+_BLAMED = {Verdict(code): spec.stage for spec in STAGES for code in spec.losses}
+PASS_AT = {spec.step: Verdict(spec.passes) for spec in STEPS if spec.passes is not None}
 _PASSES = frozenset(PASS_AT.values())
-LOSS_VERDICT = {
-    Stage.PARSE: Verdict.PARSE_LOST,
-    Stage.CHUNKING: Verdict.CHUNK_SPLIT,
-    Stage.RETRIEVAL: Verdict.NOT_RETRIEVED,
-    Stage.RERANKING: Verdict.CUT_BY_RERANK,
-    Stage.GENERATION: Verdict.NOT_IN_ANSWER,
-}
+LOSS_VERDICT = {spec.stage: Verdict(spec.loss) for spec in STAGES}
 _ORDER = list(Verdict)
-STAGE_ORDER = {stage: position for position, stage in enumerate(Stage)}
-STEP_ORDER = {step: position for position, step in enumerate(Step)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cofe.measures import Step
+from cofe.chain import STEPS as CHAIN_STEPS
+from cofe.chain import Step
 
-STEPS = list(Step)
+STEPS: list[Step] = [spec.step for spec in CHAIN_STEPS]
 
 
 def waterfall(recalls: pd.DataFrame, by_query_type: bool = False) -> pd.DataFrame:

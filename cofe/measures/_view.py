@@ -11,21 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from cofe.chain import Step as Step  # re-exported: the measures name their steps from here
 from cofe.measures._unscored import Unscored
-
-
-class Step(StrEnum):
-    """Points of the chain where information is checked (and waterfall rows)."""
-
-    PARSE = "parse"  # the parsed text of the documents
-    CORPUS = "corpus"  # the chunk corpus
-    CHUNK_INTACT = "chunk-intact"  # a single chunk holds the whole point (waterfall only)
-    POOL = "pool"  # the retriever's candidate pool
-    CONTEXT = "context"  # what the generator received (after reranking, or the pool's top-K)
-    ANSWER = "answer"  # the generated answer
-
 
 Docs = str | frozenset[str] | None
 """A ranked item's document: one id; the documents of a derived item's sources when they

@@ -23,6 +23,7 @@ import pandas as pd
 
 from cofe._errors import InputProblem
 from cofe._version import __version__
+from cofe.chain import STAGES
 from cofe.diagnose import STEPS, Verdict
 
 if TYPE_CHECKING:
@@ -416,7 +417,7 @@ def _add_sums(
         row[1] += int(count)
 
 
-_LOSS_STAGES = ("parse", "chunking", "retrieval", "reranking", "generation")
+_LOSS_STAGES = tuple(spec.stage.value for spec in STAGES)
 _NO_TYPE = "(no type)"
 
 

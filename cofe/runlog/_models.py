@@ -14,12 +14,13 @@ Any program can write these files; ``cofe schema`` prints their JSON Schema.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cofe._ids import Identifier
+from cofe.chain import STAGE_ORDER as STAGE_ORDER  # re-exported: the log names its stages
+from cofe.chain import Stage as Stage
 
 RUNLOG_SCHEMA_VERSION = 3
 """2: ``top_k``, ``stages`` and ``meta`` in the manifest, and no other unknown field there.
@@ -27,18 +28,6 @@ RUNLOG_SCHEMA_VERSION = 3
 relations, windows... built from corpus chunks), and the manifest says whether its chunks
 are the whole ``corpus``. Older layouts are migrated when read
 (``cofe.runlog._compat``)."""
-
-
-class Stage(StrEnum):
-    PARSE = "parse"
-    CHUNKING = "chunking"
-    RETRIEVAL = "retrieval"
-    RERANKING = "reranking"
-    GENERATION = "generation"
-
-
-STAGE_ORDER: dict[Stage, int] = {stage: i for i, stage in enumerate(Stage)}
-"""Pipeline order: parse, chunking, retrieval, reranking, generation."""
 
 
 class _Record(BaseModel):

@@ -269,12 +269,3 @@ def _kind_at(allowed: tuple[Measure, ...], measure: Measure) -> bool:
     """A measure is allowed where the run's full plan has its kind (at any cutoff): that
     plan already says what each kind needs (a reranker, the judge's labels, a top-K)."""
     return any(type(m) is type(measure) for m in allowed)
-
-
-STEP_STAGE = {
-    Step.PARSE: Stage.PARSE,
-    Step.CORPUS: Stage.CHUNKING,
-    Step.POOL: Stage.RETRIEVAL,
-    Step.ANSWER: Stage.GENERATION,
-}
-"""The stage whose output each step is (the context's depends on the run: ``context_stage``)."""
