@@ -25,16 +25,18 @@ def sentence_bleu4(answer: Sequence[str], reference: Sequence[str]) -> float:
     if not hyp:
         return 0.0
     log_sum = 0.0
+    matched = 1
     for n in range(1, 5):
         total = hyp - n + 1  # n-grams in the answer
         if total <= 0:
             log_sum += 0.25 * math.log(_EPSILON)  # no n-gram at all: counted as 0 of 1
             continue
-        counts = _ngrams(answer, n)
-        ref = _ngrams(reference, n)
-        matched = sum(min(count, ref[gram]) for gram, count in counts.items() if gram in ref)
-        if n == 1 and matched == 0:
-            return 0.0
+        if matched:  # no n-gram matched: no longer one can (skip the counting)
+            counts = _ngrams(answer, n)
+            ref = _ngrams(reference, n)
+            matched = sum(min(count, ref[gram]) for gram, count in counts.items() if gram in ref)
+            if n == 1 and matched == 0:
+                return 0.0
         log_sum += 0.25 * math.log((matched if matched else _EPSILON) / total)
     ref_len = len(reference)
     penalty = 1.0 if hyp > ref_len else math.exp(1 - ref_len / hyp)

@@ -9,12 +9,15 @@ refused, an older one would be migrated here.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import numpy as np
 import pandas as pd
 
 from cofe._atomic import write_text_atomically
@@ -138,17 +141,22 @@ class ScoresWriter:
     def add_rows(self, result: ScoreResult) -> None:
         for name in CSV_TABLES:
             self.add_table(name, getattr(result, name))
-        verdicts = typed(result.verdicts, "verdicts").astype(object)
-        # pandas-stubs' Scalar leaves out None, which pandas takes as the fill of object cells
-        rows = verdicts.where(verdicts.notna(), None).to_dict(orient="records")  # type: ignore[call-overload]
+        verdicts = typed(result.verdicts, "verdicts")
+        # column by column (DataFrame.to_dict boxes every cell on its own, several times
+        # slower): each column as Python values, a missing one None
+        columns = {
+            name: [None if gone else value for value, gone in
+                   zip(values.astype(object).tolist(), values.isna().tolist(), strict=True)]
+            for name, values in verdicts.items()
+        }  # fmt: skip
+        names = list(columns)
+        rows = (dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True))
         self._handles["verdicts.jsonl"].write(_jsonl(rows))
 
     def add_table(self, name: str, frame: pd.DataFrame) -> None:
         frame = typed(frame, name)
         if len(frame):
-            _cells(frame, name, neutralise).to_csv(
-                self._handles[name], index=False, header=False, lineterminator=EOL
-            )
+            self._handles[name].write(csv_rows(_cells(frame, name, neutralise)))
 
     def add_problems(self, problems: list[InputProblem]) -> None:
         rows = [{"file": p.file, "line": p.line, "field": p.field, "message": p.message}
@@ -169,6 +177,47 @@ class ScoresWriter:
             handle.close()
         for tmp in self._tmp.values():  # renamed by finish, or left by a failure: gone
             tmp.unlink(missing_ok=True)
+
+
+def _csv_cell(value: object) -> str:
+    """One text cell as the csv module writes it in a row of several (quoted only when it
+    must be; an empty text is an empty cell -- alone on its row it would be written "")."""
+    if value == "":
+        return ""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator=EOL).writerow([value])
+    return buffer.getvalue()[: -len(EOL)]
+
+
+def _csv_column(values: pd.Series) -> np.ndarray:
+    """A column's cells as text: missing values empty, numbers and flags as pandas writes
+    them, text quoted where needed -- each distinct text quoted once."""
+    kind = values.dtype
+    if pd.api.types.is_object_dtype(kind) or isinstance(kind, pd.StringDtype):
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        cells = np.array([*(_csv_cell(u) for u in uniques), ""], dtype=object)
+        return cells[codes]  # the sentinel -1 picks the trailing ""
+    missing = values.isna().to_numpy()
+    if isinstance(kind, pd.BooleanDtype):
+        text = np.where(values.to_numpy(dtype=bool, na_value=False), "True", "False")
+    elif isinstance(kind, pd.Int64Dtype):
+        text = values.to_numpy(dtype=np.int64, na_value=0).astype(str)
+    else:  # float64, int64: numpy's shortest round-trip text, as pandas writes
+        text = values.to_numpy().astype(str)
+    cells = text.astype(object)
+    cells[missing] = ""
+    return cells
+
+
+def csv_rows(frame: pd.DataFrame) -> str:
+    """The frame's rows as CSV text, byte for byte what ``frame.to_csv(index=False,
+    header=False, lineterminator=EOL)`` writes, in about half the time: each column is
+    formatted whole, each distinct text quoted once (millions of score rows repeat a few
+    thousand ids and a few dozen measure names)."""
+    if not len(frame):
+        return ""
+    columns = [_csv_column(frame[name]) for name in frame.columns]
+    return EOL.join(map(",".join, zip(*columns, strict=True))) + EOL
 
 
 def _cells(frame: pd.DataFrame, table: str, change: Callable[[str], str]) -> pd.DataFrame:

@@ -21,12 +21,12 @@ from tqdm import tqdm
 
 from cofe._errors import InputError, InputProblem
 from cofe._parallel import default_workers, fork_map
+from cofe.chain import STAGE_ORDER, STEP_STAGE
 from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose, refusal_reason
-from cofe.diagnose._verdict import STAGE_ORDER
 from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
 from cofe.judges._judge import JUDGEMENTS, labels_for_scoring
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
-from cofe.measures import ClaimLabels, Measure, Step, StepView, Unscored
+from cofe.measures import ClaimLabels, Step, StepView, Unscored
 from cofe.measures._view import NOT_JUDGED
 from cofe.measures.point_recall import settled_share
 from cofe.results import ScoreResult
@@ -37,7 +37,7 @@ from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
 from cofe.stages._records import ChunkRef, Outputs, compact, gc_paused, read_compact
-from cofe.stages._shape import STEP_STAGE, RunShape
+from cofe.stages._shape import RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking, split_points, split_why
 from cofe.stages.generation import judge_answer
@@ -55,26 +55,31 @@ class _SampleScorer:
         self.ctx, self.shape, self.t = ctx, shape, tables
         self.plan = shape.plan(ctx.config.measures)
         self.n, self.k = shape.pool_cutoff, shape.top_k
+        # per step, each planned measure with its row key: built once, read for every sample
+        self._planned = {
+            step: [(measure.evaluate, (step.value, measure.name)) for measure in measures]
+            for step, measures in self.plan.items()
+        }
 
     # --- rows -----------------------------------------------------------------------------
 
-    def emit(self, step: Step, measure: Measure, value: float | Unscored) -> None:
-        """One score row for the current sample (or a skipped row saying why)."""
-        if value.__class__ is Unscored:
-            self.t.skipped.append((self._sid, self._qtype, step.value, measure.name, value.reason))  # type: ignore[union-attr]
-            return
-        scores = self.t.scores  # the hottest line of scoring: LongForm.add, inlined
-        key = (step.value, measure.name)
-        code = scores.keys.get(key)
-        if code is None:
-            code = scores.keys[key] = len(scores.keys)
-        scores.sample.append(self._index)
-        scores.key.append(code)
-        scores.value.append(value)  # type: ignore[arg-type]
-
     def measure(self, view: StepView) -> None:
-        for measure in self.plan.get(view.step, ()):
-            self.emit(view.step, measure, measure.evaluate(view))
+        """One score row per planned measure of the view's step (or a skipped row saying why).
+
+        The hottest loop of scoring: LongForm.add inlined, the keys built once per slice."""
+        scores, skipped = self.t.scores, self.t.skipped
+        keys, index = scores.keys, self._index
+        for evaluate, key in self._planned.get(view.step, ()):
+            value = evaluate(view)
+            if value.__class__ is Unscored:
+                skipped.append((self._sid, self._qtype, *key, value.reason))  # type: ignore[union-attr]
+                continue
+            code = keys.get(key)
+            if code is None:
+                code = keys[key] = len(keys)
+            scores.sample.append(index)
+            scores.key.append(code)
+            scores.value.append(value)  # type: ignore[arg-type]
 
     def unjudged(self, step: Step, reason: str) -> StageOutcome | None:
         """Every planned measure of a step this sample cannot be judged at, with the reason."""
@@ -274,7 +279,7 @@ class _SampleScorer:
                 if pool is not None
                 else Unscored("the record has no pool"),
                 reference=self._reference,
-                tokens=lambda: self._tokens(items),
+                tokens=_once(lambda: self._tokens(items)),
                 claims=self.ctx.claims.get(sample.id, NOT_JUDGED)
                 if step is Step.CONTEXT
                 else NOT_JUDGED,
@@ -431,7 +436,7 @@ class _SampleScorer:
                 Step.ANSWER,
                 answer.ranks,
                 reference=self._reference,
-                tokens=lambda: strict_tokens(text),
+                tokens=_once(lambda: strict_tokens(text)),
                 claims=claims,
                 conveyed=conveyed,
             )
@@ -475,15 +480,17 @@ class _SampleScorer:
                         self._index, (Step.CHUNK_INTACT.value,), sum(intact) / len(intact)
                     )
         qtype = sample.query_type.value
+        columns = [fates.get(key) for key in FATE_KEYS]
+        rows = self.t.points
         for p, point in enumerate(cs.points):
             lost = diagnosis.lost_at[p]
-            self.t.points.append(
+            rows.append(
                 (
                     sample.id,
                     qtype,
                     point.index,
                     labels[p],
-                    *(fates[key][p] if key in fates else None for key in FATE_KEYS),
+                    *[None if column is None else column[p] for column in columns],
                     lost.value if lost else None,
                 )
             )
@@ -515,6 +522,18 @@ FATE_KEYS = (
     "answer_decision",
     "answer_rule",
 )
+
+
+def _once(make: Callable[[], list[str]]) -> Callable[[], list[str]]:
+    """A view's tokens, computed on first use and shared by every measure reading them."""
+    made: list[list[str]] = []
+
+    def tokens() -> list[str]:
+        if not made:
+            made.append(make())
+        return made[0]
+
+    return tokens
 
 
 def derivation_kind(
