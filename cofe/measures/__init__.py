@@ -1,6 +1,14 @@
 """Measure value objects. ``parse_measure("KeywordRecall@4")`` reads the CLI spelling."""
 
-from cofe.measures._base import Measure, parse_measure, parse_measures, spell_measures
+from cofe.measures._base import (
+    ENTRY_POINTS,
+    Measure,
+    Need,
+    load_plugins,
+    parse_measure,
+    parse_measures,
+    spell_measures,
+)
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, Step, StepView
 from cofe.measures.answer_correctness import (
@@ -29,6 +37,7 @@ from cofe.measures.source_faithfulness import SourceFaithfulness
 
 __all__ = [
     "BLEU",
+    "ENTRY_POINTS",
     "NDCG",
     "AnswerCorrectness",
     "AnswerRelevancy",
@@ -49,6 +58,7 @@ __all__ = [
     "KeywordAccuracy",
     "KeywordRecall",
     "Measure",
+    "Need",
     "PointRecall",
     "RerankGain",
     "RerankLoss",
@@ -59,6 +69,7 @@ __all__ = [
     "Step",
     "StepView",
     "Unscored",
+    "load_plugins",
     "parse_measure",
     "parse_measures",
     "spell_measures",

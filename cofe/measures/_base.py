@@ -4,6 +4,12 @@
 says *what* is measured (``compute``, a pure function of plain values), where
 it applies (``STEPS``) and what it reads (``evaluate``, from a ``StepView``);
 the scorer decides which measures a run's shape allows and fills the views.
+
+A new measure is one subclass (it registers itself by its ``NAME``): it says where it
+applies (``STEPS``), what a run must have for it (``NEEDS``), and whether every scoring
+takes it (``DEFAULT``) or only one that asks for it (``cofe score --measures``). A package
+can ship measures under the ``cofe.measures`` entry-point group: they are loaded the
+first time a name is not found (docs/DESIGN.md, "Adding a measure").
 """
 
 from __future__ import annotations
@@ -11,10 +17,23 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import ClassVar
 
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
+
+
+class Need(StrEnum):
+    """What a run must have for a measure to be taken (beyond its steps)."""
+
+    RERANKER = "reranker"  # a reranker, and the pool it reordered recorded
+    JUDGED = "judged"  # claim labels from `cofe judge`
+    TOP_K = "top_k"  # a known number of chunks the generator received
+
+
+ENTRY_POINTS = "cofe.measures"
+"""The entry-point group a package ships measures under (each entry: a module or a class)."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +45,11 @@ class Measure:
     NEEDS_CUTOFF: ClassVar[bool] = False
     STEPS: ClassVar[frozenset[Step]] = frozenset()  # where in the chain it applies
     HIGHER_IS_BETTER: ClassVar[bool] = True  # which way a comparison calls a run "best"
+    NEEDS: ClassVar[frozenset[Need]] = frozenset()  # what a run must have for it
+    # taken by every scoring whose run allows it (after cofe's own, at each step); False:
+    # only when asked for by name. cofe's own measures are planned by the run's shape
+    # (cofe.stages' RunShape), which reads neither.
+    DEFAULT: ClassVar[bool] = False
     REGISTRY: ClassVar[dict[str, type[Measure]]] = {}
 
     def __init_subclass__(cls) -> None:
@@ -49,12 +73,34 @@ class Measure:
         raise NotImplementedError
 
 
+_loaded: list[bool] = []
+
+
+def load_plugins() -> None:
+    """Import the measures other packages ship (entry-point group ``cofe.measures``), once;
+    a plugin that fails to load is named in the error."""
+    if _loaded:
+        return
+    _loaded.append(True)
+    from importlib.metadata import entry_points  # only when a name is not cofe's own
+
+    for entry in entry_points(group=ENTRY_POINTS):
+        try:
+            entry.load()  # a subclass registers itself on import
+        except Exception as error:  # a third party's import error, whatever it is
+            raise ValueError(
+                f"the measure plugin {entry.name!r} ({entry.value}) failed to load: {error}"
+            ) from error
+
+
 _SPELLING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:@(?P<cutoff>\d+))?$")
 
 
 def parse_measure(text: str) -> Measure:
     """``"KeywordRecall@4"`` -> ``KeywordRecall(cutoff=4)``."""
     match = _SPELLING.match(text.strip())
+    if match and match["name"] not in Measure.REGISTRY:
+        load_plugins()
     if not match or match["name"] not in Measure.REGISTRY:
         known = ", ".join(sorted(Measure.REGISTRY))
         raise ValueError(f"unknown measure {text!r}; known: {known}")
@@ -70,6 +116,7 @@ def parse_measures(text: str) -> tuple[tuple[Step | None, Measure], ...]:
     ``[step/]Name[@cutoff]`` (``"KeywordRecall@4,answer/PointRecall,nDCG@10"``); the
     name's case does not matter. Without a step, a measure is taken at every step it
     applies to. Raises ValueError naming the spelling that cannot be read."""
+    load_plugins()
     by_lower = {name.lower(): name for name in Measure.REGISTRY}
     steps = {step.value: step for step in Step}
     out: list[tuple[Step | None, Measure]] = []

@@ -35,6 +35,7 @@ from cofe.measures import (
     KeywordAccuracy,
     KeywordRecall,
     Measure,
+    Need,
     PointRecall,
     RerankGain,
     RerankLoss,
@@ -194,7 +195,7 @@ class RunShape:
                 s for s in allowed
                 if s in measure.STEPS and (measure.cutoff is None or s in _RANKED)
             ]  # fmt: skip
-            usable = [s for s in steps if s in allowed and _kind_at(allowed[s], measure)]
+            usable = [s for s in steps if s in allowed and self._takes(s, allowed[s], measure)]
             if not usable:
                 where = ", ".join(s.value for s in steps) or "no step"
                 raise InputError(InputProblem(
@@ -209,6 +210,17 @@ class RunShape:
         return {step: tuple(ms) for step, ms in chosen.items()}
 
     def _allowed(self) -> dict[Step, tuple[Measure, ...]]:
+        """cofe's own measures this run allows, then others' that every scoring takes."""
+        plan = self._cofe_plan()
+        for kind in list(Measure.REGISTRY.values()):
+            if kind.DEFAULT and kind not in BUILT_IN:
+                for step in plan:
+                    measure = self._default_instance(kind, step)
+                    if measure is not None:
+                        plan[step] += (measure,)
+        return plan
+
+    def _cofe_plan(self) -> dict[Step, tuple[Measure, ...]]:
         plan: dict[Step, tuple[Measure, ...]] = {}
         if self.has_docs:
             plan[Step.PARSE] = (KeywordRecall(),)
@@ -261,6 +273,34 @@ class RunShape:
                 assert step in measure.STEPS, f"{measure.name} does not apply to {step}"
         return plan
 
+    def _meets(self, kind: type[Measure], step: Step) -> bool:
+        """A measure that is not cofe's own: its step is in this run, its needs are met."""
+        needs = kind.NEEDS
+        return (
+            step in kind.STEPS
+            and (Need.RERANKER not in needs or (self.reranker and self.has_pool))
+            and (Need.JUDGED not in needs or self.judged)
+            and (Need.TOP_K not in needs or self.top_k is not None)
+        )
+
+    def _takes(self, step: Step, allowed: tuple[Measure, ...], measure: Measure) -> bool:
+        """Whether a measure asked for by name is taken at a step whose full plan is
+        ``allowed``: cofe's own where the plan has its kind (the plan says what each needs),
+        another's where its declared needs are met (a cutoff only at a ranked step)."""
+        if type(measure) in BUILT_IN:
+            return _kind_at(allowed, measure)
+        return self._meets(type(measure), step) and (
+            measure.cutoff is None or step in _RANKED
+        )
+
+    def _default_instance(self, kind: type[Measure], step: Step) -> Measure | None:
+        if not self._meets(kind, step):
+            return None
+        if not kind.NEEDS_CUTOFF:
+            return kind()
+        cutoff = self.top_k if step is Step.CONTEXT else (self.top_k or self.pool_cutoff)
+        return kind(cutoff) if step in _RANKED and cutoff is not None else None
+
 
 _RANKED = (Step.POOL, Step.CONTEXT)
 
@@ -269,3 +309,14 @@ def _kind_at(allowed: tuple[Measure, ...], measure: Measure) -> bool:
     """A measure is allowed where the run's full plan has its kind (at any cutoff): that
     plan already says what each kind needs (a reranker, the judge's labels, a top-K)."""
     return any(type(m) is type(measure) for m in allowed)
+
+
+BUILT_IN: frozenset[type[Measure]] = frozenset(
+    type(measure)
+    for measures in RunShape(
+        has_docs=True, has_chunks=True, has_pool=True, reranker=True, generation=True,
+        pool_cutoff=2, top_k=1, top_k_from="", feeds_context=True, judged=True,
+    )._cofe_plan().values()
+    for measure in measures
+)  # fmt: skip
+"""cofe's own measures: those the fullest run's shape plans."""
