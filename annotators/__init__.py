@@ -14,6 +14,7 @@ from annotators._annotate import (
     AnnotationSummary,
     annotate,
     dry_run,
+    load_documents,
     plan_segments,
     progress_path,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "dry_run",
     "export_review",
     "import_review",
+    "load_documents",
     "locate",
     "plan_segments",
     "progress_path",

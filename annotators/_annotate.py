@@ -159,7 +159,7 @@ def progress_path(out: Path) -> Path:
     return out.with_name(out.name + ".progress.jsonl")
 
 
-def _load_documents(
+def load_documents(
     docs: str | os.PathLike[str], cache: Cache | None
 ) -> tuple[list[ParsedDocument], list[InputProblem]]:
     from cofe.pipeline import parse_documents
@@ -268,7 +268,7 @@ def annotate(
     if documents is None:
         if docs is None:
             raise ValueError("give docs (a folder) or documents")
-        documents, _ = _load_documents(docs, cache)
+        documents, _ = load_documents(docs, cache)
     segments = plan_segments(documents, config)
     if fresh:
         out.unlink(missing_ok=True)

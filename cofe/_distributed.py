@@ -133,7 +133,7 @@ def _judge_slice(spec: _ClientSpec, tasks: list[tuple[JudgeInputs, int]], concur
                  embeddings: bool) -> tuple[list[Judgement], dict[str, float]]:  # fmt: skip
     """On a worker: judge ``(inputs, repeat)`` tasks with a client built from ``spec``."""
     from cofe._parallel import thread_map
-    from cofe.judges._judge import judge_one
+    from cofe.judges import judge_one
     from cofe.llm import Endpoint, LLMClient
 
     endpoint = Endpoint.from_env(base_url=spec["base_url"], model=spec["model"],
@@ -144,7 +144,7 @@ def _judge_slice(spec: _ClientSpec, tasks: list[tuple[JudgeInputs, int]], concur
                     json_mode=spec["json_mode"])  # fmt: skip
     embedder: Embedder | None = None
     if embeddings:
-        from cofe.pipeline._embed import shared_embedder
+        from cofe.pipeline import shared_embedder
 
         embedder = shared_embedder()  # one per worker process, loaded by its first task
     out: list[Judgement] = []

@@ -53,8 +53,7 @@ def run_annotate(args: argparse.Namespace) -> int:
     from cofe.cli._judge import llm_defaults
 
     llm_defaults(args)
-    from annotators import AnnotateConfig, annotate, dry_run
-    from annotators._annotate import _load_documents
+    from annotators import AnnotateConfig, annotate, dry_run, load_documents
     from cofe.llm import Endpoint, LLMClient
 
     types = tuple(t.strip() for t in args.types.split(",") if t.strip())
@@ -64,7 +63,7 @@ def run_annotate(args: argparse.Namespace) -> int:
         Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout,
                           max_retries=args.retries).probe()  # fmt: skip
     cache = make_cache(args.cache)
-    documents, problems = _load_documents(args.docs, cache)
+    documents, problems = load_documents(args.docs, cache)
     for problem in problems:
         print(f"cofe: skipped {problem}", file=sys.stderr)
     if args.dry_run:

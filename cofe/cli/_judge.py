@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 from cofe._distributed import connect, disconnect
 from cofe.cli._run import make_cache
-from cofe.llm import LOCAL_MODEL_ID, Endpoint, LLMClient, estimate_tokens
-from cofe.llm._client import JSON_MODES
+from cofe.llm import JSON_MODES, LOCAL_MODEL_ID, Endpoint, LLMClient, estimate_tokens
 
 if TYPE_CHECKING:
     from cofe.pipeline import Embedder
@@ -103,12 +102,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     llm_defaults(args)
-    from cofe.judges import judge_run
-    from cofe.judges._judge import judge_inputs
-    from cofe.judges._prompts import (
+    from cofe.judges import (
         checks_messages,
         claim_messages,
         claims_messages,
+        judge_inputs,
+        judge_run,
         reference_claim_messages,
         reference_claims,
     )
@@ -180,7 +179,7 @@ def _embedder(args: argparse.Namespace) -> Embedder | None:
     if args.no_embeddings:
         return None
     try:
-        from cofe.pipeline._embed import shared_embedder
+        from cofe.pipeline import shared_embedder
 
         embedder = shared_embedder()
         embedder.model  # noqa: B018 (load now: a missing package fails here, not per sample)

@@ -7,12 +7,20 @@ from cofe.judges._judge import (
     JUDGEMENTS,
     JudgeInputs,
     JudgeReport,
+    judge_inputs,
     judge_one,
     judge_run,
     labels_for_scoring,
     read_judgements,
 )
-from cofe.judges._prompts import PROMPT_VERSION
+from cofe.judges._prompts import (
+    PROMPT_VERSION,
+    checks_messages,
+    claim_messages,
+    claims_messages,
+    reference_claim_messages,
+    reference_claims,
+)
 from cofe.judges._records import Claim, Judgement, PointLabel, ReferenceClaim
 
 __all__ = [
@@ -24,10 +32,16 @@ __all__ = [
     "Judgement",
     "PointLabel",
     "ReferenceClaim",
+    "checks_messages",
+    "claim_messages",
+    "claims_messages",
     "judge_agreement",
+    "judge_inputs",
     "judge_one",
     "judge_run",
     "krippendorff_alpha",
     "labels_for_scoring",
     "read_judgements",
+    "reference_claim_messages",
+    "reference_claims",
 ]

@@ -78,7 +78,7 @@ from cofe.judges._sense import (
 )
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
-from cofe.runlog import ParsedDocument, RunLog, run_folder_lock
+from cofe.runlog import JUDGEMENTS, ParsedDocument, RunLog, run_folder_lock
 
 if TYPE_CHECKING:  # cofe.stages reads judgements (labels_for_scoring): imported when used
     from cofe.pipeline import Embedder
@@ -86,7 +86,6 @@ if TYPE_CHECKING:  # cofe.stages reads judgements (labels_for_scoring): imported
 
 _Reply = TypeVar("_Reply", bound=BaseModel)
 
-JUDGEMENTS = "judgements.jsonl"
 # the prompt versions whose judgements score a run: the dense mode's and the step-by-step's
 VERSIONS = frozenset({PROMPT_VERSION, PROMPT_VERSION + STEPS})
 SOURCE_CHARS = 12_000  # of a source document without a recorded span: a long file is cut

@@ -1,6 +1,7 @@
 """OpenAI-compatible endpoints (hosted, vLLM, llama.cpp server, Ollama) and structured calls."""
 
 from cofe.llm._client import (
+    JSON_MODES,
     LLMClient,
     LLMDeadlineError,
     LLMReplyError,
@@ -21,6 +22,7 @@ from cofe.llm._serve import ServeError, local_model_file
 from cofe.llm._serve import server as local_server
 
 __all__ = [
+    "JSON_MODES",
     "LOCAL_MODEL_ID",
     "Endpoint",
     "EndpointDown",

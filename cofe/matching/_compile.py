@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cofe._parallel import fork_map
-from cofe.evalset._sample import EvalSample, keyword_alternatives
+from cofe.evalset import EvalSample, keyword_alternatives
 from cofe.matching._index import KeywordIndex
 from cofe.matching._labels import label_problem
 from cofe.matching._normalize import MatchMode, normalizer

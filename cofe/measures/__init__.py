@@ -10,7 +10,7 @@ from cofe.measures._base import (
     spell_measures,
 )
 from cofe.measures._unscored import Unscored
-from cofe.measures._view import ClaimLabels, Step, StepView
+from cofe.measures._view import NOT_JUDGED, ClaimLabels, Docs, Step, StepView
 from cofe.measures.answer_correctness import (
     AnswerCorrectness,
     ClaimPrecision,
@@ -39,6 +39,7 @@ __all__ = [
     "BLEU",
     "ENTRY_POINTS",
     "NDCG",
+    "NOT_JUDGED",
     "AnswerCorrectness",
     "AnswerRelevancy",
     "AnswerSimilarity",
@@ -52,6 +53,7 @@ __all__ = [
     "CorrectnessScore",
     "DocPrecision",
     "DocRecall",
+    "Docs",
     "EntityAnchoring",
     "Faithfulness",
     "Hallucination",

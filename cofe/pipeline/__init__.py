@@ -7,7 +7,7 @@ part is used, so ``import cofe.pipeline`` stays cheap.
 from cofe._cache import Cache, content_key, default_cache_dir
 from cofe.pipeline._chunk import Splitter, split_documents
 from cofe.pipeline._default import DefaultPipeline, PipelineConfig
-from cofe.pipeline._embed import Embedder
+from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.pipeline._generate import ExtractiveGenerator, OpenAIGenerator, split_sentences
 from cofe.pipeline._offline import OfflineSetupError, offline_unstructured
 from cofe.pipeline._parse import ParseResult, documents_from_texts, parse_documents, parse_file
@@ -45,6 +45,7 @@ __all__ = [
     "parse_documents",
     "parse_file",
     "reciprocal_rank_fusion",
+    "shared_embedder",
     "split_documents",
     "split_sentences",
 ]

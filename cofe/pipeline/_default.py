@@ -9,8 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cofe._cache import Cache
-from cofe.adapters._base import StagedPipeline
-from cofe.adapters._trace import ChunkRegistry
+from cofe.adapters import ChunkRegistry, StagedPipeline
 from cofe.llm import Endpoint
 from cofe.pipeline._chunk import Splitter, check_chunking, split_documents
 from cofe.pipeline._embed import Embedder, language_mismatch

@@ -8,19 +8,32 @@ scorer's internals.
 from cofe.results._files import (
     RESULTS_SCHEMA_VERSION,
     SCORE_FILES,
+    ScoresWriter,
+    csv_rows,
     read_scores,
     scores_folder,
     spreadsheet_safe,
 )
 from cofe.results._result import ScoreResult
-from cofe.results._summary import ScoreSummary, answered_only
+from cofe.results._summary import (
+    ProblemTally,
+    ScoreSummary,
+    SummaryAccumulator,
+    answered_only,
+    latency_table,
+)
 
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
     "SCORE_FILES",
+    "ProblemTally",
     "ScoreResult",
     "ScoreSummary",
+    "ScoresWriter",
+    "SummaryAccumulator",
     "answered_only",
+    "csv_rows",
+    "latency_table",
     "read_scores",
     "scores_folder",
     "spreadsheet_safe",

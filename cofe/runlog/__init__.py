@@ -14,13 +14,32 @@ from cofe.runlog._models import (
     StageError,
 )
 from cofe.runlog._schema import runlog_json_schema
-from cofe.runlog._store import RunLog, RunWriter, read_manifest, read_run
+from cofe.runlog._store import (
+    CHUNKS,
+    DOCUMENTS,
+    EVALSET,
+    JUDGEMENTS,
+    MANIFEST,
+    SAMPLES,
+    RunLog,
+    RunWriter,
+    read_corpus,
+    read_keyed,
+    read_manifest,
+    read_run,
+)
 
 __all__ = [
     "CHUNK",
+    "CHUNKS",
     "DERIVED_KINDS",
+    "DOCUMENTS",
+    "EVALSET",
+    "JUDGEMENTS",
     "LOCK",
+    "MANIFEST",
     "RUNLOG_SCHEMA_VERSION",
+    "SAMPLES",
     "Chunk",
     "Manifest",
     "ParsedDocument",
@@ -30,6 +49,8 @@ __all__ = [
     "SampleRecord",
     "Stage",
     "StageError",
+    "read_corpus",
+    "read_keyed",
     "read_manifest",
     "read_run",
     "run_folder_lock",

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from cofe.evalset._sample import EVALSET_SCHEMA_VERSION, EvalSample
+from cofe.evalset import EVALSET_SCHEMA_VERSION, EvalSample
 from cofe.runlog._models import RUNLOG_SCHEMA_VERSION, Chunk, Manifest, ParsedDocument, SampleRecord
 
 SCHEMA_FILES: dict[str, type[BaseModel]] = {

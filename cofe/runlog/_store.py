@@ -29,6 +29,9 @@ EVALSET = "evalset.jsonl"
 DOCUMENTS = "documents.jsonl"
 CHUNKS = "chunks.jsonl"
 SAMPLES = "samples.jsonl"
+# the LLM judges' labels of a run's answers (cofe judge writes it, cofe score reads it): an
+# artefact of the run folder, named here with the others
+JUDGEMENTS = "judgements.jsonl"
 
 
 @dataclass
@@ -47,7 +50,7 @@ class RunLog:
         return self.path / EVALSET
 
 
-def _read_keyed(
+def read_keyed(
     path: Path,
     model: type[BaseModel],
     key: str,
@@ -119,14 +122,17 @@ def read_manifest(run_dir: str | os.PathLike[str]) -> Manifest:
         raise InputError(InputProblem.from_validation(file, None, error)) from None
 
 
+_read_keyed = read_keyed  # the old private name, until its last caller moves (cofe.stages)
+
+
 def read_corpus(run_dir: str | os.PathLike[str]) -> RunLog:
     """A run directory without its sample records (``records`` left empty): the manifest,
     the parsed documents and the chunks, with every problem met reading them."""
     root = Path(run_dir)
     manifest = read_manifest(root)
     problems: list[InputProblem] = []
-    documents = _read_keyed(root / DOCUMENTS, ParsedDocument, "doc_id", problems, last_wins=False)
-    chunks = _read_keyed(root / CHUNKS, Chunk, "chunk_id", problems, last_wins=False)
+    documents = read_keyed(root / DOCUMENTS, ParsedDocument, "doc_id", problems, last_wins=False)
+    chunks = read_keyed(root / CHUNKS, Chunk, "chunk_id", problems, last_wins=False)
     return RunLog(root, manifest, documents, chunks, {}, problems)
 
 
@@ -134,7 +140,7 @@ def read_run(run_dir: str | os.PathLike[str]) -> RunLog:
     """Read a run directory. Only a missing, broken or too new manifest is fatal."""
     log = read_corpus(run_dir)
     # a resumed run may append a sample again: the newest record is the one that counts
-    log.records = _read_keyed(log.path / SAMPLES, SampleRecord, "sample_id", log.problems,
+    log.records = read_keyed(log.path / SAMPLES, SampleRecord, "sample_id", log.problems,
                               last_wins=True)  # fmt: skip
     return log
 

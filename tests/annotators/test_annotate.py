@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from annotators import AnnotateConfig, annotate, dry_run, progress_path
-from annotators._annotate import _load_documents
+from annotators import AnnotateConfig, annotate, dry_run, load_documents, progress_path
 from cofe import read_evalset
 from cofe.llm import Endpoint, LLMClient
 from cofe.matching import normalize_strict
@@ -61,7 +60,7 @@ def test_happy_path_accepts_checked_samples_with_provenance(tmp_path, en_docs) -
 
 
 def test_dry_run_estimates_without_calling(en_docs) -> None:
-    documents, _ = _load_documents(en_docs, None)
+    documents, _ = load_documents(en_docs, None)
     estimate = dry_run(documents, SMALL)
     assert estimate["segments"] >= 2
     assert estimate["calls"]["at_least"] == estimate["segments"]
