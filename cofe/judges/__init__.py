@@ -4,7 +4,6 @@ labels next to the run; ``cofe score`` turns them into measures and verdicts."""
 
 from cofe.judges._agreement import judge_agreement, krippendorff_alpha
 from cofe.judges._judge import (
-    JUDGEMENTS,
     JudgeInputs,
     JudgeReport,
     judge_inputs,
@@ -22,6 +21,7 @@ from cofe.judges._prompts import (
     reference_claims,
 )
 from cofe.judges._records import Claim, Judgement, PointLabel, ReferenceClaim
+from cofe.runlog import JUDGEMENTS  # the run folder's file, named by the run log
 
 __all__ = [
     "JUDGEMENTS",

@@ -3,71 +3,29 @@
 Per measure: the mean over all repeats, the spread (the mean over samples of
 the standard deviation of a sample's repeated values) and Krippendorff's
 alpha for interval data (1: the repeats agree exactly; 0: no more than
-chance). Only samples with at least two valued repeats count.
+chance), and whether ``cofe score`` scores it (``cofe.judges._alpha``: not when the
+judge disagrees with itself). Only samples with at least two valued repeats count.
 """
 
 from __future__ import annotations
 
 import os
-from collections import defaultdict
-from itertools import permutations
 
 import numpy as np
 import pandas as pd
 
+from cofe.judges._alpha import JUDGED, MIN_ALPHA, MIN_UNITS, krippendorff_alpha, repeated_values
 from cofe.judges._judge import labels_of, read_judgements
-from cofe.measures import (
-    AnswerCorrectness,
-    AnswerRelevancy,
-    AnswerSimilarity,
-    ClaimPrecision,
-    ClaimRecall,
-    CorrectnessScore,
-    Faithfulness,
-    SourceFaithfulness,
-    Step,
-    StepView,
-    Unscored,
-)
 
-JUDGED = (Faithfulness(), SourceFaithfulness(), ClaimPrecision(), ClaimRecall(),
-          AnswerCorrectness(), CorrectnessScore(), AnswerRelevancy(), AnswerSimilarity())  # fmt: skip
-
-
-def krippendorff_alpha(units: list[list[float]]) -> float | None:
-    """Krippendorff's alpha, interval metric, for units each holding repeated values.
-
-    alpha = 1 - D_o / D_e with D_o the mean squared difference within units
-    (each unit's ordered pairs weighted 1 / (m_u - 1)) and D_e the mean squared
-    difference over all ordered pairs of pairable values. None when every value
-    is the same (alpha is undefined without variation).
-    """
-    pairable = [list(map(float, u)) for u in units if len(u) >= 2]
-    n = sum(len(u) for u in pairable)
-    if n < 2:
-        return None
-    observed = (
-        sum(sum((a - b) ** 2 for a, b in permutations(u, 2)) / (len(u) - 1) for u in pairable) / n
-    )
-    values = np.array([v for u in pairable for v in u])
-    # sum over ordered pairs of (a - b)^2 = 2 n sum(v^2) - 2 (sum v)^2
-    expected = (2 * n * float((values**2).sum()) - 2 * float(values.sum()) ** 2) / (n * (n - 1))
-    if expected == 0:
-        return None
-    return 1.0 - observed / expected
+__all__ = ["JUDGED", "judge_agreement", "krippendorff_alpha"]
 
 
 def judge_agreement(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """One row per judged measure: samples, repeats, mean, spread and alpha."""
-    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for (sample_id, _repeat), judgement in sorted(read_judgements(run_dir, repeat=None).items()):
-        if judgement.status != "judged":
-            continue
-        view = StepView(Step.ANSWER, (), claims=labels_of(judgement))
-        for measure in JUDGED:
-            value = measure.evaluate(view)
-            if not isinstance(value, Unscored):
-                values[measure.name][sample_id].append(float(value))
+    every = read_judgements(run_dir, repeat=None)
+    values = repeated_values(
+        {key: labels_of(j) for key, j in every.items() if j.status == "judged"}
+    )
     rows = []
     for measure in JUDGED:
         units = [u for u in values[measure.name].values() if len(u) >= 2]
@@ -79,6 +37,18 @@ def judge_agreement(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
             "repeats": max(len(u) for u in units),
             "mean": float(np.mean([v for u in units for v in u])),
             "spread": float(np.mean([np.std(u) for u in units])),
-            "alpha": krippendorff_alpha(units),
+            "alpha": (alpha := krippendorff_alpha(units)),
+            "scored": _gate(alpha, len(units)),
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=["measure", "samples", "repeats", "mean", "spread", "alpha"])
+    return pd.DataFrame(
+        rows, columns=["measure", "samples", "repeats", "mean", "spread", "alpha", "scored"]
+    )
+
+
+def _gate(alpha: float | None, units: int) -> str:
+    """What cofe score does with the measure (the gate of cofe.judges._alpha.unreliable)."""
+    if units < MIN_UNITS:
+        return f"yes (fewer than {MIN_UNITS} samples judged twice: not gated)"
+    if alpha is not None and alpha < MIN_ALPHA:
+        return f"no: alpha under {MIN_ALPHA}, the judge disagrees with itself"
+    return "yes"

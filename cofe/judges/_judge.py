@@ -42,6 +42,7 @@ from pydantic import BaseModel
 from cofe._jsonl import append_jsonl, read_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
+from cofe.judges._alpha import unreliable
 from cofe.judges._prompts import (
     EXAMPLE_CLAIM_LABELS,
     PROMPT_VERSION,
@@ -555,9 +556,12 @@ def labels_for_scoring(
     run_dir: Path, log: RunLog, records: dict[str, Outputs], samples: list[EvalSample]
 ) -> dict[str, ClaimLabels | Unscored]:
     """Per answered sample with a judgement: its claim labels, or why they cannot be used."""
-    judgements = read_judgements(run_dir)
+    every = read_judgements(run_dir, repeat=None)
+    judgements = {sample_id: j for (sample_id, repeat), j in every.items() if repeat == 0}
     if not judgements:
         return {}
+    # with --repeats: measures the judge disagrees with itself on are unscored for everyone
+    shaky = unreliable({key: labels_of(j) for key, j in every.items() if j.status == "judged"})
     # the example's correctness on most samples is an echo: no sample's score is used (the
     # judge's other labels are); cofe judge's summary says why
     echo = correctness_echo(_correctness_values(judgements))
@@ -589,7 +593,7 @@ def labels_for_scoring(
                     no_relevancy=labels.no_relevancy, no_similarity=labels.no_similarity,
                     points=labels.points, points_in_context=labels.points_in_context,
                     failed=echoed_labels)  # fmt: skip
-            out[sample.id] = labels
+            out[sample.id] = replace(labels, unreliable=shaky) if shaky else labels
     return out
 
 

@@ -26,6 +26,9 @@ class JudgedMeasure(Measure):
         labels = view.claims
         if isinstance(labels, Unscored):
             return labels
+        for name, reason in labels.unreliable:
+            if name == self.NAME:
+                return Unscored(reason)
         if labels.failed is not None:
             return Unscored(labels.failed)
         if self.NEEDS_REFERENCE and labels.no_reference:

@@ -79,6 +79,9 @@ class ClaimLabels:
     # same against the context the generator saw (TREC RAG's nugget assignment)
     points: tuple[str | None, ...] = ()
     points_in_context: tuple[str | None, ...] = ()
+    # judged measures the judge disagreed with itself on over `cofe judge --repeats`, with
+    # why (cofe.judges' agreement gate): unscored for every sample, never a noisy number
+    unreliable: tuple[tuple[str, str], ...] = ()
     # the judge's calls failed, and why: only the embedding measures above are real (cosines
     # need no call; relevancy only the claims call); every label measure is unscored
     failed: str | None = None
