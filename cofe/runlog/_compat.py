@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cofe.runlog._models import STAGE_ORDER, Stage
+from cofe.chain import STAGE_ORDER, Stage
 
 V1_FIELDS = frozenset({"schema_version", "run_id", "created_at", "pipeline", "evalset_sha256",
                        "versions"})  # fmt: skip

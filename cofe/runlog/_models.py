@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from cofe._ids import Identifier
 from cofe.chain import STAGE_ORDER as STAGE_ORDER  # re-exported: the log names its stages
 from cofe.chain import Stage as Stage
+from cofe.runlog._compat import chunk_from_v2
 
 RUNLOG_SCHEMA_VERSION = 3
 """2: ``top_k``, ``stages`` and ``meta`` in the manifest, and no other unknown field there.
@@ -158,8 +159,6 @@ class Chunk(_Record):
     @model_validator(mode="before")
     @classmethod
     def _typed_derivation(cls, raw: Any) -> Any:
-        from cofe.runlog._compat import chunk_from_v2
-
         if not isinstance(raw, dict):
             return raw
         raw = chunk_from_v2(raw)
