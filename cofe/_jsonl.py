@@ -43,12 +43,14 @@ def read_jsonl(
                 pass  # parse again below to name the precise problem (or repair the record)
             # a line with no newline can only be the last: a writer interrupted mid-line
             torn = not raw.endswith(b"\n")
-            yield index, _parse_slowly(raw, model, name, index, torn)
+            yield index, parse_slowly(raw, model, name, index, torn)
 
 
-def _parse_slowly(
+def parse_slowly(
     raw: bytes, model: type[M], name: str, index: int, torn: bool
 ) -> M | InputProblem:
+    """One line that failed the fast parse, parsed again to say exactly what is wrong with it
+    (or repaired: lone surrogates); ``torn``: the file's last line, cut by a crash."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

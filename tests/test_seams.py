@@ -51,16 +51,6 @@ KNOWN: set[tuple[str, str, str]] = {  # (importing file, module, private name or
     ('cofe/runner/_run.py', 'cofe.pipeline._parse', ''),
     ('cofe/runner/_run.py', 'cofe.results._files', ''),
     ('cofe/runner/_run.py', 'cofe.runlog._store', ''),
-    ('cofe/stages/_records.py', 'cofe.runlog._store', ''),
-    ('cofe/stages/_records.py', 'cofe.runlog._store', '_read_keyed'),
-    ('cofe/stages/_scorer.py', 'cofe.judges._judge', ''),
-    ('cofe/stages/_scorer.py', 'cofe.measures._view', ''),
-    ('cofe/stages/_scorer.py', 'cofe.results._summary', ''),
-    ('cofe/stages/_stream.py', 'cofe._jsonl', '_parse_slowly'),
-    ('cofe/stages/_stream.py', 'cofe.judges._judge', ''),
-    ('cofe/stages/_stream.py', 'cofe.results._files', ''),
-    ('cofe/stages/_stream.py', 'cofe.results._summary', ''),
-    ('cofe/stages/_stream.py', 'cofe.runlog._store', ''),
 }
 
 

@@ -1,5 +1,6 @@
 """Verdicts per sample, the loss waterfall, and the rule for answers that decline."""
 
+from cofe.chain import Step
 from cofe.diagnose._refusal import is_refusal, refusal_reason
 from cofe.diagnose._verdict import (
     LOSS_VERDICT,
@@ -9,7 +10,7 @@ from cofe.diagnose._verdict import (
     Verdict,
     diagnose,
 )
-from cofe.diagnose._waterfall import STEPS, Step, waterfall
+from cofe.diagnose._waterfall import STEPS, waterfall
 
 __all__ = [
     "LOSS_VERDICT",

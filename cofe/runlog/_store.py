@@ -100,29 +100,39 @@ def read_manifest(run_dir: str | os.PathLike[str]) -> Manifest:
         line = getattr(error, "lineno", None)
         raise InputError(InputProblem(file, line, None, f"not valid JSON: {error}")) from None
     if not isinstance(raw, dict):
-        raise InputError(InputProblem(file, None, None,
-            f"a manifest is a JSON object, not {type(raw).__name__}"))  # fmt: skip
+        raise InputError(
+            InputProblem(file, None, None, f"a manifest is a JSON object, not {type(raw).__name__}")
+        )
     version = raw.get("schema_version", RUNLOG_SCHEMA_VERSION)
     if isinstance(version, int) and not isinstance(version, bool):
         if version > RUNLOG_SCHEMA_VERSION:
-            raise InputError(InputProblem(file, None, "schema_version",
-                f"schema_version {version}: written by a newer cofe (this one reads up to "
-                f"{RUNLOG_SCHEMA_VERSION}); upgrade cofe to read this run"))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    file,
+                    None,
+                    "schema_version",
+                    f"schema_version {version}: written by a newer cofe (this one reads up to "
+                    f"{RUNLOG_SCHEMA_VERSION}); upgrade cofe to read this run",
+                )
+            )
         while version in MIGRATIONS and version < RUNLOG_SCHEMA_VERSION:
             raw = MIGRATIONS[version](raw)
             version += 1
     unknown = [name for name in raw if name not in Manifest.model_fields]
     if unknown:
         more = f" (and {len(unknown) - 1} more unknown field(s))" if len(unknown) > 1 else ""
-        raise InputError(InputProblem(file, None, unknown[0],
-            f"unknown manifest field{more}; free-form values go under \"meta\""))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                file,
+                None,
+                unknown[0],
+                f'unknown manifest field{more}; free-form values go under "meta"',
+            )
+        )
     try:
         return Manifest.model_validate(raw)
     except ValidationError as error:
         raise InputError(InputProblem.from_validation(file, None, error)) from None
-
-
-_read_keyed = read_keyed  # the old private name, until its last caller moves (cofe.stages)
 
 
 def read_corpus(run_dir: str | os.PathLike[str]) -> RunLog:
@@ -140,8 +150,9 @@ def read_run(run_dir: str | os.PathLike[str]) -> RunLog:
     """Read a run directory. Only a missing, broken or too new manifest is fatal."""
     log = read_corpus(run_dir)
     # a resumed run may append a sample again: the newest record is the one that counts
-    log.records = read_keyed(log.path / SAMPLES, SampleRecord, "sample_id", log.problems,
-                              last_wins=True)  # fmt: skip
+    log.records = read_keyed(
+        log.path / SAMPLES, SampleRecord, "sample_id", log.problems, last_wins=True
+    )
     return log
 
 

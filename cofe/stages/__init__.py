@@ -3,8 +3,7 @@
 from cofe.results import SCORE_FILES, ScoreResult, read_scores
 from cofe.stages._config import CoarseScope, ScoreConfig
 from cofe.stages._context import RunContext
-from cofe.stages._scorer import score_run
-from cofe.stages._stream import score_to_folder
+from cofe.stages._stream import score_run, score_to_folder
 
 __all__ = [
     "SCORE_FILES",

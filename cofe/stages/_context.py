@@ -97,34 +97,41 @@ class RunContext:
         self._eligible_by_docs: dict[frozenset[str], frozenset[int]] = {}
         self._gaps: dict[str, list[tuple[int, int]] | None] = {}
 
-        fuzzy = {"fuzzy_ratio": config.fuzzy, "fuzzy_min_chars": config.fuzzy_min_chars}
         self.chunks = UnitIndex(
             [chunk.text for chunk in chunks],
             self.index,
             self.normalize,
             indexed=self._corpus_wide(samples),
             workers=workers,
-            **fuzzy,
+            fuzzy_ratio=config.fuzzy,
+            fuzzy_min_chars=config.fuzzy_min_chars,
         )
         # one Aho-Corasick pass over the documents too: a keyword's documents are a posting
         # list, never a scan of every document per sample (fuzzy matching keeps lazy texts)
-        exact = config.fuzzy is None
-        self.docs = UnitIndex(
-            [doc.text for doc in documents],
+        self._doc_texts = [doc.text for doc in documents]
+        self.docs = self._doc_index()
+
+    def _doc_index(self) -> UnitIndex:
+        """The documents' look-ups for this batch's keywords (exact matching: one scan)."""
+        exact = self.config.fuzzy is None
+        return UnitIndex(
+            self._doc_texts,
             self.index,
             self.normalize,
             indexed=range(len(self.index.keywords)) if exact else (),
             lazy=not exact,
-            workers=workers,
-            **fuzzy,
+            workers=self.workers,
+            fuzzy_ratio=self.config.fuzzy,
+            fuzzy_min_chars=self.config.fuzzy_min_chars,
         )
 
     def bind(self, samples: Iterable[EvalSample]) -> None:
         """Score another batch of samples over the same corpus (the streaming scorer): their
         keywords replace the previous batch's, the normalised corpus is kept and scanned once
-        more for the new keywords -- memory stays flat in the number of samples."""
-        if self.config.fuzzy is not None:
-            raise ValueError("a context is rebound only for exact matching")
+        more for the new keywords -- memory stays flat in the number of samples. Fuzzy
+        matching scans the chunks for this batch's corpus-wide keywords only, and reads the
+        documents lazily again (as the first batch does); its approximate look-ups are
+        remembered per batch."""
         samples = list(samples)
         self.index = KeywordIndex()
         cache = register_keywords(samples, self.index, self.config.mode, self.workers)
@@ -134,7 +141,10 @@ class RunContext:
         self.claims = {}
         self._eligible_by_docs.clear()
         self.chunks.rebind(self.index, self._corpus_wide(samples), workers=self.workers)
-        self.docs.rebind(self.index, range(len(self.index.keywords)), workers=self.workers)
+        if self.config.fuzzy is None:
+            self.docs.rebind(self.index, range(len(self.index.keywords)), workers=self.workers)
+        else:
+            self.docs = self._doc_index()
 
     def _corpus_wide(self, samples: list[EvalSample]) -> Iterable[int]:
         """Keywords given posting lists over the chunk corpus.

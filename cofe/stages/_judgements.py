@@ -41,7 +41,7 @@ class RankedHits:
     point_ranks: tuple[int | None, ...]  # 1-based; None = never complete in this list
     passes: tuple[bool, ...]  # per position: passes the coarse/source filter
     mentions_coarse: tuple[bool, ...]  # per position: holds a coarse keyword
-    doc_ids: tuple[str | None, ...]  # per position
+    doc_ids: tuple[str | frozenset[str] | None, ...]  # per position (a derived item: its sources')
     missing: tuple[tuple[str, ...], ...]  # per point: keywords absent from the whole list
     unknown_chunks: tuple[str, ...]  # ids the run log's chunk corpus does not hold
     # per point missing from the list: (a derived item in it, a leaf of it holding the point)

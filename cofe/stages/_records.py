@@ -11,7 +11,7 @@ one by one, and kept as ``Outputs``: tuples of shared ``ChunkRef`` objects
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import attrgetter
@@ -21,8 +21,16 @@ from typing import NamedTuple
 from tqdm import tqdm
 
 from cofe._errors import InputProblem
-from cofe.runlog import RunLog, SampleRecord, Stage, StageError
-from cofe.runlog._store import SAMPLES, _read_keyed, read_corpus
+from cofe.runlog import (
+    SAMPLES,
+    RankedChunk,
+    RunLog,
+    SampleRecord,
+    Stage,
+    StageError,
+    read_corpus,
+    read_keyed,
+)
 
 
 class ChunkRef(NamedTuple):
@@ -44,14 +52,14 @@ class Outputs:
 _CHUNK_ID = attrgetter("chunk_id")
 
 
-class _Refs(dict):
+class _Refs(dict[str, ChunkRef]):
     """One shared ``ChunkRef`` per chunk id."""
 
     def __missing__(self, chunk_id: str) -> ChunkRef:
         ref = self[chunk_id] = ChunkRef(chunk_id)
         return ref
 
-    def ranked(self, items) -> tuple[ChunkRef, ...] | None:
+    def ranked(self, items: Iterable[RankedChunk] | None) -> tuple[ChunkRef, ...] | None:
         return None if items is None else tuple(map(self.__getitem__, map(_CHUNK_ID, items)))
 
 
@@ -85,7 +93,7 @@ def stream_records(
         return outputs_of(record, refs)
 
     with gc_paused(), bar:
-        return _read_keyed(path, SampleRecord, "sample_id", problems, last_wins=True, keep=keep)
+        return read_keyed(path, SampleRecord, "sample_id", problems, last_wins=True, keep=keep)
 
 
 @contextmanager

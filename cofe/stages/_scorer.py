@@ -1,42 +1,39 @@
-"""Score a recorded run stage by stage and give each sample a verdict.
+"""Score samples of a recorded run stage by stage and give each a verdict.
 
-The driver: the run's shape decides which measures apply (``_shape``), the
+Per sample: the run's shape decides which measures apply (``_shape``), the
 stage judges find each information point (``parse``, ``chunking``,
 ``ranking``, ``generation``), the measures read the judged facts through a
 ``StepView``, and ``diagnose`` turns the per-step outcomes into a verdict.
+A batch of samples is scored in slices (``score_samples``) into compact
+``Tables``, which ``batch_result`` turns into a ``ScoreResult``; the one
+driver that reads a run and its eval set a batch at a time is ``_stream``.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
-from cofe._errors import InputError, InputProblem
-from cofe._parallel import default_workers, fork_map
+from cofe._errors import InputProblem
+from cofe._parallel import fork_map
 from cofe.chain import STAGE_ORDER, STEP_STAGE
 from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose, refusal_reason
-from cofe.evalset import EvalSample, EvalSet, file_sha256, read_evalset
-from cofe.judges._judge import JUDGEMENTS, labels_for_scoring
+from cofe.evalset import EvalSample, EvalSet
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
-from cofe.measures import ClaimLabels, Step, StepView, Unscored
-from cofe.measures._view import NOT_JUDGED
+from cofe.measures import NOT_JUDGED, ClaimLabels, Step, StepView, Unscored
 from cofe.measures.point_recall import settled_share
 from cofe.results import ScoreResult
-from cofe.results._summary import latency_table
 from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
-from cofe.stages._records import ChunkRef, Outputs, compact, gc_paused, read_compact
+from cofe.stages._records import ChunkRef, Outputs
 from cofe.stages._shape import RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking, split_points, split_why
@@ -72,7 +69,7 @@ class _SampleScorer:
         for evaluate, key in self._planned.get(view.step, ()):
             value = evaluate(view)
             if value.__class__ is Unscored:
-                skipped.append((self._sid, self._qtype, *key, value.reason))  # type: ignore[union-attr]
+                skipped.append((self._sid, self._qtype, *key, value.reason))
                 continue
             code = keys.get(key)
             if code is None:
@@ -164,7 +161,7 @@ class _SampleScorer:
                 )
             )
         outcomes: list[StageOutcome | None] = []
-        fates: dict[str, Sequence] = {}
+        fates: dict[str, Sequence[Any]] = {}
         outcomes.append(self._parse(cs, source, scope, fates))
         corpus = self._chunking(cs, scope, source, fates, outcomes)
         reach = self._ranking(sample, cs, record, scope, source, corpus, fates, outcomes)
@@ -181,7 +178,7 @@ class _SampleScorer:
         return None
 
     def _parse(
-        self, cs: CompiledSample, source: Source, scope: Scope, fates: dict
+        self, cs: CompiledSample, source: Source, scope: Scope, fates: dict[str, Sequence[Any]]
     ) -> StageOutcome | None:
         if Step.PARSE not in self.plan:
             return None
@@ -205,7 +202,7 @@ class _SampleScorer:
         cs: CompiledSample,
         scope: Scope,
         source: Source,
-        fates: dict,
+        fates: dict[str, Sequence[Any]],
         outcomes: list[StageOutcome | None],
     ) -> CorpusHits | None:
         if Step.CORPUS not in self.plan:
@@ -295,7 +292,7 @@ class _SampleScorer:
         scope: Scope,
         source: Source,
         corpus: CorpusHits | None,
-        fates: dict,
+        fates: dict[str, Sequence[Any]],
         outcomes: list[StageOutcome | None],
     ) -> _Reach | None:
         """Judge the pool and what the generator received; returns the last ranked list
@@ -417,7 +414,7 @@ class _SampleScorer:
         sample: EvalSample,
         cs: CompiledSample,
         record: Outputs,
-        fates: dict,
+        fates: dict[str, Sequence[Any]],
         refusal: str | None,
     ) -> StageOutcome | None:
         if Step.ANSWER not in self.plan:
@@ -459,7 +456,7 @@ class _SampleScorer:
         cs: CompiledSample,
         record: Outputs,
         outcomes: list[StageOutcome],
-        fates: dict,
+        fates: dict[str, Sequence[Any]],
         refusal: str | None,
     ) -> None:
         """The verdict, the waterfall steps and one row per information point."""
@@ -570,33 +567,7 @@ def _found(hits: Sequence[bool]) -> tuple[int | None, ...]:
     return tuple(1 if hit else None for hit in hits)
 
 
-def _load_evalset(run: RunLog, evalset: str | os.PathLike[str] | EvalSet | None) -> EvalSet:
-    if isinstance(evalset, EvalSet):
-        return evalset
-    path = Path(evalset) if evalset is not None else run.evalset_path
-    if not path.exists():
-        raise InputError(
-            InputProblem(str(path), None, None, "eval set not found (pass --evalset FILE)")
-        )
-    loaded = read_evalset(path)
-    if not loaded.samples:
-        loaded.problems.append(
-            InputProblem(str(path), None, None, "the eval set holds no sample: nothing to score")
-        )
-    expected = run.manifest.evalset_sha256
-    if expected and file_sha256(path) != expected:
-        loaded.problems.append(
-            InputProblem(
-                str(path),
-                None,
-                None,
-                "this eval set differs from the one the run answered (manifest evalset_sha256); scores may not mean what you think",
-            )
-        )
-    return loaded
-
-
-def _label_problems(evals: EvalSet, ctx: RunContext) -> list[InputProblem]:
+def label_problems(evals: EvalSet, ctx: RunContext) -> list[InputProblem]:
     """Every bad label, named by eval-set line and field, with what it does to scoring."""
     problems = []
     for sample in evals.samples:
@@ -631,62 +602,6 @@ def _label_effect(compiled: CompiledSample, bad: BadLabel) -> str:
             return "this alternative is ignored; the point is scored with its other alternatives"
         return "this keyword is ignored; the point is scored with its other keywords"
     return "its information point is not scored"
-
-
-def score_run(
-    run: str | os.PathLike[str] | RunLog,
-    evalset: str | os.PathLike[str] | EvalSet | None = None,
-    config: ScoreConfig | None = None,
-    *,
-    progress: bool = False,
-    workers: int | None = None,
-    cluster: Any = None,
-) -> ScoreResult:
-    """Score every stage of a recorded run against the eval set's keywords.
-
-    Bad records never stop scoring: they are listed in ``result.problems`` and
-    the samples they concern are marked unscorable with the reason. ``workers``
-    processes score slices of the samples (default: one per core for large runs);
-    ``cluster`` (a ``distributed.Client``) scores them on a Dask cluster instead.
-    """
-    with gc_paused():  # millions of acyclic objects: collections would only walk them
-        return _score_run(run, evalset, config or ScoreConfig(), progress, workers, cluster)
-
-
-def _score_run(
-    run: str | os.PathLike[str] | RunLog,
-    evalset: str | os.PathLike[str] | EvalSet | None,
-    config: ScoreConfig,
-    progress: bool,
-    workers: int | None,
-    cluster: Any,
-) -> ScoreResult:
-    if isinstance(run, RunLog):
-        log, records = run, compact(run.records)
-    else:
-        log, records = read_compact(Path(run), progress=progress)
-    evals = _load_evalset(log, evalset)
-    problems = [*log.problems, *evals.problems]
-    if workers is None:
-        workers = default_workers(len(evals.samples), _PARALLEL_FROM)
-    if progress:
-        say_indexing(log, len(evals.samples))
-    ctx = RunContext(log, evals.samples, config, workers=workers)
-    shape = RunShape.of(log, config, records)
-    if not isinstance(run, RunLog) and (log.path / JUDGEMENTS).exists():
-        ctx.claims = labels_for_scoring(log.path, log, records, evals.samples)
-        shape = replace(shape, judged=True)
-    shape.plan(config.measures)  # a measure this run cannot have fails before any scoring
-    problems += _label_problems(evals, ctx)
-    problems += no_chunks_problem(log, shape)
-    tables = _score_samples(ctx, shape, evals.samples, records, workers, progress, cluster)
-    problems += table_problems(tables, evals)
-    known = evals.by_id()
-    problems += [unknown_record(log, sample_id) for sample_id in records if sample_id not in known]
-    return batch_result(
-        config, log, shape, evals, tables, latency_table(latency_seconds(records.values())), problems,
-        records=len(records), errors=errors_by_stage(records.values()),
-    )  # fmt: skip
 
 
 def say_indexing(log: RunLog, samples: int) -> None:
@@ -735,31 +650,34 @@ def errors_by_stage(records: Iterable[Outputs]) -> dict[str, int]:
     return counts
 
 
+def run_shape(shape: RunShape, *, records: int, errors: dict[str, int]) -> dict[str, Any]:
+    """What the results say of the run's shape (``ScoreResult.shape``, ``summary.json``)."""
+    return {
+        "stages": [s.value for s in _stages(shape)],
+        "pool_cutoff": shape.pool_cutoff,
+        "top_k": shape.top_k,
+        "top_k_from": shape.top_k_from,
+        "records": records,
+        "errors_by_stage": errors,
+    }
+
+
 def batch_result(
     config: ScoreConfig,
     log: RunLog,
-    shape: RunShape,
+    shape: dict[str, Any],
     evals: EvalSet,
     tables: Tables,
     latency: pd.DataFrame,
     problems: list[InputProblem],
-    *,
-    records: int,
-    errors: dict[str, int],
+    evalset_sha256: str | None,
 ) -> ScoreResult:
-    """The tables of scored samples (all of a run's, or one batch's) as a ``ScoreResult``."""
+    """The tables of one batch of scored samples as a ``ScoreResult``; ``shape``: ``run_shape``."""
     return ScoreResult(
         config=config,
         run=str(log.path),
         run_id=log.manifest.run_id,
-        shape={
-            "stages": [s.value for s in _stages(shape)],
-            "pool_cutoff": shape.pool_cutoff,
-            "top_k": shape.top_k,
-            "top_k_from": shape.top_k_from,
-            "records": records,
-            "errors_by_stage": errors,
-        },
+        shape=shape,
         scores=tables.scores.frame(evals.samples, ["step", "measure"], "value"),
         points=pd.DataFrame.from_records(
             tables.points,
@@ -785,9 +703,7 @@ def batch_result(
         recalls=tables.recalls.frame(evals.samples, ["step"], "value"),
         latency=latency,
         problems=problems,
-        evalset_sha256=(
-            file_sha256(evals.path) if evals.path and Path(evals.path).is_file() else None
-        ),
+        evalset_sha256=evalset_sha256,
     ).normalized()
 
 
@@ -807,7 +723,7 @@ def _stages(shape: RunShape) -> list[Stage]:
 
 
 _SLICE = 2_000  # samples per task: small enough for a smooth progress bar
-_PARALLEL_FROM = 8_000  # below this, starting processes costs more than it saves
+PARALLEL_FROM = 8_000  # below this, starting processes costs more than it saves
 
 
 def _score_slice(
@@ -823,34 +739,29 @@ def _score_slice(
     return tables
 
 
-def _score_samples(
+def score_samples(
     ctx: RunContext,
     shape: RunShape,
     samples: list[EvalSample],
     records: Mapping[str, Outputs],
     workers: int,
-    progress: bool,
+    on_done: Callable[[tuple[int, int]], None] | None = None,
     cluster: Any = None,
 ) -> Tables:
-    """Score every sample, in slices: in forked worker processes when it pays, or as tasks on
-    a Dask cluster (the shared state sent to each worker once)."""
-    bar = tqdm(
-        total=len(samples), desc="scoring", unit="sample", disable=not progress, mininterval=0.5
-    )
+    """Score samples, in slices: in forked worker processes when it pays, or as tasks on a
+    Dask cluster (the shared state sent to each worker once); ``on_done`` hears of each slice."""
     merged = Tables()
     state = (ctx, shape, samples, records)
-    done = lambda bounds: bar.update(bounds[1] - bounds[0])  # noqa: E731
-    with bar:
-        if cluster is not None:
-            from cofe._distributed import dask_map
+    if cluster is not None:
+        from cofe._distributed import dask_map
 
-            parts = dask_map(
-                _score_slice, state, len(samples), slice_size=_SLICE, client=cluster, on_done=done
-            )
-        else:
-            parts = fork_map(
-                _score_slice, state, len(samples), slice_size=_SLICE, workers=workers, on_done=done
-            )
+        parts = dask_map(
+            _score_slice, state, len(samples), slice_size=_SLICE, client=cluster, on_done=on_done
+        )
+    else:
+        parts = fork_map(
+            _score_slice, state, len(samples), slice_size=_SLICE, workers=workers, on_done=on_done
+        )
     for part in parts:
         merged.extend(part)
     return merged

@@ -9,7 +9,7 @@ measure of a step has the same denominator.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,16 +105,6 @@ class RunShape:
     judged: bool = False  # `cofe judge` stored claim labels for this run
     # why the chunks are not the whole corpus (None: they are): the corpus step is not judged
     corpus_unjudged: str | None = None
-
-    @classmethod
-    def of(
-        cls, run: RunLog, config: ScoreConfig, records: Mapping[str, Outputs] | None = None
-    ) -> RunShape:
-        """``records``: the run's records as the scorer keeps them (default: ``run.records``)."""
-        facts = RecordFacts()
-        for record in (run.records if records is None else records).values():
-            facts.add(record)
-        return cls.from_facts(run, config, facts)
 
     @classmethod
     def from_facts(cls, run: RunLog, config: ScoreConfig, facts: RecordFacts) -> RunShape:

@@ -1,24 +1,26 @@
-"""Scoring a run of any size in memory that does not grow with its samples (``cofe score``).
+"""The one scoring driver: a run scored a batch of eval-set samples at a time, its rows
+handed to a sink -- the results folder (``score_to_folder``: what ``cofe score`` runs) or
+memory (``score_run``: one ``ScoreResult``).
 
-``score_run`` holds every record and every row; this scores the same run a
-batch of eval-set samples at a time and writes each batch's rows straight to
-the results folder, so memory is the corpus plus one batch:
+Memory is the corpus plus one batch (a folder sink; the memory sink holds every row):
 
 1. one pass over ``samples.jsonl`` validates every line (bad lines are
    problems, a resumed run's newest record of a sample counts) and keeps, per
    record, 8 bytes of id hash and 8 of file offset, and what the run's shape
-   needs (any pool, context or answer; the longest pool and context);
-2. the corpus is read and normalised once;
-3. the eval set is read a batch at a time: the batch's keywords are
-   registered and looked up in the normalised corpus (one Aho-Corasick scan),
-   its records are read back by offset, it is scored (on every core) and its
-   rows appended to the results' temporary files; the summary adds up as it
-   goes (:mod:`cofe.results._summary`);
-4. the files are renamed into place, ``summary.json`` last.
+   needs (any pool, context or answer; the longest pool and context) -- or the
+   records themselves when they fit in one batch (a ``RunLog`` in memory: its own);
+2. the eval set is checked once (``_EvalSource``: missing, empty, not the one the
+   run answered, bad lines, repeated ids) and read a batch at a time;
+3. the corpus is read and normalised once; each batch's keywords are
+   registered and looked up in it (one Aho-Corasick scan; fuzzy matching: the
+   corpus-wide keywords only, the rest searched on demand), its records are
+   read back by offset, its LLM judgements (``cofe judge``) looked up, it is
+   scored (on every core) and its rows handed to the sink;
+4. the sink finishes: a folder's files are renamed into place, ``summary.json``
+   last (the summary added up batch by batch, :mod:`cofe.results._summary`);
+   memory's batches become one ``ScoreResult``.
 
-The files are the same, row for row, as ``score_run(...).write(...)``
-writes (tests/stages/test_stream.py). Fuzzy matching and runs with LLM
-judgements are scored in memory (their look-ups are not batch-local).
+Batches of any size give the same rows (tests/stages/test_stream.py).
 """
 
 from __future__ import annotations
@@ -26,55 +28,100 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from dataclasses import replace as replaced
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+import pandas as pd
 from pydantic import ValidationError
 from tqdm import tqdm
 
 from cofe._errors import InputError, InputProblem
-from cofe._jsonl import _parse_slowly, read_jsonl
+from cofe._jsonl import parse_slowly, read_jsonl
 from cofe._parallel import default_workers
 from cofe.evalset import EvalSample, EvalSet, file_sha256
-from cofe.judges._judge import JUDGEMENTS
-from cofe.results import scores_folder
-from cofe.results._files import ScoresWriter
-from cofe.results._summary import ProblemTally, ScoreSummary, SummaryAccumulator, latency_table
-from cofe.runlog import SampleRecord, Stage
-from cofe.runlog._store import SAMPLES, read_corpus
+from cofe.judges import JUDGEMENTS, labels_for_scoring
+from cofe.results import (
+    ProblemTally,
+    ScoreResult,
+    ScoreSummary,
+    ScoresWriter,
+    SummaryAccumulator,
+    latency_table,
+    scores_folder,
+)
+from cofe.runlog import SAMPLES, RunLog, SampleRecord, Stage, read_corpus
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext
-from cofe.stages._records import Outputs, _Refs, gc_paused, outputs_of
+from cofe.stages._records import Outputs, _Refs, compact, gc_paused, outputs_of
 from cofe.stages._scorer import (
-    _PARALLEL_FROM,
-    _label_problems,
-    _score_samples,
+    PARALLEL_FROM,
     batch_result,
+    errors_by_stage,
+    label_problems,
     latency_seconds,
     no_chunks_problem,
+    run_shape,
     say_indexing,
-    score_run,
+    score_samples,
     table_problems,
     unknown_record,
 )
 from cofe.stages._shape import RecordFacts, RunShape, reorders
+from cofe.stages._tables import Tables
 
 BATCH = 20_000
 # a run with no more records than this is scored as one batch (no second read, no second
 # corpus scan: the fastest, and its memory, about 1.5 GB at 100,000 x 30, is the ceiling a
 # larger run's 20,000-sample batches stay under)
 ONE_BATCH_UP_TO = 100_000
-_NO_LATENCY = latency_table({})  # a batch's latencies are added to the summary as seconds
+WHOLE = sys.maxsize  # score_run's batch: everything at once (its rows are all kept anyway)
+_NO_LATENCY = latency_table({})  # a batch's latencies are handed to the sink as seconds
 _STAGE_CODES = {stage: code for code, stage in enumerate(Stage)}
+
+Seconds = Mapping[str, Iterable[float]]
 
 
 def id_hash(sample_id: str) -> int:
     digest = hashlib.blake2b(sample_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "little", signed=True)
+
+
+# --- the two ways in -------------------------------------------------------------------------
+
+
+def score_run(
+    run: str | os.PathLike[str] | RunLog,
+    evalset: str | os.PathLike[str] | EvalSet | None = None,
+    config: ScoreConfig | None = None,
+    *,
+    progress: bool = False,
+    workers: int | None = None,
+    cluster: Any = None,
+    batch_size: int | None = None,
+) -> ScoreResult:
+    """Score every stage of a recorded run against the eval set's keywords.
+
+    ``run``: a run directory or a ``RunLog``; ``evalset``: a file or an ``EvalSet``
+    (default: the run's). Bad records never stop scoring: they are listed in
+    ``result.problems`` and the samples they concern are marked unscorable with the
+    reason. ``workers`` processes score slices of the samples (default: one per core for
+    large runs); ``cluster`` (a ``distributed.Client``) scores them on a Dask cluster
+    instead. ``batch_size``: samples scored together (default: all of them); the rows are
+    the same whatever it is.
+    """
+    _check_batch_size(batch_size)
+    sink = MemorySink()
+    with gc_paused():  # millions of acyclic objects: collections would only walk them
+        _drive(run, evalset, config or ScoreConfig(), sink, progress, workers, cluster,
+               batch_size or WHOLE)  # fmt: skip
+    assert sink.result is not None
+    return sink.result
 
 
 def score_to_folder(
@@ -95,134 +142,291 @@ def score_to_folder(
     ``batch_size``: samples scored together (default: the whole run up to 100,000 records,
     else 20,000; memory grows with the batch, never with the run; each batch costs one scan
     of the normalised corpus)."""
+    _check_batch_size(batch_size)
+    config = config or ScoreConfig()
+    folder = Path(out) if out is not None else scores_folder(Path(run_dir), config)
+    sink = FolderSink(folder, config, replace)
+    with gc_paused():  # millions of acyclic objects: collections would only walk them
+        _drive(Path(run_dir), evalset, config, sink, progress, workers, cluster, batch_size)
+    assert sink.summary is not None
+    return sink.summary, folder
+
+
+def _check_batch_size(batch_size: int | None) -> None:
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    root = Path(run_dir)
-    config = config or ScoreConfig()
-    folder = Path(out) if out is not None else scores_folder(root, config)
-    if config.fuzzy is not None or (root / JUDGEMENTS).exists():
-        result = score_run(root, evalset, config, progress=progress, workers=workers,
-                           cluster=cluster)  # fmt: skip
-        return result.view(), result.write(folder, replace=replace)
-    with gc_paused():  # millions of acyclic objects: collections would only walk them
-        summary = _stream(root, evalset, config, folder, replace, progress, workers, cluster,
-                          batch_size)  # fmt: skip
-    return summary, folder
 
 
-def _stream(root, evalset, config, folder, replace, progress, workers, cluster, batch_size):
-    log = read_corpus(root)
-    path = Path(evalset) if evalset is not None else log.evalset_path
-    if not path.exists():
-        raise InputError(
-            InputProblem(str(path), None, None, "eval set not found (pass --evalset FILE)")
-        )
-    head = list(log.problems)
-    records = RecordIndex.build(root / SAMPLES, head, progress,
-                                keep_up_to=batch_size or ONE_BATCH_UP_TO)  # fmt: skip
+# --- the sinks ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What a sink is told of the scoring besides its rows."""
+
+    config: ScoreConfig
+    run: str
+    run_id: str
+    shape: dict[str, Any]
+    evalset_sha256: str | None
+
+
+class Sink(Protocol):
+    """Where the driver hands what it scores: opened once the inputs are checked."""
+
+    def open(self) -> None: ...
+    def add_problems(self, problems: list[InputProblem]) -> None: ...
+    def add_rows(self, result: ScoreResult, seconds: Seconds) -> None: ...
+    def add_latency(self, seconds: Seconds) -> None: ...
+    def finish(self, scoring: Scoring) -> None: ...
+    def close(self) -> None: ...
+
+
+class FolderSink:
+    """A results folder written a batch at a time (``ScoresWriter``); the summary adds up
+    as it goes and is written last."""
+
+    def __init__(self, folder: Path, config: ScoreConfig, replace: bool) -> None:
+        self.folder, self.config, self.replace = folder, config, replace
+        self.accumulated, self.tally = SummaryAccumulator(), ProblemTally()
+        self.summary: ScoreSummary | None = None
+        self._writer: ScoresWriter | None = None
+
+    def open(self) -> None:
+        writer = ScoresWriter(self.folder, self.config, replace=self.replace)
+        self._writer = writer.__enter__()
+
+    def add_problems(self, problems: list[InputProblem]) -> None:
+        assert self._writer is not None
+        self.tally.add(problems)
+        self._writer.add_problems(problems)
+
+    def add_rows(self, result: ScoreResult, seconds: Seconds) -> None:
+        assert self._writer is not None
+        self._writer.add_rows(result)
+        self.accumulated.add_tables(result)
+        self.accumulated.add_latency(seconds)
+
+    def add_latency(self, seconds: Seconds) -> None:
+        self.accumulated.add_latency(seconds)
+
+    def finish(self, scoring: Scoring) -> None:
+        assert self._writer is not None
+        self.summary = summary = ScoreSummary(
+            config=scoring.config, run=scoring.run, run_id=scoring.run_id, shape=scoring.shape,
+            evalset_sha256=scoring.evalset_sha256, accumulated=self.accumulated,
+            problems=self.tally)  # fmt: skip
+        self._writer.add_table("latency", summary.latency())  # from every batch's seconds
+        self._writer.finish(summary.to_dict())
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.__exit__()
+
+
+class MemorySink:
+    """Every batch kept; at the end, their tables concatenated into one ``ScoreResult``."""
+
+    def __init__(self) -> None:
+        self.parts: list[ScoreResult] = []
+        self.problems: list[InputProblem] = []
+        self.seconds: dict[str, list[float]] = {}
+        self.result: ScoreResult | None = None
+
+    def open(self) -> None:
+        pass
+
+    def add_problems(self, problems: list[InputProblem]) -> None:
+        self.problems.extend(problems)
+
+    def add_rows(self, result: ScoreResult, seconds: Seconds) -> None:
+        self.parts.append(result)
+        self.add_latency(seconds)
+
+    def add_latency(self, seconds: Seconds) -> None:
+        for stage, values in seconds.items():
+            self.seconds.setdefault(stage, []).extend(values)
+
+    def finish(self, scoring: Scoring) -> None:
+        tables: dict[str, pd.DataFrame] = {}
+        for name in ("scores", "points", "verdicts", "skipped", "recalls"):
+            frames = [getattr(part, name) for part in self.parts]
+            tables[name] = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        self.result = ScoreResult(
+            config=scoring.config, run=scoring.run, run_id=scoring.run_id, shape=scoring.shape,
+            **tables, latency=latency_table(self.seconds), problems=self.problems,
+            evalset_sha256=scoring.evalset_sha256,
+        ).normalized()  # fmt: skip
+        self.parts = []
+
+    def close(self) -> None:
+        pass
+
+
+# --- the eval set ---------------------------------------------------------------------------
+
+
+@dataclass
+class _EvalSource:
+    """The eval set to score: a file read a batch at a time, or an ``EvalSet`` already in
+    memory; what is wrong with it as a whole, found once, before any batch."""
+
+    name: str
+    sha: str | None  # of the file scored against (None: in memory)
+    items: Iterator[tuple[int | None, EvalSample | InputProblem]]
+    problems: list[InputProblem]
+
+    @classmethod
+    def of(cls, evalset: str | os.PathLike[str] | EvalSet | None, log: RunLog) -> _EvalSource:
+        if isinstance(evalset, EvalSet):  # read already: its own problems come with it
+            lines = evalset.lines
+            sha = (file_sha256(evalset.path)
+                   if evalset.path and Path(evalset.path).is_file() else None)  # fmt: skip
+            return cls(str(evalset.path), sha,
+                       ((lines.get(s.id), s) for s in evalset.samples), list(evalset.problems))  # fmt: skip
+        path = Path(evalset) if evalset is not None else log.evalset_path
+        if not path.exists():
+            raise InputError(
+                InputProblem(str(path), None, None, "eval set not found (pass --evalset FILE)")
+            )
+        sha = file_sha256(path)
+        problems = []
+        if log.manifest.evalset_sha256 and sha != log.manifest.evalset_sha256:
+            problems.append(InputProblem(str(path), None, None,
+                "this eval set differs from the one the run answered (manifest evalset_sha256); "
+                "scores may not mean what you think"))  # fmt: skip
+        return cls(str(path), sha, read_jsonl(path, EvalSample), problems)
+
+    def batches(
+        self, problems: list[InputProblem], seen: SeenIds, batch_size: int
+    ) -> Iterator[EvalSet]:
+        """The samples in order, a batch at a time; bad lines and repeated ids (the first one
+        counts, as ``read_evalset`` reads it) become problems."""
+        batch: list[EvalSample] = []
+        ids: dict[str, int] = {}  # the batch's ids and their lines (0: not known)
+        for line, item in self.items:
+            if isinstance(item, InputProblem):
+                problems.append(item)
+                continue
+            first = ids.get(item.id)
+            if first is None and seen.count:
+                first = seen.line_of(id_hash(item.id))
+            if first is not None:
+                where = f" (first on line {first})" if first else ""
+                problems.append(InputProblem(self.name, line, "id",
+                    f"duplicate id {item.id!r}{where}; skipped"))  # fmt: skip
+                continue
+            batch.append(item)
+            ids[item.id] = line or 0
+            if len(batch) >= batch_size:
+                yield self._batch(batch, ids, seen)
+                batch, ids = [], {}
+        if batch:
+            yield self._batch(batch, ids, seen)
+
+    def _batch(self, samples: list[EvalSample], ids: dict[str, int], seen: SeenIds) -> EvalSet:
+        seen.add(ids)
+        return EvalSet(samples, [], self.name, {i: line for i, line in ids.items() if line})
+
+    def empty(self) -> InputProblem:
+        return InputProblem(self.name, None, None,
+                            "the eval set holds no sample: nothing to score")  # fmt: skip
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+
+def _drive(
+    run: Path | str | os.PathLike[str] | RunLog,
+    evalset: str | os.PathLike[str] | EvalSet | None,
+    config: ScoreConfig,
+    sink: Sink,
+    progress: bool,
+    workers: int | None,
+    cluster: Any,
+    batch_size: int | None,
+) -> None:
+    records: RecordIndex | HeldRecords
+    if isinstance(run, RunLog):  # built in memory: its records are at hand, no judgements
+        log, judged = run, False
+        head = list(log.problems)
+        evals = _EvalSource.of(evalset, log)
+        records = HeldRecords.of(compact(run.records))
+    else:
+        root = Path(run)
+        log = read_corpus(root)
+        head = list(log.problems)
+        evals = _EvalSource.of(evalset, log)  # a missing eval set fails before the records
+        records = RecordIndex.build(root / SAMPLES, head, progress,
+                                    keep_up_to=batch_size or ONE_BATCH_UP_TO)  # fmt: skip
+        judged = (root / JUDGEMENTS).exists()
     if batch_size is None:
         batch_size = max(records.count, BATCH) if records.kept is not None else BATCH
     shape = RunShape.from_facts(log, config, records.facts)
+    if judged:
+        shape = replaced(shape, judged=True)
     shape.plan(config.measures)  # a measure this run cannot have fails before any scoring
     head += no_chunks_problem(log, shape)
-    sha = file_sha256(path)
-    if log.manifest.evalset_sha256 and sha != log.manifest.evalset_sha256:
-        head.append(InputProblem(str(path), None, None,
-            "this eval set differs from the one the run answered (manifest evalset_sha256); "
-            "scores may not mean what you think"))  # fmt: skip
+    head += evals.problems
     if workers is None:
-        workers = default_workers(records.count, _PARALLEL_FROM)
+        workers = default_workers(records.count, PARALLEL_FROM)
     if progress:
         say_indexing(log, records.count)
+    scoring = Scoring(config, str(log.path), log.manifest.run_id,
+                      run_shape(shape, records=records.count, errors=records.errors),
+                      evals.sha)  # fmt: skip
     ctx: RunContext | None = None  # built with the first batch: the corpus normalised once
-    accumulated, tally = SummaryAccumulator(), ProblemTally()
     seen = SeenIds()
-    shape_dict: dict[str, Any] = {}
-    with ScoresWriter(folder, config, replace=replace) as writer:
+    sink.open()
+    try:
 
         def report(problems: list[InputProblem]) -> None:
-            tally.add(problems)
-            writer.add_problems(problems)
+            sink.add_problems(problems)
             problems.clear()
 
         report(head)
         eval_problems: list[InputProblem] = []
         bar = tqdm(total=records.count, desc="scoring", unit="sample", disable=not progress,
                    mininterval=0.5)  # fmt: skip
+
+        def done(bounds: tuple[int, int]) -> None:
+            bar.update(bounds[1] - bounds[0])
+
         with bar:
-            for samples, lines in _eval_batches(path, eval_problems, seen, batch_size):
+            for batch in evals.batches(eval_problems, seen, batch_size):
                 report(eval_problems)
                 if ctx is None:  # normalise and scan the corpus in one pass
-                    ctx = RunContext(log, samples, config, workers=workers)
-                else:  # the next batch's keywords, in the normalised corpus
-                    ctx.bind(samples)
-                outputs = records.load(samples)
-                evals = EvalSet(samples, [], str(path), lines)
-                problems = _label_problems(evals, ctx)
-                tables = _score_samples(ctx, shape, samples, outputs, workers, False, cluster)
-                problems += table_problems(tables, evals)
-                result = batch_result(config, log, shape, evals, tables, _NO_LATENCY, [],
-                                      records=records.count, errors=records.errors)  # fmt: skip
-                writer.add_rows(result)
-                accumulated.add_tables(result)
-                accumulated.add_latency(latency_seconds(outputs.values()))
-                shape_dict = result.shape
+                    ctx = RunContext(log, batch.samples, config, workers=workers)
+                else:
+                    # the collector is paused for speed, and a batch's tables (pandas) hold
+                    # reference cycles: without this, each batch would leave them behind.
+                    # The youngest generation holds what was made since the last batch
+                    # (survivors are promoted), so this walks one batch's objects
+                    gc.collect(0)
+                    ctx.bind(batch.samples)  # the next batch's keywords, in the same corpus
+                outputs = records.load(batch.samples)
+                if judged:  # the LLM judge's labels of this batch's answers
+                    ctx.claims = labels_for_scoring(log.path, log, outputs, batch.samples)
+                problems = label_problems(batch, ctx)
+                tables = score_samples(ctx, shape, batch.samples, outputs, workers, done,
+                                       cluster)  # fmt: skip
+                problems += table_problems(tables, batch)
+                sink.add_rows(batch_result(config, log, scoring.shape, batch, tables,
+                                           _NO_LATENCY, [], evals.sha),
+                              latency_seconds(outputs.values()))  # fmt: skip
                 report(problems)
-                bar.update(len(samples))
-                del result, tables, outputs
-                # the collector is paused for speed, and a batch's tables (pandas) hold
-                # reference cycles: without this, each batch would leave them behind. The
-                # youngest generation holds what was made since the last batch (survivors are
-                # promoted), so this walks one batch's objects, not the corpus again
-                gc.collect(0)
+                del tables, outputs
         report(eval_problems)
         if not seen.count:
-            report([InputProblem(str(path), None, None,
-                                 "the eval set holds no sample: nothing to score")])  # fmt: skip
-            shape_dict = batch_result(config, log, shape, EvalSet([]), _empty_tables(), _NO_LATENCY,
-                                      [], records=records.count, errors=records.errors).shape  # fmt: skip
-        stray = records.not_in(seen)  # scored by nobody, but their latency counts (as in memory)
-        accumulated.add_latency(latency_seconds(stray))
+            report([evals.empty()])
+            sink.add_rows(batch_result(config, log, scoring.shape, EvalSet([]), Tables(),
+                                       _NO_LATENCY, [], evals.sha), {})  # fmt: skip
+        stray = records.not_in(seen)  # scored by nobody, but their latency counts
+        sink.add_latency(latency_seconds(stray))
         report([unknown_record(log, record.sample_id) for record in stray])
-        summary = ScoreSummary(config=config, run=str(root), run_id=log.manifest.run_id,
-                               shape=shape_dict, evalset_sha256=sha, accumulated=accumulated,
-                               problems=tally)  # fmt: skip
-        writer.add_table("latency", summary.latency())  # from every batch's seconds
-        writer.finish(summary.to_dict())
-    return summary
-
-
-def _empty_tables():
-    from cofe.stages._tables import Tables
-
-    return Tables()
-
-
-def _eval_batches(
-    path: Path, problems: list[InputProblem], seen: SeenIds, batch_size: int
-) -> Iterator[tuple[list[EvalSample], dict[str, int]]]:
-    """The eval set in file order, a batch at a time; bad lines and repeated ids (the first
-    one counts, as ``read_evalset`` reads it) become problems."""
-    batch: list[EvalSample] = []
-    lines: dict[str, int] = {}
-    for line, item in read_jsonl(path, EvalSample):
-        if isinstance(item, InputProblem):
-            problems.append(item)
-            continue
-        first = lines.get(item.id) or seen.line_of(id_hash(item.id))
-        if first is not None:
-            problems.append(InputProblem(str(path), line, "id",
-                f"duplicate id {item.id!r} (first on line {first}); skipped"))  # fmt: skip
-            continue
-        batch.append(item)
-        lines[item.id] = line
-        if len(batch) >= batch_size:
-            seen.add(lines)
-            yield batch, lines
-            batch, lines = [], {}
-    if batch:
-        seen.add(lines)
-        yield batch, lines
+        sink.finish(scoring)
+    finally:
+        sink.close()
 
 
 class SeenIds:
@@ -332,7 +536,14 @@ class RecordIndex:
         index.refs, index.kept = refs, kept_outputs
         return index
 
-    def _gather_facts(self, kept: np.ndarray, pools, contexts, flags, reordered: bool) -> None:
+    def _gather_facts(
+        self,
+        kept: np.ndarray,
+        pools: array[int],
+        contexts: array[int],
+        flags: array[int],
+        reordered: bool,
+    ) -> None:
         pool = np.frombuffer(pools, np.int32)[kept] if pools else np.zeros(0, np.int32)
         context = np.frombuffer(contexts, np.int32)[kept] if contexts else np.zeros(0, np.int32)
         flag = np.frombuffer(flags, np.int8)[kept] if flags else np.zeros(0, np.int8)
@@ -375,14 +586,47 @@ class RecordIndex:
                     out[record.sample_id] = outputs_of(record, self.refs)
         return {s.id: out[s.id] for s in samples if s.id in out}
 
-    def not_in(self, seen: SeenIds) -> list[SampleRecord]:
+    def not_in(self, seen: SeenIds) -> list[Outputs]:
         """Records whose sample is not in the eval set (read back: usually none)."""
         stray = self.offsets[~seen.holds(self.hashes)] if self.count else []
-        return [self._read(int(offset)) for offset in np.sort(stray)]
+        return [outputs_of(self._read(int(offset)), self.refs) for offset in np.sort(stray)]
+
+
+@dataclass
+class HeldRecords:
+    """A run's records already in memory (a ``RunLog`` built by hand), read as a
+    ``RecordIndex`` is."""
+
+    kept: dict[str, Outputs]
+    facts: RecordFacts
+    errors: dict[str, int]
+
+    @classmethod
+    def of(cls, records: dict[str, Outputs]) -> HeldRecords:
+        facts = RecordFacts()
+        for record in records.values():
+            facts.add(record)
+        return cls(records, facts, errors_by_stage(records.values()))
+
+    @property
+    def count(self) -> int:
+        return len(self.kept)
+
+    def load(self, samples: list[EvalSample]) -> dict[str, Outputs]:
+        kept = self.kept
+        return {s.id: kept[s.id] for s in samples if s.id in kept}
+
+    def not_in(self, seen: SeenIds) -> list[Outputs]:
+        """Records whose sample is not in the eval set, in the run's order."""
+        if not self.kept:
+            return []
+        hashes = np.fromiter((id_hash(i) for i in self.kept), np.int64, count=len(self.kept))
+        held = seen.holds(hashes)
+        return [record for record, h in zip(self.kept.values(), held, strict=True) if not h]
 
 
 def _parse(raw: bytes, name: str, line: int | None) -> SampleRecord | InputProblem:
     try:
         return SampleRecord.model_validate_json(raw)
     except ValidationError:
-        return _parse_slowly(raw, SampleRecord, name, line or 0, not raw.endswith(b"\n"))
+        return parse_slowly(raw, SampleRecord, name, line or 0, not raw.endswith(b"\n"))

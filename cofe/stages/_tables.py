@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -70,9 +71,9 @@ class Tables:
 
     scores: LongForm = field(default_factory=LongForm)
     recalls: LongForm = field(default_factory=LongForm)
-    points: list[tuple] = field(default_factory=list)
-    verdicts: list[tuple] = field(default_factory=list)
-    skipped: list[tuple] = field(default_factory=list)
+    points: list[tuple[Any, ...]] = field(default_factory=list)
+    verdicts: list[tuple[Any, ...]] = field(default_factory=list)
+    skipped: list[tuple[Any, ...]] = field(default_factory=list)
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # sample id, field, text
 
     def extend(self, other: Tables) -> None:

@@ -36,7 +36,7 @@ def judge_ranked(
         if ctx.derived:  # a derived item counts when its sources do
             derived = ctx.derived
             passing = tuple(
-                ok or (unit in derived and ctx.derived_passes(unit, scope))  # type: ignore[arg-type]
+                ok or (unit in derived and ctx.derived_passes(unit, scope))
                 for ok, unit in zip(passing, units, strict=True)
             )
     mentions = tuple(map(scope.mentions_coarse.__contains__, units))
@@ -113,13 +113,13 @@ def _derivation_losses(
         for unit in derived if absent else ():
             leaves = [
                 leaf
-                for leaf in ctx.leaves.get(unit, ())  # type: ignore[arg-type]
+                for leaf in ctx.leaves.get(unit, ())
                 if eligible is None or leaf in eligible
             ]
             held = [[leaf for leaf in leaves if has(leaf, slot)] for slot in point.slots]
             if leaves and all(held):
                 best = max(leaves, key=lambda leaf: sum(leaf in h for h in held))
-                found = (ctx.chunk_ids[unit], ctx.chunk_ids[best])  # type: ignore[index]
+                found = (ctx.chunk_ids[unit], ctx.chunk_ids[best])
                 break
         out.append(found)
     return tuple(out)

@@ -1,5 +1,7 @@
-"""The streaming scorer (what ``cofe score`` runs) writes the same results, row for row, as
-``score_run(...).write(...)``, batch after batch, on clean and on damaged runs."""
+"""One scoring driver, two sinks: ``score_to_folder`` (what ``cofe score`` runs) writes the
+same results, row for row, as ``score_run(...).write(...)``; and batches of any size give the
+rows one batch gives -- on clean and on damaged runs, with fuzzy matching, with LLM
+judgements."""
 
 from __future__ import annotations
 
@@ -20,18 +22,61 @@ ROW_FILES = ["scores.csv", "points.csv", "skipped.csv", "recalls.csv", "latency.
 
 
 def _both(run: Path, tmp_path: Path, batch_size: int, config: ScoreConfig | None = None):
+    """The run scored in memory in one batch, and into a folder in batches of ``batch_size``."""
     whole = score_run(run, config=config).write(tmp_path / "whole")
     summary, streamed = score_to_folder(run, config=config, out=tmp_path / "streamed",
                                         batch_size=batch_size)  # fmt: skip
     return whole, streamed, summary
 
 
+def _same_files(one: Path, other: Path, names: list[str]) -> None:
+    for name in names:
+        assert filecmp.cmp(one / name, other / name, shallow=False), name
+
+
 @pytest.mark.parametrize("batch_size", [1, 7, 100_000])
 def test_batches_write_the_same_files_as_scoring_in_memory(tmp_path, batch_size) -> None:
     whole, streamed, _ = _both(EXAMPLE, tmp_path, batch_size)
-    for name in [*ROW_FILES, "problems.jsonl", "problems.txt", "summary.json"]:
-        assert filecmp.cmp(whole / name, streamed / name, shallow=False), name
+    _same_files(whole, streamed, [*ROW_FILES, "problems.jsonl", "problems.txt", "summary.json"])
     assert not list(streamed.glob(".*.tmp"))
+
+
+def test_the_memory_sink_concatenates_batches_into_the_one_batch_result(tmp_path) -> None:
+    whole = score_run(EXAMPLE).write(tmp_path / "whole")
+    batched = score_run(EXAMPLE, batch_size=4)
+    assert batched.scores.index.is_unique and batched.points.index.is_unique
+    _same_files(whole, batched.write(tmp_path / "batched"),
+                [*ROW_FILES, "problems.jsonl", "summary.json"])  # fmt: skip
+    with pytest.raises(ValueError, match="at least 1"):
+        score_run(EXAMPLE, batch_size=0)
+
+
+def test_fuzzy_matching_is_scored_a_batch_at_a_time(tmp_path) -> None:
+    config = ScoreConfig(fuzzy=0.2, fuzzy_min_chars=4, same_source=True)
+    whole, streamed, summary = _both(EXAMPLE, tmp_path, 3, config)
+    _same_files(whole, streamed, [*ROW_FILES, "problems.jsonl", "summary.json"])
+    assert summary.to_dict()["config"]["fuzzy"] == 0.2
+    batched = score_run(EXAMPLE, config=config, batch_size=2)  # a context rebound per batch
+    _same_files(whole, batched.write(tmp_path / "batched"), ROW_FILES)
+
+
+def test_judged_runs_are_scored_a_batch_at_a_time(tmp_path) -> None:
+    from cofe.judges import judge_run
+    from cofe.testing import ScriptedOpenAI
+    from tests.judges.test_sense import client, make_run
+    from tests.judges.test_steps import CASES, scripted
+
+    run = make_run(tmp_path / "run", CASES)
+    with ScriptedOpenAI(scripted) as server:
+        judge_run(run, client(server), steps=True)
+    whole, streamed, summary = _both(run, tmp_path, 1)
+    _same_files(whole, streamed, [*ROW_FILES, "problems.jsonl", "summary.json"])
+    result = score_run(run, batch_size=1)  # s0, then s1: each batch reads its own labels
+    scores, skipped = result.scores, result.skipped
+    assert scores[(scores.sample_id == "s0") & (scores.measure == "Faithfulness")].value.item() == 0.5
+    reason = skipped[(skipped.sample_id == "s1") & (skipped.measure == "Faithfulness")].reason
+    assert reason.item().startswith("the judge gave no labels")
+    assert summary.keyword_vs_judge() is not None  # the judge's labels were read per batch
 
 
 def test_other_settings_stream_the_same_too(tmp_path) -> None:
