@@ -118,35 +118,44 @@ class AnnotationSummary:
             first = " ".join(self.failures[0].split()) if self.failures else "no reason recorded"
             return f"no sample accepted: the call failed for every segment ({first})"
         if not self.drafted:
-            return ("no sample accepted: the model drafted no query of the types asked for "
-                    "(replies with no query; see the progress file)")  # fmt: skip
+            return (
+                "no sample accepted: the model drafted no query of the types asked for "
+                "(replies with no query; see the progress file)"
+            )
         rejected = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected_by_check.items()))
         failed = f"; {self.failed_segments} segment(s) failed" if self.failed_segments else ""
-        return (f"no sample accepted: the checks rejected all {self.drafted} drafted "
-                f"queries ({rejected or 'none recorded'}){failed}")  # fmt: skip
+        return (
+            f"no sample accepted: the checks rejected all {self.drafted} drafted "
+            f"queries ({rejected or 'none recorded'}){failed}"
+        )
 
     def render(self) -> str:
         d = self.to_dict()
         usage = d["usage"]
         failed = usage.get("failed_requests", 0)
-        per = (f"{d['calls_per_accepted']} calls and {d['tokens_per_accepted']} tokens per "
-               f"sample accepted in this run" if self.accepted_now
-               else "no sample accepted in this run")  # fmt: skip
+        per = (
+            f"{d['calls_per_accepted']} calls and {d['tokens_per_accepted']} tokens per "
+            f"sample accepted in this run"
+            if self.accepted_now
+            else "no sample accepted in this run"
+        )
         lines = [
             f"segments {self.segments} ({self.resumed_segments} already done before this run, "
             f"{self.failed_segments} failed)",
             f"queries drafted {self.drafted}, accepted {self.accepted}, rejected "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.rejected_by_check.items())) or "none"),
             "type mix: " + (", ".join(f"{t} {self.type_mix.get(t, 0)}" for t in TYPES)),
-            "checks (checked / repaired / rejected / acceptance): " + "; ".join(
+            "checks (checked / repaired / rejected / acceptance): "
+            + "; ".join(
                 f"{name} {c['checked']}/{c['repaired']}/{c['rejected']}/"
                 + ("-" if c["acceptance"] is None else f"{c['acceptance']:.0%}")
                 for name, c in self.checks.items()
             ),
-            f"calls {usage['calls']} answered" + (f", {failed} failed" if failed else "")
+            f"calls {usage['calls']} answered"
+            + (f", {failed} failed" if failed else "")
             + f" (+{usage['cached']} from cache, {usage['repairs']} repairs), tokens "
             f"{usage['total_tokens']}; {per}; {d['seconds']} s",
-        ]  # fmt: skip
+        ]
         if self.left:
             lines.append(f"{self.left} segment(s) left by --limit: run again to annotate them")
         lines += [f"failed: {f}" for f in self.failures[:5]]
@@ -166,8 +175,14 @@ def load_documents(
 
     parsed = parse_documents(docs, cache=cache)
     if not parsed.documents:
-        raise InputError(InputProblem(str(docs), None, None,
-            f"no document could be parsed ({len(parsed.problems)} problem(s))"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                str(docs),
+                None,
+                None,
+                f"no document could be parsed ({len(parsed.problems)} problem(s))",
+            )
+        )
     return parsed.documents, parsed.problems
 
 
@@ -184,21 +199,28 @@ def dry_run(documents: list[ParsedDocument], config: AnnotateConfig) -> dict[str
     """Calls and tokens an annotation would spend, without calling anything."""
     segments = plan_segments(documents, config)
     prompt = sum(
-        estimate_tokens("\n".join(m["content"] for m in build_messages(s.title, s.text, _language(s, config))))
+        estimate_tokens(
+            "\n".join(m["content"] for m in build_messages(s.title, s.text, _language(s, config)))
+        )
         for s in segments
-    )  # fmt: skip
+    )
     n = len(segments)
     return {
         "segments": n,
-        "calls": {"at_least": n, "at_most": 2 * n, "note": "one per segment, plus one repair per invalid reply"},
+        "calls": {
+            "at_least": n,
+            "at_most": 2 * n,
+            "note": "one per segment, plus one repair per invalid reply",
+        },
         "prompt_tokens": prompt,
         "completion_tokens_estimate": n * COMPLETION_TOKENS_PER_SEGMENT,
         "total_tokens_estimate": prompt + n * COMPLETION_TOKENS_PER_SEGMENT,
-    }  # fmt: skip
+    }
 
 
-def _sample(segment: Segment, checked: Checked, client: LLMClient, language: str,
-            taken: set[str]) -> EvalSample:  # fmt: skip
+def _sample(
+    segment: Segment, checked: Checked, client: LLMClient, language: str, taken: set[str]
+) -> EvalSample:
     """The accepted sample; its id is the segment's and its type's, with "-2", "-3" ... for a
     second query of one type (``taken``: the segment's ids so far)."""
     draft = checked.draft
@@ -215,12 +237,17 @@ def _sample(segment: Segment, checked: Checked, client: LLMClient, language: str
         fine_keywords=[[*point] for point in checked.fine],  # points of plain fragments
         reference_answer=draft.answer,
         source=SourceRef(doc=segment.doc_id, start=segment.start, end=segment.end),
-        meta={"annotation": {
-            "model": client.endpoint.model, "prompt_version": PROMPT_VERSION,
-            "segment": segment.segment_id, "span": [segment.start, segment.end],
-            "language": language, "repairs": checked.repairs,
-        }},
-    )  # fmt: skip
+        meta={
+            "annotation": {
+                "model": client.endpoint.model,
+                "prompt_version": PROMPT_VERSION,
+                "segment": segment.segment_id,
+                "span": [segment.start, segment.end],
+                "language": language,
+                "repairs": checked.repairs,
+            }
+        },
+    )
 
 
 def _read_progress(path: Path) -> dict[str, SegmentDone]:
@@ -274,8 +301,14 @@ def annotate(
         out.unlink(missing_ok=True)
         state.unlink(missing_ok=True)
     elif out.exists() and not state.exists():
-        raise InputError(InputProblem(str(out), None, None,
-            "exists and is not an annotation in progress (no .progress.jsonl); pass --fresh to replace it"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                str(out),
+                None,
+                None,
+                "exists and is not an annotation in progress (no .progress.jsonl); pass --fresh to replace it",
+            )
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.touch()  # the eval set exists from the start, even if nothing is accepted
 
@@ -311,11 +344,20 @@ def annotate(
             for draft in drafts:
                 checked = checker.check(draft, segment.text, segment.title, stats)
                 if not checked.rejected and checked.type not in config.types:
-                    checked = replace(checked, check="type", rejected=(
-                        f"relabelled {checked.type}, a type not asked for"))  # fmt: skip
+                    checked = replace(
+                        checked,
+                        check="type",
+                        rejected=(f"relabelled {checked.type}, a type not asked for"),
+                    )
                 if checked.rejected:
-                    rejected.append({"type": draft.type, "query": draft.query,
-                                     "check": checked.check or "", "reason": checked.rejected})  # fmt: skip
+                    rejected.append(
+                        {
+                            "type": draft.type,
+                            "query": draft.query,
+                            "check": checked.check or "",
+                            "reason": checked.rejected,
+                        }
+                    )
                 else:
                     accepted.append(_sample(segment, checked, client, language, taken))
             append_jsonl(out, accepted)  # samples first, then the progress line
@@ -336,16 +378,30 @@ def annotate(
                 f"{state}): run `cofe annotate` again to resume"
             )
 
-    thread_map(call, todo, finish, concurrency=config.concurrency,
-               progress=("annotating", "segment") if progress else None, name="cofe-annotate")  # fmt: skip
+    thread_map(
+        call,
+        todo,
+        finish,
+        concurrency=config.concurrency,
+        progress=("annotating", "segment") if progress else None,
+        name="cofe-annotate",
+    )
     done_now = {s.segment_id for s in todo}
-    return _summarise(segments, resumed, previous, done_now, client, out,
-                      time.perf_counter() - started, left)  # fmt: skip
+    return _summarise(
+        segments, resumed, previous, done_now, client, out, time.perf_counter() - started, left
+    )
 
 
-def _summarise(segments: list[Segment], resumed: int, records: dict[str, SegmentDone],
-               done_now: set[str], client: LLMClient, out: Path, seconds: float,
-               left: int = 0) -> AnnotationSummary:  # fmt: skip
+def _summarise(
+    segments: list[Segment],
+    resumed: int,
+    records: dict[str, SegmentDone],
+    done_now: set[str],
+    client: LLMClient,
+    out: Path,
+    seconds: float,
+    left: int = 0,
+) -> AnnotationSummary:
     current = [records[s.segment_id] for s in segments if s.segment_id in records]
     stats = CheckStats()
     rejected: Counter[str] = Counter()

@@ -47,23 +47,31 @@ _INSTRUCTIONS = frozenset(
     "explain describe compare contrast list name give identify outline summarize summarise "
     "state tell show find discuss define analyse analyze evaluate determine calculate".split()
 )
-_ZH_ASKING = re.compile(r"什么|谁|哪|怎么|怎样|如何|为什么|为何|多少|几|吗|呢|是否|请|比较|区别|说明|描述|介绍")
+_ZH_ASKING = re.compile(
+    r"什么|谁|哪|怎么|怎样|如何|为什么|为何|多少|几|吗|呢|是否|请|比较|区别|说明|描述|介绍"
+)
 # what makes each type fit its query (lower case; Chinese by substring)
 _TYPE_CUES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "comparative": (
-        re.compile(r"\b(?:compar\w*|contrast\w*|differ\w*|versus|vs|than|between|both|similar\w*|"
-                   r"unlike|whereas|more|less|fewer|larger|smaller|bigger|higher|lower|"
-                   r"older|younger|longer|shorter|earlier|later|better|worse)\b"),
+        re.compile(
+            r"\b(?:compar\w*|contrast\w*|differ\w*|versus|vs|than|between|both|similar\w*|"
+            r"unlike|whereas|more|less|fewer|larger|smaller|bigger|higher|lower|"
+            r"older|younger|longer|shorter|earlier|later|better|worse)\b"
+        ),
         re.compile(r"比较|相比|对比|区别|不同|差异|异同|更|之间|两者|哪个|哪一"),
     ),
     "tutorial": (
-        re.compile(r"\bhow (?:to|do|does|did|can|could|should|would|is|are|was|were)\b|"
-                   r"\b(?:steps?|procedure|process|method|instructions?|guide)\b"),
+        re.compile(
+            r"\bhow (?:to|do|does|did|can|could|should|would|is|are|was|were)\b|"
+            r"\b(?:steps?|procedure|process|method|instructions?|guide)\b"
+        ),
         re.compile(r"如何|怎么|怎样|步骤|方法|流程|过程"),
     ),
     "analytical": (
-        re.compile(r"\b(?:why|how|explain\w*|caus\w*|reasons?|effects?|impacts?|led|lead|"
-                   r"result\w*|role|significan\w*|relat\w*|influenc\w*|affect\w*|purpose)\b"),
+        re.compile(
+            r"\b(?:why|how|explain\w*|caus\w*|reasons?|effects?|impacts?|led|lead|"
+            r"result\w*|role|significan\w*|relat\w*|influenc\w*|affect\w*|purpose)\b"
+        ),
         re.compile(r"为什么|为何|原因|如何|怎样|怎么|影响|作用|意义|分析|关系|导致|结果|目的"),
     ),
 }
@@ -86,6 +94,8 @@ def fits_type(query: str, kind: str) -> bool:
         return True
     english, chinese = _TYPE_CUES[kind]
     return bool(english.search(query.casefold()) or chinese.search(query))
+
+
 _WORD_CHAR = re.compile(r"\w")
 
 
@@ -99,8 +109,11 @@ class CheckStats:
 
     def counts(self) -> dict[str, dict[str, int]]:
         """The raw counters, as a progress line stores them."""
-        return {"passed": dict(self.passed), "repaired": dict(self.repaired),
-                "rejected": dict(self.rejected)}  # fmt: skip
+        return {
+            "passed": dict(self.passed),
+            "repaired": dict(self.repaired),
+            "rejected": dict(self.rejected),
+        }
 
     def add_counts(self, counts: dict[str, dict[str, int]]) -> None:
         self.passed.update(counts.get("passed", {}))
@@ -183,15 +196,22 @@ class Checker:
 
         if not is_question(draft.query):
             stats.rejected["question"] += 1
-            return Checked(draft, rejected=f"the query is not a question: {draft.query!r}",
-                           check="question")  # fmt: skip
+            return Checked(
+                draft, rejected=f"the query is not a question: {draft.query!r}", check="question"
+            )
         stats.passed["question"] += 1
         kind = draft.type
         if fits_type(draft.query, kind):
             stats.passed["type"] += 1
         else:
-            repairs.append({"field": "type", "from": kind, "to": "factual",
-                            "why": "the query does not read as " + kind})  # fmt: skip
+            repairs.append(
+                {
+                    "field": "type",
+                    "from": kind,
+                    "to": "factual",
+                    "why": "the query does not read as " + kind,
+                }
+            )
             kind = "factual"
             stats.repaired["type"] += 1
         typed = len(repairs)  # the repairs before the keywords' own
@@ -204,21 +224,29 @@ class Checker:
                 if found is None:
                     return fixed, keyword
                 if found != keyword:
-                    repairs.append({"field": f"{where}[{j}]", "from": keyword, "to": found,
-                                    "ratio": f"{ratio:.0f}"})  # fmt: skip
+                    repairs.append(
+                        {
+                            "field": f"{where}[{j}]",
+                            "from": keyword,
+                            "to": found,
+                            "ratio": f"{ratio:.0f}",
+                        }
+                    )
                 fixed.append(found)
             return fixed, None
 
         groups = [("coarse keyword", "coarse_keywords", draft.coarse_keywords)] + [
-            ("fine keyword", f"fine_keywords[{i}]", point) for i, point in enumerate(draft.fine_keywords)
-        ]  # fmt: skip
+            ("fine keyword", f"fine_keywords[{i}]", point)
+            for i, point in enumerate(draft.fine_keywords)
+        ]
         fixed_groups = []
         for label, where, keywords in groups:
             fixed, missing = fix_all(keywords, where)
             if missing is not None:
                 stats.rejected["verbatim"] += 1
-                return Checked(draft, rejected=f"{label} {missing!r} is not in the segment",
-                               check="verbatim")  # fmt: skip
+                return Checked(
+                    draft, rejected=f"{label} {missing!r} is not in the segment", check="verbatim"
+                )
             fixed_groups.append(fixed)
         coarse, fine = fixed_groups[0], fixed_groups[1:]
         (stats.repaired if len(repairs) > typed else stats.passed)["verbatim"] += 1
@@ -231,16 +259,27 @@ class Checker:
         stats.passed["labels"] += 1
 
         query_text = normalize_strict(draft.query)
-        kept = [point for point in fine
-                if not all(normalize_strict(k) in query_text for k in point)]  # fmt: skip
+        kept = [
+            point for point in fine if not all(normalize_strict(k) in query_text for k in point)
+        ]
         if not kept:
             stats.rejected["own_keywords"] += 1
-            return Checked(draft, rejected="the query holds every fine keyword it asks for "
-                           "(it states its own answer)", check="own_keywords")  # fmt: skip
+            return Checked(
+                draft,
+                rejected="the query holds every fine keyword it asks for "
+                "(it states its own answer)",
+                check="own_keywords",
+            )
         for i, point in enumerate(fine):
             if point not in kept:
-                repairs.append({"field": f"fine_keywords[{i}]", "from": " | ".join(point),
-                                "to": "", "why": "the query states it"})  # fmt: skip
+                repairs.append(
+                    {
+                        "field": f"fine_keywords[{i}]",
+                        "from": " | ".join(point),
+                        "to": "",
+                        "why": "the query states it",
+                    }
+                )
         (stats.repaired if len(kept) < len(fine) else stats.passed)["own_keywords"] += 1
         fine = kept
 
@@ -248,8 +287,12 @@ class Checker:
         anchored = [k for k in coarse if normalize_strict(k) in anchor_text]
         if not anchored:
             stats.rejected["coarse_anchor"] += 1
-            return Checked(draft, rejected="no coarse keyword occurs in the query or the document "
-                           f"title ({', '.join(map(repr, coarse))})", check="coarse_anchor")  # fmt: skip
+            return Checked(
+                draft,
+                rejected="no coarse keyword occurs in the query or the document "
+                f"title ({', '.join(map(repr, coarse))})",
+                check="coarse_anchor",
+            )
         (stats.repaired if len(anchored) < len(coarse) else stats.passed)["coarse_anchor"] += 1
 
         norm_query = normalize_strict(draft.query)
@@ -257,12 +300,20 @@ class Checker:
             stats.rejected["duplicate"] += 1
             return Checked(draft, rejected="duplicate of an accepted query", check="duplicate")
         if self.accepted_queries:
-            near = process.extractOne(norm_query, self.accepted_queries,
-                                      scorer=fuzz.token_set_ratio, score_cutoff=NEAR_DUPLICATE)  # fmt: skip
+            near = process.extractOne(
+                norm_query,
+                self.accepted_queries,
+                scorer=fuzz.token_set_ratio,
+                score_cutoff=NEAR_DUPLICATE,
+            )
             if near is not None:
                 stats.rejected["duplicate"] += 1
-                return Checked(draft, rejected=f"near-duplicate ({near[1]:.0f}%) of an accepted "
-                               f"query: {near[0].strip()!r}", check="duplicate")  # fmt: skip
+                return Checked(
+                    draft,
+                    rejected=f"near-duplicate ({near[1]:.0f}%) of an accepted "
+                    f"query: {near[0].strip()!r}",
+                    check="duplicate",
+                )
         stats.passed["duplicate"] += 1
         self.remember(draft.query)
         return Checked(draft, type=kind, coarse=anchored, fine=fine, repairs=repairs)

@@ -24,18 +24,25 @@ _EXAMPLE_EN: _Example = {
         "covered by the rainforest. The majority of the forest is contained within Brazil, "
         "with 60% of the rainforest, followed by Peru with 13%."
     ),
-    "reply": {"queries": [
-        {"type": "factual", "query": "How large is the area covered by the Amazon rainforest?",
-         "coarse_keywords": ["Amazon rainforest"],
-         "fine_keywords": [["5,500,000 square kilometres"]],
-         "answer": "About 5,500,000 square kilometres."},
-        {"type": "comparative",
-         "query": "How do Brazil and Peru compare in their share of the Amazon rainforest?",
-         "coarse_keywords": ["Amazon rainforest"],
-         "fine_keywords": [["Brazil", "60%"], ["Peru", "13%"]],
-         "answer": "Brazil holds 60% of the rainforest, far more than Peru with 13%."},
-    ]},
-}  # fmt: skip
+    "reply": {
+        "queries": [
+            {
+                "type": "factual",
+                "query": "How large is the area covered by the Amazon rainforest?",
+                "coarse_keywords": ["Amazon rainforest"],
+                "fine_keywords": [["5,500,000 square kilometres"]],
+                "answer": "About 5,500,000 square kilometres.",
+            },
+            {
+                "type": "comparative",
+                "query": "How do Brazil and Peru compare in their share of the Amazon rainforest?",
+                "coarse_keywords": ["Amazon rainforest"],
+                "fine_keywords": [["Brazil", "60%"], ["Peru", "13%"]],
+                "answer": "Brazil holds 60% of the rainforest, far more than Peru with 13%.",
+            },
+        ]
+    },
+}
 
 _EXAMPLE_ZH: _Example = {
     "title": "长江",
@@ -43,14 +50,25 @@ _EXAMPLE_ZH: _Example = {
         "长江是亚洲第一长河，全长6397公里，流经青海、西藏、四川等11个省级行政区，"
         "最终在上海注入东海。长江流域面积约180万平方公里。"
     ),
-    "reply": {"queries": [
-        {"type": "factual", "query": "长江全长多少公里？", "coarse_keywords": ["长江"],
-         "fine_keywords": [["6397公里"]], "answer": "长江全长6397公里。"},
-        {"type": "analytical", "query": "长江从哪里注入大海，流经多少个省级行政区？",
-         "coarse_keywords": ["长江"], "fine_keywords": [["11个省级行政区"], ["上海", "东海"]],
-         "answer": "长江流经11个省级行政区，在上海注入东海。"},
-    ]},
-}  # fmt: skip
+    "reply": {
+        "queries": [
+            {
+                "type": "factual",
+                "query": "长江全长多少公里？",
+                "coarse_keywords": ["长江"],
+                "fine_keywords": [["6397公里"]],
+                "answer": "长江全长6397公里。",
+            },
+            {
+                "type": "analytical",
+                "query": "长江从哪里注入大海，流经多少个省级行政区？",
+                "coarse_keywords": ["长江"],
+                "fine_keywords": [["11个省级行政区"], ["上海", "东海"]],
+                "answer": "长江流经11个省级行政区，在上海注入东海。",
+            },
+        ]
+    },
+}
 
 SYSTEM_EN = """You write evaluation questions for a retrieval system from one passage of a document.
 Write up to one question of each type, only where the passage supports it:

@@ -50,8 +50,17 @@ from cofe._errors import InputProblem
 from cofe._text import file_encoding, neutralise, restore
 from cofe.evalset import EvalSample, read_evalset, write_evalset
 
-COLUMNS = ["id", "decision", "query_type", "query", "coarse_keywords", "fine_keywords",
-           "reference_answer", "source", "note"]  # fmt: skip
+COLUMNS = [
+    "id",
+    "decision",
+    "query_type",
+    "query",
+    "coarse_keywords",
+    "fine_keywords",
+    "reference_answer",
+    "source",
+    "note",
+]
 DECISIONS = ("", "accept", "reject", "edit")
 POINT_SEP, KEYWORD_SEP = " || ", " | "  # the older plain syntax, still read
 REQUIRED = COLUMNS[:7]  # source and note are for reading only
@@ -67,8 +76,10 @@ def _json_cell(value: list[str] | _FineJson) -> str:
 
 
 def _fine_json(sample: EvalSample) -> _FineJson:
-    return [[k if isinstance(k, str) else {"any_of": list(k.any_of)} for k in point]
-            for point in sample.fine_keywords]  # fmt: skip
+    return [
+        [k if isinstance(k, str) else {"any_of": list(k.any_of)} for k in point]
+        for point in sample.fine_keywords
+    ]
 
 
 def _row(sample: EvalSample) -> dict[str, str]:
@@ -92,8 +103,11 @@ def _row(sample: EvalSample) -> dict[str, str]:
     }
 
 
-def export_review(evalset: str | os.PathLike[str], csv_out: str | os.PathLike[str],
-                  html_out: str | os.PathLike[str] | None = None) -> int:  # fmt: skip
+def export_review(
+    evalset: str | os.PathLike[str],
+    csv_out: str | os.PathLike[str],
+    html_out: str | os.PathLike[str] | None = None,
+) -> int:
     samples = read_evalset(evalset).samples
     with open(csv_out, "w", newline="", encoding="utf-8-sig") as handle:  # BOM: Excel reads UTF-8
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
@@ -102,9 +116,11 @@ def export_review(evalset: str | os.PathLike[str], csv_out: str | os.PathLike[st
             writer.writerow({k: neutralise(v) for k, v in _row(sample).items()})
     if html_out is not None:
         rows = "\n".join(
-            "<tr>" + "".join(f"<td>{html.escape(r[c])}</td>" for c in COLUMNS if c != "decision") + "</tr>"
+            "<tr>"
+            + "".join(f"<td>{html.escape(r[c])}</td>" for c in COLUMNS if c != "decision")
+            + "</tr>"
             for r in map(_row, samples)
-        )  # fmt: skip
+        )
         head = "".join(f"<th>{c}</th>" for c in COLUMNS if c != "decision")
         Path(html_out).write_text(
             "<!doctype html><meta charset='utf-8'><title>cofe eval set review</title>"
@@ -125,12 +141,16 @@ class ReviewResult:
 
 
 def _split_points(text: str) -> list[list[str]]:
-    return [[k.strip() for k in p.split(KEYWORD_SEP.strip()) if k.strip()]
-            for p in text.split(POINT_SEP.strip()) if p.strip()]  # fmt: skip
+    return [
+        [k.strip() for k in p.split(KEYWORD_SEP.strip()) if k.strip()]
+        for p in text.split(POINT_SEP.strip())
+        if p.strip()
+    ]
 
 
-def _keyword_cell(text: str, legacy: Callable[[str], list[_Item]], item_type: type[_Item],
-                  expected: str) -> list[_Item]:  # fmt: skip
+def _keyword_cell(
+    text: str, legacy: Callable[[str], list[_Item]], item_type: type[_Item], expected: str
+) -> list[_Item]:
     """A keyword cell: JSON when it starts with ``[`` (each item of ``item_type``), else the
     older plain syntax read by ``legacy``."""
     text = text.strip()
@@ -144,8 +164,12 @@ def _keyword_cell(text: str, legacy: Callable[[str], list[_Item]], item_type: ty
 
 
 def _coarse_cell(text: str) -> list[str]:
-    return _keyword_cell(text, lambda t: [k.strip() for k in t.split(KEYWORD_SEP.strip()) if k.strip()],
-                         str, "strings")  # fmt: skip
+    return _keyword_cell(
+        text,
+        lambda t: [k.strip() for k in t.split(KEYWORD_SEP.strip()) if k.strip()],
+        str,
+        "strings",
+    )
 
 
 def _fine_cell(text: str) -> list[list[Any]]:
@@ -246,13 +270,20 @@ def _rows(path: Path, problems: list[InputProblem]) -> Iterator[tuple[int, dict[
             for number, (text, whole) in enumerate(records, start=2):
                 cells = _cells(text)
                 if not whole:
-                    problem(number, _column(header, len(cells) - 1), f"the row is longer than "
-                            f"{MAX_ROW_CHARS:,} characters (past the limit in this cell); skipped")  # fmt: skip
+                    problem(
+                        number,
+                        _column(header, len(cells) - 1),
+                        f"the row is longer than "
+                        f"{MAX_ROW_CHARS:,} characters (past the limit in this cell); skipped",
+                    )
                 elif not any(c.strip() for c in cells):
                     continue
                 elif len(cells) != len(header):  # a shifted cell would land in the wrong column
-                    problem(number, _column(header, min(len(cells), len(header))),
-                            f"{len(cells)} cell(s) where the header has {len(header)}; skipped")  # fmt: skip
+                    problem(
+                        number,
+                        _column(header, min(len(cells), len(header))),
+                        f"{len(cells)} cell(s) where the header has {len(header)}; skipped",
+                    )
                 else:
                     yield number, {h: restore(c) for h, c in zip(header, cells, strict=True)}
     finally:
@@ -275,8 +306,14 @@ def import_review(evalset: str | os.PathLike[str], csv_in: str | os.PathLike[str
             result.problems.append(InputProblem.from_validation(str(csv_in), line, error))
             continue
         if decided_row[0] in rows_of:  # two rows for one sample: the later one counts
-            result.problems.append(InputProblem(str(csv_in), line, "id",
-                f"{decided_row[0]!r} also on row {rows_of[decided_row[0]]}; this row counts"))  # fmt: skip
+            result.problems.append(
+                InputProblem(
+                    str(csv_in),
+                    line,
+                    "id",
+                    f"{decided_row[0]!r} also on row {rows_of[decided_row[0]]}; this row counts",
+                )
+            )
         rows_of[decided_row[0]] = line
         decided[decided_row[0]] = decided_row[1]
     for ident, sample in samples.items():
@@ -287,8 +324,9 @@ def import_review(evalset: str | os.PathLike[str], csv_in: str | os.PathLike[str
     return result
 
 
-def _decide(samples: dict[str, EvalSample],
-            row: dict[str, str]) -> tuple[str, tuple[str, EvalSample | None]]:  # fmt: skip
+def _decide(
+    samples: dict[str, EvalSample], row: dict[str, str]
+) -> tuple[str, tuple[str, EvalSample | None]]:
     """``(id, (decision, sample or None))`` for one row, or a ``_RowProblem``.
 
     A column missing from ``row`` is unchanged."""
@@ -304,8 +342,11 @@ def _decide(samples: dict[str, EvalSample],
         return ident, ("reject", None)
     changes: dict[str, Any] = {}
     # a cell equal to the original but for surrounding whitespace is unchanged
-    for name, was in (("query", original.query), ("query_type", original.query_type.value),
-                      ("reference_answer", original.reference_answer or "")):  # fmt: skip
+    for name, was in (
+        ("query", original.query),
+        ("query_type", original.query_type.value),
+        ("reference_answer", original.reference_answer or ""),
+    ):
         if name in row and row[name].strip() != was.strip():
             changes[name] = row[name].strip()
     for name, read, was_keywords in (
@@ -331,8 +372,9 @@ def _decide(samples: dict[str, EvalSample],
     return ident, (decision or "pending", reviewed)
 
 
-def apply_review(evalset: str | os.PathLike[str], csv_in: str | os.PathLike[str],
-                 out: str | os.PathLike[str]) -> ReviewResult:  # fmt: skip
+def apply_review(
+    evalset: str | os.PathLike[str], csv_in: str | os.PathLike[str], out: str | os.PathLike[str]
+) -> ReviewResult:
     result = import_review(evalset, csv_in)
     write_evalset(out, result.kept)
     return result

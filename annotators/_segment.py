@@ -39,13 +39,20 @@ def segment_documents(
     from cofe.llm import estimate_tokens
 
     by_id = {d.doc_id: d for d in documents}
-    chunks = list(split_documents(documents, splitter=Splitter.SENTENCE, chunk_size=max_tokens,
-                                  chunk_overlap=0))  # fmt: skip
+    chunks = list(
+        split_documents(
+            documents, splitter=Splitter.SENTENCE, chunk_size=max_tokens, chunk_overlap=0
+        )
+    )
     pieces: list[tuple[str, str, str, int | None, int | None]] = []  # id, doc, text, start, end
     for i, chunk in enumerate(chunks):
         last_of_doc = i + 1 == len(chunks) or chunks[i + 1].doc_id != chunk.doc_id
-        if (last_of_doc and pieces and pieces[-1][1] == chunk.doc_id
-                and estimate_tokens(chunk.text) < TAIL_SHARE * max_tokens):  # fmt: skip
+        if (
+            last_of_doc
+            and pieces
+            and pieces[-1][1] == chunk.doc_id
+            and estimate_tokens(chunk.text) < TAIL_SHARE * max_tokens
+        ):
             chunk_id, doc_id, text, start, end = pieces[-1]
             if start is not None and chunk.end is not None:  # the document's own text between
                 text = by_id[doc_id].text[start : chunk.end]

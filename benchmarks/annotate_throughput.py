@@ -43,24 +43,54 @@ def main() -> None:
     rows = []
     with ScriptedOpenAI(draft, latency=args.latency) as server:
         for n in (int(c) for c in args.concurrency.split(",")):
-            client = LLMClient(Endpoint.from_env(base_url=server.base_url, model="scripted",
-                                                 api_key="none"))  # fmt: skip
+            client = LLMClient(
+                Endpoint.from_env(base_url=server.base_url, model="scripted", api_key="none")
+            )
             config = AnnotateConfig(concurrency=n, max_segments=args.segments)
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
-                summary = annotate(None, Path(tmp) / "set.jsonl", client, config,
-                                   documents=documents, progress=False)  # fmt: skip
+                summary = annotate(
+                    None,
+                    Path(tmp) / "set.jsonl",
+                    client,
+                    config,
+                    documents=documents,
+                    progress=False,
+                )
                 wall = time.perf_counter() - started
             d = summary.to_dict()
-            rows.append([n, summary.segments, summary.accepted, f"{wall:.1f}",
-                         f"{summary.segments / wall:.2f}", f"{summary.accepted / wall:.2f}",
-                         d["calls_per_accepted"], d["tokens_per_accepted"],
-                         ", ".join(f"{k} {v}" for k, v in sorted(summary.rejected_by_check.items()))])  # fmt: skip
+            rows.append(
+                [
+                    n,
+                    summary.segments,
+                    summary.accepted,
+                    f"{wall:.1f}",
+                    f"{summary.segments / wall:.2f}",
+                    f"{summary.accepted / wall:.2f}",
+                    d["calls_per_accepted"],
+                    d["tokens_per_accepted"],
+                    ", ".join(f"{k} {v}" for k, v in sorted(summary.rejected_by_check.items())),
+                ]
+            )
     print(
         f"scripted model latency {args.latency} s per call, {args.segments} segments of 400 tokens"
     )
-    print(format_table(["concurrency", "segments", "accepted", "wall s", "segments/s", "accepted/s",
-                        "calls/accepted", "tokens/accepted", "rejected by check"], rows))  # fmt: skip
+    print(
+        format_table(
+            [
+                "concurrency",
+                "segments",
+                "accepted",
+                "wall s",
+                "segments/s",
+                "accepted/s",
+                "calls/accepted",
+                "tokens/accepted",
+                "rejected by check",
+            ],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -113,14 +113,17 @@ def build_run(
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
     writer.start(
-        Manifest(run_id=folder.name, top_k=1,
-                 stages=["parse", "chunking", "retrieval", "generation"]),
+        Manifest(
+            run_id=folder.name, top_k=1, stages=["parse", "chunking", "retrieval", "generation"]
+        ),
         evalset,
-    )  # fmt: skip
+    )
     writer.add_documents(
-        [ParsedDocument(doc_id=q["id"], source=f"{q['id']}.txt", text=q["paragraph"])
-         for q in questions]
-    )  # fmt: skip
+        [
+            ParsedDocument(doc_id=q["id"], source=f"{q['id']}.txt", text=q["paragraph"])
+            for q in questions
+        ]
+    )
     writer.add_chunks(
         [Chunk(chunk_id=q["id"], doc_id=q["id"], text=q["paragraph"]) for q in questions]
     )
@@ -160,9 +163,10 @@ def agreement(
         n for (g, c), n in pairs.items() if c in ("absent", "partial") and g in NOT_CONVEYED
     )
     agree_strict = sum(
-        n for (g, c), n in pairs.items()
+        n
+        for (g, c), n in pairs.items()
         if c in ("absent", "partial") and g in ("absent", "contradicts")
-    )  # fmt: skip
+    )
     present = sum(n for (g, _), n in pairs.items() if g == "present")
     found = pairs[("present", "present")]
     negative = sum(n for (g, _), n in pairs.items() if g in ("absent", "contradicts"))
@@ -233,14 +237,24 @@ def stand_in_reply(messages: list[dict[str, Any]], request: dict[str, Any]) -> s
     the answer step and override the matcher -- never how well a judge reads."""
     user = messages[-1]["content"]
     if "Answer claims" not in user and "回答断言" not in user:  # the first call: claims
-        return json.dumps({"answer_claims": ["(stand-in claim)"], "reference_claims": [],
-                           "questions": ["(stand-in)"], "noncommittal": False})  # fmt: skip
+        return json.dumps(
+            {
+                "answer_claims": ["(stand-in claim)"],
+                "reference_claims": [],
+                "questions": ["(stand-in)"],
+                "noncommittal": False,
+            }
+        )
     listed = user.split("Information points:" if "Information points:" in user else "信息点:")
     points = sum(1 for line in listed[-1].splitlines() if line[:1].isdigit())
-    return json.dumps({
-        "answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
-        "points": [{"point": i, "answer": "support", "context": "support"} for i in range(points)],
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
+            "points": [
+                {"point": i, "answer": "support", "context": "support"} for i in range(points)
+            ],
+        }
+    )
 
 
 def fmt(value: float | None) -> str:
@@ -255,20 +269,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", help="also judge on this OpenAI-compatible endpoint")
     parser.add_argument("--model", help="the served model id (with --base-url)")
     parser.add_argument("--limit", type=int, help="judge at most N samples per set")
-    parser.add_argument("--judgements", type=Path, metavar="DIR",
-                        help="score the judge path from kept replies (DIR/en.jsonl, ...), "
-                             "no call")  # fmt: skip
-    parser.add_argument("--keep-judgements", type=Path, metavar="DIR",
-                        help="copy the judge's replies to DIR/<set>.jsonl")  # fmt: skip
-    parser.add_argument("--stand-in", action="store_true",
-                        help="the endpoint is the loopback stand-in: figures are plumbing only")  # fmt: skip
+    parser.add_argument(
+        "--judgements",
+        type=Path,
+        metavar="DIR",
+        help="score the judge path from kept replies (DIR/en.jsonl, ...), no call",
+    )
+    parser.add_argument(
+        "--keep-judgements",
+        type=Path,
+        metavar="DIR",
+        help="copy the judge's replies to DIR/<set>.jsonl",
+    )
+    parser.add_argument(
+        "--stand-in",
+        action="store_true",
+        help="the endpoint is the loopback stand-in: figures are plumbing only",
+    )
     args = parser.parse_args(argv)
     if args.stand_in and not args.base_url:
         from cofe.testing import ScriptedOpenAI
 
         with ScriptedOpenAI(stand_in_reply) as server:
-            return main([*(argv if argv is not None else sys.argv[1:]), "--base-url",
-                         server.base_url, "--model", "stand-in"])  # fmt: skip
+            return main(
+                [
+                    *(argv if argv is not None else sys.argv[1:]),
+                    "--base-url",
+                    server.base_url,
+                    "--model",
+                    "stand-in",
+                ]
+            )
     if args.base_url and not args.model:
         parser.error("--base-url needs --model (the served model id)")
     settings = {
@@ -297,23 +328,42 @@ def main(argv: list[str] | None = None) -> int:
                 else:  # a judge's earlier replies, scored again without a call
                     shutil.copy(kept, run / "judgements.jsonl")
                     judged, cost = _judged(run), {"from": str(kept)}
-                who = "loopback STAND-IN (plumbing only)" if args.stand_in else (
-                    args.model or _model(run))  # fmt: skip
+                who = (
+                    "loopback STAND-IN (plumbing only)"
+                    if args.stand_in
+                    else (args.model or _model(run))
+                )
                 subset = f"{len(judged)} judged samples"
                 report[f"{name} | offline, on the {subset}"] = agreement(offline, gold, only=judged)
                 report[f"{name} | judge {who}, on the {subset}"] = {
                     **agreement(run, gold, ScoreConfig(), only=judged),
                     "cost": cost,
                 }
-    header = ("set | setting", "pairs", "blame precision", "(strict)", "present recall",
-              "false present", "undecided", "reference passes", "other answer passes")  # fmt: skip
+    header = (
+        "set | setting",
+        "pairs",
+        "blame precision",
+        "(strict)",
+        "present recall",
+        "false present",
+        "undecided",
+        "reference passes",
+        "other answer passes",
+    )
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for key, row in report.items():
-        cells = [key, str(row["pairs"]), fmt(row["blame_precision"]),
-                 fmt(row["blame_precision_strict"]), fmt(row["present_recall"]),
-                 fmt(row["false_present"]), fmt(row["undecided"]),
-                 fmt(row["reference_passes"]), fmt(row["other_passes"])]  # fmt: skip
+        cells = [
+            key,
+            str(row["pairs"]),
+            fmt(row["blame_precision"]),
+            fmt(row["blame_precision_strict"]),
+            fmt(row["present_recall"]),
+            fmt(row["false_present"]),
+            fmt(row["undecided"]),
+            fmt(row["reference_passes"]),
+            fmt(row["other_passes"]),
+        ]
         print("| " + " | ".join(cells) + " |")
     if args.json:
         text = json.dumps(report, indent=2, ensure_ascii=False)

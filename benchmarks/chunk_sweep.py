@@ -66,8 +66,11 @@ def main() -> None:
 
     t = time.perf_counter()
     parsed = parse_documents(docs, cache=cache)
-    print(f"parse {len(parsed.documents)} documents: {time.perf_counter() - t:.1f} s "
-          f"(cached after the first time); {len(samples)} questions", file=sys.stderr)  # fmt: skip
+    print(
+        f"parse {len(parsed.documents)} documents: {time.perf_counter() - t:.1f} s "
+        f"(cached after the first time); {len(samples)} questions",
+        file=sys.stderr,
+    )
 
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
@@ -75,27 +78,54 @@ def main() -> None:
             config = PipelineConfig(chunk_size=size, chunk_overlap=20, retriever=retriever)
             out = WORK / f"{size}-{retriever}"
             t0 = time.perf_counter()
-            report = run_pipeline(DefaultPipeline(config), evalset, out, documents=parsed.documents,
-                                  cache=cache, fresh=True, progress=False, concurrency=2)  # fmt: skip
+            report = run_pipeline(
+                DefaultPipeline(config),
+                evalset,
+                out,
+                documents=parsed.documents,
+                cache=cache,
+                fresh=True,
+                progress=False,
+                concurrency=2,
+            )
             t1 = time.perf_counter()
             result = score_run(out, config=ScoreConfig())
             t2 = time.perf_counter()
             loose = score_run(out, config=ScoreConfig(coarse_scope="off"))
             counts = Counter(result.verdicts["verdict"])
-            rows.append([
-                size, retriever, report.chunks,
-                result.mean("corpus", "ChunkIntegrity"),
-                result.mean("corpus", "EntityAnchoring"),
-                result.mean("pool", "KeywordRecall@30"),
-                result.mean("context", "KeywordRecall@4"),
-                loose.mean("context", "KeywordRecall@4"),
-                *(counts.get(v, 0) for v in VERDICTS),
-                f"{report.seconds['prepare']:.1f}", f"{report.seconds['answer']:.1f}",
-                f"{t2 - t1:.1f}", f"{t1 - t0:.1f}",
-            ])  # fmt: skip
+            rows.append(
+                [
+                    size,
+                    retriever,
+                    report.chunks,
+                    result.mean("corpus", "ChunkIntegrity"),
+                    result.mean("corpus", "EntityAnchoring"),
+                    result.mean("pool", "KeywordRecall@30"),
+                    result.mean("context", "KeywordRecall@4"),
+                    loose.mean("context", "KeywordRecall@4"),
+                    *(counts.get(v, 0) for v in VERDICTS),
+                    f"{report.seconds['prepare']:.1f}",
+                    f"{report.seconds['answer']:.1f}",
+                    f"{t2 - t1:.1f}",
+                    f"{t1 - t0:.1f}",
+                ]
+            )
             print(f"  done {size} {retriever} in {t2 - t0:.1f} s", file=sys.stderr, flush=True)
-    header = ["size", "retriever", "chunks", "ChunkIntegrity", "EntityAnchoring", "KR@30", "KR@4",
-              "KR@4 scope off", *VERDICTS, "index s", "answer s", "score s", "run s"]  # fmt: skip
+    header = [
+        "size",
+        "retriever",
+        "chunks",
+        "ChunkIntegrity",
+        "EntityAnchoring",
+        "KR@30",
+        "KR@4",
+        "KR@4 scope off",
+        *VERDICTS,
+        "index s",
+        "answer s",
+        "score s",
+        "run s",
+    ]
     print(markdown(header, rows))
 
 

@@ -144,15 +144,71 @@ GDP = Table(
     "What was the gross domestic product of {label} in 2023 in USD billions?",
 )
 CITIES = (
-    "Amsterdam", "Athens", "Atlanta", "Auckland", "Austin", "Bangkok", "Barcelona", "Beijing",
-    "Berlin", "Bogota", "Boston", "Brussels", "Budapest", "Buenos Aires", "Cairo", "Chicago",
-    "Copenhagen", "Dallas", "Delhi", "Denver", "Dubai", "Dublin", "Frankfurt", "Geneva",
-    "Hamburg", "Helsinki", "Hong Kong", "Houston", "Istanbul", "Jakarta", "Johannesburg",
-    "Kuala Lumpur", "Lagos", "Lima", "Lisbon", "London", "Los Angeles", "Madrid", "Manila",
-    "Melbourne", "Mexico City", "Miami", "Milan", "Montreal", "Moscow", "Mumbai", "Munich",
-    "Nairobi", "Oslo", "Paris", "Prague", "Rome", "Santiago", "Seoul", "Shanghai", "Singapore",
-    "Stockholm", "Sydney", "Taipei", "Tokyo", "Toronto", "Vienna", "Warsaw", "Zurich",
-)  # fmt: skip
+    "Amsterdam",
+    "Athens",
+    "Atlanta",
+    "Auckland",
+    "Austin",
+    "Bangkok",
+    "Barcelona",
+    "Beijing",
+    "Berlin",
+    "Bogota",
+    "Boston",
+    "Brussels",
+    "Budapest",
+    "Buenos Aires",
+    "Cairo",
+    "Chicago",
+    "Copenhagen",
+    "Dallas",
+    "Delhi",
+    "Denver",
+    "Dubai",
+    "Dublin",
+    "Frankfurt",
+    "Geneva",
+    "Hamburg",
+    "Helsinki",
+    "Hong Kong",
+    "Houston",
+    "Istanbul",
+    "Jakarta",
+    "Johannesburg",
+    "Kuala Lumpur",
+    "Lagos",
+    "Lima",
+    "Lisbon",
+    "London",
+    "Los Angeles",
+    "Madrid",
+    "Manila",
+    "Melbourne",
+    "Mexico City",
+    "Miami",
+    "Milan",
+    "Montreal",
+    "Moscow",
+    "Mumbai",
+    "Munich",
+    "Nairobi",
+    "Oslo",
+    "Paris",
+    "Prague",
+    "Rome",
+    "Santiago",
+    "Seoul",
+    "Shanghai",
+    "Singapore",
+    "Stockholm",
+    "Sydney",
+    "Taipei",
+    "Tokyo",
+    "Toronto",
+    "Vienna",
+    "Warsaw",
+    "Zurich",
+)
 
 
 def _stores() -> Table:
@@ -164,9 +220,12 @@ def _stores() -> Table:
     for city in CITIES:
         stores, staff = draw.randint(1, 40), draw.randint(80, 4000)
         rows.append((city, f"{draw.randint(20, 2400):,}", str(stores), f"{staff:,}"))
-    return Table("Retail Stores by City", ("City", "Net sales 2023 (USD millions)", "Stores",
-                                           "Employees"), tuple(rows),
-                 "What were net sales in {label} in 2023?")  # fmt: skip
+    return Table(
+        "Retail Stores by City",
+        ("City", "Net sales 2023 (USD millions)", "Stores", "Employees"),
+        tuple(rows),
+        "What were net sales in {label} in 2023?",
+    )
 
 
 STORES = _stores()
@@ -244,8 +303,15 @@ def questions(fmt: str) -> list[Question]:
     for t, table in enumerate(TABLES):
         file = table_file(fmt, t)
         for r, row in enumerate(table.rows):
-            out.append(Question(f"{fmt}-t{t}r{r}", table.question.format(label=row[0]),
-                                (row[0], row[1]), "row", file))  # fmt: skip
+            out.append(
+                Question(
+                    f"{fmt}-t{t}r{r}",
+                    table.question.format(label=row[0]),
+                    (row[0], row[1]),
+                    "row",
+                    file,
+                )
+            )
     if fmt in ("xlsx", "csv"):
         return out
     facts = (
@@ -258,9 +324,15 @@ def questions(fmt: str) -> list[Question]:
         out.append(Question(f"{fmt}-p{i}", query, (a, b), "paragraph", f"report.{fmt}"))
     for i, bullet in enumerate(BULLETS[1]):
         words = bullet.split()
-        out.append(Question(f"{fmt}-b{i}", f"What is the 2024 outlook: {' '.join(words[:3])}?",
-                            (" ".join(words[:2]), " ".join(words[-3:])), "bullet",
-                            f"report.{fmt}"))  # fmt: skip
+        out.append(
+            Question(
+                f"{fmt}-b{i}",
+                f"What is the 2024 outlook: {' '.join(words[:3])}?",
+                (" ".join(words[:2]), " ".join(words[-3:])),
+                "bullet",
+                f"report.{fmt}",
+            )
+        )
     return out
 
 
@@ -276,8 +348,15 @@ def table_file(fmt: str, t: int) -> str:
 
 def write_format(fmt: str, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    writer = {"pdf": write_pdf, "docx": write_docx, "pptx": write_pptx, "xlsx": write_xlsx,
-              "csv": write_csv, "html": write_html, "md": write_md}[fmt]  # fmt: skip
+    writer = {
+        "pdf": write_pdf,
+        "docx": write_docx,
+        "pptx": write_pptx,
+        "xlsx": write_xlsx,
+        "csv": write_csv,
+        "html": write_html,
+        "md": write_md,
+    }[fmt]
     return writer(folder)
 
 
@@ -345,8 +424,14 @@ def write_pptx(folder: Path) -> list[Path]:
             rows = table.rows[first : first + 12]
             slide = deck.slides.add_slide(deck.slide_layouts[5])
             slide.shapes.title.text = table.name
-            shape = slide.shapes.add_table(len(rows) + 1, len(table.header), Inches(0.5),
-                                           Inches(1.5), Inches(9), Inches(0.3) * (len(rows) + 1))  # fmt: skip
+            shape = slide.shapes.add_table(
+                len(rows) + 1,
+                len(table.header),
+                Inches(0.5),
+                Inches(1.5),
+                Inches(9),
+                Inches(0.3) * (len(rows) + 1),
+            )
             for r, row in enumerate((table.header, *rows)):
                 for c, value in enumerate(row):
                     cell = shape.table.cell(r, c)
@@ -402,8 +487,10 @@ def write_html(folder: Path) -> list[Path]:
             parts.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in content) + "</ul>")
         else:
             head = "".join(f"<th>{escape(c)}</th>" for c in content.header)
-            body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-                           for row in content.rows)  # fmt: skip
+            body = "".join(
+                "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                for row in content.rows
+            )
             parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     parts.append("</body></html>")
     path = folder / "report.html"
@@ -497,8 +584,9 @@ def write_pdf(folder: Path) -> list[Path]:
                     if state["y"] < 0.07:
                         new_page()
                     figure = state["figure"]
-                    figure.text(0.07, state["y"], row[0], fontsize=9,
-                                weight="bold" if r == 0 else None)  # fmt: skip
+                    figure.text(
+                        0.07, state["y"], row[0], fontsize=9, weight="bold" if r == 0 else None
+                    )
                     for c, value in enumerate(row[1:]):
                         figure.text(0.55 + 0.14 * c, state["y"], value, fontsize=9)
                     state["y"] -= line
@@ -586,8 +674,11 @@ def gold_stage(question: Question, parsed: str | None, chunks: list, record: Any
     span = evidence_span(parsed, question.keywords) if parsed is not None else None
     if span is None:
         return Gold("parse", None)
-    covering = {c.chunk_id for c in chunks
-                if c.start is not None and c.start <= span[0] and c.end >= span[1]}  # fmt: skip
+    covering = {
+        c.chunk_id
+        for c in chunks
+        if c.start is not None and c.start <= span[0] and c.end >= span[1]
+    }
     if not covering:
         return Gold("chunking", span)
     context = [r.chunk_id for r in (record.context or record.pool or [])][:4]
@@ -654,12 +745,30 @@ def run_format(
     kept = [q for q in asked if q.file in texts and evidence_span(texts[q.file], q.keywords)]
     rows = [q for q in asked if q.kind == "row"]
     ordered = [q for q in rows if q.file in texts and row_in_order(texts[q.file], q.keywords)]
-    report = FormatReport(fmt, len(paths), round(megabytes, 3), seconds, peak, dict(elements),
-                          len(asked), len(kept), len(rows), len(ordered), problems=problems)  # fmt: skip
-    samples = [EvalSample(id=q.qid, query=q.query, fine_keywords=[list(q.keywords)],
-                          reference_answer=" ".join(q.keywords), source=SourceRef(doc=q.file),
-                          meta={"kind": q.kind})
-               for q in asked]  # fmt: skip
+    report = FormatReport(
+        fmt,
+        len(paths),
+        round(megabytes, 3),
+        seconds,
+        peak,
+        dict(elements),
+        len(asked),
+        len(kept),
+        len(rows),
+        len(ordered),
+        problems=problems,
+    )
+    samples = [
+        EvalSample(
+            id=q.qid,
+            query=q.query,
+            fine_keywords=[list(q.keywords)],
+            reference_answer=" ".join(q.keywords),
+            source=SourceRef(doc=q.file),
+            meta={"kind": q.kind},
+        )
+        for q in asked
+    ]
     evalset = folder / "evalset.jsonl"
     write_evalset(evalset, samples)
     for size in sizes:
@@ -667,8 +776,16 @@ def run_format(
             out = folder / f"chunk{size}{'-tables' if tables else ''}"
             extra = {} if overlap is None else {"chunk_overlap": overlap}
             config = PipelineConfig(chunk_size=size, tables=tables, **extra)
-            run_pipeline(DefaultPipeline(config), evalset, out, documents=parsed, cache=cache,
-                         fresh=True, concurrency=1, progress=False)  # fmt: skip
+            run_pipeline(
+                DefaultPipeline(config),
+                evalset,
+                out,
+                documents=parsed,
+                cache=cache,
+                fresh=True,
+                concurrency=1,
+                progress=False,
+            )
             log = read_run(out)
             result = score_run(out, config=ScoreConfig())
             verdicts = result.verdicts.set_index("sample_id")
@@ -692,12 +809,19 @@ def run_format(
                 split_gold += gold.stage == "chunking"
                 split_cofe += row["verdict"] == "chunk_split"
                 split_points += "no chunk in scope holds the whole point" in row["explanation"]
-            report.runs.append({
-                "size": size, "tables": tables, "chunks": len(log.chunks), "scored": total,
-                "agreement": agree / total if total else None,
-                "split_gold": split_gold, "chunk_split": split_cofe, "split_points": split_points,
-                "disagreements": {f"{g} -> {c}": n for (g, c), n in confusion.items() if n},
-            })  # fmt: skip
+            report.runs.append(
+                {
+                    "size": size,
+                    "tables": tables,
+                    "chunks": len(log.chunks),
+                    "scored": total,
+                    "agreement": agree / total if total else None,
+                    "split_gold": split_gold,
+                    "chunk_split": split_cofe,
+                    "split_points": split_points,
+                    "disagreements": {f"{g} -> {c}": n for (g, c), n in confusion.items() if n},
+                }
+            )
     return report
 
 
@@ -709,9 +833,15 @@ def markdown(reports: list[FormatReport]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for rep in reports:
         mb = max(rep.megabytes, 1e-9)
-        row = [rep.format, f"{rep.megabytes * 1024:.0f}", f"{rep.parse_seconds:.2f}",
-               f"{rep.parse_seconds / mb:.0f}", f"{rep.heap_peak_mb:.1f}",
-               f"{rep.facts_kept}/{rep.questions}", f"{rep.rows_in_order}/{rep.rows}"]  # fmt: skip
+        row = [
+            rep.format,
+            f"{rep.megabytes * 1024:.0f}",
+            f"{rep.parse_seconds:.2f}",
+            f"{rep.parse_seconds / mb:.0f}",
+            f"{rep.heap_peak_mb:.1f}",
+            f"{rep.facts_kept}/{rep.questions}",
+            f"{rep.rows_in_order}/{rep.rows}",
+        ]
         for size in sizes:
             runs = {r["tables"]: r for r in rep.runs if r["size"] == size}
             base, tab = runs.get(False), runs.get(True)
@@ -721,14 +851,19 @@ def markdown(reports: list[FormatReport]) -> str:
             row.append(f"{base['split_gold']} → {tab['split_gold']}")
             row.append(f"{_pct(base['agreement'])} → {_pct(tab['agreement'])}")
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "Per run: cofe's chunk_split verdicts (of them, split points: every keyword in "
-              "some chunk, none whole), and disagreements (gold → cofe stage):"]  # fmt: skip
+    lines += [
+        "",
+        "Per run: cofe's chunk_split verdicts (of them, split points: every keyword in "
+        "some chunk, none whole), and disagreements (gold → cofe stage):",
+    ]
     for rep in reports:
         for r in rep.runs:
             shown = ", ".join(f"{k} {n}" for k, n in r["disagreements"].items()) or "none"
             mode = "tables" if r["tables"] else "default"
-            lines.append(f"- {rep.format} {r['size']} {mode}: chunk_split {r['chunk_split']} "
-                         f"({r['split_points']} split points); disagreements: {shown}")  # fmt: skip
+            lines.append(
+                f"- {rep.format} {r['size']} {mode}: chunk_split {r['chunk_split']} "
+                f"({r['split_points']} split points); disagreements: {shown}"
+            )
     for rep in reports:
         if rep.problems:
             lines.append(f"- {rep.format} problems: {'; '.join(rep.problems)}")
@@ -743,8 +878,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="256,1024", help="chunk sizes (tokens)")
     parser.add_argument("--formats", default=",".join(FORMATS))
-    parser.add_argument("--overlap", type=int, default=None,
-                        help="chunk overlap in tokens (default: the pipeline's, 20)")  # fmt: skip
+    parser.add_argument(
+        "--overlap",
+        type=int,
+        default=None,
+        help="chunk overlap in tokens (default: the pipeline's, 20)",
+    )
     parser.add_argument("--workdir", type=Path, default=WORK)
     parser.add_argument("--cache", type=Path, default=None, help="cofe cache (default: cofe's)")
     parser.add_argument("--json", default=None, metavar="FILE", help="also write JSON here")
@@ -765,8 +904,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         reports.append(run_format(fmt, sizes, args.workdir, cache, args.overlap))
         print(f"[{fmt}] done in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps([r.__dict__ for r in reports], indent=2) + "\n",
-                                   encoding="utf-8")  # fmt: skip
+        Path(args.json).write_text(
+            json.dumps([r.__dict__ for r in reports], indent=2) + "\n", encoding="utf-8"
+        )
     print(markdown(reports))
 
 

@@ -68,9 +68,45 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORDS.findall(text)} - _STOP
 
 
-_STOP = {"the", "a", "an", "of", "in", "on", "to", "and", "is", "was", "what", "who", "which",
-         "when", "where", "how", "did", "does", "do", "for", "by", "with", "as", "at", "that",
-         "的", "是", "了", "在", "什", "么", "哪", "谁", "几", "多", "少", "个"}  # fmt: skip
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "of",
+    "in",
+    "on",
+    "to",
+    "and",
+    "is",
+    "was",
+    "what",
+    "who",
+    "which",
+    "when",
+    "where",
+    "how",
+    "did",
+    "does",
+    "do",
+    "for",
+    "by",
+    "with",
+    "as",
+    "at",
+    "that",
+    "的",
+    "是",
+    "了",
+    "在",
+    "什",
+    "么",
+    "哪",
+    "谁",
+    "几",
+    "多",
+    "少",
+    "个",
+}
 
 
 class ExtractiveLLM(CustomLLM):
@@ -85,7 +121,9 @@ class ExtractiveLLM(CustomLLM):
         return CompletionResponse(text=self.reply(prompt))
 
     @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kw: Any) -> CompletionResponseGen:
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kw: Any
+    ) -> CompletionResponseGen:
         yield CompletionResponse(text=self.reply(prompt), delta=self.reply(prompt))
 
     def reply(self, prompt: str) -> str:
@@ -133,8 +171,9 @@ def _llm(base_url: str | None, model: str | None) -> Any:
         return ExtractiveLLM()
     from llama_index.llms.openai_like import OpenAILike
 
-    return OpenAILike(model=model or "default", api_base=base_url, api_key="none",
-                      is_chat_model=True, timeout=120)  # fmt: skip
+    return OpenAILike(
+        model=model or "default", api_base=base_url, api_key="none", is_chat_model=True, timeout=120
+    )
 
 
 def _documents(docs: Path) -> list[Any]:
@@ -168,17 +207,28 @@ def factory(kind: str, docs: str = "", base_url: str | None = None, model: str |
     documents = _documents(Path(docs))
     llm, splitter = _llm(base_url, model), SentenceSplitter(chunk_size=256, chunk_overlap=20)
     if kind == "raptor":
-        retriever = raptor_retriever()(documents, llm=llm, embed_model=_embed(), tree_depth=2,
-                                       similarity_top_k=TOP_K, transformations=[splitter],
-                                       verbose=False)  # fmt: skip
+        retriever = raptor_retriever()(
+            documents,
+            llm=llm,
+            embed_model=_embed(),
+            tree_depth=2,
+            similarity_top_k=TOP_K,
+            transformations=[splitter],
+            verbose=False,
+        )
     elif kind == "graph":
         from llama_index.core import PropertyGraphIndex
         from llama_index.core.indices.property_graph import SimpleLLMPathExtractor
 
         index = PropertyGraphIndex.from_documents(
-            documents, llm=llm, embed_model=_embed(), transformations=[splitter],
-            kg_extractors=[SimpleLLMPathExtractor(llm=llm, num_workers=1)], use_async=False,
-            show_progress=False)  # fmt: skip
+            documents,
+            llm=llm,
+            embed_model=_embed(),
+            transformations=[splitter],
+            kg_extractors=[SimpleLLMPathExtractor(llm=llm, num_workers=1)],
+            use_async=False,
+            show_progress=False,
+        )
         retriever = index.as_retriever(include_text=False, similarity_top_k=TOP_K)
     else:
         raise ValueError(f"kind {kind!r}: one of {', '.join(KINDS)}")
@@ -211,16 +261,26 @@ def main() -> None:
     parser.add_argument("--model")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    config = DemoConfig(squad_articles=args.squad_articles, squad_per_article=args.per_article,
-                        cmrc_articles=args.cmrc_articles)  # fmt: skip
+    config = DemoConfig(
+        squad_articles=args.squad_articles,
+        squad_per_article=args.per_article,
+        cmrc_articles=args.cmrc_articles,
+    )
     docs, evalset, _ = build_demo_inputs(WORK, config)
     results, seconds, rows = {}, {}, []
     for kind in KINDS:
         started = time.perf_counter()
         print(f"[{kind}] building and answering ...", file=sys.stderr, flush=True)
         pipeline = factory(kind, str(docs), args.base_url, args.model)
-        run_pipeline(pipeline, evalset, WORK / kind, docs=docs if kind == "naive" else None,
-                     concurrency=1, progress=False, fresh=True)  # fmt: skip
+        run_pipeline(
+            pipeline,
+            evalset,
+            WORK / kind,
+            docs=docs if kind == "naive" else None,
+            concurrency=1,
+            progress=False,
+            fresh=True,
+        )
         results[kind] = result = score_run(WORK / kind)
         seconds[kind] = time.perf_counter() - started
         view, verdicts = result.view(), Counter(result.verdicts.verdict)
@@ -229,35 +289,84 @@ def main() -> None:
         answer = table.loc[("answer", "KeywordRecall")]
         chunks = [c for c in __import__("cofe").read_run(WORK / kind).chunks.values()]
         derived = Counter(c.kind for c in chunks if c.is_derived)
-        rows.append([
-            kind, sum(not c.is_derived for c in chunks),
-            ", ".join(f"{n} {k}" for k, n in sorted(derived.items())) or "-",
-            _mean(result, "pool", next(m for s, m in table.index if s == "pool"
-                                       and m.startswith("KeywordRecall@"))),
-            _mean(result, "context", f"KeywordRecall@{TOP_K}"),
-            answer["mean"], answer["answered_mean"],
-            f"{refusals['refused']}/{refusals['answered']}",
-            verdicts["pass"], verdicts["not_retrieved"], verdicts["derivation_lost"],
-            verdicts["refused"], verdicts["not_in_answer"],
-            verdicts["chunk_split"] + verdicts["chunk_dropped"] + verdicts["not_in_corpus"],
-            f"{seconds[kind]:.0f}",
-        ])  # fmt: skip
+        rows.append(
+            [
+                kind,
+                sum(not c.is_derived for c in chunks),
+                ", ".join(f"{n} {k}" for k, n in sorted(derived.items())) or "-",
+                _mean(
+                    result,
+                    "pool",
+                    next(
+                        m for s, m in table.index if s == "pool" and m.startswith("KeywordRecall@")
+                    ),
+                ),
+                _mean(result, "context", f"KeywordRecall@{TOP_K}"),
+                answer["mean"],
+                answer["answered_mean"],
+                f"{refusals['refused']}/{refusals['answered']}",
+                verdicts["pass"],
+                verdicts["not_retrieved"],
+                verdicts["derivation_lost"],
+                verdicts["refused"],
+                verdicts["not_in_answer"],
+                verdicts["chunk_split"] + verdicts["chunk_dropped"] + verdicts["not_in_corpus"],
+                f"{seconds[kind]:.0f}",
+            ]
+        )
     samples = len(results["naive"].verdicts)
-    print(f"{samples} questions ({args.squad_articles} SQuAD articles x {args.per_article}, "
-          f"{args.cmrc_articles} CMRC articles); LLM: "
-          f"{args.base_url or 'ExtractiveLLM (extractive stand-in, not a model)'}\n")  # fmt: skip
-    print(markdown(["pipeline", "corpus chunks", "derived items", "pool KR", f"context KR@{TOP_K}",
-                    "answer KR (all)", "answer KR (answered)", "refused", "pass", "not_retrieved",
-                    "derivation_lost", "refused (verdict)", "not_in_answer", "chunking", "s"],
-                   rows))  # fmt: skip
+    print(
+        f"{samples} questions ({args.squad_articles} SQuAD articles x {args.per_article}, "
+        f"{args.cmrc_articles} CMRC articles); LLM: "
+        f"{args.base_url or 'ExtractiveLLM (extractive stand-in, not a model)'}\n"
+    )
+    print(
+        markdown(
+            [
+                "pipeline",
+                "corpus chunks",
+                "derived items",
+                "pool KR",
+                f"context KR@{TOP_K}",
+                "answer KR (all)",
+                "answer KR (answered)",
+                "refused",
+                "pass",
+                "not_retrieved",
+                "derivation_lost",
+                "refused (verdict)",
+                "not_in_answer",
+                "chunking",
+                "s",
+            ],
+            rows,
+        )
+    )
     comparison = compare_results(results, resamples=999)
     diffs = comparison.differences
-    keep = diffs[(diffs.query_type == "all") & diffs.measure.isin([f"KeywordRecall@{TOP_K}",
-                                                                    "KeywordRecall"])]  # fmt: skip
+    keep = diffs[
+        (diffs.query_type == "all")
+        & diffs.measure.isin([f"KeywordRecall@{TOP_K}", "KeywordRecall"])
+    ]
     print("\nPaired differences (all questions; Holm over the whole comparison)\n")
-    print(markdown(["a", "b", "step", "measure", "a - b", "95 % CI", "n", "p (Holm)"],
-                   [[r.a, r.b, r.step, r.measure, r.difference, f"[{r.low:+.3f}, {r.high:+.3f}]",
-                     int(r.n), f"{r.p_holm:.2g}"] for r in keep.itertuples()]))  # fmt: skip
+    print(
+        markdown(
+            ["a", "b", "step", "measure", "a - b", "95 % CI", "n", "p (Holm)"],
+            [
+                [
+                    r.a,
+                    r.b,
+                    r.step,
+                    r.measure,
+                    r.difference,
+                    f"[{r.low:+.3f}, {r.high:+.3f}]",
+                    int(r.n),
+                    f"{r.p_holm:.2g}",
+                ]
+                for r in keep.itertuples()
+            ],
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -36,11 +36,33 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = ["harbour", "river", "stone", "market", "north", "light", "ledger", "bridge", "copper",
-         "lantern", "meadow", "signal", "valley", "winter", "orchard", "quarry"]  # fmt: skip
+WORDS = [
+    "harbour",
+    "river",
+    "stone",
+    "market",
+    "north",
+    "light",
+    "ledger",
+    "bridge",
+    "copper",
+    "lantern",
+    "meadow",
+    "signal",
+    "valley",
+    "winter",
+    "orchard",
+    "quarry",
+]
 MB = 2**20
-CASES = ["one-paragraph-5mb", "short-sentences-5mb", "no-punctuation-5mb", "one-word-5mb",
-         "repeated-5mb", "squad-50mb"]  # fmt: skip
+CASES = [
+    "one-paragraph-5mb",
+    "short-sentences-5mb",
+    "no-punctuation-5mb",
+    "one-word-5mb",
+    "repeated-5mb",
+    "squad-50mb",
+]
 
 
 def _prose(rng: random.Random, n_chars: int, period: float = 0.07) -> str:
@@ -137,14 +159,17 @@ def main() -> None:
     for case in sys.argv[1:] or CASES:
         with tempfile.TemporaryDirectory() as tmp:
             make(case, Path(tmp))
-            done = subprocess.run([sys.executable, __file__, "--measure", tmp],
-                                  capture_output=True, text=True)  # fmt: skip
+            done = subprocess.run(
+                [sys.executable, __file__, "--measure", tmp], capture_output=True, text=True
+            )
             if done.returncode:
                 last = (done.stderr.strip().splitlines() or ["?"])[-1]
                 print(json.dumps({"case": case, "failed": last[:300]}), flush=True)
                 continue
-            print(json.dumps({"case": case, **json.loads(done.stdout.strip().splitlines()[-1])}),
-                  flush=True)  # fmt: skip
+            print(
+                json.dumps({"case": case, **json.loads(done.stdout.strip().splitlines()[-1])}),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,11 @@ from cofe.llm import Endpoint, LLMClient  # noqa: E402
 from cofe.testing import ScriptedOpenAI  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "squad-bm25"
-_FIELD = re.compile(r"^(Question|Answer|Reference|Context|Source|Answer claims|"
-                    r"Reference claims|问题|回答|参考答案|上下文|来源|回答断言|参考断言)[:：]\s?(.*)$", re.M)  # fmt: skip
+_FIELD = re.compile(
+    r"^(Question|Answer|Reference|Context|Source|Answer claims|"
+    r"Reference claims|问题|回答|参考答案|上下文|来源|回答断言|参考断言)[:：]\s?(.*)$",
+    re.M,
+)
 _NUMBERED = re.compile(r"(\d+)\. (.*?)(?= \d+\. |$)")
 
 
@@ -55,24 +58,35 @@ def stand_in(messages, request) -> str:
             f.get("Reference") or f.get("参考答案"),
             f.get("Answer") or f.get("回答", ""),
         )
-        return json.dumps({
-            "answer_claims": [
-                {"claim": i, "context": _supported(c, context),
-                 **({"source": _supported(c, source)} if source else {}),
-                 **({"reference": _supported(c, reference)} if reference else {})}
-                for i, c in enumerate(claims)],
-            "reference_claims": [{"claim": i, "answer": _supported(c, answer)}
-                                 for i, c in enumerate(refs)],
-        }, ensure_ascii=False)  # fmt: skip
+        return json.dumps(
+            {
+                "answer_claims": [
+                    {
+                        "claim": i,
+                        "context": _supported(c, context),
+                        **({"source": _supported(c, source)} if source else {}),
+                        **({"reference": _supported(c, reference)} if reference else {}),
+                    }
+                    for i, c in enumerate(claims)
+                ],
+                "reference_claims": [
+                    {"claim": i, "answer": _supported(c, answer)} for i, c in enumerate(refs)
+                ],
+            },
+            ensure_ascii=False,
+        )
     answer = f.get("Answer") or f.get("回答", "")
     reference = f.get("Reference") or f.get("参考答案", "")
     sentences = [s.strip() for s in re.split(r"(?<=[.!?。！？])\s*", answer) if s.strip()]
-    return json.dumps({
-        "answer_claims": sentences[:3],
-        "reference_claims": [reference] if reference and reference != "(none)" else [],
-        "questions": [f.get("Question") or f.get("问题", "")],
-        "noncommittal": False,
-    }, ensure_ascii=False)  # fmt: skip
+    return json.dumps(
+        {
+            "answer_claims": sentences[:3],
+            "reference_claims": [reference] if reference and reference != "(none)" else [],
+            "questions": [f.get("Question") or f.get("问题", "")],
+            "noncommittal": False,
+        },
+        ensure_ascii=False,
+    )
 
 
 def main() -> None:
@@ -82,8 +96,10 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,4,16")
     args = parser.parse_args()
     print(f"scripted stand-in latency {args.latency} s per call, {args.samples} samples")
-    print("| concurrency | samples | judged | wall s | samples/s | calls/sample | "
-          "prompt tokens/sample | completion tokens/sample |")  # fmt: skip
+    print(
+        "| concurrency | samples | judged | wall s | samples/s | calls/sample | "
+        "prompt tokens/sample | completion tokens/sample |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     with ScriptedOpenAI(stand_in, latency=args.latency) as server:
         for n in (int(c) for c in args.concurrency.split(",")):
@@ -96,9 +112,11 @@ def main() -> None:
                 report = judge_run(run, client, concurrency=n)
                 wall = time.perf_counter() - started
             u, done = client.usage, report.judged + report.unscored
-            print(f"| {n} | {done} | {report.judged} | {wall:.1f} | {done / wall:.2f} | "
-                  f"{u.calls / done:.2f} | {u.prompt_tokens / done:.0f} | "
-                  f"{u.completion_tokens / done:.0f} |")  # fmt: skip
+            print(
+                f"| {n} | {done} | {report.judged} | {wall:.1f} | {done / wall:.2f} | "
+                f"{u.calls / done:.2f} | {u.prompt_tokens / done:.0f} | "
+                f"{u.completion_tokens / done:.0f} |"
+            )
 
 
 def _keep_first(run: Path, n: int) -> None:

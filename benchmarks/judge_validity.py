@@ -58,10 +58,17 @@ DATA = ROOT / "benchmarks" / "data" / "judge_validity"
 SOURCES = ROOT / "benchmarks" / "data" / "answer_points"
 KINDS = ("correct", "wrong", "plus_false", "partial", "refusal")
 REFUSALS = {
-    "en": ["I don't know; the text does not say.", "I can't answer that from the information I "
-           "have.", "Sorry, I have no information about this."],
-    "zh": ["我不知道，文中没有提到。", "根据现有信息，我无法回答这个问题。", "抱歉，我没有相关信息。"],
-}  # fmt: skip
+    "en": [
+        "I don't know; the text does not say.",
+        "I can't answer that from the information I have.",
+        "Sorry, I have no information about this.",
+    ],
+    "zh": [
+        "我不知道，文中没有提到。",
+        "根据现有信息，我无法回答这个问题。",
+        "抱歉，我没有相关信息。",
+    ],
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,15 +86,24 @@ def _claims(text: str, supported: bool, correct: bool) -> list[dict[str, Any]]:
 
 def build(lang: str) -> list[dict[str, Any]]:
     """The labelled rows of one language (deterministic: the same sources give the same rows)."""
-    questions = [json.loads(line) for line in
-                 (SOURCES / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines() if line]  # fmt: skip
+    questions = [
+        json.loads(line)
+        for line in (SOURCES / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
     rows = []
     for i, q in enumerate(questions):
         correct = _answers(q, "reference")[0]
-        base = {"question_id": q["id"], "lang": lang, "title": q["title"],
-                "question": q["question"], "context": q["paragraph"],
-                "reference": _answers(q, "paraphrase")[0],
-                "coarse_keywords": q["coarse_keywords"], "points": q["points"]}  # fmt: skip
+        base = {
+            "question_id": q["id"],
+            "lang": lang,
+            "title": q["title"],
+            "question": q["question"],
+            "context": q["paragraph"],
+            "reference": _answers(q, "paraphrase")[0],
+            "coarse_keywords": q["coarse_keywords"],
+            "points": q["points"],
+        }
         # another article's question, half the set away: its correct answer is wrong here
         j = (i + len(questions) // 2) % len(questions)
         while questions[j]["title"] == q["title"]:
@@ -100,17 +116,26 @@ def build(lang: str) -> list[dict[str, Any]]:
         false = _answers(q, "wrong")[0]
         if len(reference_claims(false)) == 1:  # one false sentence, as a reader labelled it
             joint = "" if lang == "zh" else " "
-            kinds["plus_false"] = (correct + joint + false,
-                                   _claims(correct, True, True) + _claims(false, False, False))  # fmt: skip
+            kinds["plus_false"] = (
+                correct + joint + false,
+                _claims(correct, True, True) + _claims(false, False, False),
+            )
         partial = _answers(q, "partial")
         if partial:
             kinds["partial"] = (partial[0], _claims(partial[0], True, True))
         refusal = _answers(q, "refusal") or [REFUSALS[lang][i % len(REFUSALS[lang])]]
         kinds["refusal"] = (refusal[0], [])
         for kind, (answer, claims) in kinds.items():
-            rows.append({"id": f"{q['id']}/{kind}", "kind": kind, **base, "answer": answer,
-                         "claims": claims,
-                         **({"other_question": questions[j]["id"]} if kind == "wrong" else {})})  # fmt: skip
+            rows.append(
+                {
+                    "id": f"{q['id']}/{kind}",
+                    "kind": kind,
+                    **base,
+                    "answer": answer,
+                    "claims": claims,
+                    **({"other_question": questions[j]["id"]} if kind == "wrong" else {}),
+                }
+            )
     return rows
 
 
@@ -128,18 +153,25 @@ def gold(row: dict[str, Any]) -> dict[str, float | None]:
 # ---------------------------------------------------------------------------------------------
 # the lexical stand-in: what the loopback server answers with --stand-in
 
-_FIELD = re.compile(r"^(Question|Answer|Reference|Context|Source|Answer claims|Reference claims|"
-                    r"Claim|Statement|问题|回答|参考答案|上下文|来源|回答断言|参考断言|断言|陈述)"
-                    r": ?(.*)$", re.M)  # fmt: skip
+_FIELD = re.compile(
+    r"^(Question|Answer|Reference|Context|Source|Answer claims|Reference claims|"
+    r"Claim|Statement|问题|回答|参考答案|上下文|来源|回答断言|参考断言|断言|陈述)"
+    r": ?(.*)$",
+    re.M,
+)
 _NUMBERED = re.compile(r"(?:^| )(\d+)\. (.*?)(?= \d+\. |$)")
-_REFUSING = re.compile(r"don't know|do not know|can't answer|cannot answer|no information|"
-                       r"不知道|无法回答|没有相关信息", re.I)  # fmt: skip
+_REFUSING = re.compile(
+    r"don't know|do not know|can't answer|cannot answer|no information|"
+    r"不知道|无法回答|没有相关信息",
+    re.I,
+)
 
 
 def _covered(claim: str, passage: str | None) -> bool:
     words = _content(claim)
-    return bool(words) and passage is not None and \
-        len(words & _content(passage)) >= 0.6 * len(words)  # fmt: skip
+    return (
+        bool(words) and passage is not None and len(words & _content(passage)) >= 0.6 * len(words)
+    )
 
 
 def lexical_judge(messages: list[dict[str, str]], request: dict[str, Any]) -> str:
@@ -152,33 +184,53 @@ def lexical_judge(messages: list[dict[str, str]], request: dict[str, Any]) -> st
     answer = get("Answer", "回答") or ""
     if "fact checking" in messages[0]["content"] or "事实核查" in messages[0]["content"]:
         refusing = bool(_REFUSING.search(answer))
-        return json.dumps({"answer_claims": [] if refusing else reference_claims(answer),
-                           "questions": [get("Question", "问题") or ""],
-                           "noncommittal": refusing}, ensure_ascii=False)  # fmt: skip
+        return json.dumps(
+            {
+                "answer_claims": [] if refusing else reference_claims(answer),
+                "questions": [get("Question", "问题") or ""],
+                "noncommittal": refusing,
+            },
+            ensure_ascii=False,
+        )
     context, source = get("Context", "上下文"), get("Source", "来源")
     reference = get("Reference", "参考答案")
     claim = get("Claim", "断言")
     if claim is not None:  # a step: one claim against each passage
-        return json.dumps({"context": _covered(claim, context),
-                           **({"source": _covered(claim, source)} if source is not None else {}),
-                           **({"reference": _covered(claim, reference)} if reference else {})})  # fmt: skip
+        return json.dumps(
+            {
+                "context": _covered(claim, context),
+                **({"source": _covered(claim, source)} if source is not None else {}),
+                **({"reference": _covered(claim, reference)} if reference else {}),
+            }
+        )
     statement = get("Statement", "陈述")
     if statement is not None:  # a step: one reference claim against the answer and the context
-        return json.dumps({"answer": _covered(statement, answer),
-                           "context": _covered(statement, context)})  # fmt: skip
+        return json.dumps(
+            {"answer": _covered(statement, answer), "context": _covered(statement, context)}
+        )
     claims = [c for _, c in _NUMBERED.findall(get("Answer claims", "回答断言") or "")]
     references = [c for _, c in _NUMBERED.findall(get("Reference claims", "参考断言") or "")]
     stated = [_covered(r, answer) for r in references]
-    return json.dumps({
-        "answer_claims": [{"claim": i, "context": _covered(c, context),
-                           **({"source": _covered(c, source)} if source is not None else {}),
-                           **({"reference": _covered(c, reference)} if reference else {})}
-                          for i, c in enumerate(claims)],
-        "reference_claims": [{"claim": i, "answer": s, "context": _covered(r, context)}
-                             for i, (r, s) in enumerate(zip(references, stated, strict=True))],
-        "useful_chunks": [1],
-        "correctness": 1 + round(4 * sum(stated) / len(stated)) if stated else 1,
-    }, ensure_ascii=False)  # fmt: skip
+    return json.dumps(
+        {
+            "answer_claims": [
+                {
+                    "claim": i,
+                    "context": _covered(c, context),
+                    **({"source": _covered(c, source)} if source is not None else {}),
+                    **({"reference": _covered(c, reference)} if reference else {}),
+                }
+                for i, c in enumerate(claims)
+            ],
+            "reference_claims": [
+                {"claim": i, "answer": s, "context": _covered(r, context)}
+                for i, (r, s) in enumerate(zip(references, stated, strict=True))
+            ],
+            "useful_chunks": [1],
+            "correctness": 1 + round(4 * sum(stated) / len(stated)) if stated else 1,
+        },
+        ensure_ascii=False,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,20 +245,30 @@ def build_run(rows: list[dict[str, Any]], folder: Path) -> None:
     for row in rows:
         doc = row["question_id"]
         documents[doc] = ParsedDocument(doc_id=doc, source=f"{doc}.txt", text=row["context"])
-        samples.append(EvalSample(id=row["id"], query=row["question"],
-                                  coarse_keywords=row["coarse_keywords"],
-                                  reference_answer=row["reference"],
-                                  source=SourceRef(doc=f"{doc}.txt")))  # fmt: skip
-        records.append(SampleRecord(sample_id=row["id"], pool=[RankedChunk(chunk_id=doc, score=1)],
-                                    context=[RankedChunk(chunk_id=doc, score=1)],
-                                    answer=row["answer"]))  # fmt: skip
+        samples.append(
+            EvalSample(
+                id=row["id"],
+                query=row["question"],
+                coarse_keywords=row["coarse_keywords"],
+                reference_answer=row["reference"],
+                source=SourceRef(doc=f"{doc}.txt"),
+            )
+        )
+        records.append(
+            SampleRecord(
+                sample_id=row["id"],
+                pool=[RankedChunk(chunk_id=doc, score=1)],
+                context=[RankedChunk(chunk_id=doc, score=1)],
+                answer=row["answer"],
+            )
+        )
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
-    writer.start(Manifest(run_id=folder.name, top_k=1, stages=["retrieval", "generation"]),
-                 evalset)  # fmt: skip
+    writer.start(Manifest(run_id=folder.name, top_k=1, stages=["retrieval", "generation"]), evalset)
     writer.add_documents(list(documents.values()))
-    writer.add_chunks([Chunk(chunk_id=d.doc_id, doc_id=d.doc_id, text=d.text)
-                       for d in documents.values()])  # fmt: skip
+    writer.add_chunks(
+        [Chunk(chunk_id=d.doc_id, doc_id=d.doc_id, text=d.text) for d in documents.values()]
+    )
     writer.add_samples(records)
 
 
@@ -234,8 +296,9 @@ def auc(high: list[float], low: list[float]) -> float | None:
     return wins / (len(high) * len(low))
 
 
-def choose(rows: list[dict[str, Any]], kinds: tuple[str, ...], limit: int | None,
-           seed: int) -> list[dict[str, Any]]:  # fmt: skip
+def choose(
+    rows: list[dict[str, Any]], kinds: tuple[str, ...], limit: int | None, seed: int
+) -> list[dict[str, Any]]:
     """Per kind, the rows of the first ``limit`` questions of a seeded shuffle having that kind,
     in question order (the kinds of one question side by side)."""
     by_question: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -253,8 +316,14 @@ def choose(rows: list[dict[str, Any]], kinds: tuple[str, ...], limit: int | None
     return chosen
 
 
-def judge_set(rows: list[dict[str, Any]], client: LLMClient, embedder, folder: Path,
-              concurrency: int, steps: bool = False) -> dict[str, Any]:  # fmt: skip
+def judge_set(
+    rows: list[dict[str, Any]],
+    client: LLMClient,
+    embedder,
+    folder: Path,
+    concurrency: int,
+    steps: bool = False,
+) -> dict[str, Any]:
     run = folder / "run"
     build_run(rows, run)
     started = time.perf_counter()
@@ -310,33 +379,47 @@ def render(lang: str, result: dict[str, Any], label: str) -> str:
     kinds = [k for k in KINDS if k in result["kinds"]]
     counts = ", ".join(f"{k} {result['kinds'][k]}" for k in kinds)
     version = PROMPT_VERSION + (STEPS if result["steps"] else "")
-    lines = [f"### {lang}: {label}, prompt {version}, {result['samples']} samples "
-             f"({counts})", "",
-             "| measure | " + " | ".join(kinds) + " | AUC correct>wrong | AUC correct>plus_false |",
-             "|---" * (len(kinds) + 3) + "|"]  # fmt: skip
+    lines = [
+        f"### {lang}: {label}, prompt {version}, {result['samples']} samples ({counts})",
+        "",
+        "| measure | " + " | ".join(kinds) + " | AUC correct>wrong | AUC correct>plus_false |",
+        "|---" * (len(kinds) + 3) + "|",
+    ]
 
     def fmt(x: float | None) -> str:
         return "–" if x is None else f"{x:.2f}"
 
     for name, row in result["table"].items():
-        cells = [f"{row['means'][k][0]:.2f} ({row['means'][k][1]})" if k in row["means"] else "–"
-                 for k in kinds]  # fmt: skip
-        lines.append(f"| {name} | " + " | ".join(cells)
-                     + f" | {fmt(row['auc_wrong'])} | {fmt(row['auc_plus_false'])} |")  # fmt: skip
+        cells = [
+            f"{row['means'][k][0]:.2f} ({row['means'][k][1]})" if k in row["means"] else "–"
+            for k in kinds
+        ]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {fmt(row['auc_wrong'])} | {fmt(row['auc_plus_false'])} |"
+        )
     for name, per in result["gold"].items():
         cells = [fmt(per.get(k)) for k in kinds]
         lines.append(f"| gold {name} | " + " | ".join(cells) + " | | |")
-    lines += ["", f"replies/sample {result['replies_per_sample']:.2f}; this pass: calls/sample "
-              f"{result['calls_per_sample']:.2f}, tokens/sample "
-              f"{result['tokens_per_sample']:.0f}, seconds/sample {result['seconds_per_sample']:.1f}; "
-              f"judged {result['judged']}, unscored {result['unscored']} {result['reasons'] or ''}; "
-              f"repairs {result['repairs'] or 'none'}; correctness echo: "
-              f"{result['correctness_echo'] or 'no'}; label echo: {result['label_echo'] or 'no'}"]  # fmt: skip
+    lines += [
+        "",
+        f"replies/sample {result['replies_per_sample']:.2f}; this pass: calls/sample "
+        f"{result['calls_per_sample']:.2f}, tokens/sample "
+        f"{result['tokens_per_sample']:.0f}, seconds/sample {result['seconds_per_sample']:.1f}; "
+        f"judged {result['judged']}, unscored {result['unscored']} {result['reasons'] or ''}; "
+        f"repairs {result['repairs'] or 'none'}; correctness echo: "
+        f"{result['correctness_echo'] or 'no'}; label echo: {result['label_echo'] or 'no'}",
+    ]
     unscored = {name: row["unscored"] for name, row in result["table"].items() if row["unscored"]}
     if unscored:
-        lines.append("unscored (top reasons): " + "; ".join(
-            f"{name}: " + ", ".join(f"{r[:60]} x{c}" for r, c in why.items())
-            for name, why in unscored.items()))  # fmt: skip
+        lines.append(
+            "unscored (top reasons): "
+            + "; ".join(
+                f"{name}: " + ", ".join(f"{r[:60]} x{c}" for r, c in why.items())
+                for name, why in unscored.items()
+            )
+        )
     return "\n".join(lines)
 
 
@@ -347,18 +430,27 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--limit", type=int, help="questions per kind (a seeded choice)")
     parser.add_argument("--seed", type=int, default=28)
-    parser.add_argument("--stand-in", action="store_true",
-                        help="the loopback lexical stand-in (plumbing and a baseline, no model)")  # fmt: skip
+    parser.add_argument(
+        "--stand-in",
+        action="store_true",
+        help="the loopback lexical stand-in (plumbing and a baseline, no model)",
+    )
     parser.add_argument("--base-url")
     parser.add_argument("--model")
     parser.add_argument("--json-mode", default="off")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--concurrency", type=int, default=1)
-    parser.add_argument("--steps", action="store_true",
-                        help="the step-by-step mode (cofe judge --steps): a call per claim")  # fmt: skip
+    parser.add_argument(
+        "--steps",
+        action="store_true",
+        help="the step-by-step mode (cofe judge --steps): a call per claim",
+    )
     parser.add_argument("--no-embeddings", action="store_true")
-    parser.add_argument("--cache", type=Path,
-                        help="cache replies here (a rerun with the same prompts calls nothing)")  # fmt: skip
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="cache replies here (a rerun with the same prompts calls nothing)",
+    )
     parser.add_argument("--keep", type=Path, help="keep the runs (and judgements) here")
     parser.add_argument("--json", nargs="?", const="-", help="also write the figures as JSON")
     args = parser.parse_args()
@@ -367,7 +459,8 @@ def main() -> None:
         for lang in ("en", "zh"):
             rows = build(lang)
             (DATA / f"{lang}.jsonl").write_text(
-                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+            )
             print(f"{lang}: {len(rows)} rows {dict(Counter(r['kind'] for r in rows))}")
         return
     if not args.stand_in and not (args.base_url and args.model):
@@ -384,26 +477,36 @@ def main() -> None:
         from cofe.testing import ScriptedOpenAI
 
         server = ScriptedOpenAI(lexical_judge).__enter__()
-        base_url, model, label = server.base_url, "lexical-stand-in", \
-            "STAND-IN (loopback lexical judge, not a model)"  # fmt: skip
+        base_url, model, label = (
+            server.base_url,
+            "lexical-stand-in",
+            "STAND-IN (loopback lexical judge, not a model)",
+        )
     else:
         base_url, model, label = args.base_url, args.model, f"model {args.model}"
     try:
         for lang in args.sets.split(","):
-            rows = [json.loads(x) for x in
-                    (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines() if x]  # fmt: skip
+            rows = [
+                json.loads(x)
+                for x in (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+                if x
+            ]
             rows = choose(rows, kinds, args.limit, args.seed)
             cache = None
             if args.cache:
                 from cofe._cache import Cache
 
                 cache = Cache(args.cache)
-            client = LLMClient(Endpoint(base_url, model, "none", timeout=args.timeout),
-                               json_mode=args.json_mode, cache=cache)  # fmt: skip
+            client = LLMClient(
+                Endpoint(base_url, model, "none", timeout=args.timeout),
+                json_mode=args.json_mode,
+                cache=cache,
+            )
             folder = Path(tempfile.mkdtemp(prefix=f"judge-validity-{lang}-"))
             try:
-                results[lang] = judge_set(rows, client, embedder, folder, args.concurrency,
-                                          args.steps)  # fmt: skip
+                results[lang] = judge_set(
+                    rows, client, embedder, folder, args.concurrency, args.steps
+                )
             finally:
                 if args.keep:
                     shutil.copytree(folder, args.keep / lang, dirs_exist_ok=True)
@@ -414,8 +517,11 @@ def main() -> None:
         if server is not None:
             server.__exit__(None, None, None)
     if args.json:
-        text = json.dumps({"label": label, "prompt_version": PROMPT_VERSION, **results},
-                          indent=2, ensure_ascii=False)  # fmt: skip
+        text = json.dumps(
+            {"label": label, "prompt_version": PROMPT_VERSION, **results},
+            indent=2,
+            ensure_ascii=False,
+        )
         if args.json == "-":
             print(text)
         else:

@@ -101,8 +101,10 @@ def main() -> None:
     if args[:1] == ["--docs"]:
         docs, args = int(args[1]), args[2:]
     sizes = [int(a) for a in args] or [10_000, 100_000]
-    print(f"cpus: {os.cpu_count()}  python: {sys.version.split()[0]}  corpus docs: "
-          f"{docs or 'a tenth of the samples'}")  # fmt: skip
+    print(
+        f"cpus: {os.cpu_count()}  python: {sys.version.split()[0]}  corpus docs: "
+        f"{docs or 'a tenth of the samples'}"
+    )
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             write_args = [str(docs)] if docs else []

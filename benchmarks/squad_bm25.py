@@ -50,8 +50,10 @@ def main() -> None:
         {c.chunk_id: c for c in chunks},
         {r.sample_id: r for r in records},
     )
-    print("| mode | coarse scope | score | samples/s | KeywordRecall@30 | KeywordRecall@4 "
-          "| answer KeywordRecall | verdicts |")  # fmt: skip
+    print(
+        "| mode | coarse scope | score | samples/s | KeywordRecall@30 | KeywordRecall@4 "
+        "| answer KeywordRecall | verdicts |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for mode in (MatchMode.STRICT, MatchMode.COFE_RAG):
         for scope in ("document", "chunk", "off"):

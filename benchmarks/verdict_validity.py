@@ -523,11 +523,16 @@ def gold_for_run(
     from cofe.runlog import Stage
 
     stages = run.manifest.stages
-    reranker = Stage.RERANKING in stages if stages is not None else any(
-        r.context is not None and r.pool is not None
-        and [c.chunk_id for c in r.context] != [c.chunk_id for c in r.pool[: len(r.context)]]
-        for r in run.records.values()
-    )  # fmt: skip
+    reranker = (
+        Stage.RERANKING in stages
+        if stages is not None
+        else any(
+            r.context is not None
+            and r.pool is not None
+            and [c.chunk_id for c in r.context] != [c.chunk_id for c in r.pool[: len(r.context)]]
+            for r in run.records.values()
+        )
+    )
     facts: dict[str, GoldFacts] = {}
     excluded: Counter = Counter()
     spans: Counter = Counter()
@@ -577,9 +582,11 @@ def explain(
     if facts is None:
         lines.append("  gold: none (excluded)")
     else:
-        lines.append(f"  gold stage {facts.stage}: parse {facts.parse_ok}, chunk {facts.chunk_ok}, "
-                     f"pool {facts.pool_ok}, context {facts.context_ok}, "
-                     f"answer {facts.answer_ok}")  # fmt: skip
+        lines.append(
+            f"  gold stage {facts.stage}: parse {facts.parse_ok}, chunk {facts.chunk_ok}, "
+            f"pool {facts.pool_ok}, context {facts.context_ok}, "
+            f"answer {facts.answer_ok}"
+        )
         lines.append(f"  gold spans {list(facts.spans)}; covering chunks {list(facts.covering)}")
     if record is not None:
         for rank, ranked in enumerate(record.pool or [], 1):
@@ -597,8 +604,10 @@ def explain(
             shown = {k: v for k, v in row.items() if k != "sample_id" and not _isnull(v)}
             lines.append(f"  cofe {label} point: {shown}")
         for row in verdicts.to_dict("records"):
-            lines.append(f"  cofe {label} verdict {row.get('verdict')} / stage "
-                         f"{row.get('stage')}: {row.get('explanation')}")  # fmt: skip
+            lines.append(
+                f"  cofe {label} verdict {row.get('verdict')} / stage "
+                f"{row.get('stage')}: {row.get('explanation')}"
+            )
     return "\n".join(lines)
 
 
@@ -674,14 +683,17 @@ def run_set(
     write_evalset(evalset, samples)
     sample_docs = {s.id: s.source.doc for s in samples if s.source is not None}
     gold = load_gold(source)
-    _log(f"[{name}] {len(imported.documents)} documents, {len(samples)} questions "
-         f"({len(imported.problems)} import problem(s))")  # fmt: skip
+    _log(
+        f"[{name}] {len(imported.documents)} documents, {len(samples)} questions "
+        f"({len(imported.problems)} import problem(s))"
+    )
     parsed = None
     if pipeline == "default":
         t = time.perf_counter()
         parsed = parse_documents(docs, cache=cache)
-        _log(f"[{name}] parsed {len(parsed.documents)} documents in "
-             f"{time.perf_counter() - t:.1f} s")  # fmt: skip
+        _log(
+            f"[{name}] parsed {len(parsed.documents)} documents in {time.perf_counter() - t:.1f} s"
+        )
     reports = []
     for size in sizes:
         config = PipelineConfig(chunk_size=size)
@@ -690,9 +702,16 @@ def run_set(
         if parsed is not None:
             out = base / f"chunk{size}"
             _log(f"[{name} {size}] running the default pipeline ({len(samples)} questions) ...")
-            report = run_pipeline(DefaultPipeline(config), evalset, out,
-                                  documents=parsed.documents, cache=cache, fresh=True,
-                                  concurrency=concurrency, progress=sys.stderr.isatty())  # fmt: skip
+            report = run_pipeline(
+                DefaultPipeline(config),
+                evalset,
+                out,
+                documents=parsed.documents,
+                cache=cache,
+                fresh=True,
+                concurrency=concurrency,
+                progress=sys.stderr.isatty(),
+            )
         else:
             from benchmarks._framework_pipelines import build
 
@@ -700,8 +719,15 @@ def run_set(
             framework = build(pipeline, docs, size)
             seconds["build"] = round(time.perf_counter() - t, 1)
             _log(f"[{name} {size}] running the {pipeline} pipeline ({len(samples)} questions) ...")
-            report = run_pipeline(framework, evalset, out, cache=cache, fresh=True,
-                                  concurrency=concurrency, progress=sys.stderr.isatty())  # fmt: skip
+            report = run_pipeline(
+                framework,
+                evalset,
+                out,
+                cache=cache,
+                fresh=True,
+                concurrency=concurrency,
+                progress=sys.stderr.isatty(),
+            )
         seconds["run"] = round(time.perf_counter() - t, 1)
         t = time.perf_counter()
         facts, excluded, spans = gold_for_run(out, gold, sample_docs, config.top_k)
@@ -719,8 +745,10 @@ def run_set(
             split = two_fragment_samples(samples)
             same = {s.id: facts[s.id] for s in split if s.id in facts}
             whole = EvalSet([s for s in samples if s.id in same], path=str(evalset))
-            for label, chosen in (("one keyword, same questions", whole),
-                                  ("two fragments", EvalSet(split, path=str(evalset)))):  # fmt: skip
+            for label, chosen in (
+                ("one keyword, same questions", whole),
+                ("two fragments", EvalSet(split, path=str(evalset))),
+            ):
                 t = time.perf_counter()
                 results[label] = result = score_run(out, chosen, ScoreConfig())
                 seconds[f"score {label}"] = round(time.perf_counter() - t, 1)
@@ -771,21 +799,47 @@ def _stage_key(stage: str) -> tuple[int, str]:
 
 
 def markdown(reports: list[SizeReport], examples: int) -> str:
-    head = ["set", "chunk size", "chunks", "questions", "scored", "excluded",
-            "unmapped spans", "config", "pool agree", "pool miss/extra",
-            "@4 agree", "@4 miss/extra", "verdict agree", "gold stages", "cofe verdicts"]  # fmt: skip
+    head = [
+        "set",
+        "chunk size",
+        "chunks",
+        "questions",
+        "scored",
+        "excluded",
+        "unmapped spans",
+        "config",
+        "pool agree",
+        "pool miss/extra",
+        "@4 agree",
+        "@4 miss/extra",
+        "verdict agree",
+        "gold stages",
+        "cofe verdicts",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in reports:
         for c in r.comparisons:
             excluded = sum(c.excluded.values()) + sum(r.gold_excluded.values())
-            row = [r.set, r.size, r.chunks, r.questions, c.scored, excluded,
-                   r.spans["unmapped"], c.config,
-                   _pct(c.agreement(c.pool)), _misses(c.pool),
-                   _pct(c.agreement(c.at_k)), _misses(c.at_k),
-                   _pct(c.agreement(c.stage)),
-                   ", ".join(f"{s} {n}" for s, n in sorted(r.gold_stages.items(),
-                                                         key=lambda kv: _stage_key(kv[0]))),
-                   _counts(c.cofe_verdicts)]  # fmt: skip
+            row = [
+                r.set,
+                r.size,
+                r.chunks,
+                r.questions,
+                c.scored,
+                excluded,
+                r.spans["unmapped"],
+                c.config,
+                _pct(c.agreement(c.pool)),
+                _misses(c.pool),
+                _pct(c.agreement(c.at_k)),
+                _misses(c.at_k),
+                _pct(c.agreement(c.stage)),
+                ", ".join(
+                    f"{s} {n}"
+                    for s, n in sorted(r.gold_stages.items(), key=lambda kv: _stage_key(kv[0]))
+                ),
+                _counts(c.cofe_verdicts),
+            ]
             lines.append("| " + " | ".join(str(x) for x in row) + " |")
     lines += ["", "miss/extra: gold yes and cofe no / gold no and cofe yes.", ""]
     lines.append("Excluded samples (not in the agreement figures), and their gold stages:")
@@ -796,8 +850,10 @@ def markdown(reports: list[SizeReport], examples: int) -> str:
                 f"{stage} {n}"
                 for stage, n in sorted(c.excluded_gold.items(), key=lambda kv: _stage_key(kv[0]))
             )
-            lines.append(f"- {r.set} {r.size} {c.config}: gold: {gold}; cofe: "
-                         f"{_counts(c.excluded)}; their gold stages: {stages or '–'}")  # fmt: skip
+            lines.append(
+                f"- {r.set} {r.size} {c.config}: gold: {gold}; cofe: "
+                f"{_counts(c.excluded)}; their gold stages: {stages or '–'}"
+            )
     lines.append("")
     lines.append("Answer spans (one per distinct answer offset):")
     for r in reports:
@@ -829,23 +885,37 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="squad,cmrc", help="comma-separated: squad, cmrc")
     parser.add_argument("--sizes", default="128,256,512,1024", help="chunk sizes (tokens)")
-    parser.add_argument("--pipeline", default="default",
-                        choices=("default", "langchain", "haystack"),
-                        help="the built-in pipeline, or the same written with LangChain or "
-                        "Haystack and recorded from its OpenInference spans")  # fmt: skip
+    parser.add_argument(
+        "--pipeline",
+        default="default",
+        choices=("default", "langchain", "haystack"),
+        help="the built-in pipeline, or the same written with LangChain or "
+        "Haystack and recorded from its OpenInference spans",
+    )
     parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
     parser.add_argument("--workdir", type=Path, default=WORK, help="where runs are written")
-    parser.add_argument("--cache", type=Path, default=None,
-                        help="cofe cache (default: cofe's, as `cofe run` uses)")  # fmt: skip
+    parser.add_argument(
+        "--cache", type=Path, default=None, help="cofe cache (default: cofe's, as `cofe run` uses)"
+    )
     parser.add_argument("--examples", type=int, default=3, help="sample ids shown per cell")
     parser.add_argument("--concurrency", type=int, default=2)
-    parser.add_argument("--json", nargs="?", const="-", metavar="FILE",
-                        help="JSON for programs: on stdout instead of the Markdown, "
-                        "or written to FILE next to it")  # fmt: skip
-    parser.add_argument("--fragments", action="store_true",
-                        help="also score long answers as points of two keywords (their halves)")  # fmt: skip
-    parser.add_argument("--explain", default="",
-                        help="comma-separated sample ids: print both sides' evidence (stderr)")  # fmt: skip
+    parser.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="JSON for programs: on stdout instead of the Markdown, or written to FILE next to it",
+    )
+    parser.add_argument(
+        "--fragments",
+        action="store_true",
+        help="also score long answers as points of two keywords (their halves)",
+    )
+    parser.add_argument(
+        "--explain",
+        default="",
+        help="comma-separated sample ids: print both sides' evidence (stderr)",
+    )
     args = parser.parse_args(argv)
 
     from cofe._cache import Cache, default_cache_dir
@@ -859,9 +929,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     reports: list[SizeReport] = []
     for name in sets:
-        reports += run_set(name, sizes, args.workdir, cache, args.limit or None, args.examples,
-                           args.concurrency, [i for i in args.explain.split(",") if i],
-                           args.fragments, args.pipeline)  # fmt: skip
+        reports += run_set(
+            name,
+            sizes,
+            args.workdir,
+            cache,
+            args.limit or None,
+            args.examples,
+            args.concurrency,
+            [i for i in args.explain.split(",") if i],
+            args.fragments,
+            args.pipeline,
+        )
     _log(f"done in {time.perf_counter() - started:.0f} s")
     as_json = json.dumps([r.to_dict() for r in reports], indent=2, ensure_ascii=False)
     if args.json == "-":

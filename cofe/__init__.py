@@ -42,17 +42,43 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads 
 # until a name is used -- a pytest plugin or a command's --help pays for nothing it does
 # not touch.
 _HOMES = {
-    "InputError": "cofe._errors", "InputProblem": "cofe._errors",
+    "InputError": "cofe._errors",
+    "InputProblem": "cofe._errors",
     "Verdict": "cofe.diagnose",
-    **dict.fromkeys(("AnyOf", "EvalSample", "EvalSet", "QueryType", "SourceRef", "read_evalset",
-                     "write_evalset"), "cofe.evalset"),
+    **dict.fromkeys(
+        (
+            "AnyOf",
+            "EvalSample",
+            "EvalSet",
+            "QueryType",
+            "SourceRef",
+            "read_evalset",
+            "write_evalset",
+        ),
+        "cofe.evalset",
+    ),
     "MatchMode": "cofe.matching",
-    "ScoreResult": "cofe.results", "read_scores": "cofe.results",
-    **dict.fromkeys(("Chunk", "Manifest", "ParsedDocument", "RankedChunk", "RunLog", "RunWriter",
-                     "SampleRecord", "Stage", "StageError", "read_run"), "cofe.runlog"),
-    "RunReport": "cofe.runner", "run_pipeline": "cofe.runner",
+    "ScoreResult": "cofe.results",
+    "read_scores": "cofe.results",
+    **dict.fromkeys(
+        (
+            "Chunk",
+            "Manifest",
+            "ParsedDocument",
+            "RankedChunk",
+            "RunLog",
+            "RunWriter",
+            "SampleRecord",
+            "Stage",
+            "StageError",
+            "read_run",
+        ),
+        "cofe.runlog",
+    ),
+    "RunReport": "cofe.runner",
+    "run_pipeline": "cofe.runner",
     **dict.fromkeys(("CoarseScope", "ScoreConfig", "score_run"), "cofe.stages"),
-}  # fmt: skip
+}
 
 
 def __getattr__(name: str) -> Any:

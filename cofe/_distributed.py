@@ -129,27 +129,40 @@ def judge_on_cluster(
         cluster.cancel(futures)
 
 
-def _judge_slice(spec: _ClientSpec, tasks: list[tuple[JudgeInputs, int]], concurrency: int,
-                 embeddings: bool) -> tuple[list[Judgement], dict[str, float]]:  # fmt: skip
+def _judge_slice(
+    spec: _ClientSpec, tasks: list[tuple[JudgeInputs, int]], concurrency: int, embeddings: bool
+) -> tuple[list[Judgement], dict[str, float]]:
     """On a worker: judge ``(inputs, repeat)`` tasks with a client built from ``spec``."""
     from cofe._parallel import thread_map
     from cofe.judges import judge_one
     from cofe.llm import Endpoint, LLMClient
 
-    endpoint = Endpoint.from_env(base_url=spec["base_url"], model=spec["model"],
-                                 timeout=spec["timeout"], max_retries=spec["max_retries"],
-                                 deadline=spec["deadline"],
-                                 max_reply_bytes=spec["max_reply_bytes"])  # fmt: skip
-    llm = LLMClient(endpoint, max_tokens=spec["max_tokens"], temperature=spec["temperature"],
-                    json_mode=spec["json_mode"])  # fmt: skip
+    endpoint = Endpoint.from_env(
+        base_url=spec["base_url"],
+        model=spec["model"],
+        timeout=spec["timeout"],
+        max_retries=spec["max_retries"],
+        deadline=spec["deadline"],
+        max_reply_bytes=spec["max_reply_bytes"],
+    )
+    llm = LLMClient(
+        endpoint,
+        max_tokens=spec["max_tokens"],
+        temperature=spec["temperature"],
+        json_mode=spec["json_mode"],
+    )
     embedder: Embedder | None = None
     if embeddings:
         from cofe.pipeline import shared_embedder
 
         embedder = shared_embedder()  # one per worker process, loaded by its first task
     out: list[Judgement] = []
-    thread_map(lambda task: judge_one(llm, task[0], embedder, task[1]), tasks, out.append,
-               concurrency=concurrency)  # fmt: skip
+    thread_map(
+        lambda task: judge_one(llm, task[0], embedder, task[1]),
+        tasks,
+        out.append,
+        concurrency=concurrency,
+    )
     counts = llm.usage.to_dict()
     counts.pop("total_tokens")
     return out, counts

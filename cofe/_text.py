@@ -33,20 +33,31 @@ def decode_text(data: bytes) -> tuple[str, str, str | None]:
     try:
         from charset_normalizer import from_bytes
     except ImportError:  # an optional dependency: the Western default, said out loud
-        return (data.decode("cp1252", "replace"), "cp1252",
-                _guess("cp1252", "install charset-normalizer to detect"))  # fmt: skip
+        return (
+            data.decode("cp1252", "replace"),
+            "cp1252",
+            _guess("cp1252", "install charset-normalizer to detect"),
+        )
     # accented letters between ASCII ones (one high byte at a time) are a Latin code page: a
     # double-byte reading (Big5, GBK) would put one CJK character inside a Latin word; and
     # text with no NUL byte is not UTF-16 or UTF-32 (their ASCII has one in every unit)
     wide = b"\0" in data
     western = not wide and _single_high_bytes(data)
-    matches = list(from_bytes(data, cp_isolation=list(_LATIN) if western else None,
-                              cp_exclusion=None if wide else list(_WIDE)))  # fmt: skip
+    matches = list(
+        from_bytes(
+            data,
+            cp_isolation=list(_LATIN) if western else None,
+            cp_exclusion=None if wide else list(_WIDE),
+        )
+    )
     if not matches:
         if western and western_text is not None:
             return western_text, "cp1252", _guess("cp1252", "no code page fits well")
-        return (data.decode("utf-8", "replace"), "utf-8",
-                "not UTF-8 and no other encoding fits: undecodable bytes replaced by U+FFFD")  # fmt: skip
+        return (
+            data.decode("utf-8", "replace"),
+            "utf-8",
+            "not UTF-8 and no other encoding fits: undecodable bytes replaced by U+FFFD",
+        )
     best = matches[0]
     if western or best.encoding in _LATIN:
         text, encoding, warning = _latin(matches, western_text)
@@ -73,8 +84,11 @@ def _latin(matches: list[CharsetMatch], western_text: str | None) -> tuple[str, 
     if western_text == text:
         return text, "cp1252", None
     cp1252 = next((m for m in matches if "cp1252" in m.could_be_from_charset), None)
-    western = (cp1252 is not None and cp1252.language in _WESTERN
-               and cp1252.coherence >= best.coherence - 0.1)  # fmt: skip
+    western = (
+        cp1252 is not None
+        and cp1252.language in _WESTERN
+        and cp1252.coherence >= best.coherence - 0.1
+    )
     if best.language in _LANGUAGES.get(best.encoding, ()) and not western:
         if best.coherence >= 0.3:
             return text, best.encoding, None
@@ -84,18 +98,42 @@ def _latin(matches: list[CharsetMatch], western_text: str | None) -> tuple[str, 
     return western_text, "cp1252", None
 
 
-_BOMS = [(codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
-         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")]  # fmt: skip
+_BOMS = [
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+]
 _WIDE = ("utf_16", "utf_16_le", "utf_16_be", "utf_32", "utf_32_le", "utf_32_be")
 _LATIN = ("cp1252", "cp1250", "cp1257", "cp1254", "iso8859_15")  # Latin-script, single-byte
 _LANGUAGES = {  # the languages the other Latin code pages are for (charset-normalizer's names)
-    "cp1250": {"Croatian", "Czech", "Hungarian", "Polish", "Romanian", "Serbian", "Slovak",
-               "Slovene"},
+    "cp1250": {
+        "Croatian",
+        "Czech",
+        "Hungarian",
+        "Polish",
+        "Romanian",
+        "Serbian",
+        "Slovak",
+        "Slovene",
+    },
     "cp1257": {"Estonian", "Lithuanian"},
     "cp1254": {"Turkish"},
-}  # fmt: skip
-_WESTERN = {"Danish", "Dutch", "English", "Finnish", "French", "German", "Indonesian", "Italian",
-            "Norwegian", "Portuguese", "Spanish", "Swedish"}  # fmt: skip
+}
+_WESTERN = {
+    "Danish",
+    "Dutch",
+    "English",
+    "Finnish",
+    "French",
+    "German",
+    "Indonesian",
+    "Italian",
+    "Norwegian",
+    "Portuguese",
+    "Spanish",
+    "Swedish",
+}
 _HIGH_RUN = re.compile(rb"[\x80-\xff]+")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _APOSTROPHES = "’‘´`·"

@@ -23,9 +23,16 @@ from cofe.evalset import file_sha256
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # headless Debian Chromium with none of its own network chatter (the machine's network is closed)
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_RUN = REPO / "examples" / "squad-bm25"
@@ -159,16 +166,34 @@ def small_evalset(tmp_path: Path) -> Path:
     from cofe import EvalSample
 
     samples = [
-        EvalSample(id="q1", query="When was the Eiffel Tower finished?", query_type="factual",
-                   coarse_keywords=["Eiffel Tower"], fine_keywords=[["1889"]], reference_answer="In 1889.",
-                   source={"doc": "france.txt"}),
-        EvalSample(id="q2", query="What is the capital of Germany?", query_type="factual",
-                   coarse_keywords=["Germany"], fine_keywords=[["Berlin"]], reference_answer="Berlin.",
-                   source={"doc": "germany.md"}),
-        EvalSample(id="q3", query="How many spectators did the Colosseum hold?",
-                   query_type="factual", coarse_keywords=["Colosseum"], fine_keywords=[["50,000"]],
-                   reference_answer="50,000.", source={"doc": "italy.html"}),
-    ]  # fmt: skip
+        EvalSample(
+            id="q1",
+            query="When was the Eiffel Tower finished?",
+            query_type="factual",
+            coarse_keywords=["Eiffel Tower"],
+            fine_keywords=[["1889"]],
+            reference_answer="In 1889.",
+            source={"doc": "france.txt"},
+        ),
+        EvalSample(
+            id="q2",
+            query="What is the capital of Germany?",
+            query_type="factual",
+            coarse_keywords=["Germany"],
+            fine_keywords=[["Berlin"]],
+            reference_answer="Berlin.",
+            source={"doc": "germany.md"},
+        ),
+        EvalSample(
+            id="q3",
+            query="How many spectators did the Colosseum hold?",
+            query_type="factual",
+            coarse_keywords=["Colosseum"],
+            fine_keywords=[["50,000"]],
+            reference_answer="50,000.",
+            source={"doc": "italy.html"},
+        ),
+    ]
     path = tmp_path / "evalset.jsonl"
     write_evalset(path, samples)
     return path

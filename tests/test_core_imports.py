@@ -21,8 +21,9 @@ print("ok")
 
 
 def test_cofe_imports_without_the_pipeline_extra():
-    done = subprocess.run([sys.executable, "-c", BLOCK], cwd=REPO, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCK], cwd=REPO, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
@@ -39,8 +40,13 @@ sys.exit(main(["judge", sys.argv[1], "--base-url", "http://127.0.0.1:9/v1", "--m
 
 
 def test_a_missing_extra_is_one_line_naming_it(tmp_path):
-    done = subprocess.run([sys.executable, "-c", MISSING, str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", MISSING, str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert (
         done.stderr.strip() == 'cofe: error: openai is not installed: pip install -e ".[pipeline]"'

@@ -34,7 +34,12 @@ def test_a_bar_becomes_a_line_every_few_seconds_and_messages_pass(monkeypatch):
     lines = log.getvalue().splitlines()
     assert lines[0] == "a message"
     assert [line.split("[")[0].split()[-1] for line in lines[1:]] == [
-        "21/100", "41/100", "61/100", "81/100", "100/100"]  # fmt: skip
+        "21/100",
+        "41/100",
+        "61/100",
+        "81/100",
+        "100/100",
+    ]
     assert "\r" not in log.getvalue() and "|" not in log.getvalue()  # no bar drawing
 
 

@@ -14,8 +14,9 @@ def _commands() -> list[str]:
 def test_the_ci_script_runs_exactly_the_readme_test_command() -> None:
     main_command, test_command = _commands()
     ci_lines = [
-        line for line in (REPO / ".ci" / "run").read_text().splitlines()
+        line
+        for line in (REPO / ".ci" / "run").read_text().splitlines()
         if line.strip() and not line.startswith(("#", "set ", "cd "))
-    ]  # fmt: skip
+    ]
     assert ci_lines == [test_command]
     assert "pytest" in test_command and "cofe demo" in main_command

@@ -66,6 +66,7 @@ __all__ = [
     "write_junit",
 ]
 
+
 class CheckFailed(AssertionError):
     """The gate failed; the message names each failing stage and measure."""
 
@@ -88,8 +89,9 @@ def load_result(path: str | os.PathLike[str]) -> ScoreResult:
     if (folder / "manifest.json").exists():
         saved = scores_folder(folder, ScoreConfig())
         return read_scores(saved) if (saved / "summary.json").exists() else score_run(folder)
-    raise InputError(InputProblem(str(folder), None, None,
-                                  "neither a results folder nor a run directory"))  # fmt: skip
+    raise InputError(
+        InputProblem(str(folder), None, None, "neither a results folder nor a run directory")
+    )
 
 
 def _rule_set(rules: Any) -> RuleSet:
@@ -122,14 +124,23 @@ def check(
     ours = run if not isinstance(run, str | os.PathLike) else load_result(run)
     theirs = baseline if not isinstance(baseline, str | os.PathLike) else load_result(baseline)
     return check_results(
-        ours, given.rules, theirs,
+        ours,
+        given.rules,
+        theirs,
         alpha=alpha if alpha is not None else given.alpha or 0.05,
-        default_max_drop=(default_max_drop if default_max_drop is not None
-                          else DEFAULT_MAX_DROP if given.default_max_drop is None
-                          else given.default_max_drop),
-        resamples=resamples, seed=seed, shared_samples=shared_samples,
-        run_name=_name(run, "run"), baseline_name=_name(baseline, "baseline"),
-    )  # fmt: skip
+        default_max_drop=(
+            default_max_drop
+            if default_max_drop is not None
+            else DEFAULT_MAX_DROP
+            if given.default_max_drop is None
+            else given.default_max_drop
+        ),
+        resamples=resamples,
+        seed=seed,
+        shared_samples=shared_samples,
+        run_name=_name(run, "run"),
+        baseline_name=_name(baseline, "baseline"),
+    )
 
 
 def _name(given: object, fallback: str) -> str:

@@ -71,13 +71,28 @@ class Outcome:
         return self.status == Status.FAIL
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": str(self.rule), "kind": str(self.rule.kind), "target": self.rule.target,
-                "limit": self.rule.limit, "origin": self.rule.origin,
-                "default": self.rule.default, "status": str(self.status), "stage": self.stage,
-                "step": self.rule.step, "measure": self.rule.measure, "value": self.value,
-                "baseline": self.baseline, "delta": self.delta, "low": self.low,
-                "high": self.high, "p_value": self.p_value, "p_holm": self.p_holm,
-                "test": self.test, "n": self.n, "reason": self.reason}  # fmt: skip
+        return {
+            "rule": str(self.rule),
+            "kind": str(self.rule.kind),
+            "target": self.rule.target,
+            "limit": self.rule.limit,
+            "origin": self.rule.origin,
+            "default": self.rule.default,
+            "status": str(self.status),
+            "stage": self.stage,
+            "step": self.rule.step,
+            "measure": self.rule.measure,
+            "value": self.value,
+            "baseline": self.baseline,
+            "delta": self.delta,
+            "low": self.low,
+            "high": self.high,
+            "p_value": self.p_value,
+            "p_holm": self.p_holm,
+            "test": self.test,
+            "n": self.n,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -107,11 +122,17 @@ class CheckReport:
         return 0 if self.passed else 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run": self.run, "baseline": self.baseline, "passed": self.passed,
-                "alpha": self.alpha, "default_max_drop": self.default_max_drop,
-                "defaults_used": self.defaults_used, "clustering": self.clustering,
-                "notes": self.notes,
-                "outcomes": [o.to_dict() for o in self.outcomes]}  # fmt: skip
+        return {
+            "run": self.run,
+            "baseline": self.baseline,
+            "passed": self.passed,
+            "alpha": self.alpha,
+            "default_max_drop": self.default_max_drop,
+            "defaults_used": self.defaults_used,
+            "clustering": self.clustering,
+            "notes": self.notes,
+            "outcomes": [o.to_dict() for o in self.outcomes],
+        }
 
 
 # --- reading a scoring ----------------------------------------------------------------------
@@ -133,8 +154,10 @@ def column_values(result: ScoreResult, column: str) -> pd.Series:
 
     step, measure = column.split("/", 1)
     scores = answered_only(result.scores, result.verdicts) if step == ANSWERED else result.scores
-    rows = scores[(scores["step"] == ("answer" if step == ANSWERED else step))
-                  & (scores["measure"] == measure)]  # fmt: skip
+    rows = scores[
+        (scores["step"] == ("answer" if step == ANSWERED else step))
+        & (scores["measure"] == measure)
+    ]
     return rows.drop_duplicates("sample_id").set_index("sample_id")["value"].astype(float)
 
 
@@ -171,8 +194,9 @@ def _cutoff(column: str) -> float:
     return float(found.group(1)) if found else math.inf
 
 
-def headline_rules(run: ScoreResult, baseline: ScoreResult,
-                   max_drop: float = DEFAULT_MAX_DROP) -> tuple[list[Rule], list[str]]:  # fmt: skip
+def headline_rules(
+    run: ScoreResult, baseline: ScoreResult, max_drop: float = DEFAULT_MAX_DROP
+) -> tuple[list[Rule], list[str]]:
     """Keyword recall at each step (the largest cutoff the run has: the pool's, the
     context's top-K) and the answer's point recall, each allowed ``max_drop``; with a note
     for each the two scorings cannot be compared on."""
@@ -204,12 +228,21 @@ def headline_rules(run: ScoreResult, baseline: ScoreResult,
 # --- the check ---------------------------------------------------------------------------------
 
 
-def _unknown_column(result: ScoreResult, which: str, rule: Rule, available: list[str]) -> InputError:
+def _unknown_column(
+    result: ScoreResult, which: str, rule: Rule, available: list[str]
+) -> InputError:
     near = close_matches(rule.target, available)
-    hint = f"; scored there: {', '.join(near)}" if near else f"; scored there: {', '.join(available)}"
-    return InputError(InputProblem(rule.origin if rule.origin != COMMAND_LINE else COMMAND_LINE,
-                                   None, rule.target,
-                                   f"not scored in {which} ({result.run}){hint}"))  # fmt: skip
+    hint = (
+        f"; scored there: {', '.join(near)}" if near else f"; scored there: {', '.join(available)}"
+    )
+    return InputError(
+        InputProblem(
+            rule.origin if rule.origin != COMMAND_LINE else COMMAND_LINE,
+            None,
+            rule.target,
+            f"not scored in {which} ({result.run}){hint}",
+        )
+    )
 
 
 def check_results(
@@ -232,15 +265,31 @@ def check_results(
     rules = list(rules)
     drops = [r for r in rules if r.kind == Kind.MAX_DROP]
     if drops and baseline is None:
-        raise InputError(InputProblem(COMMAND_LINE, None, "--baseline",
-                                      f"a drop rule ({drops[0]}) needs a baseline to compare "
-                                      "with"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                COMMAND_LINE,
+                None,
+                "--baseline",
+                f"a drop rule ({drops[0]}) needs a baseline to compare with",
+            )
+        )
     if not rules and baseline is None:
-        raise InputError(InputProblem(COMMAND_LINE, None, None,
-                                      "nothing to check: give --baseline, a rules file (--rules) "
-                                      "or a --min/--max/--max-share rule"))  # fmt: skip
-    report = CheckReport(run=run_name, baseline=baseline_name if baseline is not None else None,
-                         outcomes=[], alpha=alpha, default_max_drop=default_max_drop)  # fmt: skip
+        raise InputError(
+            InputProblem(
+                COMMAND_LINE,
+                None,
+                None,
+                "nothing to check: give --baseline, a rules file (--rules) "
+                "or a --min/--max/--max-share rule",
+            )
+        )
+    report = CheckReport(
+        run=run_name,
+        baseline=baseline_name if baseline is not None else None,
+        outcomes=[],
+        alpha=alpha,
+        default_max_drop=default_max_drop,
+    )
     if baseline is not None and not drops:
         drops, report.notes = headline_rules(run, baseline, default_max_drop)
         report.defaults_used = True
@@ -262,10 +311,21 @@ def check_results(
         report.clustering = f"clustered by source document ({n_docs} documents)"
     else:
         report.clustering = "samples independent (they share no source document)"
-    drop_outcomes = (_drop_outcomes(run, baseline, drops, alpha=alpha, resamples=resamples,
-                                    seed=seed, shared_samples=shared_samples,
-                                    names=(run_name, baseline_name), report=report)
-                     if baseline is not None and drops else {})  # fmt: skip
+    drop_outcomes = (
+        _drop_outcomes(
+            run,
+            baseline,
+            drops,
+            alpha=alpha,
+            resamples=resamples,
+            seed=seed,
+            shared_samples=shared_samples,
+            names=(run_name, baseline_name),
+            report=report,
+        )
+        if baseline is not None and drops
+        else {}
+    )
     for rule in rules:
         if rule.kind == Kind.MAX_DROP:
             report.outcomes.append(drop_outcomes[rule])
@@ -285,8 +345,10 @@ def _threshold(run: ScoreResult, rule: Rule, *, resamples: int, seed: int) -> Ou
     if rule.kind == Kind.MAX_SHARE:
         verdicts = run.verdicts.drop_duplicates("sample_id").set_index("sample_id")
         column = "stage" if rule.target in _stage_names() else "verdict"  # no name is both
-        values = pd.Series((verdicts[column].astype("string") == rule.target).fillna(False)
-                           .to_numpy(dtype=float), index=verdicts.index)  # fmt: skip
+        values = pd.Series(
+            (verdicts[column].astype("string") == rule.target).fillna(False).to_numpy(dtype=float),
+            index=verdicts.index,
+        )
     else:
         values = column_values(run, rule.target)
     stage = stage_of(rule, run)
@@ -301,8 +363,16 @@ def _threshold(run: ScoreResult, rule: Rule, *, resamples: int, seed: int) -> Ou
         ok = mean <= rule.limit + EPSILON
         reason = f"{mean:.3f} {'<=' if ok else '>'} {rule.limit:g}"
     what = "share" if rule.kind == Kind.MAX_SHARE else "mean"
-    return Outcome(rule, Status.PASS if ok else Status.FAIL, stage, value=mean, low=ci.low,
-                   high=ci.high, n=len(values), reason=f"{what} {reason} (the run alone)")  # fmt: skip
+    return Outcome(
+        rule,
+        Status.PASS if ok else Status.FAIL,
+        stage,
+        value=mean,
+        low=ci.low,
+        high=ci.high,
+        n=len(values),
+        reason=f"{what} {reason} (the run alone)",
+    )
 
 
 def _stage_names() -> list[str]:
@@ -311,21 +381,35 @@ def _stage_names() -> list[str]:
     return [str(s) for s in Stage]
 
 
-def _drop_outcomes(run: ScoreResult, baseline: ScoreResult, drops: list[Rule], *, alpha: float,
-                   resamples: int, seed: int, shared_samples: bool, names: tuple[str, str],
-                   report: CheckReport) -> dict[Rule, Outcome]:  # fmt: skip
+def _drop_outcomes(
+    run: ScoreResult,
+    baseline: ScoreResult,
+    drops: list[Rule],
+    *,
+    alpha: float,
+    resamples: int,
+    seed: int,
+    shared_samples: bool,
+    names: tuple[str, str],
+    report: CheckReport,
+) -> dict[Rule, Outcome]:
     from cofe.compare import ALL, compare_results, holm
 
     run_name, baseline_name = names
     if run_name == baseline_name:
         baseline_name = f"{baseline_name} (baseline)"
-    comparison = compare_results({run_name: run, baseline_name: baseline}, alpha=alpha,
-                                 resamples=resamples, seed=seed,
-                                 shared_samples=shared_samples)  # fmt: skip
+    comparison = compare_results(
+        {run_name: run, baseline_name: baseline},
+        alpha=alpha,
+        resamples=resamples,
+        seed=seed,
+        shared_samples=shared_samples,
+    )
     if comparison.shared is not None:
         left = ", ".join(f"{r} {n}" for r, n in comparison.left_out.items())
-        report.notes.append(f"compared on the {comparison.shared} samples both runs have "
-                            f"(left out: {left})")  # fmt: skip
+        report.notes.append(
+            f"compared on the {comparison.shared} samples both runs have (left out: {left})"
+        )
     if comparison.clustering.startswith("by source document"):
         report.clustering = "clustered " + comparison.clustering.split(" (")[0]
     d = comparison.differences
@@ -356,9 +440,14 @@ def _drop_outcomes(run: ScoreResult, baseline: ScoreResult, drops: list[Rule], *
             if rule.default:
                 out[rule] = Outcome(rule, Status.SKIP, stage, reason="no paired samples")
                 continue
-            raise InputError(InputProblem(rule.origin, None, rule.target,
-                                          "no sample is scored in both runs: nothing to "
-                                          "compare"))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    rule.origin,
+                    None,
+                    rule.target,
+                    "no sample is scored in both runs: nothing to compare",
+                )
+            )
         row = rows[rule.target]
         delta = float(row["difference"])  # run - baseline, over the paired samples
         drop = -delta if higher_is_better(rule.target) else delta
@@ -366,11 +455,21 @@ def _drop_outcomes(run: ScoreResult, baseline: ScoreResult, drops: list[Rule], *
         beyond = drop > rule.limit + EPSILON
         significant = p_adj < alpha
         if beyond and significant:
-            status, why = Status.FAIL, (f"dropped {drop:.3f} > {rule.limit:g} allowed, and "
-                                        f"significant (p_holm {_p(p_adj)} < {alpha:g})")  # fmt: skip
+            status, why = (
+                Status.FAIL,
+                (
+                    f"dropped {drop:.3f} > {rule.limit:g} allowed, and "
+                    f"significant (p_holm {_p(p_adj)} < {alpha:g})"
+                ),
+            )
         elif beyond:
-            status, why = Status.PASS, (f"dropped {drop:.3f} > {rule.limit:g} allowed, but not "
-                                        f"significant (p_holm {_p(p_adj)} >= {alpha:g})")  # fmt: skip
+            status, why = (
+                Status.PASS,
+                (
+                    f"dropped {drop:.3f} > {rule.limit:g} allowed, but not "
+                    f"significant (p_holm {_p(p_adj)} >= {alpha:g})"
+                ),
+            )
         elif drop > EPSILON:
             status, why = Status.PASS, f"dropped {drop:.3f}, within {rule.limit:g}"
         elif drop < -EPSILON:
@@ -379,12 +478,20 @@ def _drop_outcomes(run: ScoreResult, baseline: ScoreResult, drops: list[Rule], *
             status, why = Status.PASS, "no change"
         low, high = float(row["low"]), float(row["high"])
         out[rule] = Outcome(
-            rule, status, stage,
+            rule,
+            status,
+            stage,
             value=_finite(mean_of.get((run_name, rule.target))),
             baseline=_finite(mean_of.get((baseline_name, rule.target))),
-            delta=delta, low=low, high=high, p_value=p_raw, p_holm=p_adj, test=str(row["test"]),
-            n=int(row["n"]), reason=why,
-        )  # fmt: skip
+            delta=delta,
+            low=low,
+            high=high,
+            p_value=p_raw,
+            p_holm=p_adj,
+            test=str(row["test"]),
+            n=int(row["n"]),
+            reason=why,
+        )
     return out
 
 

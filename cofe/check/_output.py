@@ -28,20 +28,33 @@ def _p(value: float | None) -> str:
 
 
 def _cells(o: Outcome) -> tuple[str, ...]:
-    ci = "-" if o.low is None or o.high is None else f"[{_number(o.low, o.delta is not None)}, " \
-        f"{_number(o.high, o.delta is not None)}]"  # fmt: skip
-    return (o.status.upper(), o.stage or "-", str(o.rule), _number(o.value),
-            _number(o.baseline), _number(o.delta, signed=True), ci, _p(o.p_holm),
-            str(o.n) if o.n else "-")  # fmt: skip
+    ci = (
+        "-"
+        if o.low is None or o.high is None
+        else f"[{_number(o.low, o.delta is not None)}, {_number(o.high, o.delta is not None)}]"
+    )
+    return (
+        o.status.upper(),
+        o.stage or "-",
+        str(o.rule),
+        _number(o.value),
+        _number(o.baseline),
+        _number(o.delta, signed=True),
+        ci,
+        _p(o.p_holm),
+        str(o.n) if o.n else "-",
+    )
 
 
 def describe(o: Outcome) -> str:
     """One line naming the stage, the measure and why the rule passed or failed."""
     where = f"{o.stage}: " if o.stage else ""
     if o.rule.kind == Kind.MAX_DROP and o.delta is not None:
-        moved = f" ({_number(o.baseline)} -> {_number(o.value)}, paired delta " \
-            f"{_number(o.delta, signed=True)}, 95% CI [{_number(o.low, True)}, " \
-            f"{_number(o.high, True)}], {o.test} test, n={o.n})"  # fmt: skip
+        moved = (
+            f" ({_number(o.baseline)} -> {_number(o.value)}, paired delta "
+            f"{_number(o.delta, signed=True)}, 95% CI [{_number(o.low, True)}, "
+            f"{_number(o.high, True)}], {o.test} test, n={o.n})"
+        )
         return f"{where}{o.rule.target} {o.reason}{moved}"
     if o.rule.kind == Kind.MAX_SHARE:
         return f"{where}share of {o.rule.target} verdicts must be <= {o.rule.limit:g}: {o.reason}"
@@ -50,30 +63,41 @@ def describe(o: Outcome) -> str:
 
 def render_text(report: CheckReport) -> str:
     """The table a person reads, the rules' statistics said above it."""
-    lines = [f"cofe check {report.run}" + (f" against baseline {report.baseline}"
-                                           if report.baseline else "")]  # fmt: skip
+    lines = [
+        f"cofe check {report.run}"
+        + (f" against baseline {report.baseline}" if report.baseline else "")
+    ]
     drops = [o for o in report.outcomes if o.rule.kind == Kind.MAX_DROP and o.status != Status.SKIP]
     if report.baseline is not None:
-        lines.append(f"  a drop fails only when it is larger than its rule allows AND significant "
-                     f"under cofe compare's paired test (exact McNemar for 0/1 values, else "
-                     f"sign-flip permutation; {report.clustering}), Holm-adjusted over the "
-                     f"{report.drop_tests} distinct test(s) of the {len(drops)} drop rule(s), "
-                     f"alpha {report.alpha:g}")  # fmt: skip
+        lines.append(
+            f"  a drop fails only when it is larger than its rule allows AND significant "
+            f"under cofe compare's paired test (exact McNemar for 0/1 values, else "
+            f"sign-flip permutation; {report.clustering}), Holm-adjusted over the "
+            f"{report.drop_tests} distinct test(s) of the {len(drops)} drop rule(s), "
+            f"alpha {report.alpha:g}"
+        )
     if report.defaults_used:
-        lines.append(f"  no drop rule given: keyword recall at each step and answer/PointRecall "
-                     f"may not drop by more than {report.default_max_drop:g} (the default)")  # fmt: skip
+        lines.append(
+            f"  no drop rule given: keyword recall at each step and answer/PointRecall "
+            f"may not drop by more than {report.default_max_drop:g} (the default)"
+        )
     if any(o.rule.kind != Kind.MAX_DROP for o in report.outcomes):
-        lines.append("  thresholds (min, max, max_share) are checked on the run alone; "
-                     "their CI is shown, not tested")  # fmt: skip
+        lines.append(
+            "  thresholds (min, max, max_share) are checked on the run alone; "
+            "their CI is shown, not tested"
+        )
     lines.extend(f"  note: {note}" for note in report.notes)
     rows = [_HEADER, *(_cells(o) for o in report.outcomes)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
     right = {3, 4, 5, 7, 8}
     lines.append("")
     for row in rows:
-        lines.append("  ".join(cell.rjust(w) if i in right else cell.ljust(w)
-                               for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
-                     .rstrip())  # fmt: skip
+        lines.append(
+            "  ".join(
+                cell.rjust(w) if i in right else cell.ljust(w)
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
     lines.append("")
     failures = report.failures
     for o in failures:
@@ -88,9 +112,14 @@ def render_text(report: CheckReport) -> str:
         staged = [o.stage for o in failures if o.stage in _PIPELINE]
         if staged:
             first = min(staged, key=_PIPELINE.index)
-            lines.append(f"the earliest failing stage is {first}" + (
-                " (the stages after it read its output: look there first)"
-                if len(set(staged)) > 1 else ""))  # fmt: skip
+            lines.append(
+                f"the earliest failing stage is {first}"
+                + (
+                    " (the stages after it read its output: look there first)"
+                    if len(set(staged)) > 1
+                    else ""
+                )
+            )
     else:
         lines.append(f"cofe check: passed: {total} rule(s)")
     return "\n".join(lines)
@@ -104,26 +133,47 @@ def junit_xml(report: CheckReport) -> str:
     failed rule, ``<skipped>`` for a rule the runs could not be compared on."""
     failures = len(report.failures)
     skipped = sum(o.status == Status.SKIP for o in report.outcomes)
-    counts = {"tests": str(len(report.outcomes)), "failures": str(failures), "errors": "0",
-              "skipped": str(skipped), "time": "0"}  # fmt: skip
+    counts = {
+        "tests": str(len(report.outcomes)),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": str(skipped),
+        "time": "0",
+    }
     suites = ET.Element("testsuites", {"name": "cofe check", **counts})
     name = f"cofe check {report.run}" + (f" vs {report.baseline}" if report.baseline else "")
-    suite = ET.SubElement(suites, "testsuite", {
-        "name": name, **counts,
-        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
-    })  # fmt: skip
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        {
+            "name": name,
+            **counts,
+            "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        },
+    )
     properties = ET.SubElement(suite, "properties")
-    for key, value in (("run", report.run), ("baseline", report.baseline or ""),
-                       ("alpha", f"{report.alpha:g}"), ("clustering", report.clustering),
-                       ("default_max_drop", f"{report.default_max_drop:g}")):  # fmt: skip
+    for key, value in (
+        ("run", report.run),
+        ("baseline", report.baseline or ""),
+        ("alpha", f"{report.alpha:g}"),
+        ("clustering", report.clustering),
+        ("default_max_drop", f"{report.default_max_drop:g}"),
+    ):
         ET.SubElement(properties, "property", {"name": key, "value": value})
     for o in report.outcomes:
-        case = ET.SubElement(suite, "testcase", {
-            "classname": f"cofe.check.{o.stage or 'run'}", "name": str(o.rule), "time": "0",
-        })  # fmt: skip
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": f"cofe.check.{o.stage or 'run'}",
+                "name": str(o.rule),
+                "time": "0",
+            },
+        )
         if o.status == Status.FAIL:
-            failure = ET.SubElement(case, "failure", {"message": describe(o),
-                                                      "type": str(o.rule.kind)})  # fmt: skip
+            failure = ET.SubElement(
+                case, "failure", {"message": describe(o), "type": str(o.rule.kind)}
+            )
             failure.text = describe(o)
         elif o.status == Status.SKIP:
             ET.SubElement(case, "skipped", {"message": describe(o)})
@@ -131,7 +181,9 @@ def junit_xml(report: CheckReport) -> str:
             ET.SubElement(case, "system-out").text = describe(o)
     ET.SubElement(suite, "system-out").text = render_text(report)
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    )
 
 
 def write_junit(report: CheckReport, path: str | Path) -> Path:

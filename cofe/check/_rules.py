@@ -35,8 +35,12 @@ class Kind(StrEnum):
     MAX_SHARE = "max_share"  # the share of samples with this verdict (or stage) at most this
 
 
-_FLAG = {Kind.MIN: "--min", Kind.MAX: "--max", Kind.MAX_DROP: "--max-drop",
-         Kind.MAX_SHARE: "--max-share"}  # fmt: skip
+_FLAG = {
+    Kind.MIN: "--min",
+    Kind.MAX: "--max",
+    Kind.MAX_DROP: "--max-drop",
+    Kind.MAX_SHARE: "--max-share",
+}
 
 
 @dataclass(frozen=True)
@@ -100,9 +104,12 @@ def _suggest(text: str, known: Iterable[str]) -> str:
     near = close_matches(text, known)
     cutoff = re.search(r"@\d+$", text.strip())
     if cutoff:  # the cutoff the user wrote, where the suggestion takes one (ranked steps)
-        near = [re.sub(r"@K$", "", n) + cutoff.group()
-                if n.endswith("@K") or n.split("/")[0] in ("pool", "context") else n
-                for n in near]  # fmt: skip
+        near = [
+            re.sub(r"@K$", "", n) + cutoff.group()
+            if n.endswith("@K") or n.split("/")[0] in ("pool", "context")
+            else n
+            for n in near
+        ]
     return f"; did you mean {', '.join(near)}?" if near else ""
 
 
@@ -116,23 +123,29 @@ def parse_column(text: str) -> str:
     text = text.strip()
     step, slash, measure_text = text.partition("/")
     if not slash:
-        raise ValueError(f"{text!r} names no step: write it as a results column, step/Measure "
-                         f"(e.g. context/KeywordRecall@4){_suggest('answer/' + text, every)}")  # fmt: skip
+        raise ValueError(
+            f"{text!r} names no step: write it as a results column, step/Measure "
+            f"(e.g. context/KeywordRecall@4){_suggest('answer/' + text, every)}"
+        )
     if step not in STEPS:
-        raise ValueError(f"unknown step {step!r} in {text!r} (steps: {', '.join(STEPS)})"
-                         f"{_suggest(text, every)}")  # fmt: skip
+        raise ValueError(
+            f"unknown step {step!r} in {text!r} (steps: {', '.join(STEPS)}){_suggest(text, every)}"
+        )
     try:
         measure = parse_measure(measure_text)
     except ValueError as error:
         if re.sub(r"@.*$", "", measure_text.strip()) in Measure.REGISTRY:  # a bad cutoff
             raise ValueError(f"{text!r}: {error}") from None
-        raise ValueError(f"unknown measure {measure_text!r} in {text!r}"
-                         f"{_suggest(text, every)}") from None  # fmt: skip
+        raise ValueError(
+            f"unknown measure {measure_text!r} in {text!r}{_suggest(text, every)}"
+        ) from None
     applies = {str(s) for s in measure.STEPS} | ({ANSWERED} if "answer" in measure.STEPS else set())
     if step not in applies:
-        raise ValueError(f"{measure.NAME} is not measured at the {step} step (only at "
-                         f"{', '.join(s for s in STEPS if s in applies)})"
-                         f"{_suggest(text, every)}")  # fmt: skip
+        raise ValueError(
+            f"{measure.NAME} is not measured at the {step} step (only at "
+            f"{', '.join(s for s in STEPS if s in applies)})"
+            f"{_suggest(text, every)}"
+        )
     return f"{step}/{measure.name}"
 
 
@@ -154,8 +167,10 @@ def parse_share_target(text: str) -> str:
     text = text.strip()
     names = share_names()
     if text not in names:
-        raise ValueError(f"unknown verdict or stage {text!r}{_suggest(text, names)} "
-                         f"(verdicts and stages: {', '.join(names)})")  # fmt: skip
+        raise ValueError(
+            f"unknown verdict or stage {text!r}{_suggest(text, names)} "
+            f"(verdicts and stages: {', '.join(names)})"
+        )
     return text
 
 
@@ -181,14 +196,20 @@ def parse_flag(kind: Kind, text: str) -> Rule:
     """``--min context/KeywordRecall@4=0.8`` (the flag's value) as a rule."""
     target, equals, number = text.rpartition("=")
     if not equals or not target.strip():
-        raise InputError(InputProblem(COMMAND_LINE, None, _FLAG[kind],
-                                      f"{text!r}: write NAME=VALUE, e.g. "
-                                      f"{_example(kind)}"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                COMMAND_LINE,
+                None,
+                _FLAG[kind],
+                f"{text!r}: write NAME=VALUE, e.g. {_example(kind)}",
+            )
+        )
     try:
         value = float(number)
     except ValueError:
-        raise InputError(InputProblem(COMMAND_LINE, None, _FLAG[kind],
-                                      f"{text!r}: {number!r} is not a number")) from None  # fmt: skip
+        raise InputError(
+            InputProblem(COMMAND_LINE, None, _FLAG[kind], f"{text!r}: {number!r} is not a number")
+        ) from None
     try:
         return make_rule(kind, target, value, f"{_FLAG[kind]} {text}")
     except ValueError as error:
@@ -196,9 +217,12 @@ def parse_flag(kind: Kind, text: str) -> Rule:
 
 
 def _example(kind: Kind) -> str:
-    return {Kind.MIN: "context/KeywordRecall@4=0.8", Kind.MAX: "context/RerankLoss@4=0.1",
-            Kind.MAX_DROP: "answer/PointRecall=0.02",
-            Kind.MAX_SHARE: "not_retrieved=0.15"}[kind]  # fmt: skip
+    return {
+        Kind.MIN: "context/KeywordRecall@4=0.8",
+        Kind.MAX: "context/RerankLoss@4=0.1",
+        Kind.MAX_DROP: "answer/PointRecall=0.02",
+        Kind.MAX_SHARE: "not_retrieved=0.15",
+    }[kind]
 
 
 # --- files --------------------------------------------------------------------------------
@@ -213,8 +237,14 @@ class RuleSet:
     default_max_drop: float | None = None
 
 
-_TABLES = {"min": Kind.MIN, "max": Kind.MAX, "max_drop": Kind.MAX_DROP, "max-drop": Kind.MAX_DROP,
-           "max_share": Kind.MAX_SHARE, "max-share": Kind.MAX_SHARE}  # fmt: skip
+_TABLES = {
+    "min": Kind.MIN,
+    "max": Kind.MAX,
+    "max_drop": Kind.MAX_DROP,
+    "max-drop": Kind.MAX_DROP,
+    "max_share": Kind.MAX_SHARE,
+    "max-share": Kind.MAX_SHARE,
+}
 _SETTINGS = ("alpha", "default_max_drop")
 EXAMPLE_FILE = """\
 # cofe check rules (TOML). Names are results columns: step/Measure@K.
@@ -245,9 +275,8 @@ def _line_of(text: str, table: str | None, key: str) -> int | None:
                 return number
             continue
         stripped = line.strip()
-        if current == table and any(stripped.startswith(k) for k in
-                                    (f'"{key}"', f"'{key}'", key)):  # fmt: skip
-            rest = stripped[len(key) + (0 if stripped.startswith(key) else 2):].lstrip()
+        if current == table and any(stripped.startswith(k) for k in (f'"{key}"', f"'{key}'", key)):
+            rest = stripped[len(key) + (0 if stripped.startswith(key) else 2) :].lstrip()
             if rest.startswith("="):
                 return number
     return None
@@ -262,13 +291,17 @@ def read_rules(path: str | os.PathLike[str]) -> RuleSet:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         line = re.search(r"at line (\d+)", str(error))
-        raise InputError(InputProblem(file, int(line.group(1)) if line else None, None,
-                                      f"not valid TOML: {error}")) from None  # fmt: skip
+        raise InputError(
+            InputProblem(
+                file, int(line.group(1)) if line else None, None, f"not valid TOML: {error}"
+            )
+        ) from None
     return rules_from_mapping(data, file=file, text=text)
 
 
-def rules_from_mapping(data: Mapping[str, Any], *, file: str = "<rules>",
-                       text: str = "") -> RuleSet:  # fmt: skip
+def rules_from_mapping(
+    data: Mapping[str, Any], *, file: str = "<rules>", text: str = ""
+) -> RuleSet:
     """The rules a parsed rules file (or a dict of the same shape) holds."""
     rules: list[Rule] = []
     settings: dict[str, float] = {}
@@ -285,21 +318,33 @@ def rules_from_mapping(data: Mapping[str, Any], *, file: str = "<rules>",
             continue
         if key not in _TABLES:
             known = [*_SETTINGS, "min", "max", "max_drop", "max_share"]
-            raise InputError(InputProblem(file, _line_of(text, None, key), key,
-                                          f"unknown table or setting{_suggest(key, known)} "
-                                          f"(known: {', '.join(known)})"))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    file,
+                    _line_of(text, None, key),
+                    key,
+                    f"unknown table or setting{_suggest(key, known)} (known: {', '.join(known)})",
+                )
+            )
         if not isinstance(value, Mapping):
             name, _, number = _example(_TABLES[key]).partition("=")
-            raise InputError(InputProblem(file, _line_of(text, None, key), key,
-                                          f'a table of NAME = VALUE lines, e.g. [{key}] then '
-                                          f'"{name}" = {number}'))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    file,
+                    _line_of(text, None, key),
+                    key,
+                    f'a table of NAME = VALUE lines, e.g. [{key}] then "{name}" = {number}',
+                )
+            )
         for target, limit in value.items():
             line = _line_of(text, key, target)
             origin = f"{file}:{line}" if line else f"{file} [{key}]"
             try:
                 rules.append(make_rule(_TABLES[key], target, limit, origin))
             except ValueError as error:
-                raise InputError(InputProblem(file, line, f"[{key}] {target}", str(error))) from None
+                raise InputError(
+                    InputProblem(file, line, f"[{key}] {target}", str(error))
+                ) from None
     return RuleSet(tuple(rules), settings.get("alpha"), settings.get("default_max_drop"))
 
 

@@ -27,11 +27,15 @@ _OPTIONS = ("cofe_run", "cofe_baseline", "cofe_rules")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("cofe", "cofe check: fail on stage regressions")
-    group.addoption("--cofe-run", metavar="DIR", default=None,
-                    help="the scoring to check (results folder or run directory); adds the "
-                         "test cofe-check")  # fmt: skip
-    group.addoption("--cofe-baseline", metavar="DIR", default=None,
-                    help="the scoring to compare with")
+    group.addoption(
+        "--cofe-run",
+        metavar="DIR",
+        default=None,
+        help="the scoring to check (results folder or run directory); adds the test cofe-check",
+    )
+    group.addoption(
+        "--cofe-baseline", metavar="DIR", default=None, help="the scoring to compare with"
+    )
     group.addoption("--cofe-rules", metavar="FILE", default=None, help="a cofe check rules file")
     for name in _OPTIONS:
         parser.addini(name, f"default of --{name.replace('_', '-')}", default=None)
@@ -63,8 +67,12 @@ class CofeCheck:
         run = run if run is not None else self.run
         if run is None:
             pytest.fail("cofe_check: give the run to check (or --cofe-run)", pytrace=False)
-        return assert_check(run, baseline if baseline is not None else self.baseline,
-                            rules if rules is not None else self.rules, **options)  # fmt: skip
+        return assert_check(
+            run,
+            baseline if baseline is not None else self.baseline,
+            rules if rules is not None else self.rules,
+            **options,
+        )
 
 
 @pytest.fixture
@@ -84,8 +92,7 @@ class CofeCheckItem(pytest.Item):
     def runtest(self) -> None:
         self.check()
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:  # fmt: skip
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from cofe.check import CheckFailed, render_text
 
         if isinstance(excinfo.value, CheckFailed):
@@ -96,8 +103,9 @@ class CofeCheckItem(pytest.Item):
         return self.check.run or "", None, f"cofe check {self.check.run}"
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> None:  # fmt: skip
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     run = _option(config, "cofe_run")
     if run is None:
         return

@@ -29,8 +29,21 @@ from cofe.cli import (
 )
 from cofe.llm import EndpointUnreachable
 
-COMMANDS = (_demo, _run, _judge, _score, _compare, _check, _sweep, _report, _import, _annotate,
-            _schema, _monitor, _llm)  # fmt: skip
+COMMANDS = (
+    _demo,
+    _run,
+    _judge,
+    _score,
+    _compare,
+    _check,
+    _sweep,
+    _report,
+    _import,
+    _annotate,
+    _schema,
+    _monitor,
+    _llm,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,8 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                      file: TextIO | None = None, line: str | None = None) -> None:  # fmt: skip
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     """cofe's own warnings (a repaired record, a cache that could not be written) as one
     line on stderr; other libraries' warnings keep Python's format."""
     if issubclass(category, InputWarning) or f"{os.sep}cofe{os.sep}" in filename:
@@ -56,10 +75,20 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 
 _show_warning = warnings.showwarning
 # the extra that brings an optional module (the core installs none of them)
-_EXTRA_OF = {"openai": "pipeline", "httpx": "pipeline", "httpcore": "pipeline",
-             "llama_cpp": "llm", "bm25s": "bm25", "unstructured": "pipeline",
-             "llama_index": "pipeline", "sentence_transformers": "dense", "torch": "dense",
-             "distributed": "dask", "dask": "dask", "psycopg": "postgres"}  # fmt: skip
+_EXTRA_OF = {
+    "openai": "pipeline",
+    "httpx": "pipeline",
+    "httpcore": "pipeline",
+    "llama_cpp": "llm",
+    "bm25s": "bm25",
+    "unstructured": "pipeline",
+    "llama_index": "pipeline",
+    "sentence_transformers": "dense",
+    "torch": "dense",
+    "distributed": "dask",
+    "dask": "dask",
+    "psycopg": "postgres",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,8 +108,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EndpointUnreachable as error:  # a failure of the endpoint, not of the command line
         print(f"cofe: error: {error}", file=sys.stderr)
         return 1
-    except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError,
-            FileExistsError) as error:  # bad options or paths: one line, no traceback  # fmt: skip
+    except (
+        ValueError,
+        FileNotFoundError,
+        IsADirectoryError,
+        NotADirectoryError,
+        FileExistsError,
+    ) as error:  # bad options or paths: one line, no traceback
         print(f"cofe: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # disk full, no permission, ...: a failure, still one line

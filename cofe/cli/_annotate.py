@@ -12,8 +12,11 @@ from cofe.cli._run import make_cache
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("annotate", help="generate a checked eval set from documents with an LLM",
-                       description=__doc__)  # fmt: skip
+    p = sub.add_parser(
+        "annotate",
+        help="generate a checked eval set from documents with an LLM",
+        description=__doc__,
+    )
     p.add_argument("docs", type=Path, help="folder (or file) of documents")
     p.add_argument("-o", "--out", type=Path, required=True, help="eval set to write (JSONL)")
     from cofe.cli._judge import add_llm_options
@@ -21,9 +24,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_llm_options(p, limit="annotate at most N segments not yet annotated")
     p.add_argument("--retries", type=int, default=4, help="retries on 429/5xx/timeouts (default 4)")
     p.add_argument("--segment-tokens", type=int, default=400, help="segment size (default 400)")
-    p.add_argument("--max-segments", type=int,
-                   help="plan only the first N segments of the documents (the eval set's extent; "
-                        "--limit N annotates N more per run)")  # fmt: skip
+    p.add_argument(
+        "--max-segments",
+        type=int,
+        help="plan only the first N segments of the documents (the eval set's extent; "
+        "--limit N annotates N more per run)",
+    )
     p.add_argument("--language", choices=["auto", "en", "zh"], default="auto")
     p.add_argument("--types", default="factual,analytical,comparative,tutorial")
     p.add_argument(
@@ -31,8 +37,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--fresh", action="store_true", help="replace OUT instead of resuming")
     p.add_argument("--dry-run", action="store_true", help="estimate calls and tokens; call nothing")
-    p.add_argument("--no-probe", action="store_true",
-                   help="do not check that the endpoint answers before starting")  # fmt: skip
+    p.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="do not check that the endpoint answers before starting",
+    )
     p.set_defaults(run=run_annotate)
 
     r = sub.add_parser("review", help="export an eval set for people / import their decisions")
@@ -57,11 +66,17 @@ def run_annotate(args: argparse.Namespace) -> int:
     from cofe.llm import Endpoint, LLMClient
 
     types = tuple(t.strip() for t in args.types.split(",") if t.strip())
-    config = AnnotateConfig(max_segment_tokens=args.segment_tokens, concurrency=args.concurrency,
-                            language=args.language, types=types, max_segments=args.max_segments)  # fmt: skip
+    config = AnnotateConfig(
+        max_segment_tokens=args.segment_tokens,
+        concurrency=args.concurrency,
+        language=args.language,
+        types=types,
+        max_segments=args.max_segments,
+    )
     if not args.dry_run and not args.no_probe:  # fail in seconds, before parsing the documents
-        Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout,
-                          max_retries=args.retries).probe()  # fmt: skip
+        Endpoint.from_env(
+            base_url=args.base_url, model=args.model, timeout=args.timeout, max_retries=args.retries
+        ).probe()
     cache = make_cache(args.cache)
     documents, problems = load_documents(args.docs, cache)
     for problem in problems:
@@ -69,11 +84,13 @@ def run_annotate(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(json.dumps(dry_run(documents, config), indent=2))
         return 0
-    endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout,
-                                 max_retries=args.retries)  # fmt: skip
+    endpoint = Endpoint.from_env(
+        base_url=args.base_url, model=args.model, timeout=args.timeout, max_retries=args.retries
+    )
     client = LLMClient(endpoint, cache=cache, json_mode=args.json_mode)
-    summary = annotate(None, args.out, client, config, documents=documents, fresh=args.fresh,
-                       limit=args.limit)  # fmt: skip
+    summary = annotate(
+        None, args.out, client, config, documents=documents, fresh=args.fresh, limit=args.limit
+    )
     print(summary.render())
     why = summary.why_none()
     if why is not None:  # a failure always says why, in one line

@@ -20,39 +20,85 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("checked", type=Path, metavar="RUN", nargs="?",
-                   help="results folder (holding summary.json) or run directory (its default "
-                        "scoring, scored now if missing)")  # fmt: skip
-    p.add_argument("--baseline", type=Path, metavar="BASE_RUN",
-                   help="the scoring to compare with (a results folder or a run directory)")
-    p.add_argument("--rules", type=Path, metavar="FILE",
-                   help="rules in TOML ([min], [max], [max_drop], [max_share]; "
-                        "--print-example-rules shows one)")  # fmt: skip
-    p.add_argument("--min", action="append", default=[], metavar="STEP/MEASURE=VALUE",
-                   help="the run's mean at least VALUE, e.g. context/KeywordRecall@4=0.8")
-    p.add_argument("--max", action="append", default=[], metavar="STEP/MEASURE=VALUE",
-                   help="the run's mean at most VALUE, e.g. context/RerankLoss@4=0.1")
-    p.add_argument("--max-drop", action="append", default=[], metavar="STEP/MEASURE=VALUE",
-                   help="fail on a significant drop from the baseline larger than VALUE, e.g. "
-                        "answer/PointRecall=0.02")  # fmt: skip
-    p.add_argument("--max-share", action="append", default=[], metavar="VERDICT=SHARE",
-                   help="the share of samples with this verdict (or blaming this stage) at "
-                        "most SHARE, e.g. not_retrieved=0.15")  # fmt: skip
-    p.add_argument("--default-max-drop", type=float, default=None, metavar="VALUE",
-                   help="the drop allowed each headline measure when no drop rule is given "
-                        "(default 0.02)")  # fmt: skip
-    p.add_argument("--alpha", type=float, default=None,
-                   help="family-wise error rate of the drop tests (Holm; default 0.05)")
+    p.add_argument(
+        "checked",
+        type=Path,
+        metavar="RUN",
+        nargs="?",
+        help="results folder (holding summary.json) or run directory (its default "
+        "scoring, scored now if missing)",
+    )
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="BASE_RUN",
+        help="the scoring to compare with (a results folder or a run directory)",
+    )
+    p.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help="rules in TOML ([min], [max], [max_drop], [max_share]; "
+        "--print-example-rules shows one)",
+    )
+    p.add_argument(
+        "--min",
+        action="append",
+        default=[],
+        metavar="STEP/MEASURE=VALUE",
+        help="the run's mean at least VALUE, e.g. context/KeywordRecall@4=0.8",
+    )
+    p.add_argument(
+        "--max",
+        action="append",
+        default=[],
+        metavar="STEP/MEASURE=VALUE",
+        help="the run's mean at most VALUE, e.g. context/RerankLoss@4=0.1",
+    )
+    p.add_argument(
+        "--max-drop",
+        action="append",
+        default=[],
+        metavar="STEP/MEASURE=VALUE",
+        help="fail on a significant drop from the baseline larger than VALUE, e.g. "
+        "answer/PointRecall=0.02",
+    )
+    p.add_argument(
+        "--max-share",
+        action="append",
+        default=[],
+        metavar="VERDICT=SHARE",
+        help="the share of samples with this verdict (or blaming this stage) at "
+        "most SHARE, e.g. not_retrieved=0.15",
+    )
+    p.add_argument(
+        "--default-max-drop",
+        type=float,
+        default=None,
+        metavar="VALUE",
+        help="the drop allowed each headline measure when no drop rule is given (default 0.02)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        help="family-wise error rate of the drop tests (Holm; default 0.05)",
+    )
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap/permutation draws")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--shared-samples", action="store_true",
-                   help="runs of different eval sets: compare the samples both have")
+    p.add_argument(
+        "--shared-samples",
+        action="store_true",
+        help="runs of different eval sets: compare the samples both have",
+    )
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
-    p.add_argument("--github", action="store_true",
-                   help="also print GitHub Actions annotations (::error ...)")
+    p.add_argument(
+        "--github", action="store_true", help="also print GitHub Actions annotations (::error ...)"
+    )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON instead")
-    p.add_argument("--print-example-rules", action="store_true",
-                   help="print an example rules file and exit")
+    p.add_argument(
+        "--print-example-rules", action="store_true", help="print an example rules file and exit"
+    )
     p.set_defaults(run=run)
 
 
@@ -82,24 +128,40 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.default_max_drop is not None and args.default_max_drop < 0:
         raise ValueError(f"--default-max-drop must be at least 0, got {args.default_max_drop}")
-    flags = [parse_flag(kind, text)
-             for kind, texts in ((Kind.MIN, args.min), (Kind.MAX, args.max),
-                                 (Kind.MAX_DROP, args.max_drop), (Kind.MAX_SHARE, args.max_share))
-             for text in texts]  # fmt: skip
+    flags = [
+        parse_flag(kind, text)
+        for kind, texts in (
+            (Kind.MIN, args.min),
+            (Kind.MAX, args.max),
+            (Kind.MAX_DROP, args.max_drop),
+            (Kind.MAX_SHARE, args.max_share),
+        )
+        for text in texts
+    ]
     file = read_rules(args.rules) if args.rules else None
     rules = merged(file.rules if file else (), flags)
-    alpha: float = next(v for v in (args.alpha, file.alpha if file else None, 0.05)
-                        if v is not None)  # fmt: skip
-    default_max_drop: float = next(v for v in (args.default_max_drop,
-                                               file.default_max_drop if file else None,
-                                               DEFAULT_MAX_DROP) if v is not None)  # fmt: skip
+    alpha: float = next(
+        v for v in (args.alpha, file.alpha if file else None, 0.05) if v is not None
+    )
+    default_max_drop: float = next(
+        v
+        for v in (args.default_max_drop, file.default_max_drop if file else None, DEFAULT_MAX_DROP)
+        if v is not None
+    )
     result = load(args.checked)
     baseline = load(args.baseline) if args.baseline else None
-    report = check_results(result, rules, baseline, alpha=alpha,
-                           default_max_drop=default_max_drop, resamples=args.resamples,
-                           seed=args.seed, shared_samples=args.shared_samples,
-                           run_name=str(args.checked),
-                           baseline_name=str(args.baseline) if args.baseline else "baseline")  # fmt: skip
+    report = check_results(
+        result,
+        rules,
+        baseline,
+        alpha=alpha,
+        default_max_drop=default_max_drop,
+        resamples=args.resamples,
+        seed=args.seed,
+        shared_samples=args.shared_samples,
+        run_name=str(args.checked),
+        baseline_name=str(args.baseline) if args.baseline else "baseline",
+    )
     if args.junit:
         write_junit(report, args.junit)
     if args.json:

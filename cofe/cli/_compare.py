@@ -40,11 +40,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--query-type", default="all", help="rows to print: all, or one query type")
     p.add_argument("-o", "--out", type=Path, help="write means/differences/transitions CSV + JSON")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.add_argument("--shared-samples", action="store_true",
-                   help="runs of different eval sets: compare only the samples all of them "
-                        "have (same id, query type and source) and say how many were left out")  # fmt: skip
-    p.add_argument("--html", type=Path, metavar="FILE",
-                   help="also write the HTML report of these runs (run directories only)")  # fmt: skip
+    p.add_argument(
+        "--shared-samples",
+        action="store_true",
+        help="runs of different eval sets: compare only the samples all of them "
+        "have (same id, query type and source) and say how many were left out",
+    )
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the HTML report of these runs (run directories only)",
+    )
     p.set_defaults(run=run)
 
 
@@ -72,9 +79,12 @@ def load(path: Path) -> ScoreResult:
         except OSError as error:
             if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
                 raise
-            print(f"cofe: note: {folder} cannot be written ({error.strerror}): the scoring of "
-                  f"{path} is used for this command only. To keep it: cofe score {path} --out "
-                  "DIR, then give DIR instead of the run", file=sys.stderr)  # fmt: skip
+            print(
+                f"cofe: note: {folder} cannot be written ({error.strerror}): the scoring of "
+                f"{path} is used for this command only. To keep it: cofe score {path} --out "
+                "DIR, then give DIR instead of the run",
+                file=sys.stderr,
+            )
         return result
     raise InputError(
         InputProblem(str(path), None, None, "neither a results folder nor a run directory")
@@ -117,8 +127,11 @@ def run(args: argparse.Namespace) -> int:
     )
     if comparison.shared is not None:  # said first, where the reader starts
         left = ", ".join(f"{run} {n}" for run, n in comparison.left_out.items())
-        print(f"cofe compare: comparing the {comparison.shared} sample(s) every run has; "
-              f"left out: {left}", file=sys.stderr)  # fmt: skip
+        print(
+            f"cofe compare: comparing the {comparison.shared} sample(s) every run has; "
+            f"left out: {left}",
+            file=sys.stderr,
+        )
     if args.out:
         comparison.write(args.out)
     if args.html:
@@ -128,13 +141,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_comparison(comparison, query_type=args.query_type))
         if args.out:
-            print(f"\nFiles: {args.out}/ means.csv differences.csv transitions.csv latency.csv "
-                  "comparison.json")  # fmt: skip
+            print(
+                f"\nFiles: {args.out}/ means.csv differences.csv transitions.csv latency.csv "
+                "comparison.json"
+            )
     return 0
 
 
-def _write_html(out: Path, names: list[str], paths: list[Path], results: list[ScoreResult],
-                comparison: Comparison) -> None:  # fmt: skip
+def _write_html(
+    out: Path,
+    names: list[str],
+    paths: list[Path],
+    results: list[ScoreResult],
+    comparison: Comparison,
+) -> None:
     from cofe._atomic import write_text_atomically
     from cofe.report import RunForReport, render_report
 
@@ -142,8 +162,15 @@ def _write_html(out: Path, names: list[str], paths: list[Path], results: list[Sc
     for name, path, result in zip(names, paths, results, strict=True):
         run_dir = run_folder_of(path, result)
         if run_dir is None:
-            raise InputError(InputProblem(str(path), None, None, "--html needs the run directory "
-                                          "(its texts), and this results folder names none"))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    str(path),
+                    None,
+                    None,
+                    "--html needs the run directory "
+                    "(its texts), and this results folder names none",
+                )
+            )
         runs.append(RunForReport.load(name, run_dir, result))
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomically(out, render_report(runs, comparison))

@@ -20,8 +20,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--reranker", default="none", help="none | minilm (default none)")
     p.add_argument("--cache", type=Path, default=None, help="cache folder ('none' disables it)")
     p.add_argument("--concurrency", type=int, default=2)
-    p.add_argument("--generator", choices=["extractive", "openai"], default="extractive",
-                   help="openai: a real model answers (and judges the answers)")  # fmt: skip
+    p.add_argument(
+        "--generator",
+        choices=["extractive", "openai"],
+        default="extractive",
+        help="openai: a real model answers (and judges the answers)",
+    )
     p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
     p.set_defaults(run=run)
@@ -36,13 +40,22 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--chunk-sizes {args.chunk_sizes!r}: give integers like 128,512"
         ) from None
-    config = DemoConfig(chunk_sizes=sizes, retriever=args.retriever, reranker=args.reranker,
-                        generator=args.generator)  # fmt: skip
+    config = DemoConfig(
+        chunk_sizes=sizes,
+        retriever=args.retriever,
+        reranker=args.reranker,
+        generator=args.generator,
+    )
     endpoint = None
     if args.generator == "openai":
         from cofe.llm import Endpoint
 
         endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model)
-    run_demo(args.out, config, cache=make_cache(args.cache), concurrency=args.concurrency,
-             endpoint=endpoint)  # fmt: skip
+    run_demo(
+        args.out,
+        config,
+        cache=make_cache(args.cache),
+        concurrency=args.concurrency,
+        endpoint=endpoint,
+    )
     return 0

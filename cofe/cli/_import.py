@@ -11,7 +11,7 @@ from cofe._errors import InputError, InputProblem
 
 # cofe.evalset.importers.IMPORTERS' names, spelt here so that --help loads no importer
 # (tests/cli/test_fast_start.py checks they agree)
-FORMATS = ('cofe-rag', 'jsonl', 'squad')
+FORMATS = ("cofe-rag", "jsonl", "squad")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,8 +32,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     if args.output.exists() and not args.force:  # an eval set is hours of labelling: never
         # replaced by accident
-        raise InputError(InputProblem(str(args.output), None, None,
-                                      "exists; pass --force to replace it"))  # fmt: skip
+        raise InputError(
+            InputProblem(str(args.output), None, None, "exists; pass --force to replace it")
+        )
     from cofe.evalset import write_evalset
     from cofe.evalset.importers import IMPORTERS
 

@@ -53,21 +53,28 @@ def add_llm_options(p: argparse.ArgumentParser, *, limit: str) -> None:
     slow model; the next pass takes the rest)."""
     p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
-    p.add_argument("--concurrency", type=int,
-                   help=f"calls at once (default 4; {_LOCAL_NOTE}: 1)")  # fmt: skip
-    p.add_argument("--timeout", type=float,
-                   help=f"seconds per request (default 120; {_LOCAL_NOTE}: 600)")  # fmt: skip
-    p.add_argument("--json-mode", choices=JSON_MODES,
-                   help="ask the endpoint to constrain replies to JSON (default off; "
-                        f"{_LOCAL_NOTE}: json_object, which small models need)")  # fmt: skip
+    p.add_argument("--concurrency", type=int, help=f"calls at once (default 4; {_LOCAL_NOTE}: 1)")
+    p.add_argument(
+        "--timeout", type=float, help=f"seconds per request (default 120; {_LOCAL_NOTE}: 600)"
+    )
+    p.add_argument(
+        "--json-mode",
+        choices=JSON_MODES,
+        help="ask the endpoint to constrain replies to JSON (default off; "
+        f"{_LOCAL_NOTE}: json_object, which small models need)",
+    )
     p.add_argument(
         "--limit", type=int, metavar="N", help=f"{limit} (a first look; run again for the rest)"
     )
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("judge", help="label each answer's claims with an LLM judge",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = sub.add_parser(
+        "judge",
+        help="label each answer's claims with an LLM judge",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("run_dir", type=Path)
     add_llm_options(p, limit="judge at most N samples not yet judged")
     p.add_argument(
@@ -77,10 +84,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="K",
         help="judge every sample K times and report the judge's agreement with itself",
     )
-    p.add_argument("--steps", action="store_true",
-                   help="step by step: after the claims call, one call per claim instead of one "
-                        "checks call (more, simpler calls; for a small model that mislabels a "
-                        "dense reply); the summary shows the calls per sample")  # fmt: skip
+    p.add_argument(
+        "--steps",
+        action="store_true",
+        help="step by step: after the claims call, one call per claim instead of one "
+        "checks call (more, simpler calls; for a small model that mislabels a "
+        "dense reply); the summary shows the calls per sample",
+    )
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
     p.add_argument(
         "--no-probe",
@@ -92,11 +102,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="skip AnswerRelevancy/AnswerSimilarity (they load the packaged MiniLM)",
     )
-    p.add_argument("--dask", metavar="ADDRESS",
-                   help="judge on a Dask cluster (scheduler address, or 'local'); workers read "
-                        'OPENAI_API_KEY from their own environment; needs pip install "cofe[dask]"')  # fmt: skip
-    p.add_argument("--dry-run", action="store_true",
-                   help="count the samples and estimate the calls and prompt tokens; call nothing")  # fmt: skip
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="judge on a Dask cluster (scheduler address, or 'local'); workers read "
+        'OPENAI_API_KEY from their own environment; needs pip install "cofe[dask]"',
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="count the samples and estimate the calls and prompt tokens; call nothing",
+    )
     p.set_defaults(run=run)
 
 
@@ -124,25 +140,43 @@ def run(args: argparse.Namespace) -> int:
             if args.steps:  # a claim a sentence of the answer; one call each, and the whole
                 sentences = reference_claims(item.answer)
                 for sentence in sentences:
-                    messages += claim_messages(q, sentence, item.context, item.source,
-                                               item.reference)  # fmt: skip
+                    messages += claim_messages(
+                        q, sentence, item.context, item.source, item.reference
+                    )
                 for statement in references:
                     messages += reference_claim_messages(q, statement, item.answer, item.context)
-                messages += checks_messages(q, item.answer, item.context, item.source,
-                                            item.reference, [], [], item.points)  # fmt: skip
+                messages += checks_messages(
+                    q, item.answer, item.context, item.source, item.reference, [], [], item.points
+                )
                 calls += 2 + len(sentences) + len(references)
             else:  # the checks call, with the answer itself standing in for its claims
-                messages += checks_messages(q, item.answer, item.context, item.source,
-                                            item.reference, [item.answer], references,
-                                            item.points)  # fmt: skip
+                messages += checks_messages(
+                    q,
+                    item.answer,
+                    item.context,
+                    item.source,
+                    item.reference,
+                    [item.answer],
+                    references,
+                    item.points,
+                )
                 # claims, checks, and a follow-up for claims the checks left unlabelled
                 calls += 3
             tokens += sum(estimate_tokens(m["content"]) for m in messages)
-        print(json.dumps({"samples_to_judge": len(items), "not_answered": unanswered,
-                          "repeats": args.repeats, "steps": args.steps,
-                          # a reply's JSON repair aside
-                          "calls_at_most": calls * args.repeats,
-                          "prompt_tokens_estimate": tokens * args.repeats}, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "samples_to_judge": len(items),
+                    "not_answered": unanswered,
+                    "repeats": args.repeats,
+                    "steps": args.steps,
+                    # a reply's JSON repair aside
+                    "calls_at_most": calls * args.repeats,
+                    "prompt_tokens_estimate": tokens * args.repeats,
+                },
+                indent=2,
+            )
+        )
         return 0
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
     if not args.no_probe:  # fail in seconds, naming the URL, before reading the run
@@ -150,20 +184,29 @@ def run(args: argparse.Namespace) -> int:
     client = LLMClient(endpoint, cache=make_cache(args.cache), json_mode=args.json_mode)
     cluster = connect(args.dask) if args.dask else None
     try:
-        report = judge_run(args.run_dir, client, concurrency=args.concurrency,
-                           progress=sys.stderr.isatty(),
-                           embedder=_embedder(args),  # on a cluster: says whether workers load it
-                           repeats=args.repeats, cluster=cluster,
-                           limit=args.limit, steps=args.steps)  # fmt: skip
+        report = judge_run(
+            args.run_dir,
+            client,
+            concurrency=args.concurrency,
+            progress=sys.stderr.isatty(),
+            embedder=_embedder(args),  # on a cluster: says whether workers load it
+            repeats=args.repeats,
+            cluster=cluster,
+            limit=args.limit,
+            steps=args.steps,
+        )
     finally:
         if cluster is not None:
             disconnect(cluster)
     asked = report.judged + report.unscored
-    summary = {**report.__dict__, "steps": args.steps,
-               # what a judgement cost in this pass (the step-by-step mode's price, shown)
-               "calls_per_sample": round(client.usage.calls / asked, 2) if asked else None,
-               "usage": client.usage.to_dict(),
-               "judgements": str(args.run_dir / "judgements.jsonl")}  # fmt: skip
+    summary = {
+        **report.__dict__,
+        "steps": args.steps,
+        # what a judgement cost in this pass (the step-by-step mode's price, shown)
+        "calls_per_sample": round(client.usage.calls / asked, 2) if asked else None,
+        "usage": client.usage.to_dict(),
+        "judgements": str(args.run_dir / "judgements.jsonl"),
+    }
     if args.repeats > 1:
         from cofe.judges import judge_agreement
 
@@ -185,6 +228,9 @@ def _embedder(args: argparse.Namespace) -> Embedder | None:
         embedder.model  # noqa: B018 (load now: a missing package fails here, not per sample)
         return embedder
     except Exception as error:  # no sentence-transformers / model package: measured without
-        print(f"cofe judge: no embeddings ({type(error).__name__}: {error}); "
-              "AnswerRelevancy and AnswerSimilarity stay unscored", file=sys.stderr)  # fmt: skip
+        print(
+            f"cofe judge: no embeddings ({type(error).__name__}: {error}); "
+            "AnswerRelevancy and AnswerSimilarity stay unscored",
+            file=sys.stderr,
+        )
         return None

@@ -8,8 +8,9 @@ import sys
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("llm", help="a local LLM for cofe judge and cofe annotate",
-                       description=__doc__)  # fmt: skip
+    p = sub.add_parser(
+        "llm", help="a local LLM for cofe judge and cofe annotate", description=__doc__
+    )
     actions = p.add_subparsers(dest="llm_command", required=True)
     serve = actions.add_parser(
         "serve",
@@ -21,8 +22,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     serve.add_argument("--threads", type=int, help="generation threads (default: llama.cpp's)")
     serve.add_argument("--ctx", type=int, default=4096, help="context tokens (default 4096)")
-    serve.add_argument("--dry-run", action="store_true",
-                       help="join the model and print the server's command; start nothing")  # fmt: skip
+    serve.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="join the model and print the server's command; start nothing",
+    )
     serve.set_defaults(run=run)
 
 

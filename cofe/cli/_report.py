@@ -18,11 +18,16 @@ MAX_CASES = 300  # cofe.report.MAX_CASES (the CLI's default, spelt here: --help 
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("report", help="write a self-contained HTML report of one or more runs",
-                       description=__doc__)  # fmt: skip
-    p.add_argument("runs", nargs="+", type=Path,
-                   help="run directories, or results folders of runs (cofe score RUN --out DIR: "
-                        "for a run folder that cannot be written to)")  # fmt: skip
+    p = sub.add_parser(
+        "report", help="write a self-contained HTML report of one or more runs", description=__doc__
+    )
+    p.add_argument(
+        "runs",
+        nargs="+",
+        type=Path,
+        help="run directories, or results folders of runs (cofe score RUN --out DIR: "
+        "for a run folder that cannot be written to)",
+    )
     p.add_argument("-o", "--out", type=Path, default=Path("report.html"), help="the HTML file")
     p.add_argument("--names", help="comma-separated names (default: the folders' names)")
     p.add_argument("--max-cases", type=int, default=MAX_CASES, help="bad cases shown per run")
@@ -38,23 +43,40 @@ def run(args: argparse.Namespace) -> int:
         raise IsADirectoryError(f"{args.out}: is a folder; give the HTML file to write")
     for path in args.runs:
         if not (path / "manifest.json").exists() and not (path / "summary.json").exists():
-            raise InputError(InputProblem(str(path), None, None, "neither a run directory "
-                                          "(no manifest.json) nor a results folder (no "
-                                          "summary.json): the report needs the run's texts"))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    str(path),
+                    None,
+                    None,
+                    "neither a run directory "
+                    "(no manifest.json) nor a results folder (no "
+                    "summary.json): the report needs the run's texts",
+                )
+            )
     results = [load(path) for path in args.runs]
     run_dirs = []
     for path, result in zip(args.runs, results, strict=True):
         run_dir = run_folder_of(path, result)
         if run_dir is None:
-            raise InputError(InputProblem(str(path), None, None, f"the run it scored "
-                                          f"({result.run}) is not there: the report needs the "
-                                          "run's texts"))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    str(path),
+                    None,
+                    None,
+                    f"the run it scored "
+                    f"({result.run}) is not there: the report needs the "
+                    "run's texts",
+                )
+            )
         run_dirs.append(run_dir)
     # default names: the run directories' names ("chunk128"), unless two are the same
     names = args.names.split(",") if args.names else [p.resolve().name for p in run_dirs]
     if len(names) != len(results):
-        raise InputError(InputProblem("<command line>", None, "--names",
-                                      f"{len(names)} names, {len(results)} runs"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                "<command line>", None, "--names", f"{len(names)} names, {len(results)} runs"
+            )
+        )
     if len(set(names)) < len(names):
         names = [str(p) for p in run_dirs]
     runs = [RunForReport.load(n, p, r) for n, p, r in zip(names, run_dirs, results, strict=True)]

@@ -19,9 +19,12 @@ def add_pipeline_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--splitter", choices=["sentence", "token"], default="sentence")
     g.add_argument("--chunk-size", type=int, default=256, help="tokens per chunk (default 256)")
     g.add_argument("--chunk-overlap", type=int, default=20, help="tokens (default 20)")
-    g.add_argument("--tables", action="store_true",
-                   help="table-aware chunking: cut a table only between rows and repeat its "
-                        "header row at the top of each piece")  # fmt: skip
+    g.add_argument(
+        "--tables",
+        action="store_true",
+        help="table-aware chunking: cut a table only between rows and repeat its "
+        "header row at the top of each piece",
+    )
     g.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="bm25")
     g.add_argument(
         "--reranker", default="none", help="none | minilm | llm | cross-encoder:PATH (default none)"
@@ -36,8 +39,11 @@ def add_pipeline_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     g.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
-    g.add_argument("--no-probe", action="store_true",
-                   help="do not check that the endpoint answers before starting")  # fmt: skip
+    g.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="do not check that the endpoint answers before starting",
+    )
     p.add_argument(
         "--cache",
         type=Path,
@@ -94,9 +100,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--fresh", action="store_true", help="discard a run already in --out instead of resuming it"
     )
     p.add_argument("--no-score", action="store_true", help="record the run only")
-    p.add_argument("--async", dest="use_async", action="store_true",
-                   help="drive the pipeline's async path (a LlamaIndex engine's aquery) on one "
-                        "event loop, --concurrency queries at a time")  # fmt: skip
+    p.add_argument(
+        "--async",
+        dest="use_async",
+        action="store_true",
+        help="drive the pipeline's async path (a LlamaIndex engine's aquery) on one "
+        "event loop, --concurrency queries at a time",
+    )
     add_pipeline_options(p)
     p.set_defaults(run=run)
 
@@ -144,6 +154,8 @@ def _run(args: argparse.Namespace, started: float, progress: bool) -> int:
     scored = time.perf_counter() - scoring
     print()
     print(render_result(result, files_in=str(files)))
-    print(f"\ntime in all {time.perf_counter() - started:.1f}s: the run "
-          f"{report.seconds.get('total', 0.0):.1f}s, scoring {scored:.1f}s")  # fmt: skip
+    print(
+        f"\ntime in all {time.perf_counter() - started:.1f}s: the run "
+        f"{report.seconds.get('total', 0.0):.1f}s, scoring {scored:.1f}s"
+    )
     return 0

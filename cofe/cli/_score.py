@@ -130,9 +130,16 @@ def score_and_write(
     ):
         client = connect(dask) if dask else None
         try:
-            return score_to_folder(run_dir, evalset, config, out=out, replace=replace,
-                                   progress=progress, cluster=client,
-                                   batch_size=batch_size)  # fmt: skip
+            return score_to_folder(
+                run_dir,
+                evalset,
+                config,
+                out=out,
+                replace=replace,
+                progress=progress,
+                cluster=client,
+                batch_size=batch_size,
+            )
         finally:
             if client is not None:
                 disconnect(client)
@@ -160,9 +167,15 @@ def run(args: argparse.Namespace) -> int:
         fuzzy=args.fuzzy,
         answer_match=args.answer_match,
     )
-    result, out = score_and_write(args.run_dir, config, evalset=args.evalset, out=args.out,
-                                  replace=args.force, dask=args.dask,
-                                  batch_size=args.batch_size)  # fmt: skip
+    result, out = score_and_write(
+        args.run_dir,
+        config,
+        evalset=args.evalset,
+        out=args.out,
+        replace=args.force,
+        dask=args.dask,
+        batch_size=args.batch_size,
+    )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:

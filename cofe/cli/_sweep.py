@@ -35,16 +35,28 @@ BUILT_IN = {  # PipelineConfig field -> the type of its values
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("sweep", help="run a grid of configurations and compare them",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = sub.add_parser(
+        "sweep",
+        help="run a grid of configurations and compare them",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--evalset", type=Path, required=True)
     p.add_argument("--docs", type=Path, help="documents folder (parsed once for every cell)")
     p.add_argument("--out", type=Path, required=True, help="sweep folder: one run per cell")
     for name in BUILT_IN:
-        p.add_argument(f"--{name.replace('_', '-')}", metavar="V1,V2,...",
-                       help=f"values of {name} (built-in pipeline)")  # fmt: skip
-    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
-                   help="a grid parameter for --pipeline's factory (repeatable)")  # fmt: skip
+        p.add_argument(
+            f"--{name.replace('_', '-')}",
+            metavar="V1,V2,...",
+            help=f"values of {name} (built-in pipeline)",
+        )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="a grid parameter for --pipeline's factory (repeatable)",
+    )
     p.add_argument("--pipeline", default="default", help="'default' or package.module:factory")
     p.add_argument("--cache", type=Path, help=f"cache folder (default: {default_cache_dir()})")
     p.add_argument("--concurrency", type=int, default=2)
@@ -62,8 +74,9 @@ def _values(raw: str, kind: type | None) -> list[int | str]:
             try:
                 out.append(int(text))
             except ValueError:
-                raise InputError(InputProblem("<command line>", None, None,
-                                              f"{text!r} is not a whole number")) from None  # fmt: skip
+                raise InputError(
+                    InputProblem("<command line>", None, None, f"{text!r} is not a whole number")
+                ) from None
         else:
             out.append(text)
     return out
@@ -78,12 +91,14 @@ def parse_grid(args: argparse.Namespace) -> dict[str, list[Any]]:
     for item in args.param:
         name, sep, raw = item.partition("=")
         if not sep or not name.strip():
-            raise InputError(InputProblem("<command line>", None, "--param",
-                                          f"{item!r}: use NAME=V1,V2"))  # fmt: skip
+            raise InputError(
+                InputProblem("<command line>", None, "--param", f"{item!r}: use NAME=V1,V2")
+            )
         grid[name.strip()] = _values(raw, None)
     if not grid:
-        raise InputError(InputProblem("<command line>", None, None,
-                                      "no grid: give e.g. --chunk-size 128,512"))  # fmt: skip
+        raise InputError(
+            InputProblem("<command line>", None, None, "no grid: give e.g. --chunk-size 128,512")
+        )
     return grid
 
 
@@ -102,16 +117,32 @@ def _factory(spec: str) -> Callable[..., Any] | None:
 
 def render_sweep(result: SweepResult) -> str:
     from cofe.report import format_table
+
     rows = []
     for _, r in result.best.iterrows():
         better = "yes" if r["significant"] else "no"
-        rows.append([f"{r['step']}/{r['measure']}", r["best"],
-                     f"{r['best_mean']:.3f} [{r['best_low']:.3f}, {r['best_high']:.3f}]",
-                     r["runner_up"], f"{r['runner_up_mean']:.3f}",
-                     f"{r['difference']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}]",
-                     f"{r['p_holm']:.2g}", better])  # fmt: skip
-    header = ["measure", "best", "mean [95 % CI]", "runner-up", "mean", "best - runner-up",
-              "p (Holm)", "better?"]  # fmt: skip
+        rows.append(
+            [
+                f"{r['step']}/{r['measure']}",
+                r["best"],
+                f"{r['best_mean']:.3f} [{r['best_low']:.3f}, {r['best_high']:.3f}]",
+                r["runner_up"],
+                f"{r['runner_up_mean']:.3f}",
+                f"{r['difference']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}]",
+                f"{r['p_holm']:.2g}",
+                better,
+            ]
+        )
+    header = [
+        "measure",
+        "best",
+        "mean [95 % CI]",
+        "runner-up",
+        "mean",
+        "best - runner-up",
+        "p (Holm)",
+        "better?",
+    ]
     return (
         f"Best cell per measure ({len(result.cells)} cells; paired test of the best against the "
         "runner-up, Holm-corrected over the measures)\n" + format_table(header, rows)
@@ -137,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     )
     files = result.write(args.out)
     print(render_sweep(result))
-    print(f"\nFiles: {files}/ best.csv means.csv sweep.json; one run directory per cell "
-          "(compare any of them with cofe compare)")  # fmt: skip
+    print(
+        f"\nFiles: {files}/ best.csv means.csv sweep.json; one run directory per cell "
+        "(compare any of them with cofe compare)"
+    )
     return 0

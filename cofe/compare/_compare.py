@@ -125,17 +125,26 @@ def _only_shared(
         same &= first.reindex(ids).to_numpy() == other.reindex(ids).to_numpy()
     shared = set(ids[same])
     if not shared:
-        raise InputError(InputProblem(next(iter(named.values())).run, None, None,
-                                      "the runs share no sample (the same id, query type and "
-                                      "source): nothing to compare"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                next(iter(named.values())).run,
+                None,
+                None,
+                "the runs share no sample (the same id, query type and source): nothing to compare",
+            )
+        )
     cut = {}
     for name, result in named.items():
-        tables = {t: getattr(result, t) for t in ("scores", "points", "verdicts", "skipped",
-                                                  "recalls")}  # fmt: skip
-        cut[name] = replace(result, **{t: f[f["sample_id"].isin(shared)].reset_index(drop=True)
-                                       for t, f in tables.items()})  # fmt: skip
-    left_out = {name: int((~r.verdicts["sample_id"].isin(shared)).sum())
-                for name, r in named.items()}  # fmt: skip
+        tables = {
+            t: getattr(result, t) for t in ("scores", "points", "verdicts", "skipped", "recalls")
+        }
+        cut[name] = replace(
+            result,
+            **{t: f[f["sample_id"].isin(shared)].reset_index(drop=True) for t, f in tables.items()},
+        )
+    left_out = {
+        name: int((~r.verdicts["sample_id"].isin(shared)).sum()) for name, r in named.items()
+    }
     return cut, len(shared), left_out
 
 
@@ -195,8 +204,10 @@ def refusal_table(named: dict[str, ScoreResult]) -> pd.DataFrame:
         if "refusal" not in result.verdicts:
             continue
         view = result.view()  # the summary's one implementation of the refusal figures
-        for group, entry in [(ALL, view.refusal_rates()),
-                             *view.refusal_rates(by_query_type=True).items()]:  # fmt: skip
+        for group, entry in [
+            (ALL, view.refusal_rates()),
+            *view.refusal_rates(by_query_type=True).items(),
+        ]:
             rows.append({"run": name, "query_type": group, **entry})
     return pd.DataFrame(rows, columns=["run", "query_type", "answered", "refused", "rate"])
 
@@ -286,8 +297,14 @@ def compare_results(
                 key = (a, b, group, tuple(ids), va.tobytes(), vb.tobytes())
                 if key in tested:
                     first = tested[key]
-                    diff_rows.append({**first, "step": step, "measure": measure,
-                                      "same_test_as": f"{first['step']}/{first['measure']}"})  # fmt: skip
+                    diff_rows.append(
+                        {
+                            **first,
+                            "step": step,
+                            "measure": measure,
+                            "same_test_as": f"{first['step']}/{first['measure']}",
+                        }
+                    )
                     continue
                 test = paired_difference(
                     va,
@@ -341,13 +358,21 @@ def _holm_distinct(differences: pd.DataFrame) -> list[float]:
     """Holm over the distinct tests (each counted once); a row repeating an earlier test's
     values gets that test's adjusted p-value."""
     distinct = differences["same_test_as"] == ""
-    adjusted = dict(zip(differences.index[distinct],
-                        holm(differences.loc[distinct, "p_value"].tolist()), strict=True))  # fmt: skip
-    first = {(r.a, r.b, r.query_type, f"{r.step}/{r.measure}"): i
-             for i, r in differences[distinct].iterrows()}  # fmt: skip
-    return [adjusted[i] if same == "" else adjusted[first[(r.a, r.b, r.query_type, same)]]
-            for (i, r), same in zip(differences.iterrows(), differences["same_test_as"],
-                                    strict=True)]  # fmt: skip
+    adjusted = dict(
+        zip(
+            differences.index[distinct],
+            holm(differences.loc[distinct, "p_value"].tolist()),
+            strict=True,
+        )
+    )
+    first = {
+        (r.a, r.b, r.query_type, f"{r.step}/{r.measure}"): i
+        for i, r in differences[distinct].iterrows()
+    }
+    return [
+        adjusted[i] if same == "" else adjusted[first[(r.a, r.b, r.query_type, same)]]
+        for (i, r), same in zip(differences.iterrows(), differences["same_test_as"], strict=True)
+    ]
 
 
 def _names(results: list[ScoreResult]) -> dict[str, ScoreResult]:

@@ -108,35 +108,55 @@ def _side_by_side(results: dict[str, ScoreResult]) -> str:
     falls = {n: r.waterfall().set_index("step")["recall"] for n, r in results.items()}
     steps = list(dict.fromkeys(s for f in falls.values() for s in f.index))
     rows = [[step, *(falls[n].get(step) for n in names)] for step in steps]
-    lines = ["Loss waterfall (mean share of information points still present)",
-             format_table(["step", *names], rows), ""]  # fmt: skip
+    lines = [
+        "Loss waterfall (mean share of information points still present)",
+        format_table(["step", *names], rows),
+        "",
+    ]
     counts = {n: r.verdict_counts().set_index("verdict")["count"] for n, r in results.items()}
     verdicts = list(dict.fromkeys(v for c in counts.values() for v in c.index))
     rows = [[v, *(int(counts[n].get(v, 0)) for n in names)] for v in verdicts]
-    lines += ["Verdicts (first stage that lost an information point)",
-              format_table(["verdict", *names], rows), ""]  # fmt: skip
-    rows = [[f"{step}/{measure}", *(results[n].mean(step, measure) for n in names)]
-            for step, measure in SHOWN
-            if any(results[n].mean(step, measure) is not None for n in names)]  # fmt: skip
+    lines += [
+        "Verdicts (first stage that lost an information point)",
+        format_table(["verdict", *names], rows),
+        "",
+    ]
+    rows = [
+        [f"{step}/{measure}", *(results[n].mean(step, measure) for n in names)]
+        for step, measure in SHOWN
+        if any(results[n].mean(step, measure) is not None for n in names)
+    ]
     lines += ["Measures by step", format_table(["measure", *names], rows)]
     return "\n".join(lines)
 
 
-SHOWN = [("corpus", "ChunkIntegrity"), ("corpus", "EntityAnchoring"),
-         ("pool", "KeywordRecall@30"), ("context", "KeywordRecall@4"),
-         ("answer", "PointRecall"), ("answer", "RougeL"), ("answer", "Faithfulness"),
-         ("answer", "AnswerCorrectness")]  # fmt: skip
+SHOWN = [
+    ("corpus", "ChunkIntegrity"),
+    ("corpus", "EntityAnchoring"),
+    ("pool", "KeywordRecall@30"),
+    ("context", "KeywordRecall@4"),
+    ("answer", "PointRecall"),
+    ("answer", "RougeL"),
+    ("answer", "Faithfulness"),
+    ("answer", "AnswerCorrectness"),
+]
 
 
-def _judge(run_dir: Path, endpoint: Endpoint, cache: Cache | None, concurrency: int,
-           log: Callable[[str], None]) -> None:  # fmt: skip
+def _judge(
+    run_dir: Path,
+    endpoint: Endpoint,
+    cache: Cache | None,
+    concurrency: int,
+    log: Callable[[str], None],
+) -> None:
     from cofe.judges import judge_run
     from cofe.llm import LLMClient
 
     client = LLMClient(endpoint, cache=cache)
     report = judge_run(run_dir, client, concurrency=concurrency)
-    log(f"  judged {report.judged} answers ({report.unscored} unscored, "
-        f"{client.usage.calls} calls)")  # fmt: skip
+    log(
+        f"  judged {report.judged} answers ({report.unscored} unscored, {client.usage.calls} calls)"
+    )
 
 
 def _differences(comparison: Comparison) -> str:
@@ -152,12 +172,22 @@ def _differences(comparison: Comparison) -> str:
         r = cast("pd.Series[Any]", d.loc[key])
         if r.get("same_test_as"):  # the same values as an earlier measure: its test
             same.append(f"{key[0]}/{key[1]} = {r['same_test_as']}")
-        rows.append([f"{key[0]}/{key[1]}", f"{r['difference']:+.3f}",
-                     f"[{r['low']:+.3f}, {r['high']:+.3f}]", f"{r['p_holm']:.2g}",
-                     "yes" if r["significant"] else "no"])  # fmt: skip
+        rows.append(
+            [
+                f"{key[0]}/{key[1]}",
+                f"{r['difference']:+.3f}",
+                f"[{r['low']:+.3f}, {r['high']:+.3f}]",
+                f"{r['p_holm']:.2g}",
+                "yes" if r["significant"] else "no",
+            ]
+        )
     header = ["measure", f"{a} - {b}", "95 % CI", "p (Holm)", "real?"]
-    note = (f"\nThe same per-sample values, so one test (Holm counts each distinct test once): "
-            f"{'; '.join(same)}" if same else "")  # fmt: skip
+    note = (
+        f"\nThe same per-sample values, so one test (Holm counts each distinct test once): "
+        f"{'; '.join(same)}"
+        if same
+        else ""
+    )
     return (
         f"Is the difference real? (paired over {int(d['n'].max())} samples, clustered by "
         "source document; cofe compare gives every measure)\n" + format_table(header, rows) + note
@@ -197,8 +227,15 @@ def run_demo(
             endpoint=endpoint,
         )
         log(f"\n== run {name}: {pipeline.describe()}")
-        report = run_pipeline(pipeline, evalset, workdir / name, docs=docs, cache=cache,
-                              concurrency=concurrency, progress=progress)  # fmt: skip
+        report = run_pipeline(
+            pipeline,
+            evalset,
+            workdir / name,
+            docs=docs,
+            cache=cache,
+            concurrency=concurrency,
+            progress=progress,
+        )
         log(report.summary())
         if endpoint is not None:  # a real model answered: the same endpoint judges the answers
             _judge(workdir / name, endpoint, cache, concurrency, log)
@@ -226,14 +263,18 @@ def run_demo(
         log(f"  {workdir / name}/  run log (manifest, documents, chunks, samples) and scores/")
     if comparison is not None:
         log(f"  {workdir / 'comparison'}/  every measure compared (CSV + comparison.json)")
-    log(f"  {workdir / 'report.html'}  charts, the comparison and a bad-case browser (open it "
-        "in a browser; no network needed)")  # fmt: skip
+    log(
+        f"  {workdir / 'report.html'}  charts, the comparison and a bad-case browser (open it "
+        "in a browser; no network needed)"
+    )
     if endpoint is None:
-        log("Generation here is EXTRACTIVE (not an LLM): it shows whether the answer reached the "
+        log(
+            "Generation here is EXTRACTIVE (not an LLM): it shows whether the answer reached the "
             "context. Use --generator openai --base-url URL --model NAME for a real model; its "
             "answers are then judged (Faithfulness, AnswerCorrectness, ...) by the same endpoint, "
             f"as `cofe judge {workdir / next(iter(outcomes))} --base-url URL --model NAME` "
-            "does for any run.")  # fmt: skip
+            "does for any run."
+        )
     log(
         "Score again with the paper's semantics (a chunk must name the entity): "
         f"cofe score {workdir / next(iter(outcomes))} --mode cofe-rag"

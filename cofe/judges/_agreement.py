@@ -31,15 +31,17 @@ def judge_agreement(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
         units = [u for u in values[measure.name].values() if len(u) >= 2]
         if not units:
             continue
-        rows.append({
-            "measure": measure.name,
-            "samples": len(units),
-            "repeats": max(len(u) for u in units),
-            "mean": float(np.mean([v for u in units for v in u])),
-            "spread": float(np.mean([np.std(u) for u in units])),
-            "alpha": (alpha := krippendorff_alpha(units)),
-            "scored": _gate(alpha, len(units)),
-        })  # fmt: skip
+        rows.append(
+            {
+                "measure": measure.name,
+                "samples": len(units),
+                "repeats": max(len(u) for u in units),
+                "mean": float(np.mean([v for u in units for v in u])),
+                "spread": float(np.mean([np.std(u) for u in units])),
+                "alpha": (alpha := krippendorff_alpha(units)),
+                "scored": _gate(alpha, len(units)),
+            }
+        )
     return pd.DataFrame(
         rows, columns=["measure", "samples", "repeats", "mean", "spread", "alpha", "scored"]
     )

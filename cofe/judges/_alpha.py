@@ -96,8 +96,12 @@ def unreliable(labels: Mapping[tuple[str, int], ClaimLabels]) -> tuple[tuple[str
         alpha = krippendorff_alpha(units)
         if alpha is not None and alpha < MIN_ALPHA:
             times = max(len(u) for u in units)
-            out.append((measure.name,
-                        f"the judge disagrees with itself on {measure.name}: Krippendorff's "
-                        f"alpha {alpha:.2f} over {len(units)} samples judged {times} times, "
-                        f"under {MIN_ALPHA}; its values would rank runs on noise"))  # fmt: skip
+            out.append(
+                (
+                    measure.name,
+                    f"the judge disagrees with itself on {measure.name}: Krippendorff's "
+                    f"alpha {alpha:.2f} over {len(units)} samples judged {times} times, "
+                    f"under {MIN_ALPHA}; its values would rank runs on noise",
+                )
+            )
     return tuple(out)

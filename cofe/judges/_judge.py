@@ -109,13 +109,16 @@ class JudgeInputs:
     def points(self) -> tuple[tuple[tuple[str, ...], ...], ...]:
         """The sample's information points: per point its fragments, per fragment its
         alternatives (numbered by their index in ``fine_keywords``)."""
-        return tuple(tuple(tuple(keyword_alternatives(k)) for k in point)
-                     for point in self.sample.fine_keywords)  # fmt: skip
+        return tuple(
+            tuple(tuple(keyword_alternatives(k)) for k in point)
+            for point in self.sample.fine_keywords
+        )
 
     @property
     def key(self) -> str:
-        return inputs_key(self.sample.query, self.answer, self.context, self.source,
-                          self.reference, self.points)  # fmt: skip
+        return inputs_key(
+            self.sample.query, self.answer, self.context, self.source, self.reference, self.points
+        )
 
 
 NO_EMBEDDER = "AnswerRelevancy and AnswerSimilarity need embeddings: pip install 'cofe[dense]'"
@@ -127,8 +130,13 @@ def _cosines(embedder: Embedder, anchor: str, others: list[str]) -> list[float]:
     return [min(1.0, max(-1.0, float(vectors[0] @ v))) for v in vectors[1:]]
 
 
-def judge_one(client: LLMClient, item: JudgeInputs, embedder: Embedder | None = None,
-              repeat: int = 0, steps: bool = False) -> Judgement:  # fmt: skip
+def judge_one(
+    client: LLMClient,
+    item: JudgeInputs,
+    embedder: Embedder | None = None,
+    repeat: int = 0,
+    steps: bool = False,
+) -> Judgement:
     """Two calls: the claims of the answer, then their labels (the reference's claims are its
     sentences: no call); a third, narrower, for claims the second left unlabelled. With an ``embedder`` (MiniLM), also AnswerSimilarity (before any call:
     it is kept when the calls fail) and AnswerRelevancy (after the claims call). ``repeat`` > 0:
@@ -155,20 +163,26 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder: Embedder | None = 
     if embedder is not None and item.reference:
         base["answer_similarity"] = _cosines(embedder, item.answer, [item.reference])[0]
     question = item.sample.query
-    claims = client.structured(again(claims_messages(question, item.answer), repeat),
-                               ClaimsReply)  # fmt: skip
+    claims = client.structured(again(claims_messages(question, item.answer), repeat), ClaimsReply)
     raw = [claims.raw or ""]
     if claims.value is None:  # not ``claims.ok``: mypy narrows the value itself
-        return Judgement(**base, status="unscored", reason=f"claims: {claims.error}",
-                         calls=claims.calls, raw=raw)  # fmt: skip
+        return Judgement(
+            **base, status="unscored", reason=f"claims: {claims.error}", calls=claims.calls, raw=raw
+        )
     answer_claims, questions, repairs = keep_answer_claims(
-        claims.value.answer_claims, claims.value.questions, question, item.answer)  # fmt: skip
+        claims.value.answer_claims, claims.value.questions, question, item.answer
+    )
     base["repairs"] = repairs  # the one list: the checks' repairs below are added to it
     if claims.value.answer_claims and not answer_claims:
-        return Judgement(**base, status="unscored", calls=claims.calls, raw=raw,
-                         reason="claims: no claim the judge listed is the answer's "
-                                f"({len(repairs)} dropped: copied from the worked example or "
-                                "not in the answer)")  # fmt: skip
+        return Judgement(
+            **base,
+            status="unscored",
+            calls=claims.calls,
+            raw=raw,
+            reason="claims: no claim the judge listed is the answer's "
+            f"({len(repairs)} dropped: copied from the worked example or "
+            "not in the answer)",
+        )
     base["questions"] = questions
     base["noncommittal"] = claims.value.noncommittal
     if embedder is not None:
@@ -185,64 +199,99 @@ def judge_one(client: LLMClient, item: JudgeInputs, embedder: Embedder | None = 
         base.update(calls=claims.calls, raw=raw)
         return _judge_steps(client, item, base, answer_claims, reference_claims, repeat)
     checks = client.structured(
-        again(checks_messages(question, item.answer, list(item.chunks), item.source,
-                              item.reference, answer_claims, reference_claims, points), repeat),
+        again(
+            checks_messages(
+                question,
+                item.answer,
+                list(item.chunks),
+                item.source,
+                item.reference,
+                answer_claims,
+                reference_claims,
+                points,
+            ),
+            repeat,
+        ),
         ChecksReply,
-    )  # fmt: skip
+    )
     raw.append(checks.raw or "")
     calls = claims.calls + checks.calls
     if checks.value is None:
-        return Judgement(**base, status="unscored", reason=f"checks: {checks.error}",
-                         calls=calls, raw=raw)  # fmt: skip
+        return Judgement(
+            **base, status="unscored", reason=f"checks: {checks.error}", calls=calls, raw=raw
+        )
     # the point labels stand on their own: kept whatever becomes of the claim labels
-    point_labels, dropped = _point_labels(checks.value.points, len(points),
-                                         bool(item.context.strip()))  # fmt: skip
+    point_labels, dropped = _point_labels(
+        checks.value.points, len(points), bool(item.context.strip())
+    )
     base.update(points=point_labels, dropped_labels=dropped, calls=calls, raw=raw)
     if copies_example_labels(checks.value.answer_claims, len(answer_claims)):
-        return Judgement(**base, status="unscored",
-                         reason="checks: the labels copy the worked example's "
-                                f"({len(EXAMPLE_CLAIM_LABELS)} claims; the answer has "
-                                f"{len(answer_claims)})")  # fmt: skip
+        return Judgement(
+            **base,
+            status="unscored",
+            reason="checks: the labels copy the worked example's "
+            f"({len(EXAMPLE_CLAIM_LABELS)} claims; the answer has "
+            f"{len(answer_claims)})",
+        )
     by_claim, fixed = first_labels(checks.value.answer_claims, len(answer_claims), "answer")
-    by_reference, fixed_ref = first_labels(checks.value.reference_claims, len(reference_claims),
-                                           "reference")  # fmt: skip
+    by_reference, fixed_ref = first_labels(
+        checks.value.reference_claims, len(reference_claims), "reference"
+    )
     repairs += fixed + fixed_ref
     missing = [i for i in range(len(answer_claims)) if i not in by_claim]
     missing_ref = [i for i in range(len(reference_claims)) if i not in by_reference]
     if missing or missing_ref:  # a narrower step: those claims alone, asked once more
         follow = client.structured(
-            again(checks_messages(question, item.answer, list(item.chunks), item.source,
-                                  item.reference, [answer_claims[i] for i in missing],
-                                  [reference_claims[i] for i in missing_ref]), repeat),
+            again(
+                checks_messages(
+                    question,
+                    item.answer,
+                    list(item.chunks),
+                    item.source,
+                    item.reference,
+                    [answer_claims[i] for i in missing],
+                    [reference_claims[i] for i in missing_ref],
+                ),
+                repeat,
+            ),
             ChecksReply,
-        )  # fmt: skip
+        )
         raw.append(follow.raw or "")
         base["calls"] = calls = calls + follow.calls
         if follow.value is not None:
             more, _ = first_labels(follow.value.answer_claims, len(missing), "answer")
-            more_ref, _ = first_labels(follow.value.reference_claims, len(missing_ref),
-                                       "reference")  # fmt: skip
+            more_ref, _ = first_labels(follow.value.reference_claims, len(missing_ref), "reference")
             # the follow-up numbers the claims it was asked about from 0: back to their own
             by_claim.update({missing[k]: label for k, label in more.items()})
             by_reference.update({missing_ref[k]: label for k, label in more_ref.items()})
-            repairs.append(f"asked_again: {len(more)} of {len(missing)} answer and "
-                           f"{len(more_ref)} of {len(missing_ref)} reference claim(s) the "
-                           "checks reply left unlabelled, labelled by a second call")  # fmt: skip
+            repairs.append(
+                f"asked_again: {len(more)} of {len(missing)} answer and "
+                f"{len(more_ref)} of {len(missing_ref)} reference claim(s) the "
+                "checks reply left unlabelled, labelled by a second call"
+            )
         missing = [i for i in range(len(answer_claims)) if i not in by_claim]
         missing_ref = [i for i in range(len(reference_claims)) if i not in by_reference]
     if missing or missing_ref:
-        return Judgement(**base, status="unscored",
-                         reason=f"checks: the judge left {len(missing)} answer claim(s) and "
-                                f"{len(missing_ref)} reference claim(s) unlabelled")  # fmt: skip
-    return _judged(item, base, answer_claims, reference_claims, by_claim, by_reference,
-                   checks.value)  # fmt: skip
+        return Judgement(
+            **base,
+            status="unscored",
+            reason=f"checks: the judge left {len(missing)} answer claim(s) and "
+            f"{len(missing_ref)} reference claim(s) unlabelled",
+        )
+    return _judged(
+        item, base, answer_claims, reference_claims, by_claim, by_reference, checks.value
+    )
 
 
-def _judged(item: JudgeInputs, base: dict[str, Any], answer_claims: list[str],
-            reference_claims: list[str],
-            by_claim: Mapping[int, AnswerClaimCheck | StepClaimCheck],
-            by_reference: Mapping[int, ReferenceClaimCheck | StepReferenceCheck],
-            overall: ChecksReply | None) -> Judgement:  # fmt: skip
+def _judged(
+    item: JudgeInputs,
+    base: dict[str, Any],
+    answer_claims: list[str],
+    reference_claims: list[str],
+    by_claim: Mapping[int, AnswerClaimCheck | StepClaimCheck],
+    by_reference: Mapping[int, ReferenceClaimCheck | StepReferenceCheck],
+    overall: ChecksReply | None,
+) -> Judgement:
     """The judgement from one label per claim (``by_claim``: context, source, reference;
     ``by_reference``: answer, context) and the reply about the whole answer (useful chunks,
     correctness; None: not asked). The dense and the step-by-step modes end here alike."""
@@ -254,15 +303,19 @@ def _judged(item: JudgeInputs, base: dict[str, Any], answer_claims: list[str],
         in_context = bool(check.context) and bool(item.context)
         in_source = None if item.source is None else bool(check.source)
         if in_context and in_source is False and inside:
-            repairs.append(f"context_in_source: answer claim {i} is supported by the context, "
-                           "which lies inside the source: supported by the source too")  # fmt: skip
+            repairs.append(
+                f"context_in_source: answer claim {i} is supported by the context, "
+                "which lies inside the source: supported by the source too"
+            )
             in_source = True
-        labelled.append(Claim(
-            text=text,
-            context=in_context,
-            source=in_source,
-            reference=None if not item.reference else bool(check.reference),
-        ))  # fmt: skip
+        labelled.append(
+            Claim(
+                text=text,
+                context=in_context,
+                source=in_source,
+                reference=None if not item.reference else bool(check.reference),
+            )
+        )
     return Judgement(
         **base,
         status="judged",
@@ -285,8 +338,14 @@ def _judged(item: JudgeInputs, base: dict[str, Any], answer_claims: list[str],
     )
 
 
-def _judge_steps(client: LLMClient, item: JudgeInputs, base: dict[str, Any],
-                 answer_claims: list[str], reference_claims: list[str], repeat: int) -> Judgement:  # fmt: skip
+def _judge_steps(
+    client: LLMClient,
+    item: JudgeInputs,
+    base: dict[str, Any],
+    answer_claims: list[str],
+    reference_claims: list[str],
+    repeat: int,
+) -> Judgement:
     """The step-by-step mode after the claims call: one call per answer claim, one per
     reference claim, and one about the whole answer (useful chunks, correctness, information
     points) when there is a reference or a point. Any step that fails leaves the sample
@@ -303,22 +362,37 @@ def _judge_steps(client: LLMClient, item: JudgeInputs, base: dict[str, Any],
         return result.value
 
     try:
-        by_claim = {i: step(claim_messages(question, text, chunks, item.source, item.reference),
-                            StepClaimCheck, f"answer claim {i}")
-                    for i, text in enumerate(answer_claims)}  # fmt: skip
-        by_reference = {i: step(reference_claim_messages(question, text, item.answer, chunks),
-                                StepReferenceCheck, f"reference claim {i}")
-                        for i, text in enumerate(reference_claims)}  # fmt: skip
+        by_claim = {
+            i: step(
+                claim_messages(question, text, chunks, item.source, item.reference),
+                StepClaimCheck,
+                f"answer claim {i}",
+            )
+            for i, text in enumerate(answer_claims)
+        }
+        by_reference = {
+            i: step(
+                reference_claim_messages(question, text, item.answer, chunks),
+                StepReferenceCheck,
+                f"reference claim {i}",
+            )
+            for i, text in enumerate(reference_claims)
+        }
         overall: ChecksReply | None = None
         if item.reference or item.points:
-            overall = step(checks_messages(question, item.answer, chunks, item.source,
-                                           item.reference, [], [], item.points),
-                           ChecksReply, "the whole answer")  # fmt: skip
+            overall = step(
+                checks_messages(
+                    question, item.answer, chunks, item.source, item.reference, [], [], item.points
+                ),
+                ChecksReply,
+                "the whole answer",
+            )
     except _StepFailed as failed:
         return Judgement(**base, status="unscored", reason=str(failed))
     if overall is not None:
         base["points"], base["dropped_labels"] = _point_labels(
-            overall.points, len(item.points), bool(item.context.strip()))  # fmt: skip
+            overall.points, len(item.points), bool(item.context.strip())
+        )
     return _judged(item, base, answer_claims, reference_claims, by_claim, by_reference, overall)
 
 
@@ -342,11 +416,13 @@ def _point_labels(
     labels = []
     for i in range(points):
         given = by_point.get(i)
-        labels.append(PointLabel(
-            point=i,
-            answer=given.answer if given else None,
-            context=(given.context if given else None) if has_context else "not_support",
-        ))  # fmt: skip
+        labels.append(
+            PointLabel(
+                point=i,
+                answer=given.answer if given else None,
+                context=(given.context if given else None) if has_context else "not_support",
+            )
+        )
     return labels, dropped
 
 
@@ -415,8 +491,15 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
         if record is None or record.answer is None:
             unanswered += 1
             continue
-        items.append(JudgeInputs(sample, record.answer, _context(log, record, top_k),
-                                 *source(sample), sample.reference_answer or None))  # fmt: skip
+        items.append(
+            JudgeInputs(
+                sample,
+                record.answer,
+                _context(log, record, top_k),
+                *source(sample),
+                sample.reference_answer or None,
+            )
+        )
     return items, unanswered
 
 
@@ -493,9 +576,13 @@ def judge_run(
         for item in items:
             for repeat in range(repeats):
                 old = done.get((item.sample.id, repeat))
-                if old is not None and old.status == "judged" and old.inputs == item.key \
-                        and old.model == client.endpoint.model \
-                        and old.prompt_version == version:  # fmt: skip
+                if (
+                    old is not None
+                    and old.status == "judged"
+                    and old.inputs == item.key
+                    and old.model == client.endpoint.model
+                    and old.prompt_version == version
+                ):
                     report.skipped += 1
                 else:
                     todo.append((item, repeat))
@@ -527,12 +614,22 @@ def judge_run(
         if cluster is not None:  # slices of the samples judged on a Dask cluster
             from cofe._distributed import judge_on_cluster
 
-            judge_on_cluster(client, todo, finished, cluster, concurrency=concurrency,
-                             embeddings=embedder is not None)  # fmt: skip
+            judge_on_cluster(
+                client,
+                todo,
+                finished,
+                cluster,
+                concurrency=concurrency,
+                embeddings=embedder is not None,
+            )
         else:
-            thread_map(lambda task: judge_one(client, task[0], embedder, task[1], steps), todo,
-                       finished, concurrency=concurrency,
-                       progress=("judging", "sample") if progress else None)  # fmt: skip
+            thread_map(
+                lambda task: judge_one(client, task[0], embedder, task[1], steps),
+                todo,
+                finished,
+                concurrency=concurrency,
+                progress=("judging", "sample") if progress else None,
+            )
         judgements = read_judgements(run_dir)
         report.correctness_echo = correctness_echo(_correctness_values(judgements))
         report.label_echo = label_echo(_context_labels(judgements))
@@ -541,15 +638,20 @@ def judge_run(
 
 def _context_labels(judgements: dict[str, Judgement]) -> list[list[bool]]:
     """Per judgement that scores the run (this prompt version): its claims' context labels."""
-    return [[claim.context for claim in j.claims] for j in judgements.values()
-            if j.status == "judged" and j.prompt_version in VERSIONS]  # fmt: skip
+    return [
+        [claim.context for claim in j.claims]
+        for j in judgements.values()
+        if j.status == "judged" and j.prompt_version in VERSIONS
+    ]
 
 
 def _correctness_values(judgements: dict[str, Judgement]) -> list[int]:
     """The correctness scores of the judgements that score the run (this prompt version)."""
-    return [j.correctness for j in judgements.values()
-            if j.status == "judged" and j.prompt_version in VERSIONS
-            and j.correctness is not None]  # fmt: skip
+    return [
+        j.correctness
+        for j in judgements.values()
+        if j.status == "judged" and j.prompt_version in VERSIONS and j.correctness is not None
+    ]
 
 
 def labels_for_scoring(
@@ -576,8 +678,13 @@ def labels_for_scoring(
         judgement = judgements.get(sample.id)
         if record is None or record.answer is None or judgement is None:
             continue
-        now = JudgeInputs(sample, record.answer, _context(log, record, top_k),
-                          *source(sample), sample.reference_answer or None)  # fmt: skip
+        now = JudgeInputs(
+            sample,
+            record.answer,
+            _context(log, record, top_k),
+            *source(sample),
+            sample.reference_answer or None,
+        )
         if now.key != judgement.inputs or judgement.prompt_version not in VERSIONS:
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
         elif judgement.status != "judged":
@@ -588,11 +695,18 @@ def labels_for_scoring(
                 labels = replace(labels, correctness=None, no_correctness=echo)
             if echoed_labels:  # no claim left to blame a verdict on, nor to call a refusal
                 labels = ClaimLabels(
-                    context=(), source=(), reference=(), reference_in_answer=(),
-                    relevancy=labels.relevancy, similarity=labels.similarity,
-                    no_relevancy=labels.no_relevancy, no_similarity=labels.no_similarity,
-                    points=labels.points, points_in_context=labels.points_in_context,
-                    failed=echoed_labels)  # fmt: skip
+                    context=(),
+                    source=(),
+                    reference=(),
+                    reference_in_answer=(),
+                    relevancy=labels.relevancy,
+                    similarity=labels.similarity,
+                    no_relevancy=labels.no_relevancy,
+                    no_similarity=labels.no_similarity,
+                    points=labels.points,
+                    points_in_context=labels.points_in_context,
+                    failed=echoed_labels,
+                )
             out[sample.id] = replace(labels, unreliable=shaky) if shaky else labels
     return out
 
@@ -603,14 +717,24 @@ def unscored_labels(judgement: Judgement, points: int | None = None) -> ClaimLab
     information points' labels when the checks call gave them (the answer step reads those
     whatever became of the claims). ``points``: as in ``labels_of``."""
     reason = f"the judge gave no labels: {judgement.reason}"
-    if judgement.answer_similarity is None and judgement.answer_relevancy is None \
-            and not judgement.points:  # fmt: skip
+    if (
+        judgement.answer_similarity is None
+        and judgement.answer_relevancy is None
+        and not judgement.points
+    ):
         return Unscored(reason)
     answer, context = _point_tuples(judgement, points)
-    return ClaimLabels(context=(), source=(), reference=(), reference_in_answer=(),
-                       relevancy=judgement.answer_relevancy,
-                       similarity=judgement.answer_similarity, failed=reason,
-                       points=answer, points_in_context=context)  # fmt: skip
+    return ClaimLabels(
+        context=(),
+        source=(),
+        reference=(),
+        reference_in_answer=(),
+        relevancy=judgement.answer_relevancy,
+        similarity=judgement.answer_similarity,
+        failed=reason,
+        points=answer,
+        points_in_context=context,
+    )
 
 
 def _point_tuples(
@@ -622,8 +746,10 @@ def _point_tuples(
     if points is None:
         points = max(by_point, default=-1) + 1
     labels = [by_point.get(i) for i in range(points)]
-    return (tuple(label.answer if label else None for label in labels),
-            tuple(label.context if label else None for label in labels))  # fmt: skip
+    return (
+        tuple(label.answer if label else None for label in labels),
+        tuple(label.context if label else None for label in labels),
+    )
 
 
 def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:

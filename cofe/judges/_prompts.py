@@ -42,8 +42,7 @@ PROMPT_VERSION = "judge-6"
 EXAMPLE_MARKERS = ("quillon", "ostrel", "奎隆", "奥斯特尔")
 EXAMPLE_CORRECTNESS = 2  # the examples' correctness value (an echo is counted across samples)
 # the examples' answer-claim labels: (claim, context, source, reference) per claim
-EXAMPLE_CLAIM_LABELS = ((0, False, False, False), (1, True, True, True),
-                        (2, False, False, False))  # fmt: skip
+EXAMPLE_CLAIM_LABELS = ((0, False, False, False), (1, True, True, True), (2, False, False, False))
 
 _CLAIMS_EN = """You split an answer into claims for fact checking.
 Read only the answer. Do not answer the question yourself and add nothing the answer does not
@@ -204,12 +203,16 @@ _STEP_REFERENCE_ZH = """你判断一条陈述是否由回答传达、是否由�
 只回复 JSON 对象。"""
 
 
-def claim_messages(question: str, claim: str, context: str | list[str], source: str | None,
-                   reference: str | None) -> list[dict[str, str]]:  # fmt: skip
+def claim_messages(
+    question: str, claim: str, context: str | list[str], source: str | None, reference: str | None
+) -> list[dict[str, str]]:
     """A step: one answer claim against the context, the source and the reference."""
     zh = language(question) == "zh"
-    names = ("断言", "上下文", "来源", "参考答案") if zh else ("Claim", "Context", "Source",
-                                                       "Reference")  # fmt: skip
+    names = (
+        ("断言", "上下文", "来源", "参考答案")
+        if zh
+        else ("Claim", "Context", "Source", "Reference")
+    )
     if isinstance(context, list):
         context = " ".join(f"[{i}] {c}" for i, c in enumerate(context, start=1))
     parts = [f"{names[0]}: {claim}", f"{names[1]}: {context or '(empty)'}"]
@@ -217,20 +220,25 @@ def claim_messages(question: str, claim: str, context: str | list[str], source: 
         parts.append(f"{names[2]}: {source}")
     if reference:
         parts.append(f"{names[3]}: {reference}")
-    return [{"role": "system", "content": _STEP_CLAIM_ZH if zh else _STEP_CLAIM_EN},
-            {"role": "user", "content": "\n".join(parts)}]  # fmt: skip
+    return [
+        {"role": "system", "content": _STEP_CLAIM_ZH if zh else _STEP_CLAIM_EN},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
 
 
-def reference_claim_messages(question: str, statement: str, answer: str,
-                             context: str | list[str]) -> list[dict[str, str]]:  # fmt: skip
+def reference_claim_messages(
+    question: str, statement: str, answer: str, context: str | list[str]
+) -> list[dict[str, str]]:
     """A step: one reference claim against the answer and the context."""
     zh = language(question) == "zh"
     names = ("陈述", "回答", "上下文") if zh else ("Statement", "Answer", "Context")
     if isinstance(context, list):
         context = " ".join(f"[{i}] {c}" for i, c in enumerate(context, start=1))
     user = f"{names[0]}: {statement}\n{names[1]}: {answer}\n{names[2]}: {context or '(empty)'}"
-    return [{"role": "system", "content": _STEP_REFERENCE_ZH if zh else _STEP_REFERENCE_EN},
-            {"role": "user", "content": user}]  # fmt: skip
+    return [
+        {"role": "system", "content": _STEP_REFERENCE_ZH if zh else _STEP_REFERENCE_EN},
+        {"role": "user", "content": user},
+    ]
 
 
 # how a point's fragments are joined in a prompt (alternatives of one fragment: " / ")
@@ -266,7 +274,9 @@ def claims_messages(question: str, answer: str) -> list[dict[str, str]]:
 # a sentence ends at . ! ? followed by white space and a capital, digit or quote (not "U.S. "
 # inside a name, "1.5", "Dr. Who"), or at a CJK full stop, question or exclamation mark
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“‘(])|(?<=[。！？])")
-_ABBREVIATION = re.compile(r"\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|No|vs|etc|e\.g|i\.e|Jan|Feb|Mar|Apr|Aug|Sept?|Oct|Nov|Dec)\.$")
+_ABBREVIATION = re.compile(
+    r"\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Mt|Jr|Sr|No|vs|etc|e\.g|i\.e|Jan|Feb|Mar|Apr|Aug|Sept?|Oct|Nov|Dec)\.$"
+)
 
 
 def reference_claims(reference: str | None) -> list[str]:
@@ -302,9 +312,16 @@ def checks_messages(
     names = (
         ("上下文", "来源", "参考答案", "回答", "回答断言", "参考断言", "信息点")
         if zh
-        else ("Context", "Source", "Reference", "Answer", "Answer claims", "Reference claims",
-              "Information points")
-    )  # fmt: skip
+        else (
+            "Context",
+            "Source",
+            "Reference",
+            "Answer",
+            "Answer claims",
+            "Reference claims",
+            "Information points",
+        )
+    )
     if isinstance(context, list):
         context = " ".join(f"[{i}] {c}" for i, c in enumerate(context, start=1))
     parts = [f"{names[0]}: {context or '(empty)'}"]
@@ -322,9 +339,13 @@ def checks_messages(
         joint = _FRAGMENTS["zh" if zh else "en"]
         parts.append(f"{names[6]}:")
         # one line a point, whatever white space a keyword holds
-        parts += [f"{i}. " + joint.join(" / ".join(" ".join(a.split()) for a in alternatives)
-                                        for alternatives in point)
-                  for i, point in enumerate(points)]  # fmt: skip
+        parts += [
+            f"{i}. "
+            + joint.join(
+                " / ".join(" ".join(a.split()) for a in alternatives) for alternatives in point
+            )
+            for i, point in enumerate(points)
+        ]
         system = _CHECKS_ZH if zh else _CHECKS_EN
     else:
         system = _CHECKS_ZH_NO_POINTS if zh else _CHECKS_EN_NO_POINTS

@@ -120,8 +120,9 @@ def first_labels(labels: Iterable[L], count: int, what: str) -> tuple[dict[int, 
     repairs = []
     for label in labels:
         if label.claim >= count:
-            repairs.append(f"no_such_claim: a label for {what} claim {label.claim}; "
-                           f"there are {count}")  # fmt: skip
+            repairs.append(
+                f"no_such_claim: a label for {what} claim {label.claim}; there are {count}"
+            )
         elif label.claim in by_claim:
             repairs.append(f"second_label: a second label for {what} claim {label.claim}")
         else:
@@ -157,8 +158,10 @@ def correctness_echo(values: Sequence[int]) -> str | None:
         return None
     same = sum(1 for v in values if v == EXAMPLE_CORRECTNESS)
     if same >= ECHO_SHARE * len(values):
-        return (f"the judge gave the worked example's correctness ({EXAMPLE_CORRECTNESS}) to "
-                f"{same} of {len(values)} samples: an echo of the prompt, not a score")  # fmt: skip
+        return (
+            f"the judge gave the worked example's correctness ({EXAMPLE_CORRECTNESS}) to "
+            f"{same} of {len(values)} samples: an echo of the prompt, not a score"
+        )
     return None
 
 
@@ -177,9 +180,11 @@ def label_echo(label_lists: Sequence[Sequence[bool]]) -> str | None:
         return None
     same = sum(1 for labels in eligible if follows_example(labels))
     if same >= ECHO_SHARE * len(eligible):
-        return (f"the judge's context labels follow the worked example's pattern on {same} of "
-                f"{len(eligible)} answers with two claims or more: an echo of the prompt, "
-                "not a judgement")  # fmt: skip
+        return (
+            f"the judge's context labels follow the worked example's pattern on {same} of "
+            f"{len(eligible)} answers with two claims or more: an echo of the prompt, "
+            "not a judgement"
+        )
     return None
 
 

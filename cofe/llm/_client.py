@@ -170,9 +170,16 @@ class Structured(Generic[T]):
 class LLMClient:
     """One endpoint, one cache, one usage counter; safe to share between threads."""
 
-    def __init__(self, endpoint: Endpoint, *, cache: Cache | None = None, max_tokens: int = 1500,
-                 temperature: float = 0.0, json_mode: str = "off",
-                 prompt_version: str = "") -> None:  # fmt: skip
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        cache: Cache | None = None,
+        max_tokens: int = 1500,
+        temperature: float = 0.0,
+        json_mode: str = "off",
+        prompt_version: str = "",
+    ) -> None:
         if json_mode not in JSON_MODES:
             raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {json_mode!r}")
         self.json_mode = json_mode
@@ -205,16 +212,19 @@ class LLMClient:
             # llama.cpp's server turns this schema into a grammar
             params["response_format"] = {"type": "json_object", "schema": model.model_json_schema()}
         elif self.json_mode == "json_schema":
-            params["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": model.__name__, "schema": model.model_json_schema()}}  # fmt: skip
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": model.__name__, "schema": model.model_json_schema()},
+            }
         return params
 
     def _key(self, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
         # the base URL is part of the key: two servers serving "the same" model
         # name are different models as far as their answers go
         url = self.endpoint.url.rstrip("/")
-        return content_key("chat-2", url, self.endpoint.model, self.prompt_version,
-                           messages, params)  # fmt: skip
+        return content_key(
+            "chat-2", url, self.endpoint.model, self.prompt_version, messages, params
+        )
 
     def _cached(self, key: str) -> str | None:
         stored = self.cache.get_json("llm", key)
@@ -244,8 +254,11 @@ class LLMClient:
             try:
                 with until(deadline_at):
                     text = self._attempt(messages, params, deadline_at)
-            except (openai.APIConnectionError, openai.APIStatusError,
-                    httpx.TimeoutException) as error:  # fmt: skip
+            except (
+                openai.APIConnectionError,
+                openai.APIStatusError,
+                httpx.TimeoutException,
+            ) as error:
                 timed_out = isinstance(error, openai.APITimeoutError | httpx.TimeoutException)
                 if timed_out and time.monotonic() >= deadline_at:
                     raise LLMDeadlineError(
@@ -257,8 +270,11 @@ class LLMClient:
                     and (error.status_code in _RETRY_STATUS or error.status_code >= 500)
                 )
                 wait = self._wait(error, attempt) if retryable else None
-                if (wait is None or attempt >= endpoint.max_retries
-                        or time.monotonic() + wait >= deadline_at):  # fmt: skip
+                if (
+                    wait is None
+                    or attempt >= endpoint.max_retries
+                    or time.monotonic() + wait >= deadline_at
+                ):
                     self._health(error)
                     raise
                 time.sleep(wait)
@@ -276,9 +292,10 @@ class LLMClient:
         timeout says nothing either way (a slow model is not a dead one)."""
         import openai
 
-        unreachable = (isinstance(error, openai.APIConnectionError)
-                       and not isinstance(error, openai.APITimeoutError)) or (
-            isinstance(error, openai.APIStatusError) and error.status_code in _DOWN)  # fmt: skip
+        unreachable = (
+            isinstance(error, openai.APIConnectionError)
+            and not isinstance(error, openai.APITimeoutError)
+        ) or (isinstance(error, openai.APIStatusError) and error.status_code in _DOWN)
         self._this_thread.unreachable = unreachable
         with self._health_lock:
             if unreachable:
@@ -299,8 +316,10 @@ class LLMClient:
         with self._health_lock:
             if self._failing < self.down_after:
                 return None
-            return (f"endpoint {self.endpoint.url} is not answering: {self._failing} calls in "
-                    f"a row failed after their retries (last: {self._last_failure})")  # fmt: skip
+            return (
+                f"endpoint {self.endpoint.url} is not answering: {self._failing} calls in "
+                f"a row failed after their retries (last: {self._last_failure})"
+            )
 
     def check_endpoint(self, kept: str = "") -> None:
         """Raise ``EndpointDown`` (one line: the cause, then ``kept``, what the caller keeps)
@@ -322,8 +341,9 @@ class LLMClient:
             return asked if asked <= self.endpoint.max_retry_after else None
         return min(0.25 * 2.0**attempt, 8.0) * (0.75 + random.random() / 2)
 
-    def _attempt(self, messages: list[dict[str, str]], params: dict[str, Any],
-                 deadline_at: float) -> str:  # fmt: skip
+    def _attempt(
+        self, messages: list[dict[str, str]], params: dict[str, Any], deadline_at: float
+    ) -> str:
         """One HTTP request read under the byte cap and the deadline.
 
         The real ``openai`` client sends it (auth, headers, status errors as
@@ -346,12 +366,18 @@ class LLMClient:
         # cofe's messages are plain {"role", "content"} dicts; openai types each role's own
         sent = cast("list[ChatCompletionMessageParam]", messages)
         try:
-            with create(model=endpoint.model, messages=sent,
-                        timeout=min(endpoint.timeout, remaining), **params) as response:  # fmt: skip
+            with create(
+                model=endpoint.model,
+                messages=sent,
+                timeout=min(endpoint.timeout, remaining),
+                **params,
+            ) as response:
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > endpoint.max_reply_bytes:
-                    raise LLMReplyError(f"the reply is {int(declared)} bytes, over the "
-                                        f"{endpoint.max_reply_bytes}-byte cap")  # fmt: skip
+                    raise LLMReplyError(
+                        f"the reply is {int(declared)} bytes, over the "
+                        f"{endpoint.max_reply_bytes}-byte cap"
+                    )
                 body = bytearray()
                 for chunk in response.iter_bytes():
                     body += chunk
@@ -373,8 +399,9 @@ class LLMClient:
         self.usage.add(**usage)
         return text
 
-    def _chat(self, messages: list[dict[str, str]], model: type[BaseModel] | None = None
-              ) -> tuple[str, str, bool]:  # fmt: skip
+    def _chat(
+        self, messages: list[dict[str, str]], model: type[BaseModel] | None = None
+    ) -> tuple[str, str, bool]:
         """(reply text, cache key, from the cache?): the caller stores it once validated."""
         params = self._params(model)
         key = self._key(messages, params)
@@ -423,8 +450,9 @@ class LLMClient:
             raw, key, cached = self._chat(messages, model)
         except Exception as error:  # transport errors after the retries, unusable replies
             self.usage.add(failures=1)
-            return Structured(None, self._reason("call failed", error),
-                              self._thread_calls() - calls_before)  # fmt: skip
+            return Structured(
+                None, self._reason("call failed", error), self._thread_calls() - calls_before
+            )
         problem = _validate(raw, model)
         if isinstance(problem, BaseModel):
             if not cached:
@@ -433,16 +461,24 @@ class LLMClient:
         repair = [
             *messages,
             {"role": "assistant", "content": raw},
-            {"role": "user", "content": "Your reply was not valid: " + problem
-             + "\nReply again with only the corrected JSON object."},
-        ]  # fmt: skip
+            {
+                "role": "user",
+                "content": "Your reply was not valid: "
+                + problem
+                + "\nReply again with only the corrected JSON object.",
+            },
+        ]
         self.usage.add(repairs=1)
         try:
             raw2, key2, cached2 = self._chat(repair, model)
         except Exception as error:
             self.usage.add(failures=1)
-            return Structured(None, self._reason("repair call failed", error),
-                              self._thread_calls() - calls_before, raw)  # fmt: skip
+            return Structured(
+                None,
+                self._reason("repair call failed", error),
+                self._thread_calls() - calls_before,
+                raw,
+            )
         second = _validate(raw2, model)
         if isinstance(second, BaseModel):
             if not cached2:

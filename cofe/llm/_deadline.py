@@ -65,10 +65,14 @@ def _backend_class() -> Any:
         def close(self) -> None:
             self._stream.close()
 
-        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                      timeout: float | None = None) -> httpcore.NetworkStream:  # fmt: skip
-            return _Stream(self._stream.start_tls(ssl_context, server_hostname,
-                                                  _bounded(timeout, httpcore.ConnectTimeout)))  # fmt: skip
+        def start_tls(
+            self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+        ) -> httpcore.NetworkStream:
+            return _Stream(
+                self._stream.start_tls(
+                    ssl_context, server_hostname, _bounded(timeout, httpcore.ConnectTimeout)
+                )
+            )
 
         def get_extra_info(self, info: str) -> Any:
             return self._stream.get_extra_info(info)
@@ -77,17 +81,35 @@ def _backend_class() -> Any:
         def __init__(self, backend: httpcore.NetworkBackend) -> None:
             self._backend = backend
 
-        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                        local_address: str | None = None,
-                        socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
-            return _Stream(self._backend.connect_tcp(host, port,
-                                                     _bounded(timeout, httpcore.ConnectTimeout),
-                                                     local_address, socket_options))  # fmt: skip
+        def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> httpcore.NetworkStream:
+            return _Stream(
+                self._backend.connect_tcp(
+                    host,
+                    port,
+                    _bounded(timeout, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options,
+                )
+            )
 
-        def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:  # fmt: skip
-            return _Stream(self._backend.connect_unix_socket(
-                path, _bounded(timeout, httpcore.ConnectTimeout), socket_options))  # fmt: skip
+        def connect_unix_socket(
+            self,
+            path: str,
+            timeout: float | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> httpcore.NetworkStream:
+            return _Stream(
+                self._backend.connect_unix_socket(
+                    path, _bounded(timeout, httpcore.ConnectTimeout), socket_options
+                )
+            )
 
         def sleep(self, seconds: float) -> None:
             self._backend.sleep(seconds)
@@ -102,8 +124,10 @@ def with_deadlines(http_client: Any) -> Any:
     httpx offers no public way to hand its transport a network backend, so the pools'
     backends are wrapped in place; the tests of the deadline (a trickled head, endless
     ``100 Continue``) fail if a new httpx moves them."""
-    transports = [getattr(http_client, "_transport", None),
-                  *getattr(http_client, "_mounts", {}).values()]  # fmt: skip
+    transports = [
+        getattr(http_client, "_transport", None),
+        *getattr(http_client, "_mounts", {}).values(),
+    ]
     for transport in transports:
         pool = getattr(transport, "_pool", None)
         backend = getattr(pool, "_network_backend", None)

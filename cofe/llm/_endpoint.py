@@ -156,8 +156,11 @@ class Endpoint:
 
 def _status_detail(error: Any) -> str:
     status = error.status_code
-    label = {401: "unauthorized (check the API key)", 403: "forbidden",
-             404: "not found (unknown model or wrong base URL)"}.get(status, "error")  # fmt: skip
+    label = {
+        401: "unauthorized (check the API key)",
+        403: "forbidden",
+        404: "not found (unknown model or wrong base URL)",
+    }.get(status, "error")
     body = error.body if isinstance(error.body, dict) else None
     message = (body or {}).get("message") or str(error)
     return re.sub(r"\s+", " ", f"HTTP {status} {label}: {message}")[:300]

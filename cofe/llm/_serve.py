@@ -94,8 +94,9 @@ class Server:
         )
 
 
-def server(port: int = 8000, threads: int | None = None, context: int = 4096,
-           model: Path | None = None) -> Server:  # fmt: skip
+def server(
+    port: int = 8000, threads: int | None = None, context: int = 4096, model: Path | None = None
+) -> Server:
     """The server's command line (the model joined first unless ``model`` is given)."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise ServeError(f"llama-cpp-python[server] is not installed: {INSTALL}")
@@ -105,9 +106,21 @@ def server(port: int = 8000, threads: int | None = None, context: int = 4096,
         if probe.connect_ex(("127.0.0.1", port)) == 0:
             raise ServeError(f"port {port} on 127.0.0.1 is in use: choose another with --port")
     path = model or local_model_file()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path),
-               "--model_alias", MODEL_ID, "--host", "127.0.0.1", "--port", str(port),
-               "--n_ctx", str(context)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(path),
+        "--model_alias",
+        MODEL_ID,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(context),
+    ]
     if threads:
         command += ["--n_threads", str(threads)]
     return Server(command, f"http://127.0.0.1:{port}/v1")

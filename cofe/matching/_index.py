@@ -126,8 +126,9 @@ class UnitIndex:
         indexed = set(indexed)
         automaton = index.automaton(indexed)
         texts = [self.text(unit) for unit in range(len(self))]
-        parts = fork_map(_rescan_slice, (texts, automaton), len(texts), slice_size=5_000,
-                         workers=workers)  # fmt: skip
+        parts = fork_map(
+            _rescan_slice, (texts, automaton), len(texts), slice_size=5_000, workers=workers
+        )
         self._set_postings(indexed, (found for part in parts for found in part))
 
     def text(self, unit: int) -> str:

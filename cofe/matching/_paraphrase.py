@@ -128,13 +128,24 @@ _WORD = re.compile(r"[a-z]+")
 _CJK_NUMERAL = re.compile(r"[零〇一二三四五六七八九十百千万亿两]")
 _CJK_DECIMAL = re.compile(r"[零〇一二三四五六七八九十百千两]+点[零〇一二三四五六七八九]+")
 # a numeral that starts with a digit or ten and holds a place (十 百 千): "一百一十", not "万一"
-_CJK_NUMERAL_RUN = re.compile(r"[一二三四五六七八九十两][零〇一二三四五六七八九]*[十百千]"
-                              r"[零〇一二三四五六七八九十百千万亿两]*")
+_CJK_NUMERAL_RUN = re.compile(
+    r"[一二三四五六七八九十两][零〇一二三四五六七八九]*[十百千]"
+    r"[零〇一二三四五六七八九十百千万亿两]*"
+)
 _MONTHS = {
-    "jan": "january", "feb": "february", "mar": "march", "apr": "april", "jun": "june",
-    "jul": "july", "aug": "august", "sep": "september", "sept": "september",
-    "oct": "october", "nov": "november", "dec": "december",
-}  # fmt: skip
+    "jan": "january",
+    "feb": "february",
+    "mar": "march",
+    "apr": "april",
+    "jun": "june",
+    "jul": "july",
+    "aug": "august",
+    "sep": "september",
+    "sept": "september",
+    "oct": "october",
+    "nov": "november",
+    "dec": "december",
+}
 # Units of measure: an answer writes "720 ft" for "720 feet", "1142 MW" for "1,142
 # megawatts". Full names and unambiguous symbols map everywhere; a one- or two-letter
 # symbol that is also a word ("in", "m", "c") only right after a number.
@@ -163,9 +174,17 @@ _MEASURES = {
     **dict.fromkeys(("minute", "minutes", "mins"), "minute"),
 }
 _MEASURES_AFTER_NUMBER = {
-    "in": "inch", "mi": "mile", "m": "metre", "g": "gram", "l": "litre", "t": "ton",
-    "f": "fahrenheit", "c": "celsius", "h": "hour", "min": "minute",
-}  # fmt: skip
+    "in": "inch",
+    "mi": "mile",
+    "m": "metre",
+    "g": "gram",
+    "l": "litre",
+    "t": "ton",
+    "f": "fahrenheit",
+    "c": "celsius",
+    "h": "hour",
+    "min": "minute",
+}
 # British and American spellings of one word ("armour"/"armor", "programme"/"program",
 # "centre"/"center", "organise"/"organize"): both sides are respelt the same way, so a
 # respelling that makes a non-word ("flour" -> "flor") changes nothing.
@@ -178,9 +197,30 @@ _SPELLING = (
     (re.compile(r"(?<=[a-z]{3})ogue(s?)$"), r"og\1"),
     (re.compile(r"^(defen|licen|offen|preten)ce(s?)$"), r"\1se\2"),
 )
-_SPELLING_ENDINGS = ("our", "ours", "ise", "ised", "ises", "ising", "isation", "isations", "yse",
-                     "ysed", "yses", "ysing", "tre", "tres", "bre", "bres", "amme", "ammes",
-                     "ogue", "ogues", "ce", "ces")  # fmt: skip
+_SPELLING_ENDINGS = (
+    "our",
+    "ours",
+    "ise",
+    "ised",
+    "ises",
+    "ising",
+    "isation",
+    "isations",
+    "yse",
+    "ysed",
+    "yses",
+    "ysing",
+    "tre",
+    "tres",
+    "bre",
+    "bres",
+    "amme",
+    "ammes",
+    "ogue",
+    "ogues",
+    "ce",
+    "ces",
+)
 # "23/11/1963", "11.23.1963", "1963-11-23": a date written in figures, with its month named
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2(\d{4})\b")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
@@ -421,7 +461,7 @@ def units(text: str, *, names: bool = False) -> Units:
 
 
 def _numeric_date(match: re.Match[str]) -> str:
-    """"23/11/1963" with its month named; both readings when day and month could swap."""
+    """ "23/11/1963" with its month named; both readings when day and month could swap."""
     first, second, year = int(match[1]), int(match[3]), match[4]
     months = [_MONTH_NAMES[m - 1] for m in (second, first) if 1 <= m <= 12]
     if not months:
@@ -437,7 +477,7 @@ def _iso_date(match: re.Match[str]) -> str:
 
 
 def _year_range(match: re.Match[str]) -> str:
-    """"1861-67" -> "1861-1867": the second year with the first one's century."""
+    """ "1861-67" -> "1861-1867": the second year with the first one's century."""
     century, first, between, last = match[1], match[2], match[3], match[4]
     if int(last) <= int(first):
         return match[0]  # "2008-05" is a year and a month, not a range

@@ -130,8 +130,9 @@ def parse_measures(text: str) -> tuple[tuple[Step | None, Measure], ...]:
         if spec["step"] is not None:
             step = steps.get(spec["step"])
             if step is None:
-                raise ValueError(f"unknown step {spec['step']!r} in {part!r}; "
-                                 f"steps: {', '.join(steps)}")  # fmt: skip
+                raise ValueError(
+                    f"unknown step {spec['step']!r} in {part!r}; steps: {', '.join(steps)}"
+                )
         name, _, cutoff = spec["measure"].partition("@")
         canonical = by_lower.get(name.lower())
         if canonical is None:

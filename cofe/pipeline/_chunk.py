@@ -277,8 +277,14 @@ def split_documents(
     ``tables``: chunk each table by rows (never split a row; repeat its header)."""
     check_chunking(chunk_size, chunk_overlap)
     # chunks-2: the same texts as chunks-1, with offsets where they were cut
-    parts: list[Any] = ["chunks-2", splitter.value, chunk_size, chunk_overlap,
-                        [d.doc_id for d in documents], text_digests(d.text for d in documents)]  # fmt: skip
+    parts: list[Any] = [
+        "chunks-2",
+        splitter.value,
+        chunk_size,
+        chunk_overlap,
+        [d.doc_id for d in documents],
+        text_digests(d.text for d in documents),
+    ]
     if tables:  # the tables' places are part of the input
         parts += ["tables-1", [table_spans(d) for d in documents]]
     key = content_key(*parts)
@@ -299,8 +305,16 @@ def split_documents(
             if header is not None:
                 text = doc.text[header[0] : header[1]] + "\n" + text
                 meta["header"] = list(header)
-            chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{i}", doc_id=doc.doc_id, text=text,
-                                start=a, end=b, meta=meta))  # fmt: skip
+            chunks.append(
+                Chunk(
+                    chunk_id=f"{doc.doc_id}#{i}",
+                    doc_id=doc.doc_id,
+                    text=text,
+                    start=a,
+                    end=b,
+                    meta=meta,
+                )
+            )
     if cache is not None:
         cache.put_json("chunks", key, [c.model_dump(mode="json") for c in chunks])
     return _with_layout(chunks, documents)
@@ -311,8 +325,13 @@ def _layout(doc: ParsedDocument) -> list[tuple[int, int, str, int | None]]:
     found = doc.meta.get("layout") if isinstance(doc.meta, dict) else None
     out = []
     for item in found if isinstance(found, list) else ():
-        if (isinstance(item, list | tuple) and len(item) == 4 and isinstance(item[0], int)
-                and isinstance(item[1], int) and 0 <= item[0] <= item[1] <= len(doc.text)):  # fmt: skip
+        if (
+            isinstance(item, list | tuple)
+            and len(item) == 4
+            and isinstance(item[0], int)
+            and isinstance(item[1], int)
+            and 0 <= item[0] <= item[1] <= len(doc.text)
+        ):
             page = item[3] if isinstance(item[3], int) else None
             out.append((item[0], item[1], str(item[2]), page))
     return out
@@ -402,5 +421,7 @@ def _text_spans(
     """The splitter's chunks of ``text[start:end]`` (nothing for blank text), as offsets."""
     if not text[start:end].strip():
         return []
-    return [(start + a, start + b, None)
-            for a, b in chunk_spans(text[start:end], splitter, chunk_size, chunk_overlap)]  # fmt: skip
+    return [
+        (start + a, start + b, None)
+        for a, b in chunk_spans(text[start:end], splitter, chunk_size, chunk_overlap)
+    ]

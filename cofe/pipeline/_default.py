@@ -107,8 +107,9 @@ class DefaultPipeline(StagedPipeline):
                 uses.setdefault(id(embedder), (embedder, []))[1].append(use)
         found = []
         for embedder, used in uses.values():
-            message = language_mismatch(embedder.name, embedder.languages, queries,
-                                        " and ".join(used))  # fmt: skip
+            message = language_mismatch(
+                embedder.name, embedder.languages, queries, " and ".join(used)
+            )
             if message:
                 found.append(message)
         return found

@@ -35,8 +35,9 @@ def is_cjk_text(text: str) -> bool:
     return bool(letters) and sum(map(_is_cjk_letter, letters)) >= CJK_LETTERS * len(letters)
 
 
-def language_mismatch(model: str, languages: frozenset[str] | None, queries: list[str],
-                      used_for: str) -> str | None:  # fmt: skip
+def language_mismatch(
+    model: str, languages: frozenset[str] | None, queries: list[str], used_for: str
+) -> str | None:
     """Why ``model`` will rank these questions badly (CJK questions, a model without a CJK
     language), or None: nothing known against it."""
     if languages is None or languages & CJK_LANGUAGES or not queries:
@@ -44,10 +45,12 @@ def language_mismatch(model: str, languages: frozenset[str] | None, queries: lis
     cjk = sum(map(is_cjk_text, queries))
     if cjk == 0 or cjk < CJK_QUESTIONS * len(queries):
         return None
-    return (f"{model}, the embedding model of {used_for}, reads {'/'.join(sorted(languages))} "
-            f"only, and {cjk} of {len(queries)} questions ({cjk / len(queries):.0%}) are in "
-            "Chinese, Japanese or Korean: its rankings of them are close to chance. Use "
-            "--retriever bm25 (it reads CJK character by character) or a multilingual model")  # fmt: skip
+    return (
+        f"{model}, the embedding model of {used_for}, reads {'/'.join(sorted(languages))} "
+        f"only, and {cjk} of {len(queries)} questions ({cjk / len(queries):.0%}) are in "
+        "Chinese, Japanese or Korean: its rankings of them are close to chance. Use "
+        "--retriever bm25 (it reads CJK character by character) or a multilingual model"
+    )
 
 
 def minilm_path() -> str:
@@ -97,8 +100,9 @@ class Embedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    def encode_cached(self, texts: list[str], cache: Cache | None, *,
-                      progress: bool = False) -> np.ndarray:  # fmt: skip
+    def encode_cached(
+        self, texts: list[str], cache: Cache | None, *, progress: bool = False
+    ) -> np.ndarray:
         key = content_key("embed-1", self.name, text_digests(texts))
         if self._last is not None and self._last[0] == key:
             return self._last[1]

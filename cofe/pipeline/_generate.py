@@ -73,8 +73,9 @@ class OpenAIGenerator:
 
     name = "openai"
 
-    def __init__(self, client: Endpoint | LLMClient, *, max_tokens: int = 256,
-                 temperature: float = 0.0) -> None:  # fmt: skip
+    def __init__(
+        self, client: Endpoint | LLMClient, *, max_tokens: int = 256, temperature: float = 0.0
+    ) -> None:
         if isinstance(client, Endpoint):
             client = LLMClient(client, max_tokens=max_tokens, temperature=temperature)
         self.client = client

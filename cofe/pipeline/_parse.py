@@ -80,11 +80,15 @@ def pdf_hint(error: ImportError) -> str:
     if not module or module == "unstructured_inference":
         return f"{PDF_HINT} ({error})"
     if not isinstance(error, ModuleNotFoundError):  # there, but not the version expected
-        return (f"PDF parsing could not import what it needs ({error}): reinstall the PDF "
-                'dependencies with pip install "cofe[pdf]"')  # fmt: skip
+        return (
+            f"PDF parsing could not import what it needs ({error}): reinstall the PDF "
+            'dependencies with pip install "cofe[pdf]"'
+        )
     package = _PDF_PACKAGES.get(module, module.replace("_", "-"))
-    return (f"PDF parsing needs {package} (no module named {module!r}): pip install {package} "
-            '(pip install "cofe[pdf]" installs all of the PDF dependencies)')  # fmt: skip
+    return (
+        f"PDF parsing needs {package} (no module named {module!r}): pip install {package} "
+        '(pip install "cofe[pdf]" installs all of the PDF dependencies)'
+    )
 
 
 @dataclass
@@ -139,16 +143,22 @@ def _check_directory(members: list[zipfile.ZipInfo]) -> None:
         raise Refused(f"refused: {len(members):,} files inside (limit {MAX_ZIP_MEMBERS:,})")
     total = sum(m.file_size for m in members)
     if total > MAX_UNZIPPED_BYTES:
-        raise Refused(f"refused: unpacks to {total / 2**20:,.0f} MB (limit "
-                      f"{MAX_UNZIPPED_BYTES // 2**20} MB); a zip bomb?")  # fmt: skip
+        raise Refused(
+            f"refused: unpacks to {total / 2**20:,.0f} MB (limit "
+            f"{MAX_UNZIPPED_BYTES // 2**20} MB); a zip bomb?"
+        )
     for member in members:
         if member.compress_type not in ZIP_METHODS:
-            raise Refused(f"refused: {member.filename} is compressed with method "
-                          f"{member.compress_type} (Office files use deflate or none)")  # fmt: skip
+            raise Refused(
+                f"refused: {member.filename} is compressed with method "
+                f"{member.compress_type} (Office files use deflate or none)"
+            )
         ratio = member.file_size / max(member.compress_size, 1)
         if member.file_size > 2**20 and ratio > MAX_ZIP_RATIO:
-            raise Refused(f"refused: {member.filename} inflates {ratio:,.0f} times (limit "
-                          f"{MAX_ZIP_RATIO}); a zip bomb?")  # fmt: skip
+            raise Refused(
+                f"refused: {member.filename} inflates {ratio:,.0f} times (limit "
+                f"{MAX_ZIP_RATIO}); a zip bomb?"
+            )
 
 
 def _check_inflates_as_declared(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> None:
@@ -163,8 +173,10 @@ def _check_inflates_as_declared(archive: zipfile.ZipFile, member: zipfile.ZipInf
     except (zipfile.BadZipFile, RuntimeError, EOFError, zlib.error):
         inflated = -1  # the checksum failed (more or fewer bytes), encrypted, or cut short
     if inflated != member.file_size:
-        raise Refused(f"refused: {member.filename} does not inflate to the "
-                      f"{member.file_size:,} bytes its directory declares; a zip bomb?")  # fmt: skip
+        raise Refused(
+            f"refused: {member.filename} does not inflate to the "
+            f"{member.file_size:,} bytes its directory declares; a zip bomb?"
+        )
 
 
 def _partition(path: Path, kind: str) -> list[Any]:
@@ -175,8 +187,9 @@ def _partition(path: Path, kind: str) -> list[Any]:
             from unstructured.partition.pdf import partition_pdf
 
             # "fast" reads the text layer with pdfminer: no OCR model, no layout model
-            pdf_elements: list[Any] = partition_pdf(filename=str(path), strategy="fast",
-                                                    languages=["eng"])  # fmt: skip
+            pdf_elements: list[Any] = partition_pdf(
+                filename=str(path), strategy="fast", languages=["eng"]
+            )
             return pdf_elements
         except ImportError as error:
             raise RuntimeError(pdf_hint(error)) from None
@@ -200,8 +213,12 @@ def parse_text(path: Path, doc_id: str) -> ParsedDocument:
     paragraphs = [p for p in paragraphs if p]
     if not paragraphs:
         raise ValueError("no text found")
-    meta = {"format": "text", "parser": TEXT_PARSER_VERSION, "encoding": encoding,
-            "elements": {"Paragraph": len(paragraphs)}}  # fmt: skip
+    meta = {
+        "format": "text",
+        "parser": TEXT_PARSER_VERSION,
+        "encoding": encoding,
+        "elements": {"Paragraph": len(paragraphs)},
+    }
     if warning:
         meta["warning"] = warning
     return ParsedDocument(doc_id=doc_id, source=path.name, text="\n\n".join(paragraphs), meta=meta)
@@ -350,9 +367,7 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _tables(
-    elements: list[Any], boxes: list[_Box]
-) -> list[list[list[_Box]]]:
+def _tables(elements: list[Any], boxes: list[_Box]) -> list[list[list[_Box]]]:
     """The tables of one page: runs of two or more table rows, each row its boxes by x."""
     if len(boxes) < 4:
         return []
@@ -377,8 +392,9 @@ def _tables(
     run: list[list[_Box]] = []
     previous_bottom = 0.0  # the bottom of the run's last row (read only while a run is open)
     for row in rows:
-        if row is not None and (not run or (min(b[1] for _, b in row) - previous_bottom)
-                                <= 2.5 * height):  # fmt: skip
+        if row is not None and (
+            not run or (min(b[1] for _, b in row) - previous_bottom) <= 2.5 * height
+        ):
             run.append(row)
             previous_bottom = max(b[3] for _, b in row)
             continue
@@ -447,8 +463,12 @@ def find_documents(root: Path, problems: list[InputProblem] | None = None) -> li
             real = path.resolve(strict=True)
         except (OSError, RuntimeError) as error:  # RuntimeError: a loop of links (< 3.13)
             target = os.readlink(path) if path.is_symlink() else error
-            _report(problems, path, f"skipped: a link to {target}, which leads nowhere "
-                                    "(a missing file or a loop of links)")  # fmt: skip
+            _report(
+                problems,
+                path,
+                f"skipped: a link to {target}, which leads nowhere "
+                "(a missing file or a loop of links)",
+            )
             continue
         if not real.is_relative_to(inside):
             _report(problems, path, f"skipped: a link to {real}, outside the documents folder")
@@ -499,8 +519,9 @@ def parse_documents(
                     cache.put_json("parsed", key, doc.model_dump(mode="json"))
             result.documents.append(doc)
             if doc.meta.get("warning"):  # kept, but a person should look (a guessed encoding)
-                result.problems.append(InputProblem(str(path), None, None,
-                                                    f"kept: {doc.meta['warning']}"))  # fmt: skip
+                result.problems.append(
+                    InputProblem(str(path), None, None, f"kept: {doc.meta['warning']}")
+                )
         except Exception as error:  # any parser failure skips only this file
             message = f"skipped: {type(error).__name__}: {error}"
             result.problems.append(InputProblem(str(path), None, None, message))

@@ -47,8 +47,10 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
             d = hit.iloc[0]
             star = "*" if d["significant"] else " "
             same = d.get("same_test_as") or ""
-            row.append(f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] "
-                       f"p={d['p_holm']:.3g}{star}" + (f" (same test as {same})" if same else ""))  # fmt: skip
+            row.append(
+                f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] "
+                f"p={d['p_holm']:.3g}{star}" + (f" (same test as {same})" if same else "")
+            )
         rows.append(row)
     header = ["measure", *runs, *(f"{a} - {b}" for a, b in pairs)]
     lines.append(format_table(header, rows))
@@ -66,8 +68,12 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
     if len(refusals):
         shown = refusals[refusals.query_type == query_type]
         lines += ["", "Refusals (answers that decline; the 'answered' rows above leave them out)"]
-        lines.append(format_table(["run", "answered", "refused", "rate"],
-                                  shown[["run", "answered", "refused", "rate"]].values.tolist()))  # fmt: skip
+        lines.append(
+            format_table(
+                ["run", "answered", "refused", "rate"],
+                shown[["run", "answered", "refused", "rate"]].values.tolist(),
+            )
+        )
     if not comparison.latency.empty:
         lines += ["", "Stage latency (seconds)"]
         lat = comparison.latency
@@ -78,12 +84,16 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
             )
         )
     for run, ids in comparison.missing.items():
-        lines.append(f"{run}: {len(ids)} sample(s) the other runs have are missing, e.g. "
-                     + ", ".join(ids[:3]))  # fmt: skip
+        lines.append(
+            f"{run}: {len(ids)} sample(s) the other runs have are missing, e.g. "
+            + ", ".join(ids[:3])
+        )
     if comparison.shared is not None:
         left = ", ".join(f"{run} {n}" for run, n in comparison.left_out.items())
-        lines.append(f"Compared on the {comparison.shared} sample(s) every run has (same id, "
-                     f"query type and source); left out: {left}")  # fmt: skip
+        lines.append(
+            f"Compared on the {comparison.shared} sample(s) every run has (same id, "
+            f"query type and source); left out: {left}"
+        )
     return "\n".join(lines)
 
 

@@ -105,8 +105,12 @@ _SCRIPT = """
 """
 
 
-def render_report(runs: Sequence[RunForReport], comparison: Comparison | None = None,
-                  *, max_cases: int = MAX_CASES) -> str:  # fmt: skip
+def render_report(
+    runs: Sequence[RunForReport],
+    comparison: Comparison | None = None,
+    *,
+    max_cases: int = MAX_CASES,
+) -> str:
     names = [r.name for r in runs]
     body = [
         _overview(runs),
@@ -149,11 +153,18 @@ def _overview(runs: Sequence[RunForReport]) -> str:
         r = run.result
         verdicts = r.verdicts["verdict"]
         shape = r.shape
-        rows.append([
-            run.name, r.run_id, len(verdicts), int((verdicts != "unscorable").sum()),
-            " → ".join(shape.get("stages", [])), shape.get("top_k"),
-            r.config.label() or "defaults", len(r.problems),
-        ])  # fmt: skip
+        rows.append(
+            [
+                run.name,
+                r.run_id,
+                len(verdicts),
+                int((verdicts != "unscorable").sum()),
+                " → ".join(shape.get("stages", [])),
+                shape.get("top_k"),
+                r.config.label() or "defaults",
+                len(r.problems),
+            ]
+        )
     header = ["run", "run id", "samples", "scored", "stages", "top-K", "settings", "problems"]
     return f"<section><h2>Runs</h2>{_table(header, rows)}</section>"
 
@@ -162,8 +173,11 @@ def _waterfall(runs: Sequence[RunForReport]) -> str:
     falls = {r.name: r.result.waterfall().set_index("step")["recall"] for r in runs}
     steps = [s.value for s in STEPS if any(s.value in f.index for f in falls.values())]
     series = {name: [f.get(step) for step in steps] for name, f in falls.items()}
-    chart = _svg.grouped_bars(steps, series, title="Loss waterfall: share of information "
-                              "points still present after each step")  # fmt: skip
+    chart = _svg.grouped_bars(
+        steps,
+        series,
+        title="Loss waterfall: share of information points still present after each step",
+    )
     return f"<section id='waterfall'><h2>Where information is lost</h2>{chart}</section>"
 
 
@@ -173,15 +187,28 @@ def _verdicts(runs: Sequence[RunForReport]) -> str:
         counts = run.result.verdict_counts(by_query_type=True)
         if counts.empty:
             continue
-        table = counts.pivot_table(index="verdict", columns="query_type", values="count",
-                                   aggfunc="sum", fill_value=0, observed=True)  # fmt: skip
+        table = counts.pivot_table(
+            index="verdict",
+            columns="query_type",
+            values="count",
+            aggfunc="sum",
+            fill_value=0,
+            observed=True,
+        )
         table = table[table.sum(axis=1) > 0]
         totals = table.sum(axis=0)
-        series = {str(v): [float(table.loc[v, q]) / totals[q] if totals[q] else 0.0
-                           for q in table.columns] for v in table.index}  # fmt: skip
-        chart = _svg.grouped_bars([str(q) for q in table.columns], series,
-                                  title=f"{run.name}: verdicts per query type (share)",
-                                  colours={v: _svg.verdict_colour(v) for v in series})  # fmt: skip
+        series = {
+            str(v): [
+                float(table.loc[v, q]) / totals[q] if totals[q] else 0.0 for q in table.columns
+            ]
+            for v in table.index
+        }
+        chart = _svg.grouped_bars(
+            [str(q) for q in table.columns],
+            series,
+            title=f"{run.name}: verdicts per query type (share)",
+            colours={v: _svg.verdict_colour(v) for v in series},
+        )
         rows = [[str(v), *(int(x) for x in table.loc[v])] for v in table.index]
         parts.append(chart + _table(["verdict", *map(str, table.columns)], rows))
         parts.append(_by_doc_type(run))
@@ -193,13 +220,36 @@ def _by_doc_type(run: RunForReport) -> str:
     frame = run.result.view().losses_by_doc_type()
     if not len(frame) or set(frame["doc_type"]) <= {"(no type)"}:
         return ""
-    header = ["document type", "samples", "pass", "parse", "chunking", "of which split",
-              "retrieval", "reranking", "generation", "other"]  # fmt: skip
-    rows = [[r["doc_type"], r["samples"], r["pass"], r["parse"], r["chunking"], r["split"],
-             r["retrieval"], r["reranking"], r["generation"], r["other"]]
-            for _, r in frame.iterrows()]  # fmt: skip
-    return (f"<h3>{escape(run.name)}: where samples were lost, by document type</h3>"
-            + _table(header, rows))  # fmt: skip
+    header = [
+        "document type",
+        "samples",
+        "pass",
+        "parse",
+        "chunking",
+        "of which split",
+        "retrieval",
+        "reranking",
+        "generation",
+        "other",
+    ]
+    rows = [
+        [
+            r["doc_type"],
+            r["samples"],
+            r["pass"],
+            r["parse"],
+            r["chunking"],
+            r["split"],
+            r["retrieval"],
+            r["reranking"],
+            r["generation"],
+            r["other"],
+        ]
+        for _, r in frame.iterrows()
+    ]
+    return f"<h3>{escape(run.name)}: where samples were lost, by document type</h3>" + _table(
+        header, rows
+    )
 
 
 def _refusals(runs: Sequence[RunForReport]) -> str:
@@ -216,8 +266,16 @@ def _refusals(runs: Sequence[RunForReport]) -> str:
             rates.append([run.name, qtype, e["answered"], e["refused"], e["rate"]])
         summary = view.summary()
         for r in summary[summary["step"] == "answer"].to_dict("records"):
-            means.append([run.name, r["measure"], r["mean"], int(r["scored"]), r["answered_mean"],
-                          int(r["answered_scored"])])  # fmt: skip
+            means.append(
+                [
+                    run.name,
+                    r["measure"],
+                    r["mean"],
+                    int(r["scored"]),
+                    r["answered_mean"],
+                    int(r["answered_scored"]),
+                ]
+            )
     if not rates:
         return ""
     return (
@@ -260,15 +318,19 @@ def _comparison(comparison: Comparison) -> str:
     if d.empty:
         return ""
     d = d[d.query_type == ALL]
-    parts = [f"<p class='muted'>{escape(comparison.clustering)}. Holm-corrected over every "
-             "distinct test (measure, query type, pair; a measure whose values repeat an "
-             "earlier one's is that test, counted once); bold: p_holm &lt; "
-             f"{comparison.alpha:g}.</p>"]  # fmt: skip
+    parts = [
+        f"<p class='muted'>{escape(comparison.clustering)}. Holm-corrected over every "
+        "distinct test (measure, query type, pair; a measure whose values repeat an "
+        "earlier one's is that test, counted once); bold: p_holm &lt; "
+        f"{comparison.alpha:g}.</p>"
+    ]
     for (a, b), pair in d.groupby(["a", "b"], sort=False):
         records = pair.to_dict("records")
         labels = [f"{r['step']}/{r['measure']}" for r in records]
-        rows = [(label, r["difference"], r["low"], r["high"])
-                for label, r in zip(labels, records, strict=True)]  # fmt: skip
+        rows = [
+            (label, r["difference"], r["low"], r["high"])
+            for label, r in zip(labels, records, strict=True)
+        ]
         parts.append(_svg.intervals(rows, title=f"{a} − {b}: paired difference, 95 % CI"))
         table_rows = []
         for label, r in zip(labels, records, strict=True):
@@ -282,18 +344,26 @@ def _comparison(comparison: Comparison) -> str:
                 f"<td>{r['difference']:+.3f}</td><td>[{r['low']:+.3f}, {r['high']:+.3f}]</td>"
                 f"<td>{r['n']}</td><td>{escape(r['test'])}</td><td>{p}</td></tr>"
             )
-        parts.append("<table><thead><tr><th>measure</th><th>difference</th><th>95 % CI</th>"
-                     "<th>n</th><th>test</th><th>p (Holm)</th></tr></thead><tbody>"
-                     + "".join(table_rows) + "</tbody></table>")  # fmt: skip
+        parts.append(
+            "<table><thead><tr><th>measure</th><th>difference</th><th>95 % CI</th>"
+            "<th>n</th><th>test</th><th>p (Holm)</th></tr></thead><tbody>"
+            + "".join(table_rows)
+            + "</tbody></table>"
+        )
         moves = comparison.transitions[
             (comparison.transitions.a == a) & (comparison.transitions.b == b)
         ]
-        matrix = moves.pivot_table(index="from", columns="to", values="count", aggfunc="sum",
-                                   fill_value=0)  # fmt: skip
-        rows2 = [[str(i), *(int(v) for v in row)] for i, row in zip(matrix.index, matrix.values,
-                                                                    strict=True)]  # fmt: skip
-        parts.append(f"<h3>Verdict transitions {escape(str(a))} → {escape(str(b))}</h3>"
-                     + _table([f"{a} \\ {b}", *map(str, matrix.columns)], rows2))  # fmt: skip
+        matrix = moves.pivot_table(
+            index="from", columns="to", values="count", aggfunc="sum", fill_value=0
+        )
+        rows2 = [
+            [str(i), *(int(v) for v in row)]
+            for i, row in zip(matrix.index, matrix.values, strict=True)
+        ]
+        parts.append(
+            f"<h3>Verdict transitions {escape(str(a))} → {escape(str(b))}</h3>"
+            + _table([f"{a} \\ {b}", *map(str, matrix.columns)], rows2)
+        )
     return f"<section id='comparison'><h2>Comparison</h2>{''.join(parts)}</section>"
 
 
@@ -468,8 +538,10 @@ def _cases(runs: Sequence[RunForReport], cap: int) -> str:
             f"<option value='{escape(v, quote=True)}'>{escape(v or '(none)')}</option>"
             for v in sorted(values)
         )
-        return (f"<label>{escape(label)} <select name='{name}'><option value=''>all</option>"
-                f"{options}</select></label>")  # fmt: skip
+        return (
+            f"<label>{escape(label)} <select name='{name}'><option value=''>all</option>"
+            f"{options}</select></label>"
+        )
 
     filters = (
         "<div class='filters'>"
@@ -510,12 +582,30 @@ def _card(run: RunForReport, v: pd.Series, points: DataFrameGroupBy[Any, Literal
     parts.append(f"<div class='muted'>{escape(str(v['explanation']))}</div>")
     if sid in points.groups:
         rows = [
-            [p["keywords"], _flag(p["parse"]), _flag(p["corpus"]), _flag(p["intact"]),
-             p["pool_rank"], p["context_rank"], _flag(p["answer"]), _conveyed(p), p["lost_at"]]
+            [
+                p["keywords"],
+                _flag(p["parse"]),
+                _flag(p["corpus"]),
+                _flag(p["intact"]),
+                p["pool_rank"],
+                p["context_rank"],
+                _flag(p["answer"]),
+                _conveyed(p),
+                p["lost_at"],
+            ]
             for _, p in points.get_group(sid).iterrows()
-        ]  # fmt: skip
-        header = ["information point", "parsed", "in corpus", "one chunk", "pool rank",
-                  "context rank", "in answer as written", "conveyed (by)", "lost at"]  # fmt: skip
+        ]
+        header = [
+            "information point",
+            "parsed",
+            "in corpus",
+            "one chunk",
+            "pool rank",
+            "context rank",
+            "in answer as written",
+            "conveyed (by)",
+            "lost at",
+        ]
         parts.append(_table(header, [[None if pd.isna(x) else x for x in r] for r in rows]))
     parts.append(_context(run, record, keywords, mode))
     if record is not None and record.answer is not None:
@@ -524,8 +614,9 @@ def _card(run: RunForReport, v: pd.Series, points: DataFrameGroupBy[Any, Literal
     if judgement is not None and judgement.claims:
         parts.append(_claims(judgement))
     if sample is not None and sample.reference_answer:
-        parts.append(f"<div class='muted'><b>Reference:</b> {escape(sample.reference_answer)}"
-                     "</div>")  # fmt: skip
+        parts.append(
+            f"<div class='muted'><b>Reference:</b> {escape(sample.reference_answer)}</div>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -563,8 +654,9 @@ def _flag(value: object) -> str | None:
     return "yes" if bool(value) else "no"
 
 
-def _context(run: RunForReport, record: Outputs | None, keywords: list[str],
-             mode: MatchMode) -> str:  # fmt: skip
+def _context(
+    run: RunForReport, record: Outputs | None, keywords: list[str], mode: MatchMode
+) -> str:
     if record is None or run.log is None:
         return ""
     top_k = run.result.shape.get("top_k") or 4
@@ -574,8 +666,10 @@ def _context(run: RunForReport, record: Outputs | None, keywords: list[str],
         chunk = run.log.chunks.get(ref.chunk_id)
         text = chunk.text if chunk is not None else "(not in the run's corpus)"
         cut = text[:CHUNK_CHARS] + ("…" if len(text) > CHUNK_CHARS else "")
-        chunks.append(f"<div class='chunk'><span class='muted'>#{rank} "
-                      f"{escape(ref.chunk_id)}</span>\n{_highlight(cut, keywords, mode)}</div>")  # fmt: skip
+        chunks.append(
+            f"<div class='chunk'><span class='muted'>#{rank} "
+            f"{escape(ref.chunk_id)}</span>\n{_highlight(cut, keywords, mode)}</div>"
+        )
     if not chunks:
         return ""
     return "<details><summary>What the generator saw</summary>" + "".join(chunks) + "</details>"

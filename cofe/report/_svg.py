@@ -15,13 +15,24 @@ PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#b7791f", "#2
 # verdicts: passes green (paler the earlier the judging stopped), losses warm (darker the
 # earlier the stage), neither-nor grey
 VERDICT_COLOURS = {
-    "pass": "#2f855a", "pass_to_context": "#48bb78", "pass_to_pool": "#68d391",
-    "pass_to_corpus": "#9ae6b4", "pass_to_parse": "#c6f6d5",
-    "parse_lost": "#63171b", "chunk_split": "#9b2c2c", "chunk_dropped": "#c53030",
-    "not_in_corpus": "#e53e3e", "not_retrieved": "#c05621", "derivation_lost": "#dd6b20",
-    "cut_by_rerank": "#ed8936", "refused": "#b7791f", "not_in_answer": "#d69e2e",
-    "unsupported_claims": "#f6ad55", "pipeline_error": "#4a5568", "unscorable": "#a0aec0",
-}  # fmt: skip
+    "pass": "#2f855a",
+    "pass_to_context": "#48bb78",
+    "pass_to_pool": "#68d391",
+    "pass_to_corpus": "#9ae6b4",
+    "pass_to_parse": "#c6f6d5",
+    "parse_lost": "#63171b",
+    "chunk_split": "#9b2c2c",
+    "chunk_dropped": "#c53030",
+    "not_in_corpus": "#e53e3e",
+    "not_retrieved": "#c05621",
+    "derivation_lost": "#dd6b20",
+    "cut_by_rerank": "#ed8936",
+    "refused": "#b7791f",
+    "not_in_answer": "#d69e2e",
+    "unsupported_claims": "#f6ad55",
+    "pipeline_error": "#4a5568",
+    "unscorable": "#a0aec0",
+}
 WARM = "#975a16"  # a verdict this table does not know: a loss until shown otherwise
 
 
@@ -31,8 +42,9 @@ def verdict_colour(verdict: str) -> str:
     return VERDICT_COLOURS["pass_to_context"] if verdict.startswith("pass") else WARM
 
 
-def _text(x: float, y: float, label: str, *, anchor: str = "middle", size: int = 11,
-          extra: str = "") -> str:  # fmt: skip
+def _text(
+    x: float, y: float, label: str, *, anchor: str = "middle", size: int = 11, extra: str = ""
+) -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}"{extra}>'
         f"{escape(label)}</text>"
@@ -60,8 +72,9 @@ def grouped_bars(
     parts = [_text(width / 2, 16, title, size=13, extra=' font-weight="bold"')]
     for tick in (0, 0.25, 0.5, 0.75, 1.0):
         y = head + plot_h * (1 - tick)
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" '
-                     'stroke="#ddd"/>')  # fmt: skip
+        parts.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
+        )
         parts.append(_text(left - 4, y + 4, value_format.format(tick * top), anchor="end", size=9))
     for i, category in enumerate(categories):
         x0 = left + i * group_w + 4
@@ -82,8 +95,9 @@ def grouped_bars(
     return _svg(width, height, parts, title)
 
 
-def histogram(values: Sequence[float], *, title: str, bins: int = 10, width: int = 220,
-              height: int = 120) -> str:  # fmt: skip
+def histogram(
+    values: Sequence[float], *, title: str, bins: int = 10, width: int = 220, height: int = 120
+) -> str:
     """Counts of values in equal bins over [min, max] (a single value: one bar), on a
     y-axis of counts."""
     left, right, bottom, head = 30, 6, 18, 18
@@ -99,14 +113,19 @@ def histogram(values: Sequence[float], *, title: str, bins: int = 10, width: int
         counts[min(int((value - low) / span * bins), bins - 1)] += 1
     most = max(counts)
     bar_w = plot_w / bins
-    parts.append(f'<line class="axis" x1="{left - 2}" x2="{left - 2}" y1="{head}" '
-                 f'y2="{head + plot_h}" stroke="#999"/>')  # fmt: skip
+    parts.append(
+        f'<line class="axis" x1="{left - 2}" x2="{left - 2}" y1="{head}" '
+        f'y2="{head + plot_h}" stroke="#999"/>'
+    )
     for tick in sorted({0, most // 2, most}):
         y = head + plot_h * (1 - tick / most)
-        parts.append(f'<line x1="{left - 5}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
-                     f'stroke="{"#999" if tick == 0 else "#eee"}"/>')  # fmt: skip
-        parts.append(_text(left - 7, y + 3, str(tick), anchor="end", size=9,
-                           extra=' class="count"'))  # fmt: skip
+        parts.append(
+            f'<line x1="{left - 5}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
+            f'stroke="{"#999" if tick == 0 else "#eee"}"/>'
+        )
+        parts.append(
+            _text(left - 7, y + 3, str(tick), anchor="end", size=9, extra=' class="count"')
+        )
     for i, count in enumerate(counts):
         h = plot_h * count / most
         parts.append(
@@ -142,13 +161,17 @@ def intervals(
 
     parts = [_text(8, 16, title, anchor="start", size=12, extra=' font-weight="bold"')]
     if zero and low < 0 < high:
-        parts.append(f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{head - 4}" '
-                     f'y2="{height - 20}" stroke="#999" stroke-dasharray="3 3"/>')  # fmt: skip
+        parts.append(
+            f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{head - 4}" '
+            f'y2="{height - 20}" stroke="#999" stroke-dasharray="3 3"/>'
+        )
     for i, (label, estimate, lo, hi) in enumerate(rows):
         y = head + i * row_h + row_h / 2
         parts.append(_text(left - 8, y + 4, label, anchor="end", size=10))
-        parts.append(f'<line class="ci" x1="{x(lo):.1f}" x2="{x(hi):.1f}" y1="{y:.1f}" '
-                     f'y2="{y:.1f}" stroke="{PALETTE[0]}" stroke-width="2"/>')  # fmt: skip
+        parts.append(
+            f'<line class="ci" x1="{x(lo):.1f}" x2="{x(hi):.1f}" y1="{y:.1f}" '
+            f'y2="{y:.1f}" stroke="{PALETTE[0]}" stroke-width="2"/>'
+        )
         parts.append(
             f'<circle cx="{x(estimate):.1f}" cy="{y:.1f}" r="4" fill="{PALETTE[1]}">'
             f"<title>{escape(label)}: {estimate:+.3f} [{lo:+.3f}, {hi:+.3f}]</title></circle>"
@@ -162,12 +185,15 @@ def _colour(name: str, j: int, colours: dict[str, str] | None) -> str:
     return (colours or {}).get(name) or PALETTE[j % len(PALETTE)]
 
 
-def _legend(names: Sequence[str], x: float, y: float,
-            colours: dict[str, str] | None = None) -> list[str]:  # fmt: skip
+def _legend(
+    names: Sequence[str], x: float, y: float, colours: dict[str, str] | None = None
+) -> list[str]:
     parts = []
     for j, name in enumerate(names):
-        parts.append(f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" '
-                     f'fill="{_colour(name, j, colours)}"/>')  # fmt: skip
+        parts.append(
+            f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" '
+            f'fill="{_colour(name, j, colours)}"/>'
+        )
         parts.append(_text(x + 14, y, name, anchor="start", size=10))
         x += 24 + 7 * len(name)
     return parts

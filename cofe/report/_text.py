@@ -85,12 +85,37 @@ def _doc_type_lines(result: ScoreSummary) -> list[str]:
     frame = result.losses_by_doc_type()
     if not len(frame) or set(frame["doc_type"]) <= {"(no type)"}:
         return []
-    headers = ["document type", "samples", "pass", "parse", "chunking (split)", "retrieval",
-               "reranking", "generation", "other"]  # fmt: skip
-    rows = [[r.doc_type, r.samples, r["pass"], r.parse, f"{r.chunking} ({r.split})", r.retrieval,
-             r.reranking, r.generation, r.other] for _, r in frame.iterrows()]  # fmt: skip
-    return ["", "Where samples were lost, by document type (the stage of each verdict; split: "
-            "points a chunk boundary separated)", format_table(headers, rows)]  # fmt: skip
+    headers = [
+        "document type",
+        "samples",
+        "pass",
+        "parse",
+        "chunking (split)",
+        "retrieval",
+        "reranking",
+        "generation",
+        "other",
+    ]
+    rows = [
+        [
+            r.doc_type,
+            r.samples,
+            r["pass"],
+            r.parse,
+            f"{r.chunking} ({r.split})",
+            r.retrieval,
+            r.reranking,
+            r.generation,
+            r.other,
+        ]
+        for _, r in frame.iterrows()
+    ]
+    return [
+        "",
+        "Where samples were lost, by document type (the stage of each verdict; split: "
+        "points a chunk boundary separated)",
+        format_table(headers, rows),
+    ]
 
 
 def render_result(
@@ -195,8 +220,9 @@ def _answer_point_lines(result: ScoreSummary) -> list[str]:
     lines = [
         "",
         "Answer step, information points by decision (and the rule that decided): "
-        + "; ".join(said(d) for d in ("present", "partial", "absent", "undecided")) + ".",
-    ]  # fmt: skip
+        + "; ".join(said(d) for d in ("present", "partial", "absent", "undecided"))
+        + ".",
+    ]
     undecided = sum(counts.get("undecided", {}).values())
     if undecided:
         lines.append(
@@ -211,9 +237,17 @@ def _measure_table(result: ScoreSummary) -> str:
     rows = []
     for _, r in result.summary().iterrows():
         answered = r["step"] == "answer"  # refusals matter to the answer's measures only
-        rows.append([r["step"], r["measure"], r["mean"], int(r["scored"]), int(r["unscored"]),
-                     r["answered_mean"] if answered else None,
-                     int(r["answered_scored"]) if answered else None])  # fmt: skip
+        rows.append(
+            [
+                r["step"],
+                r["measure"],
+                r["mean"],
+                int(r["scored"]),
+                int(r["unscored"]),
+                r["answered_mean"] if answered else None,
+                int(r["answered_scored"]) if answered else None,
+            ]
+        )
     header = ["step", "measure", "mean", "scored", "unscored", "answered", "n answered"]
     return format_table(header, rows)
 
@@ -229,8 +263,11 @@ def _refusal_lines(result: ScoreSummary) -> list[str]:
         if len(by_type) > 1
         else ""
     )
-    return ["", f"Refusals (answers that decline, cofe.diagnose.refusal_reason): "
-            f"{overall['refused']} of {overall['answered']} answers ({overall['rate']:.1%}){types}"]  # fmt: skip
+    return [
+        "",
+        f"Refusals (answers that decline, cofe.diagnose.refusal_reason): "
+        f"{overall['refused']} of {overall['answered']} answers ({overall['rate']:.1%}){types}",
+    ]
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -145,10 +145,14 @@ class ScoresWriter:
         # column by column (DataFrame.to_dict boxes every cell on its own, several times
         # slower): each column as Python values, a missing one None
         columns = {
-            name: [None if gone else value for value, gone in
-                   zip(values.astype(object).tolist(), values.isna().tolist(), strict=True)]
+            name: [
+                None if gone else value
+                for value, gone in zip(
+                    values.astype(object).tolist(), values.isna().tolist(), strict=True
+                )
+            ]
             for name, values in verdicts.items()
-        }  # fmt: skip
+        }
         names = list(columns)
         rows = (dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True))
         self._handles["verdicts.jsonl"].write(_jsonl(rows))
@@ -159,8 +163,10 @@ class ScoresWriter:
             self._handles[name].write(csv_rows(_cells(frame, name, neutralise)))
 
     def add_problems(self, problems: list[InputProblem]) -> None:
-        rows = [{"file": p.file, "line": p.line, "field": p.field, "message": p.message}
-                for p in problems]  # fmt: skip
+        rows = [
+            {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
+            for p in problems
+        ]
         self._handles["problems.jsonl"].write(_jsonl(rows))
         self._handles["problems.txt"].write("".join(f"{p}\n" for p in problems))
 

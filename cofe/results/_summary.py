@@ -42,14 +42,22 @@ def latency_table(seconds: Mapping[str, Sequence[float]]) -> pd.DataFrame:
     values = [np.asarray(seconds[stage], dtype=np.float64) for stage in stages]
     if not stages:
         return pd.DataFrame(columns=["stage", "mean", "p50", "p95", "n"])
-    frame = pd.DataFrame({
-        "stage": np.repeat(np.arange(len(stages), dtype=np.int8), [len(v) for v in values]),
-        "seconds": np.concatenate(values),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "stage": np.repeat(np.arange(len(stages), dtype=np.int8), [len(v) for v in values]),
+            "seconds": np.concatenate(values),
+        }
+    )
     grouped = frame.groupby("stage")["seconds"]  # pandas' own sums: the figures do not depend
     # on whether the rows came in one part or many
-    table = pd.DataFrame({"mean": grouped.mean(), "p50": grouped.median(),
-                          "p95": grouped.quantile(0.95), "n": grouped.count()})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "mean": grouped.mean(),
+            "p50": grouped.median(),
+            "p95": grouped.quantile(0.95),
+            "n": grouped.count(),
+        }
+    )
     table.index = [stages[i] for i in table.index]
     return table.rename_axis("stage").reset_index()
 
@@ -113,8 +121,11 @@ class SummaryAccumulator:
             self.refusals[(str(qtype), "answered")] += int(n)
         for qtype, n in verdicts.loc[refused, "query_type"].value_counts(sort=False).items():
             self.refusals[(str(qtype), "refused")] += int(n)
-        _add_sums(self.answered_measures, answered_only(scores, verdicts),
-                  ["query_type", "step", "measure"])
+        _add_sums(
+            self.answered_measures,
+            answered_only(scores, verdicts),
+            ["query_type", "step", "measure"],
+        )
 
     def add_latency(self, seconds: Mapping[str, Iterable[float]]) -> None:
         for stage, values in seconds.items():
@@ -195,10 +206,19 @@ class ScoreSummary:
         for key in dict.fromkeys([*table, *unscored]):
             total, count = table.get(key, [0.0, 0])
             a_total, a_count = answered.get(key, [0.0, 0])
-            rows.append((*key, (total / count) if count else None, int(count), int(unscored[key]),
-                         (a_total / a_count) if a_count else None, int(a_count)))  # fmt: skip
-        frame = pd.DataFrame(rows, columns=[*keys, "mean", "scored", "unscored",
-                                            "answered_mean", "answered_scored"])  # fmt: skip
+            rows.append(
+                (
+                    *key,
+                    (total / count) if count else None,
+                    int(count),
+                    int(unscored[key]),
+                    (a_total / a_count) if a_count else None,
+                    int(a_count),
+                )
+            )
+        frame = pd.DataFrame(
+            rows, columns=[*keys, "mean", "scored", "unscored", "answered_mean", "answered_scored"]
+        )
         frame["mean"] = frame["mean"].astype("float64")
         frame["answered_mean"] = frame["answered_mean"].astype("float64")
         frame["_order"] = frame["step"].map(_STEP_ORDER)
@@ -243,8 +263,10 @@ class ScoreSummary:
                 row["split"] += n if verdict == "chunk_split" else 0
             else:  # unscorable, a pipeline error: no stage to blame
                 row["other"] += n
-        frame = pd.DataFrame([[kind, *(row[c] for c in columns[1:])]
-                              for kind, row in sorted(rows.items())], columns=columns)  # fmt: skip
+        frame = pd.DataFrame(
+            [[kind, *(row[c] for c in columns[1:])] for kind, row in sorted(rows.items())],
+            columns=columns,
+        )
         return frame
 
     def refusal_rates(self, by_query_type: bool = False) -> dict[str, Any]:
@@ -252,8 +274,11 @@ class ScoreSummary:
         no answer at all). ``by_query_type``: one such entry per query type."""
 
         def entry(answered: int, refused: int) -> dict[str, Any]:
-            return {"answered": answered, "refused": refused,
-                    "rate": refused / answered if answered else None}  # fmt: skip
+            return {
+                "answered": answered,
+                "refused": refused,
+                "rate": refused / answered if answered else None,
+            }
 
         counts = self.accumulated.refusals
         if by_query_type:

@@ -23,8 +23,9 @@ from typing import Any
 
 from cofe.chain import STAGE_ORDER, Stage
 
-V1_FIELDS = frozenset({"schema_version", "run_id", "created_at", "pipeline", "evalset_sha256",
-                       "versions"})  # fmt: skip
+V1_FIELDS = frozenset(
+    {"schema_version", "run_id", "created_at", "pipeline", "evalset_sha256", "versions"}
+)
 """The fields a version-1 manifest knew; anything else it held was a free-form extra."""
 
 _OLD_PYTHON_STAGES = {

@@ -69,8 +69,14 @@ def _open(path: Path, *, reading: bool) -> int:
 
 
 def _not_a_lock(path: Path, what: str) -> InputError:
-    return InputError(InputProblem(str(path), None, None,
-        f"{what}, not cofe's lock file; remove it and run the command again"))  # fmt: skip
+    return InputError(
+        InputProblem(
+            str(path),
+            None,
+            None,
+            f"{what}, not cofe's lock file; remove it and run the command again",
+        )
+    )
 
 
 def _readers_only(path: Path) -> bool:
@@ -126,9 +132,15 @@ def run_folder_lock(
                 doing = "another process is reading this run folder"
             else:
                 doing = f"{_holder(path)} is writing to this run folder"
-            raise RunFolderBusy(InputProblem(str(root), None, None,
-                f"{doing}; wait for it to finish, or choose another folder ({purpose} needs "
-                f"it {'unchanged' if reading else 'alone'})")) from None  # fmt: skip
+            raise RunFolderBusy(
+                InputProblem(
+                    str(root),
+                    None,
+                    None,
+                    f"{doing}; wait for it to finish, or choose another folder ({purpose} needs "
+                    f"it {'unchanged' if reading else 'alone'})",
+                )
+            ) from None
         if not reading:
             os.ftruncate(handle, 0)
             os.write(handle, f"{os.getpid()}\n".encode())

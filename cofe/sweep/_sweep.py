@@ -165,11 +165,24 @@ def rank_cells(
         cis = {}
         for name, w in wide.items():
             column = w[(step, measure)].dropna()
-            ci = mean_ci(column.to_numpy(), cluster_labels(column.index, sources), resamples=resamples,
-                         seed=seed)  # fmt: skip
+            ci = mean_ci(
+                column.to_numpy(),
+                cluster_labels(column.index, sources),
+                resamples=resamples,
+                seed=seed,
+            )
             cis[name] = ci
-            mean_rows.append({"cell": name, "step": step, "measure": measure,
-                              "mean": ci.estimate, "low": ci.low, "high": ci.high, "n": ci.n})  # fmt: skip
+            mean_rows.append(
+                {
+                    "cell": name,
+                    "step": step,
+                    "measure": measure,
+                    "mean": ci.estimate,
+                    "low": ci.low,
+                    "high": ci.high,
+                    "n": ci.n,
+                }
+            )
         ranked = sorted(cis, key=lambda n: cis[n].estimate, reverse=higher)
         if len(ranked) < 2:
             continue

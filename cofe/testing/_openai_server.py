@@ -59,8 +59,14 @@ class ScriptedOpenAI:
     Every request body is kept in ``requests``, its headers in ``headers``.
     """
 
-    def __init__(self, reply: Reply | None = None, *, latency: float = 0.0,
-                 models: Sequence[str] | None = None, api_key: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        reply: Reply | None = None,
+        *,
+        latency: float = 0.0,
+        models: Sequence[str] | None = None,
+        api_key: str | None = None,
+    ) -> None:
         self.reply = reply or (lambda messages, request: "ok")
         self.latency = latency
         # models=None serves any model name (and lists none); a list is what /models shows,
@@ -115,15 +121,23 @@ class ScriptedOpenAI:
                 with contextlib.suppress(OSError):  # killed: the socket is already gone
                     super().finish()
 
-            def _send(self, status: int, body: str, headers: dict[str, str] | None = None,
-                      trickle: float = 0.0, head_trickle: float = 0.0) -> None:  # fmt: skip
+            def _send(
+                self,
+                status: int,
+                body: str,
+                headers: dict[str, str] | None = None,
+                trickle: float = 0.0,
+                head_trickle: float = 0.0,
+            ) -> None:
                 data = body.encode()
                 try:
                     if head_trickle:  # the status line and headers a byte at a time
-                        head = [f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}",
-                                "Content-Type: application/json",
-                                f"Content-Length: {len(data)}",
-                                *(f"{k}: {v}" for k, v in (headers or {}).items())]  # fmt: skip
+                        head = [
+                            f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}",
+                            "Content-Type: application/json",
+                            f"Content-Length: {len(data)}",
+                            *(f"{k}: {v}" for k, v in (headers or {}).items()),
+                        ]
                         self._trickle(("\r\n".join(head) + "\r\n\r\n").encode(), head_trickle)
                     else:
                         self.send_response(status)
@@ -171,17 +185,35 @@ class ScriptedOpenAI:
                     return False
                 if self.headers.get("Authorization") == f"Bearer {server.api_key}":
                     return False
-                self._send(401, json.dumps({"error": {"message": "Incorrect API key provided",
-                                                      "type": "invalid_request_error"}}))  # fmt: skip
+                self._send(
+                    401,
+                    json.dumps(
+                        {
+                            "error": {
+                                "message": "Incorrect API key provided",
+                                "type": "invalid_request_error",
+                            }
+                        }
+                    ),
+                )
                 return True
 
             def do_GET(self) -> None:
                 if self._refused():
                     return
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [
-                        {"id": name, "object": "model", "owned_by": "cofe"}
-                        for name in server.models or []]}))  # fmt: skip
+                    self._send(
+                        200,
+                        json.dumps(
+                            {
+                                "object": "list",
+                                "data": [
+                                    {"id": name, "object": "model", "owned_by": "cofe"}
+                                    for name in server.models or []
+                                ],
+                            }
+                        ),
+                    )
                 else:
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
 
@@ -218,13 +250,20 @@ class ScriptedOpenAI:
                     return  # the client hung up on the interim responses
                 if fault is not None and fault.echo_auth:
                     echoed = f"Incorrect API key provided: {self.headers.get('Authorization')}"
-                    self._send(401, json.dumps({"error": {"message": echoed,
-                                                          "type": "invalid_request_error"}}))  # fmt: skip
+                    self._send(
+                        401,
+                        json.dumps({"error": {"message": echoed, "type": "invalid_request_error"}}),
+                    )
                     return
                 if fault is not None and fault.status is not None:
                     message = {"error": {"message": f"scripted {fault.status}", "type": "scripted"}}
-                    self._send(fault.status, fault.body or json.dumps(message), fault.headers,
-                               fault.trickle, fault.head_trickle)  # fmt: skip
+                    self._send(
+                        fault.status,
+                        fault.body or json.dumps(message),
+                        fault.headers,
+                        fault.trickle,
+                        fault.head_trickle,
+                    )
                     return
                 if fault is not None and fault.body is not None:
                     self._send(200, fault.body, fault.headers, fault.trickle, fault.head_trickle)
@@ -240,19 +279,32 @@ class ScriptedOpenAI:
                     self._send(500, json.dumps({"error": {"message": repr(error)}}))
                     return
                 prompt = " ".join(str(m.get("content", "")) for m in messages)
-                usage = {"prompt_tokens": _count_tokens(prompt),
-                         "completion_tokens": _count_tokens(text)}  # fmt: skip
+                usage = {
+                    "prompt_tokens": _count_tokens(prompt),
+                    "completion_tokens": _count_tokens(text),
+                }
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                self._send(200, json.dumps({
-                    "id": f"chatcmpl-{len(server.requests)}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": request.get("model", "scripted"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": usage,
-                }), trickle=fault.trickle if fault is not None else 0.0,
-                   head_trickle=fault.head_trickle if fault is not None else 0.0)  # fmt: skip
+                self._send(
+                    200,
+                    json.dumps(
+                        {
+                            "id": f"chatcmpl-{len(server.requests)}",
+                            "object": "chat.completion",
+                            "created": int(time.time()),
+                            "model": request.get("model", "scripted"),
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": text},
+                                }
+                            ],
+                            "usage": usage,
+                        }
+                    ),
+                    trickle=fault.trickle if fault is not None else 0.0,
+                    head_trickle=fault.head_trickle if fault is not None else 0.0,
+                )
 
         return Handler
 

@@ -32,8 +32,11 @@ def otlp_request(
     from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status
     from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
-    codes = {"unset": Status.STATUS_CODE_UNSET, "ok": Status.STATUS_CODE_OK,
-             "error": Status.STATUS_CODE_ERROR}  # fmt: skip
+    codes = {
+        "unset": Status.STATUS_CODE_UNSET,
+        "ok": Status.STATUS_CODE_OK,
+        "error": Status.STATUS_CODE_ERROR,
+    }
 
     def value(v: Any) -> AnyValue:
         if isinstance(v, bool):
@@ -47,19 +50,36 @@ def otlp_request(
     def pairs(attributes: dict[str, Any]) -> list[KeyValue]:
         return [KeyValue(key=k, value=value(v)) for k, v in attributes.items()]
 
-    out = [PbSpan(trace_id=bytes.fromhex(s.trace_id), span_id=bytes.fromhex(s.span_id),
-                  parent_span_id=bytes.fromhex(s.parent_id) if s.parent_id else b"", name=s.name,
-                  kind=PbSpan.SPAN_KIND_INTERNAL, start_time_unix_nano=s.start_ns,
-                  end_time_unix_nano=s.end_ns, attributes=pairs(s.attributes),
-                  status=Status(code=codes[s.status], message=s.status_message),
-                  dropped_attributes_count=s.dropped_attributes,
-                  events=[PbSpan.Event(name=e["name"], time_unix_nano=e.get("time_ns", 0),
-                                       attributes=pairs(e["attributes"])) for e in s.events])
-           for s in spans]  # fmt: skip
+    out = [
+        PbSpan(
+            trace_id=bytes.fromhex(s.trace_id),
+            span_id=bytes.fromhex(s.span_id),
+            parent_span_id=bytes.fromhex(s.parent_id) if s.parent_id else b"",
+            name=s.name,
+            kind=PbSpan.SPAN_KIND_INTERNAL,
+            start_time_unix_nano=s.start_ns,
+            end_time_unix_nano=s.end_ns,
+            attributes=pairs(s.attributes),
+            status=Status(code=codes[s.status], message=s.status_message),
+            dropped_attributes_count=s.dropped_attributes,
+            events=[
+                PbSpan.Event(
+                    name=e["name"],
+                    time_unix_nano=e.get("time_ns", 0),
+                    attributes=pairs(e["attributes"]),
+                )
+                for e in s.events
+            ],
+        )
+        for s in spans
+    ]
     resource = Resource(attributes=pairs({"service.name": service}))
     scope = InstrumentationScope(name="openinference.instrumentation.llama_index")
-    return ExportTraceServiceRequest(resource_spans=[ResourceSpans(
-        resource=resource, scope_spans=[ScopeSpans(scope=scope, spans=out)])])  # fmt: skip
+    return ExportTraceServiceRequest(
+        resource_spans=[
+            ResourceSpans(resource=resource, scope_spans=[ScopeSpans(scope=scope, spans=out)])
+        ]
+    )
 
 
 def free_port() -> int:
@@ -69,15 +89,35 @@ def free_port() -> int:
         return port
 
 
-def start_collector(store: str, port: int, *options: str, timeout: float = 60.0,
-                    stdout: Any = subprocess.DEVNULL, cwd: str | None = None) -> subprocess.Popen[str]:  # fmt: skip
+def start_collector(
+    store: str,
+    port: int,
+    *options: str,
+    timeout: float = 60.0,
+    stdout: Any = subprocess.DEVNULL,
+    cwd: str | None = None,
+) -> subprocess.Popen[str]:
     """A real ``cofe monitor collect`` process on ``port``, returned once it answers
     ``/healthz``; one that exits first raises, with what it printed."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "cofe", "monitor", "collect", "--store", str(store), "--port",
-         str(port), *options],
-        stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=cwd,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "cofe",
+            "monitor",
+            "collect",
+            "--store",
+            str(store),
+            "--port",
+            str(port),
+            *options,
+        ],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -7,14 +7,21 @@ import re
 
 from annotators import TYPES
 
-_OPENERS = ("What is stated about", "Why does the text mention", "How does the text compare",
-            "How can one use")  # fmt: skip
+_OPENERS = (
+    "What is stated about",
+    "Why does the text mention",
+    "How does the text compare",
+    "How can one use",
+)
 
 
 def passage_of(messages) -> tuple[str, str]:
     # the last user turn that carries a passage (a repair turn carries none)
-    user = next(m["content"] for m in reversed(messages)
-                if m["role"] == "user" and m["content"].startswith(("文档标题：", "Document title: ")))  # fmt: skip
+    user = next(
+        m["content"]
+        for m in reversed(messages)
+        if m["role"] == "user" and m["content"].startswith(("文档标题：", "Document title: "))
+    )
     if user.startswith("文档标题："):
         title, passage = user[len("文档标题：") :].split("\n\n段落：\n", 1)
     else:
@@ -43,6 +50,13 @@ def draft(messages, request=None, *, fragment=None) -> str:
             # the sentence's opening words without the fragment asked for (a query holding its
             # own answer is rejected)
             query = f"{_OPENERS[i]} {title} in '{' '.join(words[:1] + words[4:8])}'?"
-        queries.append({"type": kind, "query": query, "coarse_keywords": [title],
-                        "fine_keywords": [[fragment or piece]], "answer": sentence})  # fmt: skip
+        queries.append(
+            {
+                "type": kind,
+                "query": query,
+                "coarse_keywords": [title],
+                "fine_keywords": [[fragment or piece]],
+                "answer": sentence,
+            }
+        )
     return json.dumps({"queries": queries}, ensure_ascii=False)

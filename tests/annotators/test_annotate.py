@@ -25,8 +25,9 @@ KEY = "sk-test-secret-1234"
 
 
 def _client(server: ScriptedOpenAI, **kw) -> LLMClient:
-    endpoint = Endpoint.from_env(base_url=server.base_url, model="scripted-annotator",
-                                 api_key=KEY, **kw)  # fmt: skip
+    endpoint = Endpoint.from_env(
+        base_url=server.base_url, model="scripted-annotator", api_key=KEY, **kw
+    )
     return LLMClient(endpoint)
 
 
@@ -78,8 +79,13 @@ def test_hallucinated_keywords_are_rejected_and_near_misses_repaired(tmp_path, e
 
     out = tmp_path / "evalset.jsonl"
     with ScriptedOpenAI(reply) as server:
-        summary = annotate(en_docs, out, _client(server),
-                           AnnotateConfig(max_segment_tokens=40, concurrency=1), progress=False)  # fmt: skip
+        summary = annotate(
+            en_docs,
+            out,
+            _client(server),
+            AnnotateConfig(max_segment_tokens=40, concurrency=1),
+            progress=False,
+        )
     progress = [json.loads(line) for line in progress_path(out).read_text().splitlines()]
     reasons = [r["reason"] for p in progress for r in p["rejected"]]
     assert any("'the moon landing' is not in the segment" in r for r in reasons)
@@ -94,8 +100,9 @@ def test_hallucinated_keywords_are_rejected_and_near_misses_repaired(tmp_path, e
 def test_a_chinese_document_uses_the_chinese_prompt(tmp_path, zh_docs) -> None:
     out = tmp_path / "zh.jsonl"
     with ScriptedOpenAI(draft) as server:
-        summary = annotate(zh_docs, out, _client(server), AnnotateConfig(max_segment_tokens=100),
-                           progress=False)  # fmt: skip
+        summary = annotate(
+            zh_docs, out, _client(server), AnnotateConfig(max_segment_tokens=100), progress=False
+        )
         system = server.requests[0]["messages"][0]["content"]
     assert "评测问题" in system
     samples = read_evalset(out).samples
@@ -112,12 +119,15 @@ def test_faults_429_500_slow_are_retried_and_invalid_json_is_repaired(tmp_path, 
             Fault(status=429, headers={"Retry-After": "1"}),
             Fault(status=500),
             Fault(delay=2.0),  # slower than the 1 s timeout: the client gives up and retries
-            Fault(body='{"id": "x", "choices": [{"index": 0, "finish_reason": "stop", "message": '
-                       '{"role": "assistant", "content": "Sure! Here are the queries: {broken"}}]}'),
-        )  # fmt: skip
+            Fault(
+                body='{"id": "x", "choices": [{"index": 0, "finish_reason": "stop", "message": '
+                '{"role": "assistant", "content": "Sure! Here are the queries: {broken"}}]}'
+            ),
+        )
         started = time.monotonic()
-        summary = annotate(en_docs, out, _client(server, timeout=1.0, max_retries=4), config,
-                           progress=False)  # fmt: skip
+        summary = annotate(
+            en_docs, out, _client(server, timeout=1.0, max_retries=4), config, progress=False
+        )
         elapsed = time.monotonic() - started
     assert elapsed >= 1.0  # Retry-After was honoured
     assert summary.failed_segments == 0 and summary.accepted > 0
@@ -144,9 +154,21 @@ def test_invalid_twice_fails_the_segment_with_a_reason_and_a_rerun_retries_it(tm
 
 
 def _reply_body(content: str) -> str:
-    return json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": content}}]})  # fmt: skip
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+        }
+    )
 
 
 def test_near_duplicate_queries_are_dropped(tmp_path) -> None:
@@ -163,8 +185,13 @@ def test_near_duplicate_queries_are_dropped(tmp_path) -> None:
 
     out = tmp_path / "evalset.jsonl"
     with ScriptedOpenAI(reply) as server:
-        summary = annotate(docs, out, _client(server), AnnotateConfig(max_segment_tokens=400,
-                           concurrency=1), progress=False)  # fmt: skip
+        summary = annotate(
+            docs,
+            out,
+            _client(server),
+            AnnotateConfig(max_segment_tokens=400, concurrency=1),
+            progress=False,
+        )
     assert summary.rejected_by_check["duplicate"] == summary.accepted > 0
 
 
@@ -181,12 +208,29 @@ def test_kill_mid_annotation_then_rerun_finishes_without_duplicates(tmp_path) ->
         )
     out = tmp_path / "evalset.jsonl"
     with ScriptedOpenAI(draft, latency=0.15) as server:
-        command = [sys.executable, "-m", "cofe", "annotate", str(docs), "-o", str(out),
-                   "--base-url", server.base_url, "--model", "m", "--concurrency", "2",
-                   "--segment-tokens", "40", "--cache", "none"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "cofe",
+            "annotate",
+            str(docs),
+            "-o",
+            str(out),
+            "--base-url",
+            server.base_url,
+            "--model",
+            "m",
+            "--concurrency",
+            "2",
+            "--segment-tokens",
+            "40",
+            "--cache",
+            "none",
+        ]
         env = {**os.environ, "OPENAI_API_KEY": KEY}
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         state = progress_path(out)
         deadline = time.monotonic() + 60
         while (
@@ -214,9 +258,24 @@ def test_kill_mid_annotation_then_rerun_finishes_without_duplicates(tmp_path) ->
 
 
 def _annotate_cli(server: ScriptedOpenAI, docs: Path, out: Path, *extra: str) -> list[str]:
-    return ["annotate", str(docs), "-o", str(out), "--base-url", server.base_url, "--model",
-            "scripted-annotator", "--no-probe", "--cache", "none", "--segment-tokens", "20",
-            "--concurrency", "1", *extra]  # fmt: skip
+    return [
+        "annotate",
+        str(docs),
+        "-o",
+        str(out),
+        "--base-url",
+        server.base_url,
+        "--model",
+        "scripted-annotator",
+        "--no-probe",
+        "--cache",
+        "none",
+        "--segment-tokens",
+        "20",
+        "--concurrency",
+        "1",
+        *extra,
+    ]
 
 
 def test_an_annotation_that_accepts_nothing_says_why_and_counts_its_calls(
@@ -232,8 +291,9 @@ def test_an_annotation_that_accepts_nothing_says_why_and_counts_its_calls(
     captured = capsys.readouterr()
     assert code == 1
     lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cofe: error: no sample accepted: the call "
-                                                   "failed for every segment")  # fmt: skip
+    assert len(lines) == 1 and lines[0].startswith(
+        "cofe: error: no sample accepted: the call failed for every segment"
+    )
     assert "invalid reply after one repair" in lines[0]
     assert "None" not in captured.out
     assert (
@@ -271,8 +331,7 @@ def test_a_dead_endpoint_stops_annotate_and_the_next_run_resumes(tmp_path, en_do
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert code == 1 and len(lines) == 1
-    assert lines[0].startswith(f"cofe: error: endpoint {url} is not answering: 5 "
-                               "calls in a row")  # fmt: skip
+    assert lines[0].startswith(f"cofe: error: endpoint {url} is not answering: 5 calls in a row")
     assert "503" in lines[0] and "2 segment(s) annotated" in lines[0]
     kept = {s.meta["annotation"]["segment"] for s in read_evalset(out).samples}
     assert len(kept) == 2

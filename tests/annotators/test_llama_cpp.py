@@ -45,10 +45,26 @@ def llama_server(tmp_path_factory):
     model = gguf.assemble(tmp_path_factory.mktemp("gguf") / gguf.MODEL_NAME)
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--chat_format", "gemma",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--verbose", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--chat_format",
+            "gemma",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--verbose",
+            "False",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -80,8 +96,14 @@ def test_a_real_small_model_annotates_one_shipped_document(
     )
     client = LLMClient(endpoint, json_mode="json_object", max_tokens=700)
     out = tmp_path / "normans.jsonl"
-    summary = annotate(None, out, client, AnnotateConfig(max_segment_tokens=300, concurrency=1,
-                       max_segments=2), documents=documents, progress=False)  # fmt: skip
+    summary = annotate(
+        None,
+        out,
+        client,
+        AnnotateConfig(max_segment_tokens=300, concurrency=1, max_segments=2),
+        documents=documents,
+        progress=False,
+    )
     assert summary.segments == 2
     records = [json.loads(x) for x in progress_path(out).read_text().splitlines()]
     assert len(records) == 2  # the run finished: every segment has an outcome

@@ -14,10 +14,16 @@ from cofe.cli import main
 @pytest.fixture
 def evalset(tmp_path):
     samples = [
-        EvalSample(id=f"s{i}", query=f"Question {i}?", query_type="factual", coarse_keywords=["Paris"],
-                   fine_keywords=[["capital", "France"], ["1889"]], reference_answer=f"Answer {i}.")
+        EvalSample(
+            id=f"s{i}",
+            query=f"Question {i}?",
+            query_type="factual",
+            coarse_keywords=["Paris"],
+            fine_keywords=[["capital", "France"], ["1889"]],
+            reference_answer=f"Answer {i}.",
+        )
         for i in range(4)
-    ]  # fmt: skip
+    ]
     path = tmp_path / "set.jsonl"
     write_evalset(path, samples)
     return path
@@ -38,12 +44,18 @@ def test_export_then_import_applies_accept_reject_and_edits(tmp_path, evalset) -
     table, page = tmp_path / "review.csv", tmp_path / "review.html"
     assert export_review(evalset, table, page) == 4
     assert "Question 2?" in page.read_text() and "<table>" in page.read_text()
-    _edit(table, {
-        "s0": {"decision": "accept"},
-        "s1": {"decision": "reject"},
-        "s2": {"decision": "edit", "fine_keywords": "capital | France || 1889 || Eiffel",
-               "query": "Question two?"},
-    })  # fmt: skip
+    _edit(
+        table,
+        {
+            "s0": {"decision": "accept"},
+            "s1": {"decision": "reject"},
+            "s2": {
+                "decision": "edit",
+                "fine_keywords": "capital | France || 1889 || Eiffel",
+                "query": "Question two?",
+            },
+        },
+    )
     result = apply_review(evalset, table, tmp_path / "reviewed.jsonl")
     assert result.problems == []
     assert dict(result.counts) == {"accept": 1, "reject": 1, "edit": 1, "pending": 1}

@@ -13,22 +13,34 @@ from cofe.llm import Endpoint, LLMClient, estimate_tokens
 from cofe.runlog import ParsedDocument
 from cofe.testing import ScriptedOpenAI
 
-EIFFEL = ("The Eiffel Tower in Paris was finished in 1889 for the World's Fair. It is 330 metres "
-          "tall and was the tallest structure in the world until 1930.")  # fmt: skip
+EIFFEL = (
+    "The Eiffel Tower in Paris was finished in 1889 for the World's Fair. It is 330 metres "
+    "tall and was the tallest structure in the world until 1930."
+)
 
 
 def query(kind: str, text: str, fine: list[list[str]]) -> dict:
-    return {"type": kind, "query": text, "coarse_keywords": ["Eiffel Tower"],
-            "fine_keywords": fine, "answer": "From the passage."}  # fmt: skip
+    return {
+        "type": kind,
+        "query": text,
+        "coarse_keywords": ["Eiffel Tower"],
+        "fine_keywords": fine,
+        "answer": "From the passage.",
+    }
 
 
-REPLY = {"queries": [
-    query("factual", "The Eiffel Tower was finished in 1889.", [["1889"]]),  # not a question
-    query("factual", "Was the Eiffel Tower finished in 1889?", [["1889"]]),  # its own answer
-    query("comparative", "How tall is the Eiffel Tower?", [["330 metres"]]),  # factual, really
-    query("factual", "Until when was the Eiffel Tower the tallest structure in the world?",
-          [["1930"]]),  # a second factual query: kept, with its own id
-]}  # fmt: skip
+REPLY = {
+    "queries": [
+        query("factual", "The Eiffel Tower was finished in 1889.", [["1889"]]),  # not a question
+        query("factual", "Was the Eiffel Tower finished in 1889?", [["1889"]]),  # its own answer
+        query("comparative", "How tall is the Eiffel Tower?", [["330 metres"]]),  # factual, really
+        query(
+            "factual",
+            "Until when was the Eiffel Tower the tallest structure in the world?",
+            [["1930"]],
+        ),  # a second factual query: kept, with its own id
+    ]
+}
 
 
 def test_each_sense_check_decides_a_drafted_query(tmp_path: Path) -> None:
@@ -41,8 +53,10 @@ def test_each_sense_check_decides_a_drafted_query(tmp_path: Path) -> None:
         summary = annotate(docs, out, client, AnnotateConfig(concurrency=1), progress=False)
         assert len(server.requests) == 1  # the reply is valid as it is: no repair call
     samples = {s.query: s for s in read_evalset(out).samples}
-    assert set(samples) == {"How tall is the Eiffel Tower?",
-                            "Until when was the Eiffel Tower the tallest structure in the world?"}  # fmt: skip
+    assert set(samples) == {
+        "How tall is the Eiffel Tower?",
+        "Until when was the Eiffel Tower the tallest structure in the world?",
+    }
     relabelled = samples["How tall is the Eiffel Tower?"]
     assert relabelled.query_type.value == "factual"
     assert relabelled.meta["annotation"]["repairs"][0]["from"] == "comparative"

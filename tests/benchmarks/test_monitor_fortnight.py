@@ -22,9 +22,13 @@ def test_each_break_is_alerted_for_its_stage_with_no_false_alarm(tmp_path: Path)
     assert false_alarms(sim, WEEK) == []
     rows = {r["stage"]: r for r in detection(sim, WEEK)}
     assert {stage: (r["detected"], r["delay_windows"]) for stage, r in rows.items()} == {
-        "reranking": (True, 0), "chunking": (True, 0), "generation": (True, 0)}  # fmt: skip
+        "reranking": (True, 0),
+        "chunking": (True, 0),
+        "generation": (True, 0),
+    }
     assert all(r["other_alerts"] == [] for r in rows.values())  # no alert names a wrong stage
     with MonitorStore(tmp_path / "monitor.db") as store:
-        reranking = store.db.execute("SELECT message, examples FROM alerts WHERE stage = "
-                                     "'reranking' AND origin = 'canary'")  # fmt: skip
+        reranking = store.db.execute(
+            "SELECT message, examples FROM alerts WHERE stage = 'reranking' AND origin = 'canary'"
+        )
     assert "CI" in reranking[0][0] and "cut_by_rerank" in reranking[0][1]

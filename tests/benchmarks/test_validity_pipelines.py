@@ -30,11 +30,16 @@ def _evalset(path: Path) -> Path:
     from cofe import EvalSample, write_evalset
 
     samples = [
-        EvalSample(id=f"q{i}", query=f"When did ship number {100 + i} leave the harbour?",
-                   coarse_keywords=["harbour log"], fine_keywords=[["dawn"]],
-                   reference_answer="At dawn.", source={"doc": "harbour.txt"})
+        EvalSample(
+            id=f"q{i}",
+            query=f"When did ship number {100 + i} leave the harbour?",
+            coarse_keywords=["harbour log"],
+            fine_keywords=[["dawn"]],
+            reference_answer="At dawn.",
+            source={"doc": "harbour.txt"},
+        )
         for i in range(3)
-    ]  # fmt: skip
+    ]
     write_evalset(path, samples)
     return path
 
@@ -49,8 +54,13 @@ def test_a_framework_pipeline_records_chunks_with_offsets_and_scores(tmp_path: P
     from cofe.runner import run_pipeline
 
     pipeline = build(kind, _docs(tmp_path), 32)
-    run_pipeline(pipeline, _evalset(tmp_path / "evalset.jsonl"), tmp_path / "run",
-                 progress=False, concurrency=2)  # fmt: skip
+    run_pipeline(
+        pipeline,
+        _evalset(tmp_path / "evalset.jsonl"),
+        tmp_path / "run",
+        progress=False,
+        concurrency=2,
+    )
     run = read_run(tmp_path / "run")
     assert run.problems == []
     assert set(run.documents) == set(TEXTS)
@@ -65,16 +75,25 @@ def test_a_framework_pipeline_records_chunks_with_offsets_and_scores(tmp_path: P
     assert record.answer == "The harbour log entry 1 records that ship number 101 left at dawn."
 
     text = TEXTS["harbour.txt"]
-    chunks = [ChunkSpan(c.chunk_id, c.start, c.end) for c in run.chunks.values()
-              if c.doc_id == "harbour.txt"]  # fmt: skip
+    chunks = [
+        ChunkSpan(c.chunk_id, c.start, c.end)
+        for c in run.chunks.values()
+        if c.doc_id == "harbour.txt"
+    ]
     gold = {}
     for i in range(3):  # the gold of each question, from the offset of its answer
         at = text.index(f"ship number {100 + i} left at dawn") + len(f"ship number {100 + i} ")
         at += len("left at ")
         got = run.records[f"q{i}"]
-        gold[f"q{i}"] = gold_facts([(at, at + 4)], chunks, [r.chunk_id for r in got.pool],
-                                   [r.chunk_id for r in got.context], TOP_K, got.answer,
-                                   ["dawn"]).stage  # fmt: skip
+        gold[f"q{i}"] = gold_facts(
+            [(at, at + 4)],
+            chunks,
+            [r.chunk_id for r in got.pool],
+            [r.chunk_id for r in got.context],
+            TOP_K,
+            got.answer,
+            ["dawn"],
+        ).stage
     assert gold["q1"] == "pass"
 
     result = score_run(tmp_path / "run", config=ScoreConfig())

@@ -23,13 +23,19 @@ import pytest
 from cofe import RunWriter, ScoreResult, read_evalset, read_run, score_run
 from tests.conftest import EXAMPLE_RUN, REPO
 
-HEADLINE = ("parse/KeywordRecall", "corpus/KeywordRecall", "pool/KeywordRecall@30",
-            "context/KeywordRecall@4", "answer/PointRecall")  # fmt: skip
+HEADLINE = (
+    "parse/KeywordRecall",
+    "corpus/KeywordRecall",
+    "pool/KeywordRecall@30",
+    "context/KeywordRecall@4",
+    "answer/PointRecall",
+)
 
 
 def _builder() -> Any:
-    spec = importlib.util.spec_from_file_location("build_squad_bm25",
-                                                  REPO / "examples" / "build_squad_bm25.py")  # fmt: skip
+    spec = importlib.util.spec_from_file_location(
+        "build_squad_bm25", REPO / "examples" / "build_squad_bm25.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -96,29 +102,62 @@ def pipeline_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def synthetic(values: dict[str, np.ndarray], sources: list[str] | None = None, *,
-              run_id: str = "synthetic", stages: tuple[str, ...] = (
-                  "parse", "chunking", "retrieval", "reranking", "generation"),
-              verdicts: list[str] | None = None) -> ScoreResult:  # fmt: skip
+def synthetic(
+    values: dict[str, np.ndarray],
+    sources: list[str] | None = None,
+    *,
+    run_id: str = "synthetic",
+    stages: tuple[str, ...] = ("parse", "chunking", "retrieval", "reranking", "generation"),
+    verdicts: list[str] | None = None,
+) -> ScoreResult:
     """A scoring holding the given per-sample values (columns ``step/measure``)."""
     n = len(next(iter(values.values())))
     ids = [f"q{i:04d}" for i in range(n)]
     rows = []
     for column, column_values in values.items():
         step, measure = column.split("/", 1)
-        rows.append(pd.DataFrame({"sample_id": ids, "query_type": "factual", "step": step,
-                                  "measure": measure, "value": column_values}))  # fmt: skip
+        rows.append(
+            pd.DataFrame(
+                {
+                    "sample_id": ids,
+                    "query_type": "factual",
+                    "step": step,
+                    "measure": measure,
+                    "value": column_values,
+                }
+            )
+        )
     verdict = verdicts or ["pass"] * n
-    stage_of = {"not_retrieved": "retrieval", "cut_by_rerank": "reranking",
-                "not_in_answer": "generation", "chunk_split": "chunking"}  # fmt: skip
-    table = pd.DataFrame({"sample_id": ids, "query_type": "factual", "verdict": verdict,
-                          "stage": [stage_of.get(v) for v in verdict], "points": 1,
-                          "explanation": "", "source": sources or [None] * n})  # fmt: skip
+    stage_of = {
+        "not_retrieved": "retrieval",
+        "cut_by_rerank": "reranking",
+        "not_in_answer": "generation",
+        "chunk_split": "chunking",
+    }
+    table = pd.DataFrame(
+        {
+            "sample_id": ids,
+            "query_type": "factual",
+            "verdict": verdict,
+            "stage": [stage_of.get(v) for v in verdict],
+            "points": 1,
+            "explanation": "",
+            "source": sources or [None] * n,
+        }
+    )
     empty = pd.DataFrame()
-    return ScoreResult(config=None, run=run_id, run_id=run_id,
-                       shape={"stages": list(stages)}, scores=pd.concat(rows),
-                       points=empty, verdicts=table, skipped=empty, recalls=empty,
-                       latency=empty).normalized()  # fmt: skip
+    return ScoreResult(
+        config=None,
+        run=run_id,
+        run_id=run_id,
+        shape={"stages": list(stages)},
+        scores=pd.concat(rows),
+        points=empty,
+        verdicts=table,
+        skipped=empty,
+        recalls=empty,
+        latency=empty,
+    ).normalized()
 
 
 NoisePair = Callable[..., tuple[ScoreResult, ScoreResult]]
@@ -131,23 +170,37 @@ def noise_pair() -> NoisePair:
     sample's own success rates -- a rerun, no true difference -- unless ``drop`` lowers a
     column's rates in the second."""
 
-    def make(rng: np.random.Generator, n: int = 200, documents: int = 20,
-             drop: dict[str, float] | None = None) -> tuple[ScoreResult, ScoreResult]:  # fmt: skip
+    def make(
+        rng: np.random.Generator,
+        n: int = 200,
+        documents: int = 20,
+        drop: dict[str, float] | None = None,
+    ) -> tuple[ScoreResult, ScoreResult]:
         sources = [f"doc{i % documents}" for i in range(n)]
         doc_effect = rng.normal(0, 0.8, documents)[np.arange(n) % documents]
-        base_rate = {"parse/KeywordRecall": 3.0, "corpus/KeywordRecall": 2.0,
-                     "pool/KeywordRecall@30": 1.2, "context/KeywordRecall@4": 0.8,
-                     "answer/PointRecall": 0.2}  # fmt: skip
-        rates = {c: 1 / (1 + np.exp(-(b + doc_effect + rng.normal(0, 1.0, n))))
-                 for c, b in base_rate.items()}  # fmt: skip
+        base_rate = {
+            "parse/KeywordRecall": 3.0,
+            "corpus/KeywordRecall": 2.0,
+            "pool/KeywordRecall@30": 1.2,
+            "context/KeywordRecall@4": 0.8,
+            "answer/PointRecall": 0.2,
+        }
+        rates = {
+            c: 1 / (1 + np.exp(-(b + doc_effect + rng.normal(0, 1.0, n))))
+            for c, b in base_rate.items()
+        }
 
         def draw(shift: dict[str, float]) -> dict[str, np.ndarray]:
             # two information points per sample: values 0, 0.5, 1
-            return {c: rng.binomial(2, np.clip(r - shift.get(c, 0.0), 0, 1)) / 2
-                    for c, r in rates.items()}  # fmt: skip
+            return {
+                c: rng.binomial(2, np.clip(r - shift.get(c, 0.0), 0, 1)) / 2
+                for c, r in rates.items()
+            }
 
-        return (synthetic(draw({}), sources, run_id="old"),
-                synthetic(draw(drop or {}), sources, run_id="new"))
+        return (
+            synthetic(draw({}), sources, run_id="old"),
+            synthetic(draw(drop or {}), sources, run_id="new"),
+        )
 
     return make
 

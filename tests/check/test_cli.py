@@ -23,8 +23,11 @@ def check(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, 
 def table(out: str) -> dict[str, list[str]]:
     """The table's rows by their measure (or share) name."""
     rows = [line.split() for line in out.splitlines()]
-    return {r[2] if r[2] != "share" else r[3]: r for r in rows
-            if len(r) >= 9 and r[0] in ("PASS", "FAIL", "SKIP") and not r[1].endswith(":")}  # fmt: skip
+    return {
+        r[2] if r[2] != "share" else r[3]: r
+        for r in rows
+        if len(r) >= 9 and r[0] in ("PASS", "FAIL", "SKIP") and not r[1].endswith(":")
+    }
 
 
 def test_a_broken_retriever_fails_the_gate_naming_the_stage_and_the_measure(pipeline_runs, capsys):
@@ -56,11 +59,20 @@ def test_the_same_change_fails_when_the_answer_must_not_move_at_all(pipeline_run
 
 def test_thresholds_are_checked_on_the_run_alone(pipeline_runs, capsys):
     base = pipeline_runs["base"]
-    code, out, _ = check(capsys, base, "--min", "context/KeywordRecall@4=0.7",
-                         "--max-share", "not_retrieved=0.15")  # fmt: skip
+    code, out, _ = check(
+        capsys, base, "--min", "context/KeywordRecall@4=0.7", "--max-share", "not_retrieved=0.15"
+    )
     assert code == 0 and "thresholds (min, max, max_share) are checked on the run alone" in out
-    code, out, _ = check(capsys, base, "--min", "context/KeywordRecall@4=0.9",
-                         "--max-share", "not_retrieved=0.01", "--max-share", "retrieval=0.5")  # fmt: skip
+    code, out, _ = check(
+        capsys,
+        base,
+        "--min",
+        "context/KeywordRecall@4=0.9",
+        "--max-share",
+        "not_retrieved=0.01",
+        "--max-share",
+        "retrieval=0.5",
+    )
     assert code == 1
     assert "FAIL reranking: context/KeywordRecall@4 >= 0.9" in out
     assert "FAIL retrieval: share of not_retrieved verdicts must be <= 0.01" in out
@@ -68,18 +80,38 @@ def test_thresholds_are_checked_on_the_run_alone(pipeline_runs, capsys):
 
 
 def test_explicit_drop_rules_replace_the_defaults(pipeline_runs, capsys):
-    code, out, _ = check(capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"],
-                         "--max-drop", "corpus/KeywordRecall=0.0")  # fmt: skip
+    code, out, _ = check(
+        capsys,
+        pipeline_runs["broken"],
+        "--baseline",
+        pipeline_runs["base"],
+        "--max-drop",
+        "corpus/KeywordRecall=0.0",
+    )
     assert code == 0 and "pool/KeywordRecall" not in out and "no drop rule given" not in out
-    code, out, _ = check(capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"],
-                         "--max-drop", "answer/PointRecall=0.9")  # fmt: skip
+    code, out, _ = check(
+        capsys,
+        pipeline_runs["broken"],
+        "--baseline",
+        pipeline_runs["base"],
+        "--max-drop",
+        "answer/PointRecall=0.9",
+    )
     assert code == 0  # a drop within what the rule allows passes, however significant
 
 
 def test_junit_xml_validates_and_names_each_failure(pipeline_runs, capsys, tmp_path):
     report = tmp_path / "reports" / "cofe.xml"
-    code, _, _ = check(capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"],
-                       "--min", "context/KeywordRecall@4=0.1", "--junit", report)  # fmt: skip
+    code, _, _ = check(
+        capsys,
+        pipeline_runs["broken"],
+        "--baseline",
+        pipeline_runs["base"],
+        "--min",
+        "context/KeywordRecall@4=0.1",
+        "--junit",
+        report,
+    )
     assert code == 1
     root = ET.parse(report).getroot()
     assert root.tag == "testsuites"
@@ -101,26 +133,32 @@ def test_junit_xml_validates_and_names_each_failure(pipeline_runs, capsys, tmp_p
 
 
 def test_github_annotations(pipeline_runs, capsys):
-    code, out, _ = check(capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"],
-                         "--github")  # fmt: skip
+    code, out, _ = check(
+        capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"], "--github"
+    )
     assert code == 1
     errors = [line for line in out.splitlines() if line.startswith("::error ")]
     assert len(errors) == 3
-    assert errors[0].startswith("::error title=cofe check%3A retrieval (pool/KeywordRecall@30)::"
-                                "retrieval: pool/KeywordRecall@30 dropped")  # fmt: skip
+    assert errors[0].startswith(
+        "::error title=cofe check%3A retrieval (pool/KeywordRecall@30)::"
+        "retrieval: pool/KeywordRecall@30 dropped"
+    )
     assert all("\n" not in e and "::" in e[2:] for e in errors)
-    code, out, _ = check(capsys, pipeline_runs["noisy"], "--baseline", pipeline_runs["base"],
-                         "--github")  # fmt: skip
+    code, out, _ = check(
+        capsys, pipeline_runs["noisy"], "--baseline", pipeline_runs["base"], "--github"
+    )
     assert code == 0 and "::notice title=cofe check passed::5 rule(s) passed" in out
 
 
 def test_json_output(pipeline_runs, capsys):
-    code, out, _ = check(capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"],
-                         "--json")  # fmt: skip
+    code, out, _ = check(
+        capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"], "--json"
+    )
     saved = json.loads(out)
     assert code == 1 and saved["passed"] is False and saved["defaults_used"] is True
-    failing = {(o["stage"], o["step"], o["measure"]) for o in saved["outcomes"]
-               if o["status"] == "fail"}  # fmt: skip
+    failing = {
+        (o["stage"], o["step"], o["measure"]) for o in saved["outcomes"] if o["status"] == "fail"
+    }
     assert ("retrieval", "pool", "KeywordRecall@30") in failing
 
 
@@ -139,8 +177,10 @@ def test_differing_cutoffs_are_said_not_compared(pipeline_runs, capsys, tmp_path
     capsys.readouterr()
     code, out, _ = check(capsys, k2, "--baseline", pipeline_runs["base"], "--github")
     assert code in (0, 1)
-    assert "note: context/KeywordRecall@2: not compared, the baseline has no such column " \
-        "(it has context/KeywordRecall@4)" in out  # fmt: skip
+    assert (
+        "note: context/KeywordRecall@2: not compared, the baseline has no such column "
+        "(it has context/KeywordRecall@4)" in out
+    )
     assert "::warning title=cofe check::context/KeywordRecall@2: not compared" in out
 
 
@@ -179,15 +219,26 @@ def test_a_missing_column_names_the_close_ones(pipeline_runs, capsys):
 
 def test_a_rules_file_and_flags_together(pipeline_runs, capsys, tmp_path):
     rules = tmp_path / "rules.toml"
-    rules.write_text('alpha = 0.01\n[min]\n"context/KeywordRecall@4" = 0.95\n'
-                     '[max_drop]\n"pool/KeywordRecall@30" = 0.05\n')  # fmt: skip
-    code, out, _ = check(capsys, pipeline_runs["base"], "--baseline", pipeline_runs["base"],
-                         "--rules", rules, "--min", "context/KeywordRecall@4=0.5")  # fmt: skip
+    rules.write_text(
+        'alpha = 0.01\n[min]\n"context/KeywordRecall@4" = 0.95\n'
+        '[max_drop]\n"pool/KeywordRecall@30" = 0.05\n'
+    )
+    code, out, _ = check(
+        capsys,
+        pipeline_runs["base"],
+        "--baseline",
+        pipeline_runs["base"],
+        "--rules",
+        rules,
+        "--min",
+        "context/KeywordRecall@4=0.5",
+    )
     assert code == 0, out  # the flag replaced the file's stricter minimum
     assert "context/KeywordRecall@4 >= 0.5" in out and "0.95" not in out
     assert "alpha 0.01" in out and "pool/KeywordRecall@30 drop <= 0.05" in out
-    code, out, _ = check(capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"],
-                         "--rules", rules)  # fmt: skip
+    code, out, _ = check(
+        capsys, pipeline_runs["broken"], "--baseline", pipeline_runs["base"], "--rules", rules
+    )
     assert code == 1 and "FAIL retrieval: pool/KeywordRecall@30 dropped" in out
 
 

@@ -38,7 +38,8 @@ def test_a_significant_drop_within_its_limit_passes():
     stricter = Rule(Kind.MAX_DROP, "answer/PointRecall", 0.01)
     (outcome,) = check_results(new, [stricter], old).outcomes
     assert outcome.status == Status.FAIL and outcome.reason.startswith(
-        "dropped 0.020 > 0.01 allowed, and significant (p_holm 0.008 < 0.05)")
+        "dropped 0.020 > 0.01 allowed, and significant (p_holm 0.008 < 0.05)"
+    )
 
 
 def test_a_drop_beyond_its_limit_that_is_not_significant_passes():
@@ -65,8 +66,10 @@ def test_for_a_measure_where_lower_is_better_a_rise_is_the_drop():
 def test_holm_counts_a_test_repeated_under_two_names_once():
     old = synthetic({"answer/PointRecall": ones(0.8), "answer/BLEU": ones(0.8)})
     new = synthetic({"answer/PointRecall": ones(0.7), "answer/BLEU": ones(0.7, offset=7)})
-    rules = [Rule(Kind.MAX_DROP, c, 0.02) for c in
-             ("answer/PointRecall", "answered/PointRecall", "answer/BLEU")]  # fmt: skip
+    rules = [
+        Rule(Kind.MAX_DROP, c, 0.02)
+        for c in ("answer/PointRecall", "answered/PointRecall", "answer/BLEU")
+    ]
     report = check_results(new, rules, old, resamples=499)
     point, answered, bleu = report.outcomes
     assert report.drop_tests == 2  # answered/ repeats answer/: nothing was refused
@@ -79,8 +82,10 @@ def test_answered_measures_leave_out_the_answers_that_decline():
     result = synthetic({"answer/PointRecall": ones(0.5, 4)})
     result.verdicts["refusal"] = ["", None, None, None]  # the first sample declined
     result.verdicts["refusal"] = result.verdicts["refusal"].replace("", "no answer")
-    report = check_results(result, [Rule(Kind.MIN, "answered/PointRecall", 0.3),
-                                    Rule(Kind.MIN, "answer/PointRecall", 0.5)])  # fmt: skip
+    report = check_results(
+        result,
+        [Rule(Kind.MIN, "answered/PointRecall", 0.3), Rule(Kind.MIN, "answer/PointRecall", 0.5)],
+    )
     answered, every = report.outcomes
     assert (answered.value, answered.n) == (pytest.approx(1 / 3), 3)
     assert (every.value, every.n) == (0.5, 4)
@@ -97,8 +102,11 @@ def test_the_context_is_the_retrievers_output_when_the_run_does_not_rerank():
 def test_a_share_counts_a_verdict_or_every_verdict_blaming_a_stage():
     verdicts = ["not_retrieved"] * 10 + ["cut_by_rerank"] * 30 + ["pass"] * 60
     result = synthetic({"answer/PointRecall": ones(0.6, 100)}, verdicts=verdicts)
-    rules = [Rule(Kind.MAX_SHARE, "not_retrieved", 0.15), Rule(Kind.MAX_SHARE, "reranking", 0.2),
-             Rule(Kind.MAX_SHARE, "cut_by_rerank", 0.3)]  # fmt: skip
+    rules = [
+        Rule(Kind.MAX_SHARE, "not_retrieved", 0.15),
+        Rule(Kind.MAX_SHARE, "reranking", 0.2),
+        Rule(Kind.MAX_SHARE, "cut_by_rerank", 0.3),
+    ]
     nr, rr, cut = check_results(result, rules).outcomes
     assert (nr.status, nr.value, nr.stage) == (Status.PASS, 0.1, "retrieval")
     assert (rr.status, rr.value, rr.stage) == (Status.FAIL, 0.3, "reranking")
@@ -114,7 +122,10 @@ def test_assert_check_raises_an_assertion_naming_stage_and_measure():
     assert "retrieval: pool/KeywordRecall@30 dropped 0.300" in str(caught.value)
     assert assert_check(old, old).passed  # the headline defaults: nothing moved
     report = check(new, old)
-    assert [o.rule.target for o in report.outcomes] == ["pool/KeywordRecall@30", "answer/PointRecall"]
+    assert [o.rule.target for o in report.outcomes] == [
+        "pool/KeywordRecall@30",
+        "answer/PointRecall",
+    ]
     assert report.defaults_used and not report.passed
 
 
@@ -123,8 +134,10 @@ def test_missing_columns_are_input_errors_and_missing_defaults_are_notes():
     new = synthetic({"context/KeywordRecall@2": ones(0.8), "answer/PointRecall": ones(0.6)})
     report = check_results(new, [], old)
     assert [o.rule.target for o in report.outcomes] == ["answer/PointRecall"]
-    assert report.notes == ["context/KeywordRecall@2: not compared, the baseline has no such "
-                            "column (it has context/KeywordRecall@4)"]  # fmt: skip
+    assert report.notes == [
+        "context/KeywordRecall@2: not compared, the baseline has no such "
+        "column (it has context/KeywordRecall@4)"
+    ]
     assert any("not compared" in line for line in github_annotations(report))
     with pytest.raises(InputError, match="not scored in the baseline"):
         check_results(new, [Rule(Kind.MAX_DROP, "context/KeywordRecall@2", 0.02)], old)

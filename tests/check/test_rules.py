@@ -11,8 +11,16 @@ from cofe.check._rules import merged
 
 @pytest.mark.parametrize(
     "name",
-    ["context/KeywordRecall@4", "pool/KeywordRecall@30", "answer/PointRecall", "parse/KeywordRecall",
-     "answered/PointRecall", "corpus/ChunkIntegrity", "context/nDCG@4", "answer/Faithfulness"],
+    [
+        "context/KeywordRecall@4",
+        "pool/KeywordRecall@30",
+        "answer/PointRecall",
+        "parse/KeywordRecall",
+        "answered/PointRecall",
+        "corpus/ChunkIntegrity",
+        "context/nDCG@4",
+        "answer/Faithfulness",
+    ],
 )
 def test_results_columns_are_rule_names(name):
     assert parse_column(name) == name
@@ -40,11 +48,17 @@ def test_unknown_names_say_what_is_near(name, message):
 
 def test_flags_parse_into_rules_and_say_where_they_came_from():
     rule = parse_flag(Kind.MAX_DROP, "answer/PointRecall=0.02")
-    assert rule == Rule(Kind.MAX_DROP, "answer/PointRecall", 0.02, "--max-drop answer/PointRecall=0.02")
+    assert rule == Rule(
+        Kind.MAX_DROP, "answer/PointRecall", 0.02, "--max-drop answer/PointRecall=0.02"
+    )
     assert str(rule) == "answer/PointRecall drop <= 0.02"
     assert (rule.step, rule.measure) == ("answer", "PointRecall")
     share = parse_flag(Kind.MAX_SHARE, "not_retrieved=0.15")
-    assert (share.target, share.step, str(share)) == ("not_retrieved", None, "share not_retrieved <= 0.15")
+    assert (share.target, share.step, str(share)) == (
+        "not_retrieved",
+        None,
+        "share not_retrieved <= 0.15",
+    )
     assert parse_flag(Kind.MAX_SHARE, "retrieval=0.3").target == "retrieval"  # a stage
     with pytest.raises(InputError, match="--max-drop: an allowed drop is at least 0"):
         parse_flag(Kind.MAX_DROP, "answer/PointRecall=-0.1")
@@ -64,21 +78,37 @@ def test_a_rules_file(tmp_path):
     rules = read_rules(file)
     assert (rules.alpha, rules.default_max_drop) == (0.01, 0.05)
     assert [(r.kind, r.target, r.limit) for r in rules.rules] == [
-        (Kind.MIN, "context/KeywordRecall@4", 0.8), (Kind.MAX, "context/RerankLoss@4", 0.1),
-        (Kind.MAX_DROP, "answer/PointRecall", 0.02), (Kind.MAX_SHARE, "not_retrieved", 0.15)]
+        (Kind.MIN, "context/KeywordRecall@4", 0.8),
+        (Kind.MAX, "context/RerankLoss@4", 0.1),
+        (Kind.MAX_DROP, "answer/PointRecall", 0.02),
+        (Kind.MAX_SHARE, "not_retrieved", 0.15),
+    ]
     assert [r.origin for r in rules.rules] == [f"{file}:6", f"{file}:8", f"{file}:10", f"{file}:12"]
 
 
 @pytest.mark.parametrize(
     ("text", "where", "message"),
     [
-        ('[min]\n"context/KeywordRecall@4" = 0.8\n"context/KeywordRecal@4" = 0.8\n',
-         ":3: [min] context/KeywordRecal@4:", "did you mean context/KeywordRecall@4"),
-        ('[min]\n"context/KeywordRecall@4" = "high"\n',
-         ":2: [min] context/KeywordRecall@4:", "must be a number"),
-        ("[max_share]\nnot_retreived = 0.1\n", ":2: [max_share] not_retreived:",
-         "did you mean not_retrieved"),
-        ("alpha = 0.05\n[minimum]\nx = 1\n", ":2: minimum:", "unknown table or setting; did you mean min"),
+        (
+            '[min]\n"context/KeywordRecall@4" = 0.8\n"context/KeywordRecal@4" = 0.8\n',
+            ":3: [min] context/KeywordRecal@4:",
+            "did you mean context/KeywordRecall@4",
+        ),
+        (
+            '[min]\n"context/KeywordRecall@4" = "high"\n',
+            ":2: [min] context/KeywordRecall@4:",
+            "must be a number",
+        ),
+        (
+            "[max_share]\nnot_retreived = 0.1\n",
+            ":2: [max_share] not_retreived:",
+            "did you mean not_retrieved",
+        ),
+        (
+            "alpha = 0.05\n[minimum]\nx = 1\n",
+            ":2: minimum:",
+            "unknown table or setting; did you mean min",
+        ),
         ("alpha = 5\n", ":1: alpha:", "between 0 and 1"),
         ("min = 0.8\n", ":1: min:", 'e.g. [min] then "context/KeywordRecall@4" = 0.8'),
         ('[min]\n"a/b" = \n', ":2:", "not valid TOML"),
@@ -94,6 +124,9 @@ def test_rules_file_errors_name_the_file_the_line_and_the_field(tmp_path, text, 
 
 
 def test_a_flag_replaces_the_files_rule_of_the_same_name():
-    file_rules = [Rule(Kind.MIN, "answer/PointRecall", 0.9, "f:2"), Rule(Kind.MAX_DROP, "answer/PointRecall", 0.02, "f:4")]
+    file_rules = [
+        Rule(Kind.MIN, "answer/PointRecall", 0.9, "f:2"),
+        Rule(Kind.MAX_DROP, "answer/PointRecall", 0.02, "f:4"),
+    ]
     flag = Rule(Kind.MIN, "answer/PointRecall", 0.5)
     assert merged(file_rules, [flag]) == [file_rules[1], flag]

@@ -20,13 +20,17 @@ def test_false_failures_over_200_noise_only_pairs_stay_under_five_percent(noise_
         report = check_results(new, (), old, resamples=499, seed=rep)
         assert report.defaults_used and [o.rule.target for o in report.outcomes] == list(HEADLINE)
         failed += not report.passed
-        significant_anywhere += any(o.p_holm is not None and o.p_holm < 0.05
-                                    for o in report.outcomes)  # fmt: skip
-        beyond_anywhere += any(o.delta is not None and -o.delta > DEFAULT_MAX_DROP
-                               for o in report.outcomes)  # fmt: skip
+        significant_anywhere += any(
+            o.p_holm is not None and o.p_holm < 0.05 for o in report.outcomes
+        )
+        beyond_anywhere += any(
+            o.delta is not None and -o.delta > DEFAULT_MAX_DROP for o in report.outcomes
+        )
     rate = failed / PAIRS
-    print(f"false failures: {failed}/{PAIRS} = {rate:.1%}; a significant change in "
-          f"{significant_anywhere}, a drop beyond {DEFAULT_MAX_DROP} in {beyond_anywhere}")
+    print(
+        f"false failures: {failed}/{PAIRS} = {rate:.1%}; a significant change in "
+        f"{significant_anywhere}, a drop beyond {DEFAULT_MAX_DROP} in {beyond_anywhere}"
+    )
     assert rate <= 0.05, rate
     # the noise is real: without the test, the minimum effect alone would fail many pairs
     assert beyond_anywhere / PAIRS > 0.3

@@ -28,8 +28,13 @@ print(",".join(heavy) or "none")
     ],
 )
 def test_start_up_loads_no_heavy_library(code):
-    done = subprocess.run([sys.executable, "-c", PROBE.format(code=code, heavy=HEAVY)],
-                          cwd=REPO, capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(code=code, heavy=HEAVY)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.strip().splitlines()[-1] == "none", done.stdout
 
 

@@ -18,8 +18,11 @@ def test_the_local_model_gets_small_model_settings(command, monkeypatch):
     assert (args.concurrency, args.timeout, args.json_mode) == (1, 600.0, "json_object")
     other = llm_defaults(build_parser().parse_args([*command, "--model", "gpt-4o-mini"]))
     assert (other.concurrency, other.timeout, other.json_mode) == (4, 120.0, "off")
-    given = llm_defaults(build_parser().parse_args(
-        [*command, "--model", LOCAL_MODEL_ID, "--concurrency", "2", "--json-mode", "off"]))  # fmt: skip
+    given = llm_defaults(
+        build_parser().parse_args(
+            [*command, "--model", LOCAL_MODEL_ID, "--concurrency", "2", "--json-mode", "off"]
+        )
+    )
     assert (given.concurrency, given.timeout, given.json_mode) == (2, 600.0, "off")
 
 

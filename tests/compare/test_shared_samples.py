@@ -15,11 +15,12 @@ from tests.conftest import EXAMPLE_RUN
 
 def _keep(result, ids, sha):
     """The scoring as if its eval set had held only ``ids`` (another file: another hash)."""
-    tables = {t: getattr(result, t) for t in ("scores", "points", "verdicts", "skipped",
-                                              "recalls")}  # fmt: skip
-    return dataclasses.replace(result, evalset_sha256=sha,
-                               **{t: f[f.sample_id.isin(ids)].reset_index(drop=True)
-                                  for t, f in tables.items()})  # fmt: skip
+    tables = {t: getattr(result, t) for t in ("scores", "points", "verdicts", "skipped", "recalls")}
+    return dataclasses.replace(
+        result,
+        evalset_sha256=sha,
+        **{t: f[f.sample_id.isin(ids)].reset_index(drop=True) for t, f in tables.items()},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +66,19 @@ def test_the_command_line_says_how_many_were_left_out(two_evalsets, tmp_path, ca
     b.write(tmp_path / "b")
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "99"]) == 2
     assert "--shared-samples" in capsys.readouterr().err
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "99",
-                 "--shared-samples"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "compare",
+                str(tmp_path / "a"),
+                str(tmp_path / "b"),
+                "--resamples",
+                "99",
+                "--shared-samples",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "comparing the 50 sample(s) every run has; left out: a 150, b 62" in captured.err
     assert "Compared on the 50 sample(s) every run has" in captured.out

@@ -21,8 +21,13 @@ def model(messages, request) -> str:
 
 @pytest.mark.slow
 def test_the_demo_judges_a_real_models_answers(tmp_path, capsys):
-    config = DemoConfig(chunk_sizes=(128, 512), squad_per_article=2, cmrc_articles=3,
-                        squad_articles=3, generator="openai")  # fmt: skip
+    config = DemoConfig(
+        chunk_sizes=(128, 512),
+        squad_per_article=2,
+        cmrc_articles=3,
+        squad_articles=3,
+        generator="openai",
+    )
     with ScriptedOpenAI(model) as server:
         endpoint = Endpoint(server.base_url, "scripted", "none", timeout=10, max_retries=1)
         outcomes = run_demo(tmp_path / "demo", config, progress=False, endpoint=endpoint)
@@ -35,8 +40,7 @@ def test_the_demo_judges_a_real_models_answers(tmp_path, capsys):
 
 
 def test_without_an_endpoint_the_demo_says_how_to_get_judged_measures(tmp_path, capsys):
-    config = DemoConfig(chunk_sizes=(256,), squad_per_article=1, cmrc_articles=1,
-                        squad_articles=1)  # fmt: skip
+    config = DemoConfig(chunk_sizes=(256,), squad_per_article=1, cmrc_articles=1, squad_articles=1)
     run_demo(tmp_path / "demo", config, progress=False)
     printed = capsys.readouterr().out
     assert "cofe judge" in printed and "Faithfulness" in printed

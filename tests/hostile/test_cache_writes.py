@@ -93,8 +93,10 @@ def test_a_deeply_nested_entry_is_a_miss(tmp_path: Path) -> None:
 def test_an_llm_call_succeeds_when_its_cache_cannot_be_written(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(os, "replace", _disk_full)
     with ScriptedOpenAI(lambda m, r: "Paris.") as server:
-        client = LLMClient(Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"),
-                           cache=Cache(tmp_path))  # fmt: skip
+        client = LLMClient(
+            Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"),
+            cache=Cache(tmp_path),
+        )
         with pytest.warns(RuntimeWarning, match="not writable"):
             assert client.complete(MESSAGES) == "Paris."
             assert client.complete(MESSAGES) == "Paris."

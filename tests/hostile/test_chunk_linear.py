@@ -54,8 +54,11 @@ PINNED = [
 
 @pytest.mark.parametrize(("corpus", "splitter", "size", "overlap", "expected"), PINNED)
 def test_shipped_articles_are_chunked_as_before(corpus, splitter, size, overlap, expected) -> None:
-    docs = (_shipped("squad/squad-v1.1-dev-part-b.json") if corpus == "squad"
-            else _shipped("cmrc2018/cmrc2018-trial.json", 40))  # fmt: skip
+    docs = (
+        _shipped("squad/squad-v1.1-dev-part-b.json")
+        if corpus == "squad"
+        else _shipped("cmrc2018/cmrc2018-trial.json", 40)
+    )
     chunks = split_documents(docs, splitter=splitter, chunk_size=size, chunk_overlap=overlap)
     assert _digest(chunks) == expected
 
@@ -97,8 +100,12 @@ SHAPES = {
 def test_the_same_chunks_as_llamaindex(shape: str, splitter: Splitter) -> None:
     text = SHAPES[shape]
     for size, overlap in [(64, 8), (256, 20)]:
-        chunks = split_documents(documents_from_texts([("d", text)]), splitter=splitter,
-                                 chunk_size=size, chunk_overlap=overlap)  # fmt: skip
+        chunks = split_documents(
+            documents_from_texts([("d", text)]),
+            splitter=splitter,
+            chunk_size=size,
+            chunk_overlap=overlap,
+        )
         assert [c.text for c in chunks] == _llamaindex_texts(text, splitter, size, overlap)
         for chunk in chunks:
             assert chunk.start is not None and text[chunk.start : chunk.end] == chunk.text
@@ -132,16 +139,18 @@ def test_a_five_megabyte_single_line_is_chunked_whole() -> None:
     # placed each repeated chunk at its first occurrence, so the offsets covered 2 KB
     text = "lorem ipsum dolor sit amet " * (4 * 2**20 // 27) + "x" * 2**20
     assert len(text) > 5_000_000 and "\n" not in text
-    chunks = split_documents(documents_from_texts([("line", text)]), chunk_size=256,
-                             chunk_overlap=20)  # fmt: skip
+    chunks = split_documents(
+        documents_from_texts([("line", text)]), chunk_size=256, chunk_overlap=20
+    )
     assert len(chunks) > 5000
     _assert_cut_whole(text, chunks, 256)
 
 
 def test_repeated_paragraphs_get_their_own_offsets() -> None:
     text = "\n\n".join(["The same notice is printed on every page of the manual."] * 400)
-    chunks = split_documents(documents_from_texts([("manual", text)]), chunk_size=64,
-                             chunk_overlap=0)  # fmt: skip
+    chunks = split_documents(
+        documents_from_texts([("manual", text)]), chunk_size=64, chunk_overlap=0
+    )
     _assert_cut_whole(text, chunks, 64)
     assert chunks[-1].end == len(text)
 
@@ -156,8 +165,9 @@ def test_many_short_sentences_do_not_reach_nltks_time_limit(monkeypatch) -> None
     text = " ".join(
         rng.choice(["Yes.", "No.", "Maybe so.", "Right!", "Why?"]) for _ in range(60_000)
     )
-    chunks = split_documents(documents_from_texts([("talk", text)]), chunk_size=128,
-                             chunk_overlap=10)  # fmt: skip
+    chunks = split_documents(
+        documents_from_texts([("talk", text)]), chunk_size=128, chunk_overlap=10
+    )
     _assert_cut_whole(text, chunks, 128)
 
 
@@ -167,8 +177,28 @@ def test_sentence_starts_found_in_windows_are_those_of_the_whole_text(monkeypatc
     from cofe.pipeline import _chunk
 
     rng = random.Random(1)
-    words = ["Dr.", "Smith", "said", "(yes.)", '"No!"', "U.S.", "e.g.", "3.5", "it", "ends.",
-             "Why?", "...", "Then", "we", "left.", "Mr.", "Jones", "!!!", "\n\n", "ok"]  # fmt: skip
+    words = [
+        "Dr.",
+        "Smith",
+        "said",
+        "(yes.)",
+        '"No!"',
+        "U.S.",
+        "e.g.",
+        "3.5",
+        "it",
+        "ends.",
+        "Why?",
+        "...",
+        "Then",
+        "we",
+        "left.",
+        "Mr.",
+        "Jones",
+        "!!!",
+        "\n\n",
+        "ok",
+    ]
     text = " ".join(rng.choice(words) for _ in range(20_000))
     whole = [start for start, _ in globals_helper.punkt_tokenizer.span_tokenize(text)]
     monkeypatch.setattr(_chunk, "SENTENCE_WINDOW", 3000)

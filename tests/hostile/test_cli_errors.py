@@ -17,8 +17,9 @@ EXAMPLE = REPO / "examples" / "squad-bm25"
 
 
 def _cofe(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cofe", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "cofe", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def _one_line(done: subprocess.CompletedProcess, code: int, *words: str) -> None:
@@ -38,8 +39,11 @@ def test_a_file_where_a_folder_is_expected_and_the_reverse(tmp_path, run_dir) ->
     _one_line(_cofe("score", str(run_dir / "evalset.jsonl"), cwd=tmp_path), 2, "not a run folder")
     _one_line(_cofe("report", str(run_dir), "-o", str(tmp_path), cwd=tmp_path), 2, "is a folder")
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # nothing left behind
-    _one_line(_cofe("import", "jsonl", str(tmp_path), "-o", str(tmp_path / "e.jsonl"),
-                    cwd=tmp_path), 2, str(tmp_path))  # fmt: skip
+    _one_line(
+        _cofe("import", "jsonl", str(tmp_path), "-o", str(tmp_path / "e.jsonl"), cwd=tmp_path),
+        2,
+        str(tmp_path),
+    )
 
 
 def test_an_existing_output_file_is_not_replaced_without_force(tmp_path, run_dir) -> None:
@@ -48,8 +52,9 @@ def test_an_existing_output_file_is_not_replaced_without_force(tmp_path, run_dir
     done = _cofe("import", "jsonl", str(run_dir / "evalset.jsonl"), "-o", str(mine), cwd=tmp_path)
     _one_line(done, 2, "mine.jsonl: exists; pass --force")
     assert mine.read_text() == "my labels\n"
-    forced = _cofe("import", "jsonl", str(run_dir / "evalset.jsonl"), "-o", str(mine), "--force",
-                   cwd=tmp_path)  # fmt: skip
+    forced = _cofe(
+        "import", "jsonl", str(run_dir / "evalset.jsonl"), "-o", str(mine), "--force", cwd=tmp_path
+    )
     assert forced.returncode == 0 and mine.read_text() != "my labels\n"
 
 
@@ -61,9 +66,13 @@ def test_a_full_disk_is_a_one_line_failure(tmp_path) -> None:
 
 
 def test_output_piped_to_a_reader_that_stops_is_not_a_traceback(tmp_path, run_dir) -> None:
-    process = subprocess.Popen([sys.executable, "-m", "cofe", "score", str(run_dir), "--json"],
-                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cofe", "score", str(run_dir), "--json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     process.stdout.close()  # as `| head` does once it has what it wants
     err = process.stderr.read()
     process.wait(timeout=120)

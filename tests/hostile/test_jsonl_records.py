@@ -39,8 +39,12 @@ def test_a_lone_surrogate_in_an_eval_set_is_replaced_and_reported(tmp_path) -> N
 
 def test_surrogates_from_a_pipeline_never_crash_the_run_writer(tmp_path) -> None:
     chunks = [Chunk(chunk_id="c1", doc_id="d", text="Ann wrote it \ud83d.")]  # a broken emoji
-    pipeline = PythonPipeline(chunks=chunks, retrieve=lambda q: [(chunks[0], 1.0)],
-                              generate=lambda q, ctx: "Ann\udc80", name="surrogates")  # fmt: skip
+    pipeline = PythonPipeline(
+        chunks=chunks,
+        retrieve=lambda q: [(chunks[0], 1.0)],
+        generate=lambda q, ctx: "Ann\udc80",
+        name="surrogates",
+    )
     evalset = tmp_path / "e.jsonl"
     write_evalset(evalset, [EvalSample.model_validate(GOOD)])
     with warnings.catch_warnings(record=True) as caught:
@@ -115,6 +119,8 @@ def test_whitespace_only_ids_are_refused_naming_line_and_field(tmp_path) -> None
     data = read_evalset(path)
     assert [s.id for s in data.samples] == ["ok1"]
     assert [str(p) for p in data.problems] == [f"{path}:1: id: must not be blank (whitespace only)"]
-    chunks = _lines(tmp_path / "chunks.jsonl", json.dumps({"chunk_id": "  ", "doc_id": "d", "text": "x"}))
+    chunks = _lines(
+        tmp_path / "chunks.jsonl", json.dumps({"chunk_id": "  ", "doc_id": "d", "text": "x"})
+    )
     [(line, problem)] = list(read_jsonl(chunks, Chunk))
     assert (line, problem.field) == (1, "chunk_id") and "blank" in problem.message

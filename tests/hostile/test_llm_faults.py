@@ -29,8 +29,9 @@ class Answer(BaseModel):
 
 def _client(server: ScriptedOpenAI, cache: Cache | None = None, **limits) -> LLMClient:
     limits = {"timeout": 1.0, "max_retries": 2, "deadline": 2.0, **limits}
-    return LLMClient(Endpoint.from_env(base_url=server.base_url, model="m", api_key=KEY, **limits),
-                     cache=cache)  # fmt: skip
+    return LLMClient(
+        Endpoint.from_env(base_url=server.base_url, model="m", api_key=KEY, **limits), cache=cache
+    )
 
 
 def _cached_texts(root: Path) -> list[str]:

@@ -26,9 +26,23 @@ def _docs(tmp_path: Path) -> Path:
 
 
 def _run_args(tmp_path: Path, url: str, model: str = "m") -> list[str]:
-    return ["run", "--docs", str(_docs(tmp_path)), "--evalset", str(tmp_path / "eval.jsonl"),
-            "--out", str(tmp_path / "run"), "--generator", "openai", "--base-url", url,
-            "--model", model, "--cache", "none"]  # fmt: skip
+    return [
+        "run",
+        "--docs",
+        str(_docs(tmp_path)),
+        "--evalset",
+        str(tmp_path / "eval.jsonl"),
+        "--out",
+        str(tmp_path / "run"),
+        "--generator",
+        "openai",
+        "--base-url",
+        url,
+        "--model",
+        model,
+        "--cache",
+        "none",
+    ]
 
 
 def _one_line_error(capsys, url: str) -> str:
@@ -38,13 +52,27 @@ def _one_line_error(capsys, url: str) -> str:
 
 
 @pytest.mark.parametrize("command", ["run", "annotate"])
-def test_a_refused_connection_fails_in_seconds_naming_the_url(tmp_path, capsys, monkeypatch,
-                                                              command) -> None:  # fmt: skip
+def test_a_refused_connection_fails_in_seconds_naming_the_url(
+    tmp_path, capsys, monkeypatch, command
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     url = _refused_url()
-    args = (_run_args(tmp_path, url) if command == "run" else
-            ["annotate", str(_docs(tmp_path)), "-o", str(tmp_path / "e.jsonl"),
-             "--base-url", url, "--model", "m", "--cache", "none"])  # fmt: skip
+    args = (
+        _run_args(tmp_path, url)
+        if command == "run"
+        else [
+            "annotate",
+            str(_docs(tmp_path)),
+            "-o",
+            str(tmp_path / "e.jsonl"),
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--cache",
+            "none",
+        ]
+    )
     started = time.monotonic()
     assert main(args) != 0
     assert time.monotonic() - started < 5

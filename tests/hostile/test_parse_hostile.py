@@ -105,8 +105,13 @@ def test_a_legacy_encoding_is_detected_and_recorded(tmp_path, encoding, text) ->
     path.write_bytes(text.encode(encoding))
     doc = parse_file(path, "old.txt")
     assert doc.text == text.strip()
-    assert doc.meta["encoding"].replace("_", "-") in {encoding, "cp1252", "iso8859-1", "latin-1",
-                                                      "windows-1252"}  # fmt: skip
+    assert doc.meta["encoding"].replace("_", "-") in {
+        encoding,
+        "cp1252",
+        "iso8859-1",
+        "latin-1",
+        "windows-1252",
+    }
 
 
 def test_links_out_of_the_folder_are_skipped_and_links_inside_read_once(tmp_path) -> None:

@@ -16,8 +16,34 @@ from annotators._review import MAX_ROW_CHARS, import_review
 from cofe import EvalSample, write_evalset
 from cofe.evalset._sample import AnyOf
 
-PIECES = ["a", "b", " ", "=", "+", "-", "@", "'", '"', "|", " || ", " | ", ",", ";", "\t", "\n",
-          "\r", "\r\n", "\x00", "{", "[", "]", "\\", '{"any_of": ["x"]}', "é", "漢"]  # fmt: skip
+PIECES = [
+    "a",
+    "b",
+    " ",
+    "=",
+    "+",
+    "-",
+    "@",
+    "'",
+    '"',
+    "|",
+    " || ",
+    " | ",
+    ",",
+    ";",
+    "\t",
+    "\n",
+    "\r",
+    "\r\n",
+    "\x00",
+    "{",
+    "[",
+    "]",
+    "\\",
+    '{"any_of": ["x"]}',
+    "é",
+    "漢",
+]
 TEXT = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)  # empty and blank included
 FILLED = TEXT.filter(str.strip)  # for the fields the model requires to be non-blank
 FRAGMENT = st.one_of(TEXT, st.builds(AnyOf, any_of=st.lists(TEXT, min_size=1, max_size=3)))
@@ -27,19 +53,26 @@ FRAGMENT = st.one_of(TEXT, st.builds(AnyOf, any_of=st.lists(TEXT, min_size=1, ma
 def samples(draw) -> list[EvalSample]:
     out = []
     for i in range(draw(st.integers(1, 4))):
-        out.append(EvalSample(
-            id=draw(st.sampled_from(["s", "=s", "'s", "''s", "-s", " s ", "\ts"])) + str(i),
-            query=draw(FILLED),
-            coarse_keywords=draw(st.lists(TEXT, max_size=3)),
-            fine_keywords=draw(st.lists(st.lists(FRAGMENT, max_size=3), max_size=3)),
-            reference_answer=draw(st.one_of(st.none(), TEXT)),
-        ))  # fmt: skip
+        out.append(
+            EvalSample(
+                id=draw(st.sampled_from(["s", "=s", "'s", "''s", "-s", " s ", "\ts"])) + str(i),
+                query=draw(FILLED),
+                coarse_keywords=draw(st.lists(TEXT, max_size=3)),
+                fine_keywords=draw(st.lists(st.lists(FRAGMENT, max_size=3), max_size=3)),
+                reference_answer=draw(st.one_of(st.none(), TEXT)),
+            )
+        )
     return out
 
 
 def _content(sample: EvalSample) -> tuple:
-    return (sample.id, sample.query, sample.coarse_keywords, sample.fine_keywords,
-            sample.reference_answer or "")  # fmt: skip
+    return (
+        sample.id,
+        sample.query,
+        sample.coarse_keywords,
+        sample.fine_keywords,
+        sample.reference_answer or "",
+    )
 
 
 @settings(
@@ -89,8 +122,16 @@ def _rewrite(table: Path, edit) -> None:
 
 
 def _evalset(tmp_path: Path, n: int = 6, **fields) -> tuple[Path, Path]:
-    drawn = [EvalSample(id=f"s{i}", query=f"Question {i}?", coarse_keywords=["Paris"],
-                        fine_keywords=[["capital"]], **fields) for i in range(n)]  # fmt: skip
+    drawn = [
+        EvalSample(
+            id=f"s{i}",
+            query=f"Question {i}?",
+            coarse_keywords=["Paris"],
+            fine_keywords=[["capital"]],
+            **fields,
+        )
+        for i in range(n)
+    ]
     evalset, table = tmp_path / "set.jsonl", tmp_path / "review.csv"
     write_evalset(evalset, drawn)
     export_review(evalset, table)
@@ -98,9 +139,14 @@ def _evalset(tmp_path: Path, n: int = 6, **fields) -> tuple[Path, Path]:
 
 
 def test_no_cell_a_spreadsheet_would_run_as_a_formula(tmp_path) -> None:
-    sample = EvalSample(id="q1", query='=HYPERLINK("http://x.example","click")',
-                        coarse_keywords=["+1 555"], fine_keywords=[["-5 °C", "@home"]],
-                        reference_answer="\t=cmd", source={"doc": "-doc"})  # fmt: skip
+    sample = EvalSample(
+        id="q1",
+        query='=HYPERLINK("http://x.example","click")',
+        coarse_keywords=["+1 555"],
+        fine_keywords=[["-5 °C", "@home"]],
+        reference_answer="\t=cmd",
+        source={"doc": "-doc"},
+    )
     quoted = EvalSample(id="q2", query="'quoted'", reference_answer="\r=1")
     evalset, table = tmp_path / "set.jsonl", tmp_path / "review.csv"
     write_evalset(evalset, [sample, quoted])
@@ -146,8 +192,12 @@ def test_damaged_rows_are_problems_naming_row_and_column_and_the_rest_is_read(tm
     _rewrite(table, damage)
     result = import_review(evalset, table)
     where = [(p.file, p.line, p.field) for p in result.problems]
-    assert where == [(str(table), 2, "query"), (str(table), 3, "column 10"),
-                     (str(table), 4, "fine_keywords"), (str(table), 5, "reference_answer")]  # fmt: skip
+    assert where == [
+        (str(table), 2, "query"),
+        (str(table), 3, "column 10"),
+        (str(table), 4, "fine_keywords"),
+        (str(table), 5, "reference_answer"),
+    ]
     assert "3 cell(s) where the header has 9" in result.problems[0].message
     assert "10 cell(s) where the header has 9" in result.problems[1].message
     assert "not a keyword list" in result.problems[2].message

@@ -23,8 +23,15 @@ from cofe.runner import run_pipeline
 from tests.conftest import REPO
 from tests.runner._slow_pipeline import build
 
-SAMPLES = [EvalSample(id=f"s{i}", query=f"question {i}?", coarse_keywords=["fact"],
-                      fine_keywords=[[f"number {i}"]]) for i in range(40)]  # fmt: skip
+SAMPLES = [
+    EvalSample(
+        id=f"s{i}",
+        query=f"question {i}?",
+        coarse_keywords=["fact"],
+        fine_keywords=[[f"number {i}"]],
+    )
+    for i in range(40)
+]
 
 
 @pytest.fixture
@@ -89,17 +96,25 @@ def _doc_pipeline() -> PythonPipeline:
 
 
 def test_resuming_after_a_document_changed_is_refused_naming_it(tmp_path, evalset) -> None:
-    docs = [ParsedDocument(doc_id=f"d{i}", source=f"d{i}.txt", text=f"fact number {i}. more.")
-            for i in range(8)]  # fmt: skip
+    docs = [
+        ParsedDocument(doc_id=f"d{i}", source=f"d{i}.txt", text=f"fact number {i}. more.")
+        for i in range(8)
+    ]
     out = tmp_path / "run"
     run_pipeline(_doc_pipeline(), evalset, out, documents=docs, progress=False)
-    edited = [d.model_copy(update={"text": "fact number 99. more."}) if d.doc_id == "d3" else d
-              for d in docs[:-1]] + [ParsedDocument(doc_id="new", source="n.txt", text="x")]  # fmt: skip
-    with pytest.raises(InputError, match=r"document_sha256: .*changed: d3; new: new; gone: d7.*--fresh"):
+    edited = [
+        d.model_copy(update={"text": "fact number 99. more."}) if d.doc_id == "d3" else d
+        for d in docs[:-1]
+    ] + [ParsedDocument(doc_id="new", source="n.txt", text="x")]
+    with pytest.raises(
+        InputError, match=r"document_sha256: .*changed: d3; new: new; gone: d7.*--fresh"
+    ):
         run_pipeline(_doc_pipeline(), evalset, out, documents=edited, progress=False)
     same = run_pipeline(_doc_pipeline(), evalset, out, documents=docs, progress=False)
     assert same.resumed and same.answered == 0
-    again = run_pipeline(_doc_pipeline(), evalset, out, documents=edited, fresh=True, progress=False)
+    again = run_pipeline(
+        _doc_pipeline(), evalset, out, documents=edited, fresh=True, progress=False
+    )
     assert again.answered == len(SAMPLES)
 
 
@@ -118,14 +133,35 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path) -> None:
 
 
 def _cofe_run(evalset: Path, out: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "cofe", "run", "--pipeline", "tests.runner._slow_pipeline:build",
-               "--evalset", str(evalset), "--out", str(out), "--no-score", "--concurrency", "1"]  # fmt: skip
-    return subprocess.Popen(command, cwd=REPO, env={**os.environ, "COFE_TEST_DELAY": "0.2"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "cofe",
+        "run",
+        "--pipeline",
+        "tests.runner._slow_pipeline:build",
+        "--evalset",
+        str(evalset),
+        "--out",
+        str(out),
+        "--no-score",
+        "--concurrency",
+        "1",
+    ]
+    return subprocess.Popen(
+        command,
+        cwd=REPO,
+        env={**os.environ, "COFE_TEST_DELAY": "0.2"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow
-def test_two_runs_on_one_folder_one_refuses_and_a_killed_holder_is_resumed(tmp_path, evalset) -> None:
+def test_two_runs_on_one_folder_one_refuses_and_a_killed_holder_is_resumed(
+    tmp_path, evalset
+) -> None:
     out = tmp_path / "run"
     holder = _cofe_run(evalset, out)
     deadline = time.monotonic() + 60
@@ -149,7 +185,11 @@ def test_two_runs_on_one_folder_one_refuses_and_a_killed_holder_is_resumed(tmp_p
 def test_scoring_elsewhere_leaves_no_file_in_the_run_folder(tmp_path) -> None:
     run = Path(shutil.copytree(REPO / "examples" / "squad-bm25", tmp_path / "run"))
     before = sorted(p.name for p in run.iterdir())
-    done = subprocess.run([sys.executable, "-m", "cofe", "score", str(run), "--out",
-                           str(tmp_path / "scores")], capture_output=True, text=True, cwd=REPO)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "cofe", "score", str(run), "--out", str(tmp_path / "scores")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in run.iterdir()) == before

@@ -74,14 +74,22 @@ def test_repeats_are_asked_again_not_served_from_a_cache_and_reported(tmp_path):
 
 
 def _labels(context: tuple[bool, ...]) -> ClaimLabels:
-    return ClaimLabels(context=context, source=context, reference=context,
-                       reference_in_answer=(True,), texts=tuple("c" * len(context)))  # fmt: skip
+    return ClaimLabels(
+        context=context,
+        source=context,
+        reference=context,
+        reference_in_answer=(True,),
+        texts=tuple("c" * len(context)),
+    )
 
 
 def test_a_judge_that_flips_its_labels_makes_its_measures_unreliable():
     rng = np.random.default_rng(3)
-    flipping = {(f"s{i}", r): _labels(tuple(bool(b) for b in rng.integers(0, 2, 4)))
-                for i in range(MIN_UNITS + 3) for r in range(3)}  # fmt: skip
+    flipping = {
+        (f"s{i}", r): _labels(tuple(bool(b) for b in rng.integers(0, 2, 4)))
+        for i in range(MIN_UNITS + 3)
+        for r in range(3)
+    }
     names = dict(unreliable(flipping))
     assert "Faithfulness" in names and "disagrees with itself" in names["Faithfulness"]
     assert "alpha" in names["Faithfulness"] and f"{MIN_UNITS + 3} samples" in names["Faithfulness"]
@@ -96,19 +104,32 @@ def test_a_judge_that_flips_its_labels_makes_its_measures_unreliable():
 def _copies_run(folder, copies: int):
     """A run of ``copies`` samples, each the first case's question and answer."""
     question, (answer, chunk, reference, _claims, _checks) = next(iter(CASES.items()))
-    samples = [EvalSample(id=f"q{i}", query=question, coarse_keywords=["Super Bowl 50"],
-                          fine_keywords=[[FINE[question]]], reference_answer=reference,
-                          source={"doc": "sb.txt"}) for i in range(copies)]  # fmt: skip
+    samples = [
+        EvalSample(
+            id=f"q{i}",
+            query=question,
+            coarse_keywords=["Super Bowl 50"],
+            fine_keywords=[[FINE[question]]],
+            reference_answer=reference,
+            source={"doc": "sb.txt"},
+        )
+        for i in range(copies)
+    ]
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
     writer = RunWriter(folder)
-    writer.start(Manifest(run_id="copies", top_k=1,
-                          stages=["parse", "chunking", "retrieval", "generation"]), evalset)  # fmt: skip
+    writer.start(
+        Manifest(run_id="copies", top_k=1, stages=["parse", "chunking", "retrieval", "generation"]),
+        evalset,
+    )
     writer.add_documents([ParsedDocument(doc_id="sb", source="sb.txt", text=SOURCE)])
     writer.add_chunks([Chunk(chunk_id=c, doc_id="sb", text=t) for c, t in CHUNKS.items()])
-    writer.add_samples(SampleRecord(sample_id=f"q{i}", answer=answer,
-                                    pool=[RankedChunk(chunk_id=chunk, score=1.0)])
-                       for i in range(copies))  # fmt: skip
+    writer.add_samples(
+        SampleRecord(
+            sample_id=f"q{i}", answer=answer, pool=[RankedChunk(chunk_id=chunk, score=1.0)]
+        )
+        for i in range(copies)
+    )
     return folder
 
 

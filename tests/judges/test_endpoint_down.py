@@ -20,24 +20,33 @@ SAMPLES = 12
 
 
 def make_run(folder: Path) -> Path:
-    samples = [EvalSample(id=f"s{i:02d}", query=f"What is fact {i}?", fine_keywords=[[f"f{i}"]])
-               for i in range(SAMPLES)]  # fmt: skip
+    samples = [
+        EvalSample(id=f"s{i:02d}", query=f"What is fact {i}?", fine_keywords=[[f"f{i}"]])
+        for i in range(SAMPLES)
+    ]
     evalset = folder.parent / "evalset.jsonl"
     write_evalset(evalset, samples)
     writer = RunWriter(folder)
     writer.start(Manifest(run_id="r", top_k=1, stages=["retrieval", "generation"]), evalset)
     writer.add_chunks([Chunk(chunk_id="c", doc_id="d", text="Every fact is in here.")])
-    writer.add_samples(SampleRecord(sample_id=s.id, pool=[RankedChunk(chunk_id="c", score=1.0)],
-                                    answer=f"Fact {i} is f{i}.")
-                       for i, s in enumerate(samples))  # fmt: skip
+    writer.add_samples(
+        SampleRecord(
+            sample_id=s.id, pool=[RankedChunk(chunk_id="c", score=1.0)], answer=f"Fact {i} is f{i}."
+        )
+        for i, s in enumerate(samples)
+    )
     return folder
 
 
 def judge(messages, request) -> str:
     if "fact checking" in messages[0]["content"]:  # the claims call
         return json.dumps({"answer_claims": ["The fact holds."]})
-    return json.dumps({"answer_claims": [{"claim": 0, "context": True}],
-                       "points": [{"point": 0, "answer": "support"}]})  # fmt: skip
+    return json.dumps(
+        {
+            "answer_claims": [{"claim": 0, "context": True}],
+            "points": [{"point": 0, "answer": "support"}],
+        }
+    )
 
 
 def dies_after(requests: int):
@@ -91,8 +100,22 @@ def test_cofe_judge_exits_1_with_the_cause_in_one_line(tmp_path: Path, capsys) -
     with ScriptedOpenAI(judge) as server:
         server.inject(Fault(), Fault(), Fault(), Fault())  # two samples are judged
         server.standing = Fault(status=502)  # then a gateway with nothing behind it
-        code = main(["judge", str(run), "--base-url", server.base_url, "--model", "judge",
-                     "--no-probe", "--no-embeddings", "--cache", "none", "--concurrency", "1"])  # fmt: skip
+        code = main(
+            [
+                "judge",
+                str(run),
+                "--base-url",
+                server.base_url,
+                "--model",
+                "judge",
+                "--no-probe",
+                "--no-embeddings",
+                "--cache",
+                "none",
+                "--concurrency",
+                "1",
+            ]
+        )
     captured = capsys.readouterr()
     assert code == 1
     lines = captured.err.strip().splitlines()

@@ -46,35 +46,54 @@ CASES = {
         "The Denver Broncos won. It was played in Miami.",
         "c1",
         "Denver Broncos",
-        {"answer_claims": ["The Denver Broncos won Super Bowl 50.",
-                           "Super Bowl 50 was played in Miami."],
-         "reference_claims": ["The Denver Broncos won Super Bowl 50."],
-         "questions": ["Who won Super Bowl 50?", "Where was Super Bowl 50 played?"]},
-        {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True},
-                           {"claim": 1, "context": False, "source": False, "reference": False}],
-         "reference_claims": [{"claim": 0, "answer": True, "context": True}],
-         "points": [{"point": 0, "answer": "support", "context": "support"}],
-         "useful_chunks": [1], "correctness": 3},
+        {
+            "answer_claims": [
+                "The Denver Broncos won Super Bowl 50.",
+                "Super Bowl 50 was played in Miami.",
+            ],
+            "reference_claims": ["The Denver Broncos won Super Bowl 50."],
+            "questions": ["Who won Super Bowl 50?", "Where was Super Bowl 50 played?"],
+        },
+        {
+            "answer_claims": [
+                {"claim": 0, "context": True, "source": True, "reference": True},
+                {"claim": 1, "context": False, "source": False, "reference": False},
+            ],
+            "reference_claims": [{"claim": 0, "answer": True, "context": True}],
+            "points": [{"point": 0, "answer": "support", "context": "support"}],
+            "useful_chunks": [1],
+            "correctness": 3,
+        },
     ),
     "第50届超级碗谁赢了？": (
         "丹佛野马队赢了。",
         "c3",
         "丹佛野马队",
-        {"answer_claims": ["丹佛野马队赢得了比赛。"], "reference_claims": ["丹佛野马队赢得了比赛。"]},
-        {"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
-         "reference_claims": [{"claim": 0, "answer": True, "context": True}],
-         "points": [{"point": 0, "answer": "support", "context": "support"}]},
+        {
+            "answer_claims": ["丹佛野马队赢得了比赛。"],
+            "reference_claims": ["丹佛野马队赢得了比赛。"],
+        },
+        {
+            "answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
+            "reference_claims": [{"claim": 0, "answer": True, "context": True}],
+            "points": [{"point": 0, "answer": "support", "context": "support"}],
+        },
     ),
     "Where was Super Bowl 50 played?": (
         "I don't know.",
         "c2",
         "Levi's Stadium",
-        {"answer_claims": [], "reference_claims": ["Super Bowl 50 was played at Levi's Stadium."],
-         "noncommittal": True},
-        {"answer_claims": [],
-         "reference_claims": [{"claim": 0, "answer": False, "context": True}],
-         "points": [{"point": 0, "answer": "not_support", "context": "support"}],
-         "useful_chunks": []},
+        {
+            "answer_claims": [],
+            "reference_claims": ["Super Bowl 50 was played at Levi's Stadium."],
+            "noncommittal": True,
+        },
+        {
+            "answer_claims": [],
+            "reference_claims": [{"claim": 0, "answer": False, "context": True}],
+            "points": [{"point": 0, "answer": "not_support", "context": "support"}],
+            "useful_chunks": [],
+        },
     ),
     "Who lost Super Bowl 50?": (
         "The Carolina Panthers lost.",
@@ -83,7 +102,7 @@ CASES = {
         "not json at all",  # twice: the repair fails too
         None,
     ),
-}  # fmt: skip
+}
 FINE = {
     "Who won Super Bowl 50?": "Denver Broncos",
     "第50届超级碗谁赢了？": "丹佛野马队",
@@ -107,28 +126,38 @@ def scripted(messages, request) -> str:
 
 def make_run(folder: Path) -> Path:
     samples = [
-        EvalSample(id=f"q{i}", query=q, coarse_keywords=["Super Bowl 50"] if "Super" in q else [],
-                   fine_keywords=[[FINE[q]]], reference_answer=ref, source={"doc": "sb.txt"})
+        EvalSample(
+            id=f"q{i}",
+            query=q,
+            coarse_keywords=["Super Bowl 50"] if "Super" in q else [],
+            fine_keywords=[[FINE[q]]],
+            reference_answer=ref,
+            source={"doc": "sb.txt"},
+        )
         for i, (q, (_a, _c, ref, _cl, _ch)) in enumerate(CASES.items())
-    ]  # fmt: skip
+    ]
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
     writer = RunWriter(folder)
-    writer.start(Manifest(run_id="judged", top_k=1, stages=["parse", "chunking", "retrieval",
-                                                            "generation"]), evalset)  # fmt: skip
+    writer.start(
+        Manifest(run_id="judged", top_k=1, stages=["parse", "chunking", "retrieval", "generation"]),
+        evalset,
+    )
     writer.add_documents([ParsedDocument(doc_id="sb", source="sb.txt", text=SOURCE)])
     writer.add_chunks([Chunk(chunk_id=c, doc_id="sb", text=t) for c, t in CHUNKS.items()])
     writer.add_samples(
-        SampleRecord(sample_id=f"q{i}", pool=[RankedChunk(chunk_id=chunk, score=1.0)],
-                     answer=answer)
+        SampleRecord(
+            sample_id=f"q{i}", pool=[RankedChunk(chunk_id=chunk, score=1.0)], answer=answer
+        )
         for i, (answer, chunk, *_rest) in enumerate(CASES.values())
-    )  # fmt: skip
+    )
     return folder
 
 
 def client(server, **kw) -> LLMClient:
-    endpoint = Endpoint(server.base_url, "judge-model", "secret", timeout=5, max_retries=kw.pop(
-        "max_retries", 2))  # fmt: skip
+    endpoint = Endpoint(
+        server.base_url, "judge-model", "secret", timeout=5, max_retries=kw.pop("max_retries", 2)
+    )
     return LLMClient(endpoint, **kw)
 
 
@@ -161,8 +190,11 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
     cross = result.keyword_vs_judge()
     assert cross["samples"] == 3 and cross["agree"] == 1.0
     # q1 (Chinese): one claim, supported, and the reference's claim stated
-    assert got.loc["q1", ["Faithfulness", "SourceFaithfulness", "AnswerCorrectness"]].tolist() \
-        == [1.0, 1.0, 1.0]  # fmt: skip
+    assert got.loc["q1", ["Faithfulness", "SourceFaithfulness", "AnswerCorrectness"]].tolist() == [
+        1.0,
+        1.0,
+        1.0,
+    ]
     # q2 refuses: no claim to check; the reference's claim is not stated
     assert got.loc["q2", "ClaimRecall"] == 0.0
     skipped = {(r.sample_id, r.measure): r.reason for r in result.skipped.itertuples()}
@@ -177,10 +209,15 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
     assert "Super Bowl 50 was played in Miami." in verdicts.loc["q0", "explanation"]
     assert verdicts.loc["q1", "verdict"] == "pass"
     # each sample's one information point, as the judge labelled it (q3: no labels)
-    points = {sid: [(p.answer, p.context) for p in j.points]
-              for sid, j in read_judgements(run).items()}  # fmt: skip
-    assert points == {"q0": [("support", "support")], "q1": [("support", "support")],
-                      "q2": [("not_support", "support")], "q3": []}  # fmt: skip
+    points = {
+        sid: [(p.answer, p.context) for p in j.points] for sid, j in read_judgements(run).items()
+    }
+    assert points == {
+        "q0": [("support", "support")],
+        "q1": [("support", "support")],
+        "q2": [("not_support", "support")],
+        "q3": [],
+    }
 
 
 def test_limit_judges_the_first_samples_and_the_next_pass_the_rest(tmp_path):
@@ -247,9 +284,22 @@ def test_resume_after_sigkill_repeats_no_call_of_a_finished_sample(tmp_path):
     run = make_run(tmp_path / "run")
     with ScriptedOpenAI(scripted, latency=0.4) as server:
         env = {**os.environ, "OPENAI_API_KEY": "x"}
-        cmd = [sys.executable, "-m", "cofe", "judge", str(run), "--base-url", server.base_url,
-               "--model", "judge-model", "--concurrency", "1", "--cache", "none",
-               "--no-embeddings"]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "cofe",
+            "judge",
+            str(run),
+            "--base-url",
+            server.base_url,
+            "--model",
+            "judge-model",
+            "--concurrency",
+            "1",
+            "--cache",
+            "none",
+            "--no-embeddings",
+        ]
         child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 20
         while time.time() < deadline and len(read_judgements(run)) < 1:
@@ -268,8 +318,11 @@ def test_resume_after_sigkill_repeats_no_call_of_a_finished_sample(tmp_path):
         assert not any(questions[sid] in text for text in asked), sid
     assert len(read_judgements(run)) == 4
     # the resumed pass labelled the points as the first would have
-    assert all(j.points and j.points[0].answer for j in read_judgements(run).values()
-               if j.status == "judged")  # fmt: skip
+    assert all(
+        j.points and j.points[0].answer
+        for j in read_judgements(run).values()
+        if j.status == "judged"
+    )
 
 
 STUB_VECTORS = {
@@ -379,8 +432,11 @@ def test_the_packaged_minilm_gives_real_cosines():
     from cofe.judges._judge import _cosines
     from cofe.pipeline._embed import shared_embedder
 
-    same, other = _cosines(shared_embedder(), "Who won Super Bowl 50?",
-                           ["Who won Super Bowl 50?", "How do plants make sugar?"])  # fmt: skip
+    same, other = _cosines(
+        shared_embedder(),
+        "Who won Super Bowl 50?",
+        ["Who won Super Bowl 50?", "How do plants make sugar?"],
+    )
     assert same == pytest.approx(1.0, abs=1e-5) and other < 0.5
 
 
@@ -417,8 +473,13 @@ def test_a_dask_cluster_judges_as_this_process_does_and_never_gets_the_key(tmp_p
     assert keys == {"Bearer worker-key"}  # the parent's key never travelled to a worker
 
     def labels(run):
-        return {(j.sample_id, j.status, json.dumps(j.model_dump(exclude={"raw", "calls"}),
-                                                   sort_keys=True, default=str))
-                for j in read_judgements(run, repeat=None).values()}  # fmt: skip
+        return {
+            (
+                j.sample_id,
+                j.status,
+                json.dumps(j.model_dump(exclude={"raw", "calls"}), sort_keys=True, default=str),
+            )
+            for j in read_judgements(run, repeat=None).values()
+        }
 
     assert labels(remote_run) == labels(local_run)

@@ -34,8 +34,9 @@ def test_a_real_small_model_judges_two_samples(tmp_path, llama_server):  # noqa:
     run = make_run(tmp_path / "run")
     lines = (run / "samples.jsonl").read_text().splitlines()[:2]
     (run / "samples.jsonl").write_text("\n".join(lines) + "\n")  # two answered samples
-    endpoint = Endpoint.from_env(base_url=llama_server, model="gemma-3-270m", timeout=300,
-                                 max_retries=1)  # fmt: skip
+    endpoint = Endpoint.from_env(
+        base_url=llama_server, model="gemma-3-270m", timeout=300, max_retries=1
+    )
     client = LLMClient(endpoint, json_mode="json_object", max_tokens=600)
     report = judge_run(run, client, concurrency=1)
     assert report.judged + report.unscored == 2

@@ -51,82 +51,161 @@ def claim(i: int) -> dict:
 # the claims reply, and the checks reply (a list: one per call, the last one repeated)
 CASES = {
     "p0": (  # three points labelled out of order: kept in fine_keywords order
-        EvalSample(id="p0", query="Who won Super Bowl 50, and by what score?",
-                   fine_keywords=[["Denver Broncos"],
-                                  [AnyOf(any_of=["24-10", "24–10"]), "Carolina Panthers"],
-                                  ["Levi's Stadium"]],
-                   reference_answer="The Denver Broncos beat the Carolina Panthers 24-10."),
-        ["c1"], "The Denver Broncos won, 24 to 10.",
-        {"answer_claims": ["The Denver Broncos won Super Bowl 50 24 to 10."],
-         "reference_claims": ["The Denver Broncos beat the Carolina Panthers 24-10."]},
-        [{"answer_claims": [claim(0)], "reference_claims": [{"claim": 0, "answer": True}],
-          "points": [point(2, "not_support", "not_support"), point(0, "support", "support"),
-                     point(1, "partial", "support")]}],
+        EvalSample(
+            id="p0",
+            query="Who won Super Bowl 50, and by what score?",
+            fine_keywords=[
+                ["Denver Broncos"],
+                [AnyOf(any_of=["24-10", "24–10"]), "Carolina Panthers"],
+                ["Levi's Stadium"],
+            ],
+            reference_answer="The Denver Broncos beat the Carolina Panthers 24-10.",
+        ),
+        ["c1"],
+        "The Denver Broncos won, 24 to 10.",
+        {
+            "answer_claims": ["The Denver Broncos won Super Bowl 50 24 to 10."],
+            "reference_claims": ["The Denver Broncos beat the Carolina Panthers 24-10."],
+        },
+        [
+            {
+                "answer_claims": [claim(0)],
+                "reference_claims": [{"claim": 0, "answer": True}],
+                "points": [
+                    point(2, "not_support", "not_support"),
+                    point(0, "support", "support"),
+                    point(1, "partial", "support"),
+                ],
+            }
+        ],
     ),
     "p1": (  # a label for point 7 (there are two) and a second label for point 0: dropped
-        EvalSample(id="p1", query="Where was Super Bowl 50 played?",
-                   fine_keywords=[["Levi's Stadium"], ["Santa Clara"]],
-                   reference_answer="At Levi's Stadium in Santa Clara."),
-        ["c2"], "At Levi's Stadium.",
-        {"answer_claims": ["Super Bowl 50 was played at Levi's Stadium."],
-         "reference_claims": ["Super Bowl 50 was played at Levi's Stadium in Santa Clara."]},
-        [{"answer_claims": [claim(0)], "reference_claims": [{"claim": 0, "answer": False}],
-          "points": [point(0, "support"), point(7, "support", "support"),
-                     point(0, "not_support", "not_support")]}],
+        EvalSample(
+            id="p1",
+            query="Where was Super Bowl 50 played?",
+            fine_keywords=[["Levi's Stadium"], ["Santa Clara"]],
+            reference_answer="At Levi's Stadium in Santa Clara.",
+        ),
+        ["c2"],
+        "At Levi's Stadium.",
+        {
+            "answer_claims": ["Super Bowl 50 was played at Levi's Stadium."],
+            "reference_claims": ["Super Bowl 50 was played at Levi's Stadium in Santa Clara."],
+        },
+        [
+            {
+                "answer_claims": [claim(0)],
+                "reference_claims": [{"claim": 0, "answer": False}],
+                "points": [
+                    point(0, "support"),
+                    point(7, "support", "support"),
+                    point(0, "not_support", "not_support"),
+                ],
+            }
+        ],
     ),
     "p2": (  # Chinese: the Chinese prompt, listing the points
-        EvalSample(id="p2", query="第50届超级碗谁赢了？比分是多少？",
-                   fine_keywords=[["丹佛野马队"], [AnyOf(any_of=["24比10", "24:10"])]],
-                   reference_answer="丹佛野马队以24比10获胜。"),
-        ["c3"], "丹佛野马队赢了。",
-        {"answer_claims": ["丹佛野马队赢得了第50届超级碗。"],
-         "reference_claims": ["丹佛野马队以24比10赢得了第50届超级碗。"]},
-        [{"answer_claims": [claim(0)], "reference_claims": [{"claim": 0, "answer": False}],
-          "points": [point(0, "support", "support"), point(1, "not_support", "support")]}],
+        EvalSample(
+            id="p2",
+            query="第50届超级碗谁赢了？比分是多少？",
+            fine_keywords=[["丹佛野马队"], [AnyOf(any_of=["24比10", "24:10"])]],
+            reference_answer="丹佛野马队以24比10获胜。",
+        ),
+        ["c3"],
+        "丹佛野马队赢了。",
+        {
+            "answer_claims": ["丹佛野马队赢得了第50届超级碗。"],
+            "reference_claims": ["丹佛野马队以24比10赢得了第50届超级碗。"],
+        },
+        [
+            {
+                "answer_claims": [claim(0)],
+                "reference_claims": [{"claim": 0, "answer": False}],
+                "points": [point(0, "support", "support"), point(1, "not_support", "support")],
+            }
+        ],
     ),
     "p3": (  # no fine keywords: no points asked, none kept
         EvalSample(id="p3", query="What did tickets cost?", reference_answer="$5,000"),
-        ["c4"], "Tickets cost $5,000.",
+        ["c4"],
+        "Tickets cost $5,000.",
         {"answer_claims": ["Tickets cost $5,000."], "reference_claims": ["Tickets cost $5,000."]},
         [{"answer_claims": [claim(0)], "reference_claims": [{"claim": 0, "answer": True}]}],
     ),
     "p4": (  # a label outside the three values: repaired once
-        EvalSample(id="p4", query="Who lost Super Bowl 50?",
-                   fine_keywords=[["Carolina Panthers"]], reference_answer="Carolina Panthers"),
-        ["c1"], "The Carolina Panthers lost.",
-        {"answer_claims": ["The Carolina Panthers lost Super Bowl 50."],
-         "reference_claims": ["The Carolina Panthers lost Super Bowl 50."]},
-        [{"answer_claims": [claim(0)], "reference_claims": [{"claim": 0, "answer": True}],
-          "points": [point(0, "maybe", "support")]},
-         {"answer_claims": [claim(0)], "reference_claims": [{"claim": 0, "answer": True}],
-          "points": [point(0, "support", "support")]}],
+        EvalSample(
+            id="p4",
+            query="Who lost Super Bowl 50?",
+            fine_keywords=[["Carolina Panthers"]],
+            reference_answer="Carolina Panthers",
+        ),
+        ["c1"],
+        "The Carolina Panthers lost.",
+        {
+            "answer_claims": ["The Carolina Panthers lost Super Bowl 50."],
+            "reference_claims": ["The Carolina Panthers lost Super Bowl 50."],
+        },
+        [
+            {
+                "answer_claims": [claim(0)],
+                "reference_claims": [{"claim": 0, "answer": True}],
+                "points": [point(0, "maybe", "support")],
+            },
+            {
+                "answer_claims": [claim(0)],
+                "reference_claims": [{"claim": 0, "answer": True}],
+                "points": [point(0, "support", "support")],
+            },
+        ],
     ),
     "p5": (  # invalid JSON, then an invalid repair: unscored with the reason
-        EvalSample(id="p5", query="Who was the home team?", fine_keywords=[["Denver Broncos"]],
-                   reference_answer="The Denver Broncos"),
-        ["c1"], "The Broncos played at home.",
-        {"answer_claims": ["The Broncos were the home team."],
-         "reference_claims": ["The Denver Broncos were the home team."]},
+        EvalSample(
+            id="p5",
+            query="Who was the home team?",
+            fine_keywords=[["Denver Broncos"]],
+            reference_answer="The Denver Broncos",
+        ),
+        ["c1"],
+        "The Broncos played at home.",
+        {
+            "answer_claims": ["The Broncos were the home team."],
+            "reference_claims": ["The Denver Broncos were the home team."],
+        },
         [BAD],
     ),
     "p6": (  # a refusal without a reference: no claim, but its point is still labelled
-        EvalSample(id="p6", query="In which city was Super Bowl 50 played?",
-                   fine_keywords=[["Santa Clara"]]),
-        ["c2"], "I don't know.",
+        EvalSample(
+            id="p6",
+            query="In which city was Super Bowl 50 played?",
+            fine_keywords=[["Santa Clara"]],
+        ),
+        ["c2"],
+        "I don't know.",
         {"answer_claims": [], "noncommittal": True},
         [{"answer_claims": [], "points": [point(0, "not_support", "support")]}],
     ),
     "p7": (  # the generator saw no context: no point is in it, whatever the judge says
-        EvalSample(id="p7", query="Which city hosted Super Bowl 50?",
-                   fine_keywords=[["Santa Clara"]], reference_answer="Santa Clara"),
-        [], "Santa Clara hosted it.",
-        {"answer_claims": ["Santa Clara hosted Super Bowl 50."],
-         "reference_claims": ["Santa Clara hosted Super Bowl 50."]},
-        [{"answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
-          "reference_claims": [{"claim": 0, "answer": True, "context": True}],
-          "points": [point(0, "support", "support")]}],
+        EvalSample(
+            id="p7",
+            query="Which city hosted Super Bowl 50?",
+            fine_keywords=[["Santa Clara"]],
+            reference_answer="Santa Clara",
+        ),
+        [],
+        "Santa Clara hosted it.",
+        {
+            "answer_claims": ["Santa Clara hosted Super Bowl 50."],
+            "reference_claims": ["Santa Clara hosted Super Bowl 50."],
+        },
+        [
+            {
+                "answer_claims": [{"claim": 0, "context": True, "source": True, "reference": True}],
+                "reference_claims": [{"claim": 0, "answer": True, "context": True}],
+                "points": [point(0, "support", "support")],
+            }
+        ],
     ),
-}  # fmt: skip
+}
 
 
 def scripted(messages, request) -> str:
@@ -150,16 +229,21 @@ def make_run(folder: Path, samples: list[EvalSample] | None = None) -> Path:
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
     writer = RunWriter(folder)
-    writer.start(Manifest(run_id="points", top_k=1, stages=["parse", "chunking", "retrieval",
-                                                            "generation"]), evalset)  # fmt: skip
+    writer.start(
+        Manifest(run_id="points", top_k=1, stages=["parse", "chunking", "retrieval", "generation"]),
+        evalset,
+    )
     writer.add_documents([ParsedDocument(doc_id="sb", source="sb.txt", text=SOURCE)])
     writer.add_chunks([Chunk(chunk_id=c, doc_id="sb", text=t) for c, t in CHUNKS.items()])
     writer.add_samples(
-        SampleRecord(sample_id=sid, pool=[RankedChunk(chunk_id="c1", score=1.0)],
-                     context=[RankedChunk(chunk_id=c, score=1.0) for c in context],
-                     answer=answer)
+        SampleRecord(
+            sample_id=sid,
+            pool=[RankedChunk(chunk_id="c1", score=1.0)],
+            context=[RankedChunk(chunk_id=c, score=1.0) for c in context],
+            answer=answer,
+        )
         for sid, (_s, context, answer, _cl, _ch) in CASES.items()
-    )  # fmt: skip
+    )
     return folder
 
 
@@ -180,11 +264,16 @@ def read_evalset_samples(run: Path) -> list[EvalSample]:
 
 def checks_requests(server, answer: str) -> list[dict]:
     """The checks calls (with repairs) the server received for the sample with ``answer``."""
-    return [r for r in server.requests
-            if "fact checking" not in r["messages"][0]["content"]
-            and "事实核查" not in r["messages"][0]["content"]
-            and (f"Answer: {answer}\n" in r["messages"][1]["content"] + "\n"
-                 or f"回答: {answer}\n" in r["messages"][1]["content"] + "\n")]  # fmt: skip
+    return [
+        r
+        for r in server.requests
+        if "fact checking" not in r["messages"][0]["content"]
+        and "事实核查" not in r["messages"][0]["content"]
+        and (
+            f"Answer: {answer}\n" in r["messages"][1]["content"] + "\n"
+            or f"回答: {answer}\n" in r["messages"][1]["content"] + "\n"
+        )
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -198,8 +287,10 @@ def judged(tmp_path_factory):
 def test_point_labels_round_trip_in_fine_keywords_order(judged):
     run, report, _server = judged
     assert (report.judged, report.unscored) == (7, 1)
-    lines = {json.loads(line)["sample_id"]: json.loads(line)
-             for line in (run / JUDGEMENTS).read_text().splitlines()}  # fmt: skip
+    lines = {
+        json.loads(line)["sample_id"]: json.loads(line)
+        for line in (run / JUDGEMENTS).read_text().splitlines()
+    }
     assert lines["p0"]["prompt_version"] == PROMPT_VERSION == "judge-6"
     assert lines["p0"]["points"] == [
         {"point": 0, "answer": "support", "context": "support"},
@@ -304,8 +395,12 @@ def test_a_changed_information_point_makes_the_judgement_judged_on_other_inputs(
     with ScriptedOpenAI(scripted) as server:
         judge_run(run, client(server), concurrency=3)
         samples = read_evalset_samples(run)
-        changed = [s.model_copy(update={"fine_keywords": [["Denver Broncos"], ["24-10"]]})
-                   if s.id == "p0" else s for s in samples]  # fmt: skip
+        changed = [
+            s.model_copy(update={"fine_keywords": [["Denver Broncos"], ["24-10"]]})
+            if s.id == "p0"
+            else s
+            for s in samples
+        ]
         labels = scoring_labels(run, changed)
         assert isinstance(labels["p0"], Unscored) and "other inputs" in labels["p0"].reason
         assert isinstance(labels["p1"], ClaimLabels)  # the others are unchanged
@@ -315,10 +410,15 @@ def test_a_changed_information_point_makes_the_judgement_judged_on_other_inputs(
         report = judge_run(run, client(server), concurrency=1)
         asked = server.requests[before:]
     assert (report.skipped, report.judged, report.unscored) == (6, 1, 1)  # p0; p5 (unscored)
-    questions = {r["messages"][1]["content"].split("\n")[0] for r in asked
-                 if r["messages"][1]["content"].startswith("Question:")}  # fmt: skip
-    assert questions == {"Question: Who won Super Bowl 50, and by what score?",
-                         "Question: Who was the home team?"}  # fmt: skip
+    questions = {
+        r["messages"][1]["content"].split("\n")[0]
+        for r in asked
+        if r["messages"][1]["content"].startswith("Question:")
+    }
+    assert questions == {
+        "Question: Who won Super Bowl 50, and by what score?",
+        "Question: Who was the home team?",
+    }
     assert read_judgements(run)["p0"].points[1].point == 1
     assert isinstance(scoring_labels(run)["p0"], ClaimLabels)
 
@@ -332,15 +432,19 @@ def test_a_finished_sample_in_judgements_jsonl_is_not_asked_again(tmp_path):
     first, second = make_run(tmp_path / "first"), make_run(tmp_path / "second")
     with ScriptedOpenAI(scripted) as server:
         judge_run(first, client(server), concurrency=3)
-        kept = [line for line in (first / JUDGEMENTS).read_text().splitlines()
-                if json.loads(line)["sample_id"] == "p0"]  # fmt: skip
+        kept = [
+            line
+            for line in (first / JUDGEMENTS).read_text().splitlines()
+            if json.loads(line)["sample_id"] == "p0"
+        ]
         (second / JUDGEMENTS).write_text(kept[0] + "\n")
         before = len(server.requests)
         report = judge_run(second, client(server), concurrency=3)
         asked = server.requests[before:]
     assert report.skipped == 1 and report.judged + report.unscored == 7
-    assert not any("Who won Super Bowl 50, and by what score?" in r["messages"][1]["content"]
-                   for r in asked)  # fmt: skip
+    assert not any(
+        "Who won Super Bowl 50, and by what score?" in r["messages"][1]["content"] for r in asked
+    )
     labels = scoring_labels(second)
     assert labels["p0"].points == ("support", "partial", "not_support")
     assert labels["p2"].points == ("support", "not_support")
@@ -350,8 +454,10 @@ def test_the_dry_run_counts_the_points_in_its_token_estimate(tmp_path, capsys):
     from cofe.cli import main
 
     with_points = make_run(tmp_path / "with")
-    without = make_run(tmp_path / "without", [
-        case[0].model_copy(update={"fine_keywords": []}) for case in CASES.values()])  # fmt: skip
+    without = make_run(
+        tmp_path / "without",
+        [case[0].model_copy(update={"fine_keywords": []}) for case in CASES.values()],
+    )
 
     def estimate(run: Path) -> dict:
         assert main(["judge", str(run), "--dry-run"]) == 0
@@ -366,29 +472,51 @@ def test_the_dry_run_counts_the_points_in_its_token_estimate(tmp_path, capsys):
 
     items, _ = judge_inputs(with_points)
     item = next(i for i in items if i.sample.id == "p0")
-    real = checks_messages(item.sample.query, item.answer, item.context, item.source,
-                           item.reference, [item.answer], [item.reference], item.points)  # fmt: skip
-    bare = checks_messages(item.sample.query, item.answer, item.context, item.source,
-                           item.reference, [item.answer], [item.reference])  # fmt: skip
+    real = checks_messages(
+        item.sample.query,
+        item.answer,
+        item.context,
+        item.source,
+        item.reference,
+        [item.answer],
+        [item.reference],
+        item.points,
+    )
+    bare = checks_messages(
+        item.sample.query,
+        item.answer,
+        item.context,
+        item.source,
+        item.reference,
+        [item.answer],
+        [item.reference],
+    )
     extra = sum(estimate_tokens(m["content"]) for m in real) - sum(
-        estimate_tokens(m["content"]) for m in bare)  # fmt: skip
+        estimate_tokens(m["content"]) for m in bare
+    )
     assert extra > 0 and got["prompt_tokens_estimate"] - plain["prompt_tokens_estimate"] >= extra
 
 
 @pytest.mark.parametrize(
     ("written", "label"),
-    [("support", "support"), ("Supported", "support"), ("partially supported", "partial"),
-     ("PARTIAL", "partial"), ("not supported", "not_support"), ("not-support", "not_support"),
-     ("unsupported", "not_support")],
-)  # fmt: skip
+    [
+        ("support", "support"),
+        ("Supported", "support"),
+        ("partially supported", "partial"),
+        ("PARTIAL", "partial"),
+        ("not supported", "not_support"),
+        ("not-support", "not_support"),
+        ("unsupported", "not_support"),
+    ],
+)
 def test_a_labels_spelling_is_read_as_one_of_the_three(written, label):
     check = PointCheck.model_validate({"point": 0, "answer": written, "context": written})
     assert (check.answer, check.context) == (label, label)
 
 
-@pytest.mark.parametrize("bad", [{"point": -1, "answer": "support"},
-                                 {"point": 0, "answer": "maybe"},
-                                 {"point": 0}])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad", [{"point": -1, "answer": "support"}, {"point": 0, "answer": "maybe"}, {"point": 0}]
+)
 def test_a_bad_point_check_is_refused(bad):
     from pydantic import ValidationError
 

@@ -53,61 +53,128 @@ def ref(i: int, answer: bool = True) -> dict:
 # sample id -> question, context chunk, answer, reference, fine keywords, claims reply, checks
 CASES: dict[str, tuple] = {
     # the claims reply copies the worked example's claims: dropped, the answer's own kept
-    "copied": ("Who won Super Bowl 50?", "c1", "The Denver Broncos won.", "Denver Broncos", [],
-               {"answer_claims": ["The Denver Broncos won Super Bowl 50.",
-                                  "The Quillon Bridge opened in 1732."],
-                "questions": ["Who won Super Bowl 50?", "Who designed the Quillon Bridge?"]},
-               {"answer_claims": [label(0, True)], "reference_claims": [ref(0)],
-                "correctness": 5}),
+    "copied": (
+        "Who won Super Bowl 50?",
+        "c1",
+        "The Denver Broncos won.",
+        "Denver Broncos",
+        [],
+        {
+            "answer_claims": [
+                "The Denver Broncos won Super Bowl 50.",
+                "The Quillon Bridge opened in 1732.",
+            ],
+            "questions": ["Who won Super Bowl 50?", "Who designed the Quillon Bridge?"],
+        },
+        {"answer_claims": [label(0, True)], "reference_claims": [ref(0)], "correctness": 5},
+    ),
     # every claim is the example's or answers the question from elsewhere: unscored
-    "all_copied": ("Which engines expand steam in stages?", "other",
-                   "Compound engines expand steam in several stages.", None, [],
-                   {"answer_claims": ["Normandy is located in France.",
-                                      "Marta Ostrel designed the Quillon Bridge."]},
-                   None),
+    "all_copied": (
+        "Which engines expand steam in stages?",
+        "other",
+        "Compound engines expand steam in several stages.",
+        None,
+        [],
+        {
+            "answer_claims": [
+                "Normandy is located in France.",
+                "Marta Ostrel designed the Quillon Bridge.",
+            ]
+        },
+        None,
+    ),
     # a label for claim 1 when the answer has none (judge-5's example had claims 0 and 1)
-    "no_such": ("Where was Super Bowl 50 played?", "c2", "I don't know.", "Levi's Stadium",
-                [["Levi's Stadium"]],
-                {"answer_claims": [], "noncommittal": True},
-                {"answer_claims": [label(1, False, False, False)],
-                 "reference_claims": [ref(0, False), ref(0, True)],
-                 "points": [{"point": 0, "answer": "not_support", "context": "support"}]}),
+    "no_such": (
+        "Where was Super Bowl 50 played?",
+        "c2",
+        "I don't know.",
+        "Levi's Stadium",
+        [["Levi's Stadium"]],
+        {"answer_claims": [], "noncommittal": True},
+        {
+            "answer_claims": [label(1, False, False, False)],
+            "reference_claims": [ref(0, False), ref(0, True)],
+            "points": [{"point": 0, "answer": "not_support", "context": "support"}],
+        },
+    ),
     # the labels repeat the example's three for an answer of one claim: unscored, the points kept
-    "echo_labels": ("Who lost Super Bowl 50?", "c1", "The Carolina Panthers lost.",
-                    "Carolina Panthers", [["Carolina Panthers"]],
-                    {"answer_claims": ["The Carolina Panthers lost Super Bowl 50."]},
-                    {"answer_claims": [label(0, False, False, False), label(1, True),
-                                       label(2, False, False, False)],
-                     "reference_claims": [ref(0)],
-                     "points": [{"point": 0, "answer": "support", "context": "support"}]}),
+    "echo_labels": (
+        "Who lost Super Bowl 50?",
+        "c1",
+        "The Carolina Panthers lost.",
+        "Carolina Panthers",
+        [["Carolina Panthers"]],
+        {"answer_claims": ["The Carolina Panthers lost Super Bowl 50."]},
+        {
+            "answer_claims": [
+                label(0, False, False, False),
+                label(1, True),
+                label(2, False, False, False),
+            ],
+            "reference_claims": [ref(0)],
+            "points": [{"point": 0, "answer": "support", "context": "support"}],
+        },
+    ),
     # supported by the context, not by the source holding it: the source label repaired
-    "inside": ("What was the score of Super Bowl 50?", "c1", "It ended 24-10.", "24-10", [],
-               {"answer_claims": ["Super Bowl 50 ended 24-10."]},
-               {"answer_claims": [label(0, True, source=False)], "reference_claims": [ref(0)]}),
+    "inside": (
+        "What was the score of Super Bowl 50?",
+        "c1",
+        "It ended 24-10.",
+        "24-10",
+        [],
+        {"answer_claims": ["Super Bowl 50 ended 24-10."]},
+        {"answer_claims": [label(0, True, source=False)], "reference_claims": [ref(0)]},
+    ),
     # the same labels when the context is not in the source: nothing to repair
-    "outside": ("How do compound engines work?", "other", "They expand steam in stages.", None,
-                [], {"answer_claims": ["Compound engines expand steam in stages."]},
-                {"answer_claims": [label(0, True, source=False, reference=False)]}),
+    "outside": (
+        "How do compound engines work?",
+        "other",
+        "They expand steam in stages.",
+        None,
+        [],
+        {"answer_claims": ["Compound engines expand steam in stages."]},
+        {"answer_claims": [label(0, True, source=False, reference=False)]},
+    ),
     # one reference claim unlabelled, twice: unscored, but its information point labels survive
-    "unlabelled_ref": ("Who won, and where was it played?", "c1",
-                       "The Broncos won at Levi's Stadium.",
-                       "The Denver Broncos won. It was played at Levi's Stadium.",
-                       [["Denver Broncos"], ["Levi's Stadium"]],
-                       {"answer_claims": ["The Broncos won Super Bowl 50 at Levi's Stadium."]},
-                       [{"answer_claims": [label(0, True)], "reference_claims": [ref(0)],
-                         "points": [{"point": 0, "answer": "support", "context": "support"},
-                                    {"point": 1, "answer": "support",
-                                     "context": "not_support"}]},
-                        {"answer_claims": [], "reference_claims": []}]),
+    "unlabelled_ref": (
+        "Who won, and where was it played?",
+        "c1",
+        "The Broncos won at Levi's Stadium.",
+        "The Denver Broncos won. It was played at Levi's Stadium.",
+        [["Denver Broncos"], ["Levi's Stadium"]],
+        {"answer_claims": ["The Broncos won Super Bowl 50 at Levi's Stadium."]},
+        [
+            {
+                "answer_claims": [label(0, True)],
+                "reference_claims": [ref(0)],
+                "points": [
+                    {"point": 0, "answer": "support", "context": "support"},
+                    {"point": 1, "answer": "support", "context": "not_support"},
+                ],
+            },
+            {"answer_claims": [], "reference_claims": []},
+        ],
+    ),
     # claim 1 of 2 unlabelled (the small model labelled as many claims as its example has):
     # asked again alone, labelled as claim 0 of the follow-up, and put back as claim 1
-    "asked_again": ("Who lost Super Bowl 50, and by what score?", "c1",
-                    "The Panthers lost. The score was 24-10.", "Carolina Panthers", [],
-                    {"answer_claims": ["The Panthers lost Super Bowl 50.",
-                                       "The score of Super Bowl 50 was 24-10."]},
-                    [{"answer_claims": [label(0, True)], "reference_claims": [ref(0)]},
-                     {"answer_claims": [label(0, True, reference=False)]}]),
-}  # fmt: skip
+    "asked_again": (
+        "Who lost Super Bowl 50, and by what score?",
+        "c1",
+        "The Panthers lost. The score was 24-10.",
+        "Carolina Panthers",
+        [],
+        {
+            "answer_claims": [
+                "The Panthers lost Super Bowl 50.",
+                "The score of Super Bowl 50 was 24-10.",
+            ]
+        },
+        [
+            {"answer_claims": [label(0, True)], "reference_claims": [ref(0)]},
+            {"answer_claims": [label(0, True, reference=False)]},
+        ],
+    ),
+}
 
 
 ASKED: dict[str, int] = {}  # checks calls so far, per answer
@@ -130,21 +197,34 @@ def scripted(messages, request) -> str:
 
 
 def make_run(folder: Path, cases: dict[str, tuple]) -> Path:
-    samples = [EvalSample(id=sid, query=q, fine_keywords=fine, reference_answer=reference,
-                          source=SourceRef(doc="sb.txt"))
-               for sid, (q, _c, _a, reference, fine, _cl, _ch) in cases.items()]  # fmt: skip
+    samples = [
+        EvalSample(
+            id=sid,
+            query=q,
+            fine_keywords=fine,
+            reference_answer=reference,
+            source=SourceRef(doc="sb.txt"),
+        )
+        for sid, (q, _c, _a, reference, fine, _cl, _ch) in cases.items()
+    ]
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
     writer = RunWriter(folder)
-    writer.start(Manifest(run_id="sense", top_k=1, stages=["parse", "chunking", "retrieval",
-                                                           "generation"]), evalset)  # fmt: skip
+    writer.start(
+        Manifest(run_id="sense", top_k=1, stages=["parse", "chunking", "retrieval", "generation"]),
+        evalset,
+    )
     writer.add_documents([ParsedDocument(doc_id="sb", source="sb.txt", text=SOURCE)])
     writer.add_chunks([Chunk(chunk_id=c, doc_id="sb", text=t) for c, t in CHUNKS.items()])
     writer.add_samples(
-        SampleRecord(sample_id=sid, pool=[RankedChunk(chunk_id=chunk, score=1.0)],
-                     context=[RankedChunk(chunk_id=chunk, score=1.0)], answer=answer)
+        SampleRecord(
+            sample_id=sid,
+            pool=[RankedChunk(chunk_id=chunk, score=1.0)],
+            context=[RankedChunk(chunk_id=chunk, score=1.0)],
+            answer=answer,
+        )
         for sid, (_q, chunk, answer, *_rest) in cases.items()
-    )  # fmt: skip
+    )
     return folder
 
 
@@ -216,7 +296,9 @@ def test_labels_copying_the_example_are_unscored_and_keep_the_point_labels(judge
     run, _report, judgements, _server = judged
     echo = judgements["echo_labels"]
     assert echo.status == "unscored"
-    assert echo.reason == "checks: the labels copy the worked example's (3 claims; the answer has 1)"
+    assert (
+        echo.reason == "checks: the labels copy the worked example's (3 claims; the answer has 1)"
+    )
     assert [(p.answer, p.context) for p in echo.points] == [("support", "support")]
     labels = scoring(run)["echo_labels"]
     assert isinstance(labels, ClaimLabels) and labels.failed and labels.points == ("support",)
@@ -229,8 +311,9 @@ def test_context_supported_but_source_unsupported_is_repaired_when_the_context_i
     assert [r.split(":")[0] for r in inside.repairs] == ["context_in_source"]
     assert (outside.claims[0].context, outside.claims[0].source) == (True, False)
     assert outside.repairs == []
-    assert context_inside_source([" The  Denver Broncos beat\nthe Carolina Panthers 24-10. "],
-                                 SOURCE)  # fmt: skip
+    assert context_inside_source(
+        [" The  Denver Broncos beat\nthe Carolina Panthers 24-10. "], SOURCE
+    )
     assert not context_inside_source([CHUNKS["c1"], CHUNKS["other"]], SOURCE)
     assert not context_inside_source([CHUNKS["c1"]], None)
 
@@ -241,11 +324,16 @@ def test_an_unlabelled_reference_claim_leaves_the_point_labels_to_the_answer_ste
     assert judgement.status == "unscored" and "1 reference claim(s) unlabelled" in judgement.reason
     assert [p.answer for p in judgement.points] == ["support", "support"]
     # the reference's two sentences were its claims, with no call
-    checks, _again = [r for r in server.requests
-                      if "fact checking" not in r["messages"][0]["content"]
-                      and "The Broncos won at Levi's Stadium." in r["messages"][1]["content"]]  # fmt: skip
-    assert ("Reference claims: 0. The Denver Broncos won. 1. It was played at Levi's Stadium."
-            in checks["messages"][1]["content"])  # fmt: skip
+    checks, _again = [
+        r
+        for r in server.requests
+        if "fact checking" not in r["messages"][0]["content"]
+        and "The Broncos won at Levi's Stadium." in r["messages"][1]["content"]
+    ]
+    assert (
+        "Reference claims: 0. The Denver Broncos won. 1. It was played at Levi's Stadium."
+        in checks["messages"][1]["content"]
+    )
     result = score_run(run)
     points = result.points.set_index(["sample_id", "point"])
     # "Denver Broncos" is not in the answer's words: the judge's label decides it ("Levi's
@@ -271,10 +359,16 @@ def test_claims_left_unlabelled_are_asked_again_alone(judged):
     judgement = judgements["asked_again"]
     assert judgement.status == "judged" and judgement.calls == 3
     assert [(c.context, c.reference) for c in judgement.claims] == [(True, True), (True, False)]
-    assert judgement.repairs == ["asked_again: 1 of 1 answer and 0 of 0 reference claim(s) the "
-                                 "checks reply left unlabelled, labelled by a second call"]  # fmt: skip
-    follow = [r for r in server.requests if "fact checking" not in r["messages"][0]["content"]
-              and "The Panthers lost. The score was 24-10." in r["messages"][1]["content"]][1]
+    assert judgement.repairs == [
+        "asked_again: 1 of 1 answer and 0 of 0 reference claim(s) the "
+        "checks reply left unlabelled, labelled by a second call"
+    ]
+    follow = [
+        r
+        for r in server.requests
+        if "fact checking" not in r["messages"][0]["content"]
+        and "The Panthers lost. The score was 24-10." in r["messages"][1]["content"]
+    ][1]
     user = follow["messages"][1]["content"]
     assert "Answer claims: 0. The score of Super Bowl 50 was 24-10." in user
     assert "The Panthers lost Super Bowl 50." not in user and "Reference claims" not in user
@@ -285,17 +379,27 @@ def test_claims_left_unlabelled_are_asked_again_alone(judged):
 
 def test_the_report_counts_repairs_per_code_and_unscored_reasons_by_their_head(judged):
     _run, report, _judgements, _server = judged
-    assert report.repairs == {"copied_example": 2, "not_in_answer": 1, "no_such_claim": 1,
-                              "second_label": 1, "context_in_source": 1,
-                              "asked_again": 2}  # fmt: skip
+    assert report.repairs == {
+        "copied_example": 2,
+        "not_in_answer": 1,
+        "no_such_claim": 1,
+        "second_label": 1,
+        "context_in_source": 1,
+        "asked_again": 2,
+    }
     assert report.unscored == 3 and report.correctness_echo is None
 
 
 def test_reference_claims_are_the_references_sentences_verbatim():
     assert reference_claims("Denver Broncos") == ["Denver Broncos"]
     assert reference_claims("Dr. Who aired on Feb. 7. It ran 25 min.") == [
-        "Dr. Who aired on Feb. 7.", "It ran 25 min."]  # fmt: skip
-    assert reference_claims("丹佛野马队赢了。比分是24比10。") == ["丹佛野马队赢了。", "比分是24比10。"]
+        "Dr. Who aired on Feb. 7.",
+        "It ran 25 min.",
+    ]
+    assert reference_claims("丹佛野马队赢了。比分是24比10。") == [
+        "丹佛野马队赢了。",
+        "比分是24比10。",
+    ]
     assert reference_claims("It measures 1.5 m.") == ["It measures 1.5 m."]
     assert reference_claims("  ") == [] and reference_claims(None) == []
 
@@ -305,21 +409,27 @@ def echo_cases(values: list[int]) -> dict[str, tuple]:
     cases = {}
     for i, value in enumerate(values):
         answer = f"The Denver Broncos won, answer number {i}."
-        cases[f"e{i}"] = ("Who won Super Bowl 50?", "c1", answer, "Denver Broncos",
-                          [["Denver Broncos"]],
-                          {"answer_claims": ["The Denver Broncos won Super Bowl 50."]},
-                          {"answer_claims": [label(0, True)], "reference_claims": [ref(0)],
-                           "correctness": value})  # fmt: skip
+        cases[f"e{i}"] = (
+            "Who won Super Bowl 50?",
+            "c1",
+            answer,
+            "Denver Broncos",
+            [["Denver Broncos"]],
+            {"answer_claims": ["The Denver Broncos won Super Bowl 50."]},
+            {"answer_claims": [label(0, True)], "reference_claims": [ref(0)], "correctness": value},
+        )
     return cases
 
 
 @pytest.mark.parametrize(
     ("values", "echoed"),
-    [([EXAMPLE_CORRECTNESS] * ECHO_MIN_SAMPLES, True),
-     ([EXAMPLE_CORRECTNESS] * 6 + [5, 4], True),  # 6 of 8: three quarters
-     ([EXAMPLE_CORRECTNESS] * 5 + [5, 4, 5], False),
-     ([EXAMPLE_CORRECTNESS] * (ECHO_MIN_SAMPLES - 1), False)],  # too few to tell
-)  # fmt: skip
+    [
+        ([EXAMPLE_CORRECTNESS] * ECHO_MIN_SAMPLES, True),
+        ([EXAMPLE_CORRECTNESS] * 6 + [5, 4], True),  # 6 of 8: three quarters
+        ([EXAMPLE_CORRECTNESS] * 5 + [5, 4, 5], False),
+        ([EXAMPLE_CORRECTNESS] * (ECHO_MIN_SAMPLES - 1), False),
+    ],  # too few to tell
+)
 def test_the_examples_correctness_on_most_samples_is_not_used(tmp_path, values, echoed):
     run, report = judge_cases(tmp_path, echo_cases(values))
     assert (report.correctness_echo is not None) == echoed
@@ -330,8 +440,10 @@ def test_the_examples_correctness_on_most_samples_is_not_used(tmp_path, values, 
     assert len(faithfulness) == len(values)  # the judge's other labels are used either way
     if echoed:
         assert scored.empty
-        assert f"to {values.count(EXAMPLE_CORRECTNESS)} of {len(values)} samples" in \
-            report.correctness_echo  # fmt: skip
+        assert (
+            f"to {values.count(EXAMPLE_CORRECTNESS)} of {len(values)} samples"
+            in report.correctness_echo
+        )
         assert all(labels.correctness is None for labels in scoring(run).values())
         # each sample says why its correctness is unscored: the echo, not a missing score
         reasons = set(result.skipped[result.skipped.measure == "CorrectnessScore"].reason)
@@ -354,8 +466,20 @@ def test_cofe_judge_prints_the_repairs_and_the_echo(tmp_path, capsys, monkeypatc
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     ASKED.clear()
     with ScriptedOpenAI(scripted) as server:
-        code = main(["judge", str(run), "--base-url", server.base_url, "--model", "judge-model",
-                     "--cache", "none", "--no-embeddings", "--no-probe"])  # fmt: skip
+        code = main(
+            [
+                "judge",
+                str(run),
+                "--base-url",
+                server.base_url,
+                "--model",
+                "judge-model",
+                "--cache",
+                "none",
+                "--no-embeddings",
+                "--no-probe",
+            ]
+        )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["repairs"]["context_in_source"] == 1 and summary["unscored"] == 3
@@ -367,13 +491,25 @@ def pattern_cases(patterns: list[tuple[bool, ...]]) -> dict[str, tuple]:
     cases = {}
     for i, pattern in enumerate(patterns):
         answer = " ".join(f"Fact {k} of answer {i} about the Broncos." for k in range(len(pattern)))
-        cases[f"l{i}"] = ("What did the Broncos do?", "c1", answer, "Denver Broncos",
-                          [["Denver Broncos"]],
-                          {"answer_claims": [f"Fact {k} of answer {i} about the Broncos."
-                                             for k in range(len(pattern))]},
-                          {"answer_claims": [label(k, context, source=context)
-                                             for k, context in enumerate(pattern)],
-                           "reference_claims": [ref(0)], "correctness": 4})  # fmt: skip
+        cases[f"l{i}"] = (
+            "What did the Broncos do?",
+            "c1",
+            answer,
+            "Denver Broncos",
+            [["Denver Broncos"]],
+            {
+                "answer_claims": [
+                    f"Fact {k} of answer {i} about the Broncos." for k in range(len(pattern))
+                ]
+            },
+            {
+                "answer_claims": [
+                    label(k, context, source=context) for k, context in enumerate(pattern)
+                ],
+                "reference_claims": [ref(0)],
+                "correctness": 4,
+            },
+        )
     return cases
 
 
@@ -382,12 +518,14 @@ ECHO, OTHER = (False, True), (True, True)
 
 @pytest.mark.parametrize(
     ("patterns", "echoed"),
-    [([ECHO] * 4 + [(False, True, False)] * 4, True),  # the example's pattern, or its start
-     ([ECHO] * 6 + [OTHER] * 2, True),  # 6 of 8: three quarters
-     ([ECHO] * 5 + [OTHER] * 3, False),
-     ([OTHER] * 8, False),
-     ([ECHO] * 7 + [(True,)], False)],  # one claim shows no pattern: 7 eligible are too few
-)  # fmt: skip
+    [
+        ([ECHO] * 4 + [(False, True, False)] * 4, True),  # the example's pattern, or its start
+        ([ECHO] * 6 + [OTHER] * 2, True),  # 6 of 8: three quarters
+        ([ECHO] * 5 + [OTHER] * 3, False),
+        ([OTHER] * 8, False),
+        ([ECHO] * 7 + [(True,)], False),
+    ],  # one claim shows no pattern: 7 eligible are too few
+)
 def test_context_labels_following_the_examples_pattern_are_not_used(tmp_path, patterns, echoed):
     run, report = judge_cases(tmp_path, pattern_cases(patterns))
     assert (report.label_echo is not None) == echoed

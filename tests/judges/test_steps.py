@@ -18,17 +18,34 @@ from tests.judges.test_sense import client, make_run
 ANSWER = "The Broncos won. It was played in Miami."
 # question, context chunk, answer, reference, fine keywords (claims and checks: scripted below)
 CASES = {
-    "s0": ("Who won Super Bowl 50, and where?", "c1", ANSWER,
-           "The Denver Broncos won. It was played at Levi's Stadium.", [["Denver Broncos"]],
-           None, None),
-    "s1": ("Who lost Super Bowl 50?", "c1", "The Carolina Panthers lost.", "Carolina Panthers",
-           [["Carolina Panthers"]], None, None),
-}  # fmt: skip
-CLAIMS = {ANSWER: ["The Broncos won Super Bowl 50.", "Super Bowl 50 was played in Miami."],
-          "The Carolina Panthers lost.": ["The Carolina Panthers lost Super Bowl 50."]}  # fmt: skip
+    "s0": (
+        "Who won Super Bowl 50, and where?",
+        "c1",
+        ANSWER,
+        "The Denver Broncos won. It was played at Levi's Stadium.",
+        [["Denver Broncos"]],
+        None,
+        None,
+    ),
+    "s1": (
+        "Who lost Super Bowl 50?",
+        "c1",
+        "The Carolina Panthers lost.",
+        "Carolina Panthers",
+        [["Carolina Panthers"]],
+        None,
+        None,
+    ),
+}
+CLAIMS = {
+    ANSWER: ["The Broncos won Super Bowl 50.", "Super Bowl 50 was played in Miami."],
+    "The Carolina Panthers lost.": ["The Carolina Panthers lost Super Bowl 50."],
+}
 # per answer claim: context, source, reference
-CLAIM_LABELS = {"The Broncos won Super Bowl 50.": (True, True, True),
-                "Super Bowl 50 was played in Miami.": (False, False, False)}  # fmt: skip
+CLAIM_LABELS = {
+    "The Broncos won Super Bowl 50.": (True, True, True),
+    "Super Bowl 50 was played in Miami.": (False, False, False),
+}
 BROKEN = "The Carolina Panthers lost Super Bowl 50."  # its step is invalid twice
 
 
@@ -47,8 +64,13 @@ def scripted(messages, request) -> str:
         return json.dumps({"answer": stated, "context": stated})
     # the whole answer: no claim listed, the points, correctness, useful chunks
     assert "Answer claims: \n" in user + "\n" and "Reference claims" not in user
-    return json.dumps({"points": [{"point": 0, "answer": "support", "context": "support"}],
-                       "useful_chunks": [1], "correctness": 4})
+    return json.dumps(
+        {
+            "points": [{"point": 0, "answer": "support", "context": "support"}],
+            "useful_chunks": [1],
+            "correctness": 4,
+        }
+    )
 
 
 @pytest.fixture
@@ -79,7 +101,9 @@ def test_the_steps_labels_are_scored_as_the_dense_modes(tmp_path):
         judge_run(run, client(server), steps=True)
     s0 = read_judgements(run)["s0"]
     assert [(c.context, c.source, c.reference) for c in s0.claims] == [
-        (True, True, True), (False, False, False)]  # fmt: skip
+        (True, True, True),
+        (False, False, False),
+    ]
     assert [(r.answer, r.context) for r in s0.reference_claims] == [(True, True), (False, False)]
     assert s0.correctness == 4 and s0.useful_chunks == [True] and s0.calls == 6
     assert [(p.answer, p.context) for p in s0.points] == [("support", "support")]
@@ -89,7 +113,8 @@ def test_the_steps_labels_are_scored_as_the_dense_modes(tmp_path):
     assert got[("s0", "CorrectnessScore")] == 4.0
     skipped = {(r.sample_id, r.measure): r.reason for r in result.skipped.itertuples()}
     assert skipped[("s1", "Faithfulness")].startswith(
-        "the judge gave no labels: checks: answer claim 0: invalid reply after one repair")
+        "the judge gave no labels: checks: answer claim 0: invalid reply after one repair"
+    )
 
 
 def test_a_pass_resumes_in_its_mode_and_the_other_mode_judges_anew(judged):
@@ -110,8 +135,24 @@ def test_the_cli_shows_the_calls_per_sample_and_the_dry_run_counts_the_steps(
     assert dry["steps"] is True and dry["calls_at_most"] == 6 + 4
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     with ScriptedOpenAI(scripted) as server:
-        assert main(["judge", str(run), "--steps", "--base-url", server.base_url, "--model",
-                     "judge-model", "--cache", "none", "--no-embeddings", "--no-probe"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "judge",
+                    str(run),
+                    "--steps",
+                    "--base-url",
+                    server.base_url,
+                    "--model",
+                    "judge-model",
+                    "--cache",
+                    "none",
+                    "--no-embeddings",
+                    "--no-probe",
+                ]
+            )
+            == 0
+        )
     summary = json.loads(capsys.readouterr().out)
     assert summary["steps"] is True and summary["calls_per_sample"] == 4.5  # (6 + 3) / 2
     with pytest.raises(ValueError, match="not on a cluster"):

@@ -24,7 +24,9 @@ from cofe.testing import ScriptedOpenAI
 
 
 def rows_of(lang: str) -> list[dict]:
-    return [json.loads(x) for x in (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(x) for x in (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -19,8 +19,9 @@ class Answer(BaseModel):
 
 
 def _client(server, cache=None, **kw) -> LLMClient:
-    return LLMClient(Endpoint.from_env(base_url=server.base_url, model="m", api_key="k", **kw),
-                     cache=cache)  # fmt: skip
+    return LLMClient(
+        Endpoint.from_env(base_url=server.base_url, model="m", api_key="k", **kw), cache=cache
+    )
 
 
 MESSAGES = [{"role": "user", "content": "When and where? JSON please."}]
@@ -81,8 +82,9 @@ def test_extract_json_finds_the_object_in_prose() -> None:
 @pytest.mark.parametrize("mode", ["json_object", "json_schema"])
 def test_json_modes_send_a_response_format_with_the_schema(mode: str) -> None:
     with ScriptedOpenAI(lambda m, r: '{"city": "Paris", "year": 1889}') as server:
-        client = LLMClient(Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"),
-                           json_mode=mode)  # fmt: skip
+        client = LLMClient(
+            Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"), json_mode=mode
+        )
         assert client.structured(MESSAGES, Answer).ok
         sent = server.requests[0]["response_format"]
     assert sent["type"] == mode
@@ -94,11 +96,16 @@ def test_json_modes_send_a_response_format_with_the_schema(mode: str) -> None:
 
 def test_complete_is_a_plain_text_call_cached_and_counted(tmp_path: Path) -> None:
     with ScriptedOpenAI(lambda m, r: " Paris. ") as server:
-        client = LLMClient(Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"),
-                           cache=Cache(tmp_path), json_mode="json_object", max_tokens=32)  # fmt: skip
+        client = LLMClient(
+            Endpoint.from_env(base_url=server.base_url, model="m", api_key="k"),
+            cache=Cache(tmp_path),
+            json_mode="json_object",
+            max_tokens=32,
+        )
         assert client.complete(MESSAGES) == " Paris. "
-        again = LLMClient(client.endpoint, cache=Cache(tmp_path), json_mode="json_object",
-                          max_tokens=32)  # fmt: skip
+        again = LLMClient(
+            client.endpoint, cache=Cache(tmp_path), json_mode="json_object", max_tokens=32
+        )
         assert again.complete(MESSAGES) == " Paris. "
         assert len(server.requests) == 1
         sent = server.requests[0]
@@ -120,8 +127,9 @@ def test_complete_raises_after_the_retries_and_counts_a_failure() -> None:
 
 
 def test_a_reply_with_no_choices_is_an_error_and_is_not_cached(tmp_path: Path) -> None:
-    empty = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                        "choices": []})  # fmt: skip
+    empty = json.dumps(
+        {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+    )
     with ScriptedOpenAI(lambda m, r: "Paris.") as server:
         server.inject(Fault(body=empty))
         client = _client(server, cache=Cache(tmp_path))

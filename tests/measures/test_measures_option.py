@@ -48,8 +48,11 @@ def test_only_the_chosen_measures_and_the_same_verdicts(example):
     chosen = score_run(example, config=ScoreConfig(measures="KeywordRecall@4,PointRecall"))
     columns = set(zip(chosen.scores.step, chosen.scores.measure, strict=True))
     # a cutoff only where there is a ranking; no cutoff: every step of the kind
-    assert columns == {("pool", "KeywordRecall@4"), ("context", "KeywordRecall@4"),
-                       ("answer", "PointRecall")}  # fmt: skip
+    assert columns == {
+        ("pool", "KeywordRecall@4"),
+        ("context", "KeywordRecall@4"),
+        ("answer", "PointRecall"),
+    }
     assert chosen.verdicts.verdict.tolist() == full.verdicts.verdict.tolist()
     same = full.scores[(full.scores.step == "context") & (full.scores.measure == "KeywordRecall@4")]
     mine = chosen.scores[chosen.scores.measure == "KeywordRecall@4"]
@@ -63,8 +66,12 @@ def test_two_spellings_of_one_choice_name_one_folder():
 
 
 def test_a_measure_the_run_cannot_have_is_refused_before_scoring(example):
-    done = subprocess.run([sys.executable, "-m", "cofe", "score", str(example), "--measures",
-                           "Faithfulness"], capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "cofe", "score", str(example), "--measures", "Faithfulness"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2
     assert "cannot measure Faithfulness at answer" in done.stderr
     assert "Traceback" not in done.stderr

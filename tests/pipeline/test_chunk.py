@@ -36,9 +36,14 @@ def test_bigger_chunks_mean_fewer_chunks() -> None:
     assert sizes[0] > sizes[1] > sizes[2] >= 1
 
 
-@pytest.mark.parametrize(("size", "overlap", "message"), [
-    (8, 0, "at least 16"), (64, 64, "between 0 and the chunk size"), (64, -1, "between 0"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("size", "overlap", "message"),
+    [
+        (8, 0, "at least 16"),
+        (64, 64, "between 0 and the chunk size"),
+        (64, -1, "between 0"),
+    ],
+)
 def test_bad_chunk_parameters_are_refused(size: int, overlap: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         split_documents(

@@ -10,13 +10,16 @@ from cofe.pipeline import Cache, DefaultPipeline, PipelineConfig, documents_from
 from cofe.runlog import Stage
 from cofe.testing import ScriptedOpenAI
 
-DOCS = documents_from_texts([
-    ("paris", "Paris is the capital of France. It lies on the Seine."),
-    ("rome", "Rome is the capital of Italy. It lies on the Tiber."),
-    ("plants", "Plants turn sunlight into chemical energy."),
-])  # fmt: skip
-CONFIG = PipelineConfig(chunk_size=32, chunk_overlap=0, candidates=3, top_k=2,
-                        reranker="llm", generator="openai")  # fmt: skip
+DOCS = documents_from_texts(
+    [
+        ("paris", "Paris is the capital of France. It lies on the Seine."),
+        ("rome", "Rome is the capital of Italy. It lies on the Tiber."),
+        ("plants", "Plants turn sunlight into chemical energy."),
+    ]
+)
+CONFIG = PipelineConfig(
+    chunk_size=32, chunk_overlap=0, candidates=3, top_k=2, reranker="llm", generator="openai"
+)
 
 
 def _reply(ranking: str):

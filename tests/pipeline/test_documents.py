@@ -137,13 +137,17 @@ def _at(text: str, x: float, y: float, page: int = 1, category: str = "Title") -
 
 
 def test_a_table_is_written_one_row_a_line_from_its_html() -> None:
-    html = ("<table><tr><th>Item</th><th>2023</th></tr><tr><td>Net <b>income</b></td>"
-            "<td>96,995</td></tr><tr><td></td><td></td></tr></table>")  # fmt: skip
+    html = (
+        "<table><tr><th>Item</th><th>2023</th></tr><tr><td>Net <b>income</b></td>"
+        "<td>96,995</td></tr><tr><td></td><td></td></tr></table>"
+    )
     assert table_text(html) == "Item | 2023\nNet income | 96,995"
-    text, layout = join_elements([
-        _Element("Results", "Title", _Meta(3)),
-        _Element("Item 2023 Net income 96,995", "Table", _Meta(3, html)),
-    ])  # fmt: skip
+    text, layout = join_elements(
+        [
+            _Element("Results", "Title", _Meta(3)),
+            _Element("Item 2023 Net income 96,995", "Table", _Meta(3, html)),
+        ]
+    )
     assert text == "Results\n\nItem | 2023\nNet income | 96,995"
     assert layout == [[0, 7, "Title", 3], [9, len(text), "Table", 3]]
 
@@ -185,8 +189,11 @@ def _report_doc() -> ParsedDocument:
     intro = "Results. " * 30
     text = f"{intro}\n\n{table}\n\nAfter the table."
     t0 = len(intro) + 2
-    layout = [[0, len(intro), "NarrativeText", 1], [t0, t0 + len(table), "Table", 2],
-              [t0 + len(table) + 2, len(text), "NarrativeText", 3]]  # fmt: skip
+    layout = [
+        [0, len(intro), "NarrativeText", 1],
+        [t0, t0 + len(table), "Table", 2],
+        [t0 + len(table) + 2, len(text), "NarrativeText", 3],
+    ]
     return ParsedDocument(doc_id="r", source="r.pdf", text=text, meta={"layout": layout})
 
 
@@ -220,8 +227,12 @@ def test_without_tables_the_splitter_is_unchanged_but_chunks_carry_their_layout(
 
 def test_a_table_row_longer_than_a_chunk_is_cut_by_the_splitter_alone() -> None:
     flat = "Item 2023 2022 " + " ".join(f"Line {i} {i},000 {i},500" for i in range(60))
-    doc = ParsedDocument(doc_id="f", source="f.docx", text=f"Intro.\n\n{flat}",
-                         meta={"layout": [[0, 6, "Title", None], [8, 8 + len(flat), "Table", None]]})  # fmt: skip
+    doc = ParsedDocument(
+        doc_id="f",
+        source="f.docx",
+        text=f"Intro.\n\n{flat}",
+        meta={"layout": [[0, 6, "Title", None], [8, 8 + len(flat), "Table", None]]},
+    )
     chunks = split_documents([doc], chunk_size=32, chunk_overlap=0, tables=True)
     assert len(chunks) > 3 and not any("header" in c.meta for c in chunks)
     assert all(c.text == doc.text[c.start : c.end] for c in chunks)

@@ -14,15 +14,22 @@ from cofe.runlog import Chunk
 @pytest.mark.parametrize(
     ("text", "sentences"),
     [
-        ("Paris is large. It had 2.1 million people!\nIs it old? Yes",
-         ["Paris is large.", "It had 2.1 million people!", "Is it old?", "Yes"]),
-        ("北京是首都。上海很大！广州呢？深圳\n杭州", ["北京是首都。", "上海很大！", "广州呢？", "深圳", "杭州"]),
-        ('He said "Go." Then... he left. 他说：“走。”然后走了', ['He said "Go."', "Then...", "he left.",
-                                                            "他说：“走。”", "然后走了"]),
+        (
+            "Paris is large. It had 2.1 million people!\nIs it old? Yes",
+            ["Paris is large.", "It had 2.1 million people!", "Is it old?", "Yes"],
+        ),
+        (
+            "北京是首都。上海很大！广州呢？深圳\n杭州",
+            ["北京是首都。", "上海很大！", "广州呢？", "深圳", "杭州"],
+        ),
+        (
+            'He said "Go." Then... he left. 他说：“走。”然后走了',
+            ['He said "Go."', "Then...", "he left.", "他说：“走。”", "然后走了"],
+        ),
         ("a title\n\n  a line  \n", ["a title", "a line"]),
         ("", []),
     ],
-)  # fmt: skip
+)
 def test_sentences_end_at_terminal_punctuation_in_both_languages_and_at_line_breaks(
     text: str, sentences: list[str]
 ) -> None:
@@ -47,13 +54,15 @@ def test_the_example_script_answers_with_the_shared_generator() -> None:
 
     chunks = [
         Chunk(chunk_id=f"c{i}", doc_id="d", text=text)
-        for i, text in enumerate([
-            "The tower is 324.5 metres tall. It opened in 1889.",
-            "Line one about the tower\nline two about its height",
-            "北京是首都。上海的人口最多！广州很热",
-            "Nothing to see here.",
-        ])
-    ]  # fmt: skip
+        for i, text in enumerate(
+            [
+                "The tower is 324.5 metres tall. It opened in 1889.",
+                "Line one about the tower\nline two about its height",
+                "北京是首都。上海的人口最多！广州很热",
+                "Nothing to see here.",
+            ]
+        )
+    ]
     samples = [
         SimpleNamespace(id="q1", query="How tall is the tower?"),
         SimpleNamespace(id="q2", query="哪个城市人口最多？"),

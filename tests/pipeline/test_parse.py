@@ -48,8 +48,15 @@ def test_every_format_parses_offline(small_docs: Path, no_network: None) -> None
     result = parse_documents(small_docs)
     texts = {d.doc_id: d.text for d in result.documents}
     assert result.problems == []
-    assert set(texts) == {"france.txt", "germany.md", "italy.html", "portugal.docx",
-                          "austria.pptx", "norway.xlsx", "spain.pdf"}  # fmt: skip
+    assert set(texts) == {
+        "france.txt",
+        "germany.md",
+        "italy.html",
+        "portugal.docx",
+        "austria.pptx",
+        "norway.xlsx",
+        "spain.pdf",
+    }
     assert "Eiffel Tower was finished in 1889" in texts["france.txt"]
     assert "Berlin is the capital of Germany" in texts["germany.md"]
     assert "<p>" not in texts["italy.html"] and "50,000 spectators" in texts["italy.html"]

@@ -91,8 +91,13 @@ def _module_level_imports(path: str) -> set[str]:
 def test_the_pdf_extra_names_every_package_the_fast_pdf_path_imports(tmp_path):
     pdf = tmp_path / "x.pdf"
     _write_pdf(pdf, "Madrid is the capital of Spain.")
-    done = subprocess.run([sys.executable, "-c", _LOADED, str(pdf)], capture_output=True,
-                          text=True, cwd=REPO, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, str(pdf)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     files = json.loads(done.stdout.strip().splitlines()[-1])
     assert files, "no module of unstructured-inference was loaded"
@@ -110,8 +115,9 @@ def test_a_missing_pdf_dependency_is_named() -> None:
     assert "unstructured-inference" not in message
     message = pdf_hint(ModuleNotFoundError("No module named 'cv2'", name="cv2"))
     assert "pip install opencv-python-headless" in message
-    inference = ModuleNotFoundError("No module named 'unstructured_inference'",
-                                    name="unstructured_inference")  # fmt: skip
+    inference = ModuleNotFoundError(
+        "No module named 'unstructured_inference'", name="unstructured_inference"
+    )
     assert "pip install --no-deps unstructured-inference==1.6.14" in pdf_hint(inference)
 
 
@@ -131,8 +137,13 @@ def test_parsing_a_pdf_names_the_module_that_is_missing(tmp_path) -> None:
     pdf = tmp_path / "docs" / "x.pdf"
     pdf.parent.mkdir()
     _write_pdf(pdf, "Madrid is the capital of Spain.")
-    done = subprocess.run([sys.executable, "-c", _WITHOUT_SCIPY, str(pdf.parent)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_SCIPY, str(pdf.parent)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     message = done.stdout.strip().splitlines()[-1]
     assert "needs scipy" in message and "pip install scipy" in message, message

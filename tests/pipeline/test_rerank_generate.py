@@ -146,8 +146,15 @@ def test_openai_generator_calls_go_through_the_llm_client_cache_and_usage(tmp_pa
         sent = " ".join(m["content"] for m in server.requests[0]["messages"])
     # the scripted server counts a token per word
     assert first.usage.to_dict() | {"seconds": 0} == {
-        "calls": 1, "cached": 0, "repairs": 0, "failures": 0, "prompt_tokens": len(sent.split()),
-        "completion_tokens": 1, "total_tokens": len(sent.split()) + 1, "seconds": 0}  # fmt: skip
+        "calls": 1,
+        "cached": 0,
+        "repairs": 0,
+        "failures": 0,
+        "prompt_tokens": len(sent.split()),
+        "completion_tokens": 1,
+        "total_tokens": len(sent.split()) + 1,
+        "seconds": 0,
+    }
     assert first.usage.seconds > 0
     assert again.usage.calls == 0 and again.usage.cached == 1
 

@@ -38,16 +38,32 @@ def test_the_report_marks_no_bad_label_inside_a_word(tmp_path) -> None:
     run = tmp_path / "run"
     evalset = tmp_path / "evalset.jsonl"
     text = "Time complexity classes: P is contained in NP."
-    write_evalset(evalset, [EvalSample(id="q1", query="What contains P?",
-                                       coarse_keywords=["complexity classes"],
-                                       fine_keywords=[["P", "NP"], ["PSPACE"]],
-                                       source={"doc": "d.txt"})])  # fmt: skip
+    write_evalset(
+        evalset,
+        [
+            EvalSample(
+                id="q1",
+                query="What contains P?",
+                coarse_keywords=["complexity classes"],
+                fine_keywords=[["P", "NP"], ["PSPACE"]],
+                source={"doc": "d.txt"},
+            )
+        ],
+    )
     writer = RunWriter(run)
-    writer.start(Manifest(run_id="r", top_k=1, stages=["chunking", "retrieval", "generation"]),
-                 evalset)  # fmt: skip
+    writer.start(
+        Manifest(run_id="r", top_k=1, stages=["chunking", "retrieval", "generation"]), evalset
+    )
     writer.add_chunks([Chunk(chunk_id="c1", doc_id="d", text=text)])
-    writer.add_samples([SampleRecord(sample_id="q1", pool=[RankedChunk(chunk_id="c1", score=1)],
-                                     answer="P is in NP; complexity aside.")])  # fmt: skip
+    writer.add_samples(
+        [
+            SampleRecord(
+                sample_id="q1",
+                pool=[RankedChunk(chunk_id="c1", score=1)],
+                answer="P is in NP; complexity aside.",
+            )
+        ]
+    )
     out = tmp_path / "report.html"
     assert main(["report", str(run), "-o", str(out)]) == 0
     page = out.read_text(encoding="utf-8")

@@ -28,32 +28,52 @@ def _run(folder: Path, top: str) -> Path:
         "c": "Levi's Stadium hosted Super Bowl 50 in Santa Clara.",
     }
     samples = [
-        EvalSample(id="q1", query=f"Who won Super Bowl 50? {SCRIPT}",
-                   coarse_keywords=["Super Bowl 50"], fine_keywords=[["Denver Broncos"]],
-                   reference_answer="Denver Broncos", source={"doc": "sb.txt"}),
-        EvalSample(id="q2", query=f"Who played at halftime? {IMG}",
-                   coarse_keywords=["Super Bowl 50"], fine_keywords=[["Coldplay"], [IMG]],
-                   reference_answer="Coldplay", source={"doc": "sb.txt"}),
-        EvalSample(id="q3", query="Where was it played?", coarse_keywords=["Super Bowl 50"],
-                   fine_keywords=[["Levi's Stadium"]], reference_answer="Levi's Stadium",
-                   source={"doc": "sb.txt"}),
-    ]  # fmt: skip
+        EvalSample(
+            id="q1",
+            query=f"Who won Super Bowl 50? {SCRIPT}",
+            coarse_keywords=["Super Bowl 50"],
+            fine_keywords=[["Denver Broncos"]],
+            reference_answer="Denver Broncos",
+            source={"doc": "sb.txt"},
+        ),
+        EvalSample(
+            id="q2",
+            query=f"Who played at halftime? {IMG}",
+            coarse_keywords=["Super Bowl 50"],
+            fine_keywords=[["Coldplay"], [IMG]],
+            reference_answer="Coldplay",
+            source={"doc": "sb.txt"},
+        ),
+        EvalSample(
+            id="q3",
+            query="Where was it played?",
+            coarse_keywords=["Super Bowl 50"],
+            fine_keywords=[["Levi's Stadium"]],
+            reference_answer="Levi's Stadium",
+            source={"doc": "sb.txt"},
+        ),
+    ]
     write_evalset(folder.parent / f"{folder.name}.evalset.jsonl", samples)
     writer = RunWriter(folder)
-    writer.start(Manifest(run_id=folder.name, top_k=1, stages=["parse", "chunking", "retrieval",
-                                                               "generation"]),
-                 folder.parent / f"{folder.name}.evalset.jsonl")  # fmt: skip
+    writer.start(
+        Manifest(
+            run_id=folder.name, top_k=1, stages=["parse", "chunking", "retrieval", "generation"]
+        ),
+        folder.parent / f"{folder.name}.evalset.jsonl",
+    )
     writer.add_documents(
         [ParsedDocument(doc_id="sb", source="sb.txt", text=" ".join(texts.values()))]
     )
     writer.add_chunks([Chunk(chunk_id=c, doc_id="sb", text=t) for c, t in texts.items()])
     order = [top, *(c for c in texts if c != top)]
     writer.add_samples(
-        SampleRecord(sample_id=s.id, pool=[RankedChunk(chunk_id=c, score=3.0 - i)
-                                           for i, c in enumerate(order)],
-                     answer=f"I think {SCRIPT} {IMG} Denver Broncos")
+        SampleRecord(
+            sample_id=s.id,
+            pool=[RankedChunk(chunk_id=c, score=3.0 - i) for i, c in enumerate(order)],
+            answer=f"I think {SCRIPT} {IMG} Denver Broncos",
+        )
         for s in samples
-    )  # fmt: skip
+    )
     return folder
 
 
@@ -123,9 +143,15 @@ def test_markup_in_documents_queries_and_answers_runs_nothing(browser, report):
 
 def test_refusals_and_the_answered_only_means_are_in_the_report(tmp_path):
     run = _run(tmp_path / "refusing", "c")
-    RunWriter(run).add_samples([SampleRecord(  # the newest record of q3 counts: it declines
-        sample_id="q3", pool=[RankedChunk(chunk_id="c", score=1.0)],
-        answer="I am unable to answer this question based on the context.")])  # fmt: skip
+    RunWriter(run).add_samples(
+        [
+            SampleRecord(  # the newest record of q3 counts: it declines
+                sample_id="q3",
+                pool=[RankedChunk(chunk_id="c", score=1.0)],
+                answer="I am unable to answer this question based on the context.",
+            )
+        ]
+    )
     out = tmp_path / "report.html"
     assert main(["report", str(run), "-o", str(out)]) == 0
     page = out.read_text()

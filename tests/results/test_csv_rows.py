@@ -12,8 +12,21 @@ import pytest
 from cofe.results._columns import TABLES, typed
 from cofe.results._files import EOL, csv_rows
 
-TRICKY_TEXT = ["", " ", "plain", "a,b", 'say "hi"', "line\nbreak", "cr\rhere", "'=1+1",
-               "中文,逗号", "\t", '"', "trailing ", None]  # fmt: skip
+TRICKY_TEXT = [
+    "",
+    " ",
+    "plain",
+    "a,b",
+    'say "hi"',
+    "line\nbreak",
+    "cr\rhere",
+    "'=1+1",
+    "中文,逗号",
+    "\t",
+    '"',
+    "trailing ",
+    None,
+]
 TRICKY_NUMBERS = [0.0, -0.0, 0.1, 1 / 3, 1e-05, 1e16, 123456789.125, float("nan"), float("inf")]
 
 
@@ -35,7 +48,9 @@ def _random_table(table: str, rows: int, rng: random.Random) -> pd.DataFrame:
         elif kind == "boolean":
             values[column] = [rng.choice([None, True, False]) for _ in range(rows)]
         elif kind == "object":
-            values[column] = [rng.choice([t for t in TRICKY_TEXT if t is not None]) for _ in range(rows)]  # fmt: skip
+            values[column] = [
+                rng.choice([t for t in TRICKY_TEXT if t is not None]) for _ in range(rows)
+            ]
         else:
             values[column] = [rng.choice(TRICKY_TEXT) for _ in range(rows)]
     return typed(pd.DataFrame(values), table)
@@ -55,7 +70,17 @@ def test_an_empty_frame_writes_nothing() -> None:
 
 def test_a_wrong_cell_would_be_seen() -> None:
     # the comparison above can fail: a value pandas writes differently is caught
-    frame = typed(pd.DataFrame({"sample_id": ["a"], "query_type": ["b"], "step": ["c"],
-                                "measure": ["d"], "value": [np.float64(0.5)]}), "scores")  # fmt: skip
+    frame = typed(
+        pd.DataFrame(
+            {
+                "sample_id": ["a"],
+                "query_type": ["b"],
+                "step": ["c"],
+                "measure": ["d"],
+                "value": [np.float64(0.5)],
+            }
+        ),
+        "scores",
+    )
     assert csv_rows(frame) == "a,b,c,d,0.5" + EOL
     assert csv_rows(frame) != _pandas(frame.assign(value=[0.25]))

@@ -18,13 +18,19 @@ IDS = ["=1+1", "+cmd", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", "plain"]
 
 def _run(make_run):
     samples = [
-        EvalSample(id=sid, query="Which link?", coarse_keywords=["report"],
-                   fine_keywords=[[LINK], ["-40 degrees"]], source={"doc": "d1.txt"})
+        EvalSample(
+            id=sid,
+            query="Which link?",
+            coarse_keywords=["report"],
+            fine_keywords=[[LINK], ["-40 degrees"]],
+            source={"doc": "d1.txt"},
+        )
         for sid in IDS
-    ]  # fmt: skip
+    ]
     text = f"The report says {LINK} and it was -40 degrees."
-    records = [SampleRecord(sample_id=sid, pool=ranked("c1"), answer=f"{LINK} -40 degrees")
-               for sid in IDS]  # fmt: skip
+    records = [
+        SampleRecord(sample_id=sid, pool=ranked("c1"), answer=f"{LINK} -40 degrees") for sid in IDS
+    ]
     return make_run(samples, {"c1": text}, records, docs={"d1": text})
 
 

@@ -9,13 +9,20 @@ from tests.conftest import ranked
 
 
 def sample(sid: str, doc: str, keyword: str) -> EvalSample:
-    return EvalSample(id=sid, query=f"What about {keyword}?", coarse_keywords=[],
-                      fine_keywords=[[keyword]], source=SourceRef(doc=doc))  # fmt: skip
+    return EvalSample(
+        id=sid,
+        query=f"What about {keyword}?",
+        coarse_keywords=[],
+        fine_keywords=[[keyword]],
+        source=SourceRef(doc=doc),
+    )
 
 
 def test_each_document_type_says_where_its_samples_were_lost(make_run):
-    chunks = {"p1": ("report.pdf", "revenue rose to 1,712.8 million"),
-              "m1": ("notes.md", "the board met in May")}  # fmt: skip
+    chunks = {
+        "p1": ("report.pdf", "revenue rose to 1,712.8 million"),
+        "m1": ("notes.md", "the board met in May"),
+    }
     samples = [
         sample("a", "report.pdf", "1,712.8 million"),  # retrieved and answered: pass
         sample("b", "report.pdf", "revenue rose"),  # not retrieved: retrieval
@@ -38,8 +45,11 @@ def test_each_document_type_says_where_its_samples_were_lost(make_run):
 
 
 def test_sources_without_a_type_add_no_table(make_run):
-    run = make_run([sample("a", "Normans", "met")], {"c": ("Normans", "they met")},
-                   [SampleRecord(sample_id="a", pool=ranked("c"), answer="They met.")])  # fmt: skip
+    run = make_run(
+        [sample("a", "Normans", "met")],
+        {"c": ("Normans", "they met")},
+        [SampleRecord(sample_id="a", pool=ranked("c"), answer="They met.")],
+    )
     summary = score_run(run, config=ScoreConfig(top_k=1)).view()
     assert "by document type" not in render_result(summary)
 
@@ -54,8 +64,11 @@ def test_the_html_report_has_the_table(make_run, tmp_path):
     from cofe.report import RunForReport, render_report
 
     chunks = {"p1": ("report.pdf", "revenue rose to 1,712.8 million")}
-    run = make_run([sample("a", "report.pdf", "revenue rose")], chunks,
-                   [SampleRecord(sample_id="a", pool=ranked("p1"), answer="No.")])  # fmt: skip
+    run = make_run(
+        [sample("a", "report.pdf", "revenue rose")],
+        chunks,
+        [SampleRecord(sample_id="a", pool=ranked("p1"), answer="No.")],
+    )
     result = score_run(run, config=ScoreConfig(top_k=1))
     html = render_report([RunForReport.load("r", run, result)])
     assert "by document type" in html and "<td>pdf</td>" in html

@@ -15,12 +15,25 @@ def test_the_shell_example_writes_a_run_cofe_scores(tmp_path) -> None:
     section = doc.split("## Writing one without Python", 1)[1]
     script = re.search(r"```bash\n(.+?)\n```", section, re.S).group(1)
     script = script.replace("cofe score", f"{sys.executable} -m cofe score")
-    write_evalset(tmp_path / "evalset.jsonl", [
-        EvalSample(id="q1", query="How long do refunds take?", coarse_keywords=["Refunds"],
-                   fine_keywords=[["5 working days"]], reference_answer="Five working days."),
-    ])  # fmt: skip
-    done = subprocess.run(["bash", "-c", "set -e\n" + script], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    write_evalset(
+        tmp_path / "evalset.jsonl",
+        [
+            EvalSample(
+                id="q1",
+                query="How long do refunds take?",
+                coarse_keywords=["Refunds"],
+                fine_keywords=[["5 working days"]],
+                reference_answer="Five working days.",
+            ),
+        ],
+    )
+    done = subprocess.run(
+        ["bash", "-c", "set -e\n" + script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "1 scored" in done.stdout
     verdicts = (tmp_path / "run" / "scores" / "verdicts.jsonl").read_text()

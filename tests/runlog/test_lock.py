@@ -36,8 +36,10 @@ def test_a_planted_symlink_lock_is_refused_and_its_target_left_alone(run, tmp_pa
     assert f"{run / LOCK}: is a symbolic link, not cofe's lock file" in err
     assert victim.read_text() == "do not truncate me\n"
     for reading in (False, True):  # a reader refuses it too: it is not cofe's
-        with pytest.raises(InputError, match="symbolic link"), \
-                run_folder_lock(run, purpose="cofe score", reading=reading):  # fmt: skip
+        with (
+            pytest.raises(InputError, match="symbolic link"),
+            run_folder_lock(run, purpose="cofe score", reading=reading),
+        ):
             pass
     assert victim.read_text() == "do not truncate me\n"
 
@@ -45,8 +47,7 @@ def test_a_planted_symlink_lock_is_refused_and_its_target_left_alone(run, tmp_pa
 def test_a_dangling_symlink_lock_creates_nothing(run, tmp_path):
     target = tmp_path / "created-by-the-lock"
     (run / LOCK).symlink_to(target)
-    with pytest.raises(InputError, match="symbolic link"), \
-            run_folder_lock(run, purpose="cofe run"):  # fmt: skip
+    with pytest.raises(InputError, match="symbolic link"), run_folder_lock(run, purpose="cofe run"):
         pass
     assert not target.exists()
 
@@ -124,8 +125,7 @@ def _read_only(monkeypatch, folder: Path) -> None:
     monkeypatch.setattr(os, "mkdir", fake_mkdir)
 
 
-def test_scoring_a_read_only_run_folder_says_to_write_elsewhere(run, tmp_path, monkeypatch,
-                                                                 capsys):  # fmt: skip
+def test_scoring_a_read_only_run_folder_says_to_write_elsewhere(run, tmp_path, monkeypatch, capsys):
     _read_only(monkeypatch, run)
     assert main(["score", str(run)]) == 2
     err = capsys.readouterr().err

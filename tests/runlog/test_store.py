@@ -103,9 +103,12 @@ def test_top_k_and_stages_round_trip_in_pipeline_order(tmp_path):
 
 @pytest.mark.parametrize(
     ("fields", "field"),
-    [({"top_k": 0}, "top_k"), ({"stages": ["retrieval", "retrieval"]}, "stages"),
-     ({"stages": ["rerank"]}, "stages.0")],
-)  # fmt: skip
+    [
+        ({"top_k": 0}, "top_k"),
+        ({"stages": ["retrieval", "retrieval"]}, "stages"),
+        ({"stages": ["rerank"]}, "stages.0"),
+    ],
+)
 def test_a_bad_top_k_or_stages_names_the_field(tmp_path, fields, field):
     _manifest_file(tmp_path, **fields)
     with pytest.raises(InputError) as info:
@@ -141,11 +144,14 @@ def test_a_version_1_manifest_is_migrated_on_read(tmp_path):
     _manifest_file(
         tmp_path / "staged",
         schema_version=1,
-        pipeline={"name": "python", "top_k": 6, "stages": {"chunk": None, "retrieve": "m.r",
-                                                           "rerank": None, "generate": "m.g"}},
+        pipeline={
+            "name": "python",
+            "top_k": 6,
+            "stages": {"chunk": None, "retrieve": "m.r", "rerank": None, "generate": "m.g"},
+        },
         parse_problems=["a.pdf: broken"],
         team="search",
-    )  # fmt: skip
+    )
     manifest = read_run(tmp_path / "staged").manifest
     assert manifest.schema_version == 1  # what the file says: a reader can tell it was migrated
     assert manifest.top_k == 6
@@ -153,8 +159,11 @@ def test_a_version_1_manifest_is_migrated_on_read(tmp_path):
     assert manifest.meta == {"parse_problems": ["a.pdf: broken"], "team": "search"}
     assert manifest.pipeline["top_k"] == 6  # the configuration itself is left as it was
 
-    _manifest_file(tmp_path / "listed", schema_version=1,
-                   pipeline={"stages": ["retrieval", "reranking", "generation"]})  # fmt: skip
+    _manifest_file(
+        tmp_path / "listed",
+        schema_version=1,
+        pipeline={"stages": ["retrieval", "reranking", "generation"]},
+    )
     manifest = read_run(tmp_path / "listed").manifest
     assert manifest.top_k is None and manifest.stages == ["retrieval", "reranking", "generation"]
 
@@ -210,8 +219,12 @@ def test_cofe_schema_prints_the_current_schema(capsys):
 def test_a_version_2_derived_chunk_is_read_with_typed_fields(tmp_path):
     """Version 2 marked a sentence window with meta.derived_from (one id) and derived_by."""
     _manifest_file(tmp_path, schema_version=2)
-    line = {"chunk_id": "a~w", "doc_id": "d1", "text": "window",
-            "meta": {"derived_from": "a", "derived_by": "replaced", "other": 1}}  # fmt: skip
+    line = {
+        "chunk_id": "a~w",
+        "doc_id": "d1",
+        "text": "window",
+        "meta": {"derived_from": "a", "derived_by": "replaced", "other": 1},
+    }
     (tmp_path / "chunks.jsonl").write_text(json.dumps(line) + "\n")
     chunk = read_run(tmp_path).chunks["a~w"]
     assert (chunk.kind, chunk.derived_from, chunk.meta) == ("replaced", ["a"], {"other": 1})

@@ -40,8 +40,9 @@ def test_grid_cells_are_every_combination_named_by_their_parameters():
 def test_a_sweep_runs_scores_and_ranks_every_cell_and_resumes(inputs, tmp_path):
     docs, evalset, cache = inputs
     grid = {"chunk_size": [64, 512]}
-    result = run_sweep(grid, evalset, tmp_path / "s", docs=docs, cache=cache, log=lambda _: None,
-                       resamples=199)  # fmt: skip
+    result = run_sweep(
+        grid, evalset, tmp_path / "s", docs=docs, cache=cache, log=lambda _: None, resamples=199
+    )
     assert set(result.results) == {"chunk_size=64", "chunk_size=512"}
     best = result.best.set_index(["step", "measure"])
     row = best.loc[("context", "KeywordRecall@4")]
@@ -51,8 +52,9 @@ def test_a_sweep_runs_scores_and_ranks_every_cell_and_resumes(inputs, tmp_path):
     assert row["p_holm"] >= row["p_value"]
     # run again: every cell is already answered, nothing is appended
     samples = {c: (tmp_path / "s" / c / "samples.jsonl").read_bytes() for c in result.results}
-    run_sweep(grid, evalset, tmp_path / "s", docs=docs, cache=cache, log=lambda _: None,
-              resamples=99)  # fmt: skip
+    run_sweep(
+        grid, evalset, tmp_path / "s", docs=docs, cache=cache, log=lambda _: None, resamples=99
+    )
     for cell, before in samples.items():
         assert (tmp_path / "s" / cell / "samples.jsonl").read_bytes() == before
 
@@ -73,8 +75,14 @@ def test_a_custom_pipeline_factory_gets_each_cells_parameters(inputs, tmp_path):
 
         return PythonPipeline(chunks=chunks, retrieve=retrieve, generate=lambda q, c: "no idea")
 
-    result = run_sweep({"depth": [1, 2]}, evalset, tmp_path / "c", factory=factory,
-                       log=lambda _: None, resamples=99)  # fmt: skip
+    result = run_sweep(
+        {"depth": [1, 2]},
+        evalset,
+        tmp_path / "c",
+        factory=factory,
+        log=lambda _: None,
+        resamples=99,
+    )
     assert seen == [1, 2] and set(result.results) == {"depth=1", "depth=2"}
     out = result.write(tmp_path / "c")
     saved = json.loads((out / "sweep.json").read_text())
@@ -104,8 +112,14 @@ def test_naive_and_summarising_cells_side_by_side_with_answered_rows_and_refusal
 
         return PythonPipeline(chunks=chunks, retrieve=retrieve, generate=generate)
 
-    result = run_sweep({"kind": ["naive", "summary"]}, evalset, tmp_path / "k", factory=factory,
-                       log=lambda _: None, resamples=99)  # fmt: skip
+    result = run_sweep(
+        {"kind": ["naive", "summary"]},
+        evalset,
+        tmp_path / "k",
+        factory=factory,
+        log=lambda _: None,
+        resamples=99,
+    )
     summary = result.results["kind=summary"]
     declined = summary.verdicts.refusal.notna()
     assert 0 < declined.sum() < len(declined)

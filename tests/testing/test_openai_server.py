@@ -17,8 +17,12 @@ BODY = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]
 def _post(server: ScriptedOpenAI, headers: dict[str, str] | None = None, timeout: float = 5.0):
     host, port = server.base_url.split("//")[1].split("/")[0].split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
-    conn.request("POST", "/v1/chat/completions", BODY,
-                 {"Content-Type": "application/json", **(headers or {})})  # fmt: skip
+    conn.request(
+        "POST",
+        "/v1/chat/completions",
+        BODY,
+        {"Content-Type": "application/json", **(headers or {})},
+    )
     return conn.getresponse()
 
 
@@ -72,8 +76,10 @@ def test_a_continues_fault_sends_interim_responses_before_the_reply() -> None:
         server.inject(Fault(continues=3, continue_gap=0.01))
         host, port = server.base_url.split("//")[1].split("/")[0].split(":")
         with socket.create_connection((host, int(port)), timeout=5) as conn:
-            conn.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                         f"application/json\r\nContent-Length: {len(BODY)}\r\n\r\n{BODY}".encode())  # fmt: skip
+            conn.sendall(
+                f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                f"application/json\r\nContent-Length: {len(BODY)}\r\n\r\n{BODY}".encode()
+            )
             received = b""
             while b'"content"' not in received:
                 received += conn.recv(65536)
