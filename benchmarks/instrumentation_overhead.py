@@ -1,6 +1,7 @@
 """What recording costs: the same queries with and without cofe's adapters around them.
 
-    python benchmarks/instrumentation_overhead.py [--queries 300] [--llm-latency 0.05]
+    python benchmarks/instrumentation_overhead.py [--queries 100] [--llm-latency 0.05]
+        [--only frameworks|llamaindex] [--assumed-llm 0.5]
 
 Two pipelines, each timed bare (the user's own loop) and through
 ``run_pipeline`` (adapter + trace + run-log writes), serially (concurrency 1),
@@ -19,6 +20,18 @@ alternating three times and keeping the fastest of each:
    three engines with LlamaIndex's MockLLM, which answers with its whole
    prompt, to show that recorded runs give the same answers (and the same
    source nodes) as unrecorded ones.
+
+4. every framework cofe records (``frameworks``): LangChain and Haystack (the
+   verdict-validity pipelines: BM25 pool of 30, top 4, an extractive chat model), a
+   LlamaIndex engine (MiniLM, top 6, MockLLM) recorded by events (``LlamaIndexPipeline``)
+   and by OpenInference spans (``OpenInferencePipeline``), over the same SQuAD articles.
+   Bare and recorded blocks of all the queries alternate (the instrumentors are installed
+   for a recorded block only, as ``cofe run`` does), three rounds, the fastest of each;
+   every recorded answer is compared with the bare one. The overhead is split into cofe's
+   own work (span capture, assembly, chunk lookups: timed inside the adapter) and the
+   rest (the framework's instrumentor building its spans). It is given as a share of the
+   local pipeline time measured here (retrieval and a local stand-in LLM: a worst case)
+   and of that time plus ``--assumed-llm`` seconds, an *assumed* model call (not slept).
 
 Overhead = (through cofe - bare) / bare. The goal is < 2 % of pipeline time.
 """
@@ -67,6 +80,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--llm-latency", type=float, default=0.05)
+    parser.add_argument("--assumed-llm", type=float, default=0.5,
+                        help="seconds of an assumed model call, for the overhead share (not slept)")
+    parser.add_argument("--only", choices=("frameworks", "llamaindex"), default=None)
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     imported = import_squad(DATA / "squad" / "squad-v1.1-dev-part-b.json")
@@ -77,6 +93,10 @@ def main() -> None:
     queries = [s.query for s in samples]
     texts = [(name, imported.documents[name]) for name in articles]
     print(f"{len(queries)} queries over {len(texts)} SQuAD articles")
+    if args.only != "llamaindex":
+        frameworks(texts, queries, args.assumed_llm)
+    if args.only == "frameworks":
+        return
 
     # 1. LlamaIndex with a (scripted) LLM behind HTTP
     from llama_index.core import Document, VectorStoreIndex
@@ -223,6 +243,129 @@ def patterns(docs, embed, queries: list[str], llm_latency: float) -> None:
             f"{name:<18} identical answers {same_answer}/{len(queries)}, "
             f"context = the synthesizer's nodes {same_sources}/{len(queries)}"
         )
+
+
+def _framework_pipelines(texts: list[tuple[str, str]]):
+    """(name, bare callable, cofe pipeline recording it, answer of a bare result), each
+    built when its turn comes."""
+    from benchmarks._framework_pipelines import build
+    from cofe.adapters import LlamaIndexPipeline, OpenInferencePipeline
+    from cofe.adapters._openinference import answer_text
+
+    docs_dir = WORK / "docs"
+    docs_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in texts:
+        (docs_dir / name).write_text(text, encoding="utf-8")
+    for kind in ("langchain", "haystack"):
+        pipeline = build(kind, docs_dir, 256)
+        yield kind, pipeline.fn, pipeline, answer_text
+    from llama_index.core import Document, VectorStoreIndex
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    from cofe.pipeline._embed import minilm_path
+
+    embed = HuggingFaceEmbedding(model_name=minilm_path(), device="cpu")
+    docs = [Document(text=t, id_=n, metadata={"file_name": n}) for n, t in texts]
+    index = VectorStoreIndex.from_documents(docs, embed_model=embed,
+                                            transformations=[SentenceSplitter(chunk_size=256)])  # fmt: skip
+    engine = index.as_query_engine(similarity_top_k=6, llm=MockLLM())
+    yield ("llama-index (events)", engine.query,
+           LlamaIndexPipeline(engine, index=index, documents=docs), answer_text)  # fmt: skip
+    yield ("llama-index (spans)", engine.query, OpenInferencePipeline(
+        engine.query, corpus=index, documents=docs, frameworks=["llama_index"]), answer_text)  # fmt: skip
+
+
+class _Timed:
+    """Adds up the CPU seconds of the calling thread spent in some methods (cofe's own work)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def wrap(self, owner, name: str) -> None:
+        inner = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            t = time.thread_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.seconds += time.thread_time() - t
+
+        setattr(owner, name, timed)
+
+
+def _block(fn, queries: list[str]) -> tuple[float, float, list]:
+    """(wall seconds, CPU seconds of the process, results) a query, over all the queries."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = [fn(q) for q in queries]
+    return ((time.perf_counter() - wall) / len(queries),
+            (time.process_time() - cpu) / len(queries), results)  # fmt: skip
+
+
+def frameworks(texts: list[tuple[str, str]], queries: list[str], assumed_llm: float) -> None:
+    import contextlib
+
+    from cofe.adapters import _openinference
+
+    print(f"\nframeworks: {len(queries)} queries a block; bare, instrumented (the instrumentor "
+          f"installed, nothing recorded) and recorded blocks alternate, {ROUNDS} rounds, the "
+          "fastest of each; ms a query, wall time and CPU time of the process")  # fmt: skip
+    rows = []
+    for name, bare_fn, pipeline, answer in _framework_pipelines(texts):
+        pipeline.prepare(pipeline.documents, None)
+        own = _Timed()
+        own.wrap(pipeline, "_trace")  # the assembly and the chunk lookups
+        original_on_end = _openinference._Collector.on_end
+        own.wrap(_openinference._Collector, "on_end")  # span capture
+        recording = getattr(pipeline, "recording", None)
+        session = recording if callable(recording) else contextlib.nullcontext
+        times: dict[str, list[tuple[float, float]]] = {"bare": [], "instrumented": [], "recorded": []}
+        own_cpu, same = [], 0
+        try:
+            for q in queries[:5]:  # warm-up, both paths
+                bare_fn(q)
+                with session():
+                    pipeline.answer(q)
+            for _ in range(ROUNDS):
+                wall, cpu, bare_results = _block(bare_fn, queries)
+                times["bare"].append((wall, cpu))
+                with session():
+                    if callable(recording):  # spans made and dropped: the instrumentor's cost
+                        wall, cpu, _ = _block(bare_fn, queries)
+                        times["instrumented"].append((wall, cpu))
+                    own.seconds = 0.0
+                    wall, cpu, traces = _block(pipeline.answer, queries)
+                    times["recorded"].append((wall, cpu))
+                    own_cpu.append(own.seconds / len(queries))
+                same = sum(trace.answer == answer(result)
+                           for trace, result in zip(traces, bare_results, strict=True))  # fmt: skip
+        finally:
+            _openinference._Collector.on_end = original_on_end
+        best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in times.items() if v}
+        print(f"  {name}: " + "; ".join(
+            f"{k} wall {[round(1000 * w, 2) for w, _ in v]} cpu {[round(1000 * c, 2) for _, c in v]}"
+            for k, v in times.items() if v), flush=True)  # fmt: skip
+        rows.append((name, best, min(own_cpu), same))
+    print(f"\n{'pipeline':<22} {'bare':>13} {'recorded':>13} {'overhead':>15} "
+          f"{'instrumentor':>13} {'cofe':>6} {'% of local':>11} {f'% of local+{assumed_llm:g}s LLM':>20} "
+          f"{'same answers':>13}")  # fmt: skip
+    print(f"{'':<22} {'wall / cpu':>13} {'wall / cpu':>13} {'wall / cpu':>15} {'cpu':>13} {'cpu':>6} "
+          f"{'cpu':>11} {'cpu':>20}")  # fmt: skip
+    for name, best, mine, same in rows:
+        (bw, bc), (rw, rc) = best["bare"], best["recorded"]
+        inst = best["instrumented"][1] - bc if "instrumented" in best else 0.0
+        over = rc - bc
+        print(f"{name:<22} {1000 * bw:>6.2f}/{1000 * bc:<6.2f} {1000 * rw:>6.2f}/{1000 * rc:<6.2f} "
+              f"{1000 * (rw - bw):>+7.2f}/{1000 * over:<+7.2f} {1000 * inst:>+13.2f} {1000 * mine:>6.2f} "
+              f"{100 * over / bc:>+10.1f}% {100 * over / (bc + assumed_llm):>+19.2f}% "
+              f"{same:>6}/{len(queries)}")  # fmt: skip
+    print(f"(cpu: CPU seconds of the process, less sensitive than wall time to other load on the "
+          f"machine; instrumentor: the instrumented block's CPU over the bare one's; cofe: span "
+          f"capture, assembly and chunk lookups, CPU of the calling thread; '% of local+"
+          f"{assumed_llm:g}s LLM': the CPU overhead against the local CPU time plus an assumed "
+          "model call of that many seconds, not measured.)")
 
 
 if __name__ == "__main__":

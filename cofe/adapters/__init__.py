@@ -8,11 +8,13 @@
 - :class:`OpenInferencePipeline` -- a callable ``query -> answer`` of a LangChain/LangGraph,
   Haystack, DSPy or LlamaIndex pipeline, recorded offline through its OpenInference spans
   (``docs/frameworks.md``); :func:`assemble_spans` is the one span->record code (the
-  monitor's too): one trace's spans -> :class:`SpanTraceRecord` (pool, context, answer);
+  monitor's too): one trace's spans -> :class:`SpanTraceRecord` (pool, context, answer),
+  which converts to and from the run-log record (``sample()``, ``of_sample()``): ``Trace``
+  is that record while an adapter builds it; :func:`text_id` is a text's content id;
 - any other language writes the run-log files directly (``docs/runlog.md``).
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cofe.adapters._base import (
     Pipeline,
@@ -27,14 +29,14 @@ from cofe.adapters._spans import NOT_A_QUERY, Span, SpanLike, documents_of_span,
 from cofe.adapters._spans import Doc as SpanDoc
 from cofe.adapters._spans import TraceRecord as SpanTraceRecord
 from cofe.adapters._spans import assemble as assemble_spans
-from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
+from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace, text_id
 
 if TYPE_CHECKING:
     from cofe.adapters._llamaindex import LlamaIndexPipeline, UnsupportedLlamaIndexPipeline
     from cofe.adapters._openinference import OpenInferencePipeline
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in ("LlamaIndexPipeline", "UnsupportedLlamaIndexPipeline"):
         from cofe.adapters import _llamaindex
 
@@ -68,4 +70,5 @@ __all__ = [
     "merged_ranks",
     "pipeline_shape",
     "raptor_retriever",
+    "text_id",
 ]

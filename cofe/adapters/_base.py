@@ -118,7 +118,7 @@ class StagedPipeline:
         return trace
 
 
-def _name(fn: Callable | None) -> str | None:
+def _name(fn: Callable[..., Any] | None) -> str | None:
     if fn is None:
         return None
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"

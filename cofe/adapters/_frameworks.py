@@ -219,13 +219,33 @@ def _langchain_vectors(store: Any) -> tuple[list[Any] | None, str | None]:
     if isinstance(docstore, dict):  # FAISS: an InMemoryDocstore
         return list(docstore.values()), None
     if callable(getattr(store, "get", None)) and name == "Chroma":
-        from langchain_core.documents import Document
-
-        got = store.get(include=["documents", "metadatas"])
-        return [Document(id=i, page_content=t or "", metadata=m or {}) for i, t, m
-                in zip(got["ids"], got["documents"], got["metadatas"], strict=True)], None  # fmt: skip
+        return _chroma_items(store)
     return None, (f"cofe cannot list the documents of a {name} (a store that only answers "
                   "searches); pass corpus= (the splitter's output)")  # fmt: skip
+
+
+def _chroma_items(store: Any) -> tuple[list[Any] | None, str | None]:
+    """A LangChain ``Chroma`` store's documents (``get``: every id, text and metadata of its
+    collection), checked against the collection's count; a store that cannot be listed (a
+    Chroma server refusing, a listing cut short) makes the corpus partial, saying why."""
+    from langchain_core.documents import Document
+
+    try:
+        got = store.get(include=["documents", "metadatas"])
+        items = [Document(id=i, page_content=t or "", metadata=m or {}) for i, t, m
+                 in zip(got["ids"], got["documents"], got["metadatas"], strict=True)]  # fmt: skip
+    except Exception as error:  # a remote Chroma that refuses, a client of another version
+        return None, (f"cofe could not list the Chroma collection ({type(error).__name__}: "
+                      f"{str(error)[:200]}); pass corpus= (the splitter's output)")  # fmt: skip
+    count = getattr(getattr(store, "_collection", None), "count", None)
+    try:
+        expected = count() if callable(count) else None
+    except Exception:
+        expected = None
+    if isinstance(expected, int) and expected != len(items):
+        return None, (f"the Chroma collection holds {expected} documents but listing it gave "
+                      f"{len(items)}; pass corpus= (the splitter's output)")  # fmt: skip
+    return items, None
 
 
 def _key_value_items(store: Any, owner: str) -> tuple[list[Any] | None, str | None]:

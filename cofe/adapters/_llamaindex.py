@@ -16,6 +16,12 @@ LlamaIndex's root dispatcher and, while it answers a query, listens for
   ``citation``, ``derived_from`` the corpus chunk it came from, offsets in the
   document when they can be found). Streaming responses are consumed so the whole answer is recorded.
 
+What the events say is written as the spans OpenInference would record (a RETRIEVER span
+listing the pool, a RERANKER span whose output is the synthesizer's nodes, an LLM span for
+the synthesis: :meth:`LlamaIndexPipeline._spans`) and assembled by the one span->record code,
+:func:`cofe.adapters._spans.assemble` -- the code the OpenInference adapter and production
+monitoring use --; the assembled documents are then mapped back to corpus chunks by node id.
+
 ``docs/llamaindex.md`` is the contract, pattern by pattern. The corpus and
 document names come from :mod:`cofe.adapters._llamaindex_corpus`. Events
 reach the handler in the thread or task that emitted them, so a context
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events.retrieval import (
     RetrievalEndEvent,
@@ -65,6 +71,7 @@ from cofe.adapters._llamaindex_corpus import (
     with_parents,
     with_summaries,
 )
+from cofe.adapters._spans import KIND, Doc, Span, assemble
 from cofe.adapters._trace import ChunkRegistry, Trace
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError
 from cofe.runlog._compat import top_k_from
@@ -86,11 +93,12 @@ class _Recording:
     depth: int = 0
     retrieval_start: float | None = None
     retrieval_end: float | None = None
-    pool: list | None = None
+    pool: list[Any] | None = None
     pool_texts: dict[str, str] = field(default_factory=dict)  # node id -> text as retrieved
     synth_start: float | None = None
     synth_end: float | None = None
     response: Any = None
+    started: float = 0.0
 
 
 _CURRENT: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar(
@@ -366,7 +374,7 @@ class LlamaIndexPipeline:
             else:
                 outcome["response"] = _whole_response(self.engine.query(query))
                 rec.synth_end = time.perf_counter() if rec.synth_end is not None else None
-        return self._trace(rec, outcome.get("response"), outcome.get("failure"))
+        return self._trace(query, rec, outcome)
 
     async def aanswer(self, query: str) -> Trace:
         """:meth:`answer` through ``aquery``/``aretrieve``, for async engines and asyncio
@@ -377,13 +385,14 @@ class LlamaIndexPipeline:
             else:
                 outcome["response"] = await _awhole_response(await self.engine.aquery(query))
                 rec.synth_end = time.perf_counter() if rec.synth_end is not None else None
-        return self._trace(rec, outcome.get("response"), outcome.get("failure"))
+        return self._trace(query, rec, outcome)
 
     @contextlib.contextmanager
     def _recording(self) -> Iterator[tuple[_Recording, dict[str, Any]]]:
         """One query's recording, current in this thread or task; an exception the engine
         raises is kept in ``outcome["failure"]`` (one sample fails, the run goes on)."""
-        rec = _Recording(pool_depth=self._pool_depth, union=self._union)
+        rec = _Recording(pool_depth=self._pool_depth, union=self._union,
+                         started=time.perf_counter())  # fmt: skip
         token = _CURRENT.set(rec)
         outcome: dict[str, Any] = {}
         try:
@@ -391,6 +400,7 @@ class LlamaIndexPipeline:
         except Exception as error:
             outcome["failure"] = (error, traceback.format_exc(limit=20))
         finally:
+            outcome["ended"] = time.perf_counter()
             _CURRENT.reset(token)
 
     def answer_all_async(
@@ -401,20 +411,37 @@ class LlamaIndexPipeline:
         thread). What a runner calls to drive an async engine with asyncio."""
         answer_concurrently(self.aanswer, queries, concurrency, on_trace)
 
-    def _trace(
-        self, rec: _Recording, response: Any, failure: tuple[BaseException, str] | None
-    ) -> Trace:
-        trace = Trace()
-        self._fill(trace, rec, response)
+    def _failed_stage(self, rec: _Recording) -> Stage:
+        """Between retrieval and synthesis run the postprocessors; without any, a failure
+        there is the synthesizer's (never blame a reranker the engine does not have)."""
+        if rec.pool is None:
+            return Stage.RETRIEVAL
+        if rec.synth_start is None and self._reranks() is not False:
+            return Stage.RERANKING
+        return Stage.GENERATION
+
+    def _trace(self, query: str, rec: _Recording, outcome: dict[str, Any]) -> Trace:
+        """The query's events as OpenInference-shaped spans, assembled by the one span->record
+        code (:func:`cofe.adapters._spans.assemble`), then the listed nodes mapped to chunks."""
+        failure: tuple[BaseException, str] | None = outcome.get("failure")
+        response = outcome.get("response")
+        response = response if response is not None else rec.response
+        source = getattr(response, "source_nodes", None) if response is not None else None
+        text = getattr(response, "response", None) if response is not None else None
+        answer = str(text) if text is not None else None
+        nodes: dict[str, Any] = {}
+        spans = self._spans(query, rec, source, answer, failure, outcome["ended"], nodes)
+        record = assemble("", spans)
+        trace = Trace(latency=dict(record.latency))
+        if record.pool is not None:
+            trace.pool = self._ranked(record.pool, nodes)
+        if source is not None and record.context is not None:
+            # what the synthesizer was given, postprocessors or not
+            trace.context = self._context(record.context, record.pool or [], nodes)
+        trace.answer = answer
         if failure is not None:
             error, failed_tb = failure
-            # between retrieval and synthesis run the postprocessors; without any, it is the
-            # synthesizer's failure (never blame a reranker the engine does not have)
-            stage = (
-                Stage.RETRIEVAL if rec.pool is None
-                else Stage.RERANKING if rec.synth_start is None and self._reranks() is not False
-                else Stage.GENERATION
-            )  # fmt: skip
+            stage = record.error_stage or self._failed_stage(rec)
             trace.error = StageError(stage=stage, type=type(error).__name__,
                                      message=str(error)[:2000], traceback=failed_tb)  # fmt: skip
         elif not self.is_retriever and trace.answer is None:
@@ -426,59 +453,92 @@ class LlamaIndexPipeline:
             )
         return trace
 
-    def _ranked(
-        self, nodes: Sequence[Any], texts: dict[str, str] | None = None
-    ) -> list[RankedChunk]:
-        items = []
-        for scored in nodes:
-            node = getattr(scored, "node", scored)
-            known = self._ids.get(node.node_id)
-            if known is None:
-                text = texts.get(node.node_id) if texts is not None else None
-                item: Any = self._unknown(node, text)  # with the text as retrieved
-            else:
-                item = known
-            items.append((item, getattr(scored, "score", None)))
-        return self.registry.ranked(items)
+    def _spans(
+        self,
+        query: str,
+        rec: _Recording,
+        source: Sequence[Any] | None,
+        answer: str | None,
+        failure: tuple[BaseException, str] | None,
+        ended: float,
+        nodes: dict[str, Any],
+    ) -> list[Span]:
+        """What the events say, as the spans OpenInference would write: a RETRIEVER span
+        listing the pool (the text as retrieved); the synthesizer's nodes as a RERANKER's
+        output when something changes the nodes before synthesis, else as the output of a
+        RETRIEVER span holding the pool's (RAPTOR's tree search, a fusion); an LLM span for
+        the synthesis. A failure is a failing span of the stage that raised."""
+        failed = self._failed_stage(rec) if failure is not None else None
+        spans: list[Span] = []
+        root_start = _ns(rec.started)
 
-    def _fill(self, trace: Trace, rec: _Recording, response: Any) -> None:
+        def span(ident: str, parent: str | None, kind: str, start: float | None,
+                 end: float | None, attributes: dict[str, Any], error: bool = False) -> None:  # fmt: skip
+            begin = _ns(start) if start is not None else root_start
+            spans.append(Span(
+                trace_id="", span_id=ident, parent_id=parent, name=ident,
+                start_ns=begin, end_ns=max(begin, _ns(end if end is not None else ended)),
+                status="error" if error else "ok",
+                status_message=f"{type(failure[0]).__name__}: {failure[0]}" if error and failure else "",
+                attributes={KIND: kind, **attributes}))  # fmt: skip
+
+        span("query", None, "CHAIN", rec.started, ended, {"input.value": query},
+             error=failure is not None)  # fmt: skip
+        pool = None
         if rec.pool is not None:
-            trace.pool = self._ranked(rec.pool, rec.pool_texts)
-            if rec.retrieval_start is not None and rec.retrieval_end is not None:
-                trace.latency[Stage.RETRIEVAL] = round(rec.retrieval_end - rec.retrieval_start, 6)
-        response = response if response is not None else rec.response
-        if response is None:
-            return
-        source = getattr(response, "source_nodes", None)
-        if source is not None:  # what the synthesizer was given, postprocessors or not
-            trace.context = self._context(source, rec)
-            if self._reranks() and rec.retrieval_end is not None and rec.synth_start is not None:
-                trace.latency[Stage.RERANKING] = round(rec.synth_start - rec.retrieval_end, 6)
-        text = getattr(response, "response", None)
-        if text is not None:
-            trace.answer = str(text)
-        if rec.synth_start is not None and rec.synth_end is not None:
-            trace.latency[Stage.GENERATION] = round(rec.synth_end - rec.synth_start, 6)
+            pool = _listed(rec.pool, "retrieval.documents", nodes, rec.pool_texts)
+        reranks = bool(self._reranks())
+        if source is not None and (reranks or rec.pool is None):
+            if pool is not None:
+                span("retrieve", "query", "RETRIEVER", rec.retrieval_start, rec.retrieval_end, pool)
+            given = _listed(source, "reranker.output_documents", nodes)
+            if rec.pool is not None:
+                given.update(_listed(rec.pool, "reranker.input_documents", {}, rec.pool_texts))
+            span("postprocess", "query", "RERANKER", rec.retrieval_end, rec.synth_start, given)
+        elif source is not None:  # nothing between: the synthesizer got the retriever's output
+            span("retrieve", "query", "RETRIEVER", rec.retrieval_start, rec.retrieval_end,
+                 _listed(source, "retrieval.documents", nodes))  # fmt: skip
+            span("retrieve.pool", "retrieve", "RETRIEVER", rec.retrieval_start, rec.retrieval_end,
+                 pool or {})  # fmt: skip
+        elif pool is not None:
+            span("retrieve", "query", "RETRIEVER", rec.retrieval_start, rec.retrieval_end, pool)
+        if failed is Stage.RETRIEVAL:
+            span("retrieve", "query", "RETRIEVER", rec.retrieval_start, ended, {}, error=True)
+        elif failed is Stage.RERANKING:
+            span("postprocess", "query", "RERANKER", rec.retrieval_end, ended, {}, error=True)
+        if rec.synth_start is not None or failed is Stage.GENERATION:
+            start = rec.synth_start if rec.synth_start is not None else rec.retrieval_end
+            span("synthesize", "query", "LLM", start, rec.synth_end,
+                 {"output.value": answer} if answer is not None else {},
+                 error=failed is Stage.GENERATION)  # fmt: skip
+        return spans
+
+    def _ranked(self, docs: Sequence[Doc], nodes: dict[str, Any]) -> list[RankedChunk]:
+        """The pool: each node by its corpus chunk, else by the text it was retrieved with."""
+        items: list[tuple[Any, float | None]] = []
+        for doc in docs:
+            known = self._ids.get(doc.ref or "")
+            item: Any = known if known is not None else self._unknown(nodes[doc.ref or ""], doc.text)
+            items.append((item, doc.score))
+        return self.registry.ranked(items)
 
     # -- the context: what the synthesizer read ----------------------------------------
 
-    def _context(self, source: Sequence[Any], rec: _Recording) -> list[RankedChunk]:
+    def _context(self, docs: Sequence[Doc], pool: Sequence[Doc],
+                 nodes: dict[str, Any]) -> list[RankedChunk]:  # fmt: skip
         if self._citations:
-            return self._citation_context(source, rec)
-        items = []
+            return self._citation_context(docs, pool, nodes)
+        items: list[tuple[Any, float | None]] = []
         by_id = self.registry.by_id
-        for scored in source:
-            node = getattr(scored, "node", scored)
-            score = getattr(scored, "score", None)
-            known = self._ids.get(node.node_id)
+        for doc in docs:
+            known = self._ids.get(doc.ref or "")
+            text = doc.text or ""
             if known is None:
-                items.append((self._unknown(node), score))
-                continue
-            text = node.get_content()
-            if text == by_id[known].text:
-                items.append((known, score))
+                items.append((self._unknown(nodes[doc.ref or ""], text), doc.score))
+            elif text == by_id[known].text:
+                items.append((known, doc.score))
             else:  # a postprocessor replaced the text (e.g. a sentence's window)
-                items.append((self._derive(by_id[known], text, "replaced", None), score))
+                items.append((self._derive(by_id[known], text, "replaced", None), doc.score))
         return self.registry.ranked(items)
 
     def _unknown(self, node: Any, text: str | None = None) -> Chunk:
@@ -498,33 +558,30 @@ class LlamaIndexPipeline:
         return Chunk(chunk_id=f"{kind}:{digest}", doc_id=doc, text=text, kind=kind,
                      derived_from=[base])  # fmt: skip
 
-    def _citation_context(self, source: Sequence[Any], rec: _Recording) -> list[RankedChunk]:
+    def _citation_context(self, docs: Sequence[Doc], pool: Sequence[Doc],
+                          nodes: dict[str, Any]) -> list[RankedChunk]:  # fmt: skip
         """``CitationQueryEngine`` splits each node into "Source N:" pieces with new ids; each
         piece is mapped back to the pool chunk whose text holds it, at its offset."""
-        candidates = [
-            (self._ids.get(n.node.node_id), rec.pool_texts.get(n.node.node_id) or n.node.get_content())
-            for n in rec.pool or []
-        ]  # fmt: skip
-        items, at = [], 0
-        for scored in source:
-            node = getattr(scored, "node", scored)
-            text = _CITATION_HEAD.sub("", node.get_content(), count=1)
+        candidates = [(self._ids.get(d.ref or ""), d.text or "") for d in pool]
+        items: list[tuple[Any, float | None]] = []
+        at = 0
+        for doc in docs:
+            text = _CITATION_HEAD.sub("", doc.text or "", count=1)
             piece = text[:-1] if text.endswith("\n") else text
             found = None
             # pieces come in the order of the nodes they were cut from: search from the last hit
             for k in [*range(at, len(candidates)), *range(0, at)]:
                 known, whole = candidates[k]
                 offset = whole.find(piece) if known is not None else -1
-                if offset >= 0:
+                if known is not None and offset >= 0:
                     found, at = (known, offset), k
                     break
             if found is None:
-                items.append((node_chunk(node, self.doc_key).model_copy(update={"text": piece}),
-                              getattr(scored, "score", None)))  # fmt: skip
+                chunk = node_chunk(nodes[doc.ref or ""], self.doc_key)
+                items.append((chunk.model_copy(update={"text": piece}), doc.score))
                 continue
             base = self.registry.by_id[found[0]]
-            items.append((self._derive(base, piece, "citation", found[1]),
-                          getattr(scored, "score", None)))  # fmt: skip
+            items.append((self._derive(base, piece, "citation", found[1]), doc.score))
         return self.registry.ranked(items)
 
     def _loose(self, doc_id: str, text: str, near: int) -> tuple[int, int] | None:
@@ -560,6 +617,34 @@ class LlamaIndexPipeline:
             derived_from=[base.chunk_id],
         )
         return self._derived.setdefault(key, chunk)
+
+
+def _ns(seconds: float) -> int:
+    return int(seconds * 1e9)
+
+
+def _listed(
+    scored_nodes: Sequence[Any],
+    prefix: str,
+    nodes: dict[str, Any],
+    texts: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Nodes as a span lists documents (OpenInference's ``{prefix}.N.document.*``): the node
+    id, the text (``texts``' when given: as retrieved), the score; ``nodes`` keeps each node
+    by its id, to map the assembled record back."""
+    attributes: dict[str, Any] = {}
+    for n, scored in enumerate(scored_nodes):
+        node = getattr(scored, "node", scored)
+        ident = node.node_id
+        nodes.setdefault(ident, node)
+        text = texts.get(ident) if texts is not None else None
+        head = f"{prefix}.{n}.document"
+        attributes[f"{head}.id"] = ident
+        attributes[f"{head}.content"] = node.get_content() if text is None else text
+        score = getattr(scored, "score", None)
+        if score is not None:
+            attributes[f"{head}.score"] = score
+    return attributes
 
 
 class _LooseText:

@@ -97,14 +97,15 @@ def rebuilt_documents(chunks: Sequence[Chunk]) -> list[ParsedDocument]:
         by_doc[chunk.doc_id].append(chunk)
     documents = []
     for doc_id, members in by_doc.items():
-        placed = [c for c in members if c.start is not None and c.end is not None]
+        placed = [(c.start, c.end, c.text) for c in members
+                  if c.start is not None and c.end is not None]  # fmt: skip
         if placed:
-            size = max(c.end for c in placed)  # type: ignore[type-var]
+            size = max(end for _, end, _ in placed)
             text = [" "] * size
-            for c in placed:
+            for start, end, chunk_text in placed:
                 # an offset-less or inconsistent chunk never corrupts the others
-                if c.end - c.start == len(c.text):  # type: ignore[operator]
-                    text[c.start : c.end] = c.text  # type: ignore[misc]
+                if end - start == len(chunk_text):
+                    text[start:end] = chunk_text
             body = "".join(text)
         else:
             body = "\n\n".join(c.text for c in members)

@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import importlib
 import inspect
-import re
 import sys
 import threading
 import time
@@ -201,9 +200,6 @@ def answer_text(result: Any) -> str:
             return value
     raise TypeError(f"the pipeline returned {type(result).__name__}, not an answer; return "
                     "the answer text (or a dict with 'answer')")  # fmt: skip
-
-
-_NORMAL = re.compile(r"\s+")
 
 
 class OpenInferencePipeline:
@@ -489,4 +485,4 @@ def _rebuilt(chunks: list[Chunk]) -> list[ParsedDocument]:
 
 
 def _normal(text: str) -> str:
-    return _NORMAL.sub(" ", text).strip()
+    return " ".join(text.split())  # whitespace runs as one space (what \s+ matches)

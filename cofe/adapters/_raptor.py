@@ -55,4 +55,5 @@ def raptor_retriever() -> type:
             "llama-index-packs-raptor is not installed: pip install 'cofe[raptor]' && "
             "pip install --no-deps llama-index-packs-raptor==0.4.2"
         ) from error
-    return module.RaptorRetriever
+    retriever: type = module.RaptorRetriever
+    return retriever

@@ -20,6 +20,12 @@ class StageFailed(Exception):
 
 @dataclass
 class Trace:
+    """The run-log record of one query (:class:`cofe.runlog.SampleRecord`) while an adapter
+    builds it: the same fields but the sample id, which the runner gives (:meth:`record`).
+    ``stage()`` times a stage and records what it raised. Span-recorded pipelines fill it
+    from the assembled trace (:meth:`cofe.adapters.SpanTraceRecord.sample`), so adapters,
+    spans and the monitor exchange one record."""
+
     pool: list[RankedChunk] | None = None
     context: list[RankedChunk] | None = None
     answer: str | None = None
@@ -44,6 +50,12 @@ class Trace:
             raise StageFailed from error
         finally:
             self.latency[stage] = round(time.perf_counter() - started, 6)
+
+    @classmethod
+    def of(cls, sample: SampleRecord) -> Trace:
+        """A run-log record as the trace an adapter returns (its sample id dropped)."""
+        return cls(pool=sample.pool, context=sample.context, answer=sample.answer,
+                   latency=dict(sample.latency), error=sample.error)  # fmt: skip
 
     def record(self, sample_id: str) -> SampleRecord:
         return SampleRecord(

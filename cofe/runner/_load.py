@@ -53,4 +53,5 @@ def load_pipeline(spec: str, **options: Any) -> Pipeline:
             "return a cofe pipeline (e.g. cofe.adapters.PythonPipeline or LlamaIndexPipeline) "
             "or a function query -> answer of an instrumentable framework"
         )
-    return pipeline
+    found: Pipeline = pipeline
+    return found

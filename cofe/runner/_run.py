@@ -24,7 +24,7 @@ import time
 import traceback
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -37,7 +37,7 @@ from cofe._parallel import thread_map
 from cofe._version import __version__
 from cofe.adapters._base import Pipeline, pipeline_shape
 from cofe.adapters._frameworks import UnsupportedFrameworkPipeline
-from cofe.adapters._trace import Trace
+from cofe.adapters._trace import ChunkRegistry, Trace
 from cofe.evalset import EvalSample, read_evalset
 from cofe.evalset._io import file_sha256
 from cofe.results._files import SUMMARY
@@ -86,7 +86,7 @@ class RunReport:
     chunks: int
     parse_problems: list[InputProblem] = field(default_factory=list)
     evalset_problems: list[InputProblem] = field(default_factory=list)
-    errors: Counter = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
     seconds: dict[str, float] = field(default_factory=dict)  # build, parse, prepare, answer, total
     prepare_parts: dict[str, float] = field(default_factory=dict)  # the pipeline's own timings
     warnings: list[str] = field(default_factory=list)  # said before the first question too
@@ -357,7 +357,7 @@ def run_pipeline(
         done = writer.done()
         todo = [s for s in eval_data.samples if s.id not in done]
         already = len(eval_data.samples) - len(todo)
-        errors: Counter = Counter()
+        errors: Counter[str] = Counter()
         t = time.perf_counter()
         _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors, use_async)
         timings["answer"] = time.perf_counter() - t
@@ -419,7 +419,9 @@ def _recorded_chunk_ids(out: Path) -> set[str]:
     return {item.chunk_id for _, item in read_jsonl(out / CHUNKS, Chunk) if isinstance(item, Chunk)}
 
 
-def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors, use_async) -> None:
+def _answer_all(pipeline: Pipeline, todo: list[EvalSample], writer: RunWriter,
+                registry: ChunkRegistry, concurrency: int, progress: bool, errors: Counter[str],
+                use_async: bool) -> None:  # fmt: skip
     pending: list[SampleRecord] = []
     last_flush = time.monotonic()
 
@@ -458,7 +460,9 @@ def _answer_all(pipeline, todo, writer, registry, concurrency, progress, errors,
         flush()  # what was answered before an interrupt is kept
 
 
-def _answer_all_async(pipeline, todo, collect, concurrency, progress) -> None:
+def _answer_all_async(pipeline: Any, todo: list[EvalSample],
+                      collect: Callable[[SampleRecord], None], concurrency: int,
+                      progress: bool) -> None:  # fmt: skip
     """The pipeline's own event loop answers; each trace is recorded as it finishes."""
     from tqdm import tqdm
 

@@ -121,7 +121,8 @@ class App:
 def lcel(take: int | None = None, store: str = "memory") -> App:
     """``{"context": retriever | format_docs, "question": passthrough} | prompt | llm | parser``;
     ``take``: the chain formats only the first ``take`` documents; ``store``: ``memory``
-    (``InMemoryVectorStore``) or ``faiss``."""
+    (``InMemoryVectorStore``), ``faiss`` or ``chroma`` (``langchain_chroma.Chroma``, an
+    in-memory client)."""
     from langchain_core.output_parsers import StrOutputParser
     from langchain_core.runnables import RunnablePassthrough
 
@@ -130,6 +131,12 @@ def lcel(take: int | None = None, store: str = "memory") -> App:
         from langchain_community.vectorstores import FAISS
 
         parts["store"] = FAISS.from_documents(parts["splits"], parts["embeddings"])
+    elif store == "chroma":
+        os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+        from langchain_chroma import Chroma
+
+        parts["store"] = Chroma.from_documents(parts["splits"], parts["embeddings"],
+                                               collection_name=f"cofe-{os.getpid()}-{id(parts)}")  # fmt: skip
     retriever = parts["store"].as_retriever(search_kwargs={"k": 4})
     cut = (lambda docs: docs[:take]) if take else (lambda docs: docs)
     chain = ({"context": retriever | (lambda docs: _format(cut(docs))),

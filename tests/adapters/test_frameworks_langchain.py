@@ -47,12 +47,14 @@ def _answers_unchanged(run: Any, app: apps.App) -> None:
         assert rec.answer == plain
 
 
-@pytest.mark.parametrize("store", ["memory", "faiss"])
+@pytest.mark.parametrize("store", ["memory", "faiss", "chroma"])
 def test_an_lcel_chain_records_its_retrieval_as_pool_and_context(
     tmp_path: Path, store: str
 ) -> None:
     if store == "faiss":
         pytest.importorskip("faiss")
+    if store == "chroma":
+        pytest.importorskip("langchain_chroma")
     app = apps.lcel(store=store)
     run = record(OpenInferencePipeline(app.fn), tmp_path)
     _check_corpus(run, app.corpus_texts)
@@ -210,6 +212,67 @@ def test_a_store_that_cannot_be_listed_makes_the_corpus_partial(tmp_path: Path) 
                    tmp_path / "whole")  # fmt: skip
     assert whole.manifest.corpus == "whole"
     assert sorted(c.text for c in whole.chunks.values()) == sorted(d.page_content for d in splits)
+
+
+class _Collection:
+    def __init__(self, count: int) -> None:
+        self._count = count
+
+    def count(self) -> int:
+        return self._count
+
+
+def _chroma_shaped(splits: list[Any], listing: str) -> Any:
+    """A store with LangChain ``Chroma``'s listing API (``get(include=...)``, its collection's
+    ``count()``): ``listing`` is ``whole``, ``short`` (a listing cut short) or ``refused``."""
+    from langchain_core.vectorstores import VectorStore
+
+    class Chroma(VectorStore):
+        def __init__(self) -> None:
+            self._collection = _Collection(len(splits))
+
+        def add_texts(self, texts: Any, metadatas: Any = None, **kwargs: Any) -> list[str]:
+            raise NotImplementedError
+
+        @classmethod
+        def from_texts(cls, texts: Any, embedding: Any, metadatas: Any = None, **kw: Any) -> Any:
+            raise NotImplementedError
+
+        def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Any]:
+            return sorted(splits, key=lambda d: -apps.overlap(query, d.page_content))[:k]
+
+        def get(self, include: list[str]) -> dict[str, Any]:
+            assert include == ["documents", "metadatas"]
+            if listing == "refused":
+                raise ConnectionError("the Chroma server refused the listing")
+            shown = splits[:3] if listing == "short" else splits
+            return {"ids": [f"id{i}" for i in range(len(shown))],
+                    "documents": [d.page_content for d in shown],
+                    "metadatas": [d.metadata for d in shown]}  # fmt: skip
+
+    return Chroma()
+
+
+@pytest.mark.parametrize("listing", ["whole", "short", "refused"])
+def test_a_chroma_store_is_listed_or_the_corpus_is_partial_saying_why(
+    tmp_path: Path, listing: str
+) -> None:
+    """Chroma's collection listed through ``get`` (checked against its count), whatever the
+    Chroma client installed; a listing refused or cut short makes the corpus partial."""
+    parts = apps.langchain_parts()
+    splits = parts["splits"]
+    retriever = _chroma_shaped(splits, listing).as_retriever(search_kwargs={"k": 2})
+    chain = retriever | apps._format | parts["chat"]()
+    run = record(OpenInferencePipeline(lambda q: chain.invoke(q).content), tmp_path)
+    if listing == "whole":
+        _check_corpus(run, [d.page_content for d in splits])
+        return
+    assert run.manifest.corpus == "partial"
+    why = run.manifest.meta["corpus_partial"]
+    assert ("refused the listing" in why) if listing == "refused" else (
+        f"holds {len(splits)} documents but listing it gave 3" in why)  # fmt: skip
+    for sample_id, rec in run.records.items():
+        assert texts(run, rec.pool) == contents(retriever.invoke(QUERIES[int(sample_id[1:])]))
 
 
 def test_a_factory_returning_a_chain_is_recorded_by_cofe_run(tmp_path: Path, monkeypatch) -> None:
