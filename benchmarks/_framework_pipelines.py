@@ -103,8 +103,13 @@ if BaseChatModel is not None:
         def _llm_type(self) -> str:
             return "extractive-chat"
 
-        def _generate(self, messages: list[BaseMessage], stop: Any = None,
-                      run_manager: Any = None, **kwargs: Any) -> ChatResult:  # fmt: skip
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: Any = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> ChatResult:
             prompt = "\n".join(str(m.content) for m in messages)
             message = AIMessage(content=extractive_reply(prompt))
             return ChatResult(generations=[ChatGeneration(message=message)])
@@ -126,23 +131,41 @@ def langchain_pipeline(docs_dir: Path, size: int) -> Any:
             doc.metadata["source"] = path.name  # as the eval set's source.doc names it
             documents.append(doc)
     splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(
-        encoding_name=ENCODING, chunk_size=size, chunk_overlap=OVERLAP, add_start_index=True)  # fmt: skip
+        encoding_name=ENCODING, chunk_size=size, chunk_overlap=OVERLAP, add_start_index=True
+    )
     splits = splitter.split_documents(documents)
     retriever = BM25Retriever.from_documents(splits, k=POOL, preprocess_func=bm25_terms)
     prompt = ChatPromptTemplate.from_messages(
-        [("system", INSTRUCTION), ("human", "Context:\n{context}\n\nQuestion: {question}")])  # fmt: skip
+        [("system", INSTRUCTION), ("human", "Context:\n{context}\n\nQuestion: {question}")]
+    )
 
     def format_docs(docs: list[Any]) -> str:
         return "\n\n".join(d.page_content for d in docs[:TOP_K])
 
-    chain = ({"context": retriever | format_docs, "question": RunnablePassthrough()}
-             | prompt | ExtractiveChatModel() | StrOutputParser())  # fmt: skip
-    config = {"splitter": "RecursiveCharacterTextSplitter.from_tiktoken_encoder",
-              "chunk_size": size, "chunk_overlap": OVERLAP, "retriever": "BM25Retriever",
-              "candidates": POOL, "top_k": TOP_K, "generator": "extractive chat model"}  # fmt: skip
-    return OpenInferencePipeline(chain.invoke, corpus=splits, documents=documents,
-                                 frameworks=["langchain"], top_k=TOP_K, name="langchain",
-                                 config=config)  # fmt: skip
+    chain = (
+        {"context": retriever | format_docs, "question": RunnablePassthrough()}
+        | prompt
+        | ExtractiveChatModel()
+        | StrOutputParser()
+    )
+    config = {
+        "splitter": "RecursiveCharacterTextSplitter.from_tiktoken_encoder",
+        "chunk_size": size,
+        "chunk_overlap": OVERLAP,
+        "retriever": "BM25Retriever",
+        "candidates": POOL,
+        "top_k": TOP_K,
+        "generator": "extractive chat model",
+    }
+    return OpenInferencePipeline(
+        chain.invoke,
+        corpus=splits,
+        documents=documents,
+        frameworks=["langchain"],
+        top_k=TOP_K,
+        name="langchain",
+        config=config,
+    )
 
 
 # --- Haystack ----------------------------------------------------------------------------
@@ -187,10 +210,13 @@ def haystack_pipeline(docs_dir: Path, size: int) -> Any:
 
     from cofe.adapters import OpenInferencePipeline
 
-    documents = [Document(content=p.read_text(encoding="utf-8"), meta={"file_name": p.name})
-                 for p in _files(docs_dir)]  # fmt: skip
-    splitter = DocumentSplitter(split_by="token", split_length=size, split_overlap=OVERLAP,
-                                tokenizer_encoding=ENCODING)  # fmt: skip
+    documents = [
+        Document(content=p.read_text(encoding="utf-8"), meta={"file_name": p.name})
+        for p in _files(docs_dir)
+    ]
+    splitter = DocumentSplitter(
+        split_by="token", split_length=size, split_overlap=OVERLAP, tokenizer_encoding=ENCODING
+    )
     if hasattr(splitter, "warm_up"):
         splitter.warm_up()
     splits = splitter.run(documents)["documents"]
@@ -218,12 +244,24 @@ def haystack_pipeline(docs_dir: Path, size: int) -> Any:
         result = pipe.run({"bm25": {"query": query}, "prompt": {"query": query}})
         return str(result["llm"]["replies"][0].text)
 
-    config = {"splitter": "DocumentSplitter(split_by=token)", "chunk_size": size,
-              "chunk_overlap": OVERLAP, "retriever": "InMemoryBM25Retriever",
-              "candidates": POOL, "top_k": TOP_K, "generator": "extractive chat generator"}  # fmt: skip
-    return OpenInferencePipeline(answer, corpus=splits, documents=documents,
-                                 frameworks=["haystack"], top_k=TOP_K, name="haystack",
-                                 config=config)  # fmt: skip
+    config = {
+        "splitter": "DocumentSplitter(split_by=token)",
+        "chunk_size": size,
+        "chunk_overlap": OVERLAP,
+        "retriever": "InMemoryBM25Retriever",
+        "candidates": POOL,
+        "top_k": TOP_K,
+        "generator": "extractive chat generator",
+    }
+    return OpenInferencePipeline(
+        answer,
+        corpus=splits,
+        documents=documents,
+        frameworks=["haystack"],
+        top_k=TOP_K,
+        name="haystack",
+        config=config,
+    )
 
 
 def build(kind: str, docs_dir: Path, size: int) -> Any:

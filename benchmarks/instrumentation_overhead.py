@@ -61,8 +61,14 @@ ROUNDS = 3
 def timed_run(pipeline, evalset: Path) -> float:
     out = WORK / "run"
     shutil.rmtree(out, ignore_errors=True)
-    report = run_pipeline(pipeline, evalset, out, concurrency=1, progress=False,
-                          documents=getattr(pipeline, "documents", None) or [])  # fmt: skip
+    report = run_pipeline(
+        pipeline,
+        evalset,
+        out,
+        concurrency=1,
+        progress=False,
+        documents=getattr(pipeline, "documents", None) or [],
+    )
     return report.seconds["answer"]
 
 
@@ -72,16 +78,22 @@ def compare(name: str, bare, through) -> None:
         bare_times.append(bare())
         cofe_times.append(through())
     b, c = min(bare_times), min(cofe_times)
-    print(f"{name}: bare {b:.3f} s, through cofe {c:.3f} s, overhead {100 * (c - b) / b:+.2f} %"
-          f"  (all rounds bare {[round(x, 3) for x in bare_times]}, cofe {[round(x, 3) for x in cofe_times]})")  # fmt: skip
+    print(
+        f"{name}: bare {b:.3f} s, through cofe {c:.3f} s, overhead {100 * (c - b) / b:+.2f} %"
+        f"  (all rounds bare {[round(x, 3) for x in bare_times]}, cofe {[round(x, 3) for x in cofe_times]})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--llm-latency", type=float, default=0.05)
-    parser.add_argument("--assumed-llm", type=float, default=0.5,
-                        help="seconds of an assumed model call, for the overhead share (not slept)")
+    parser.add_argument(
+        "--assumed-llm",
+        type=float,
+        default=0.5,
+        help="seconds of an assumed model call, for the overhead share (not slept)",
+    )
     parser.add_argument("--only", choices=("frameworks", "llamaindex"), default=None)
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -112,13 +124,22 @@ def main() -> None:
     from llama_index.core.node_parser import SentenceSplitter
 
     # 256-token nodes, top 6: one LLM call per query (no refine rounds)
-    index = VectorStoreIndex.from_documents(docs, embed_model=embed,
-                                            transformations=[SentenceSplitter(chunk_size=256)])  # fmt: skip
+    index = VectorStoreIndex.from_documents(
+        docs, embed_model=embed, transformations=[SentenceSplitter(chunk_size=256)]
+    )
     with ScriptedOpenAI(lambda m, r: "an answer", latency=args.llm_latency) as server:
-        llm = OpenAILike(model="scripted", api_base=server.base_url, api_key="none",
-                         is_chat_model=True, max_retries=0)  # fmt: skip
-        engine = index.as_query_engine(similarity_top_k=6, llm=llm,
-            node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=0.0)])  # fmt: skip
+        llm = OpenAILike(
+            model="scripted",
+            api_base=server.base_url,
+            api_key="none",
+            is_chat_model=True,
+            max_retries=0,
+        )
+        engine = index.as_query_engine(
+            similarity_top_k=6,
+            llm=llm,
+            node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=0.0)],
+        )
 
         def bare_llama() -> float:
             t = time.perf_counter()
@@ -177,19 +198,33 @@ def pattern_engines(docs, embed, llm) -> dict:
     windows = SentenceWindowNodeParser.from_defaults(window_size=2).get_nodes_from_documents(docs)
     window_index = VectorStoreIndex(windows, embed_model=embed)
     fusion = QueryFusionRetriever(
-        [index.as_retriever(similarity_top_k=6), BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=6)],
-        similarity_top_k=6, num_queries=1, mode="reciprocal_rerank", use_async=False, llm=llm,
-    )  # fmt: skip
+        [
+            index.as_retriever(similarity_top_k=6),
+            BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=6),
+        ],
+        similarity_top_k=6,
+        num_queries=1,
+        mode="reciprocal_rerank",
+        use_async=False,
+        llm=llm,
+    )
     replace = MetadataReplacementPostProcessor(target_metadata_key="window")
     return {
-        "starter engine": (index.as_query_engine(similarity_top_k=6, llm=llm),
-                           {"index": index, "documents": docs}),
-        "sentence window": (window_index.as_query_engine(similarity_top_k=6, llm=llm,
-                                                         node_postprocessors=[replace]),
-                            {"index": window_index, "documents": docs}),
-        "fusion retriever": (RetrieverQueryEngine.from_args(fusion, llm=llm),
-                             {"nodes": nodes, "documents": docs}),
-    }  # fmt: skip
+        "starter engine": (
+            index.as_query_engine(similarity_top_k=6, llm=llm),
+            {"index": index, "documents": docs},
+        ),
+        "sentence window": (
+            window_index.as_query_engine(
+                similarity_top_k=6, llm=llm, node_postprocessors=[replace]
+            ),
+            {"index": window_index, "documents": docs},
+        ),
+        "fusion retriever": (
+            RetrieverQueryEngine.from_args(fusion, llm=llm),
+            {"nodes": nodes, "documents": docs},
+        ),
+    }
 
 
 def _source_ids(response) -> list[str]:
@@ -205,11 +240,18 @@ def patterns(docs, embed, queries: list[str], llm_latency: float) -> None:
     from cofe.adapters import LlamaIndexPipeline
 
     print(f"\nissue-11 patterns, paired per query (LLM behind HTTP, {llm_latency * 1000:.0f} ms):")
-    print(f"{'pattern':<18} {'bare ms/q':>10} {'cofe ms/q':>10} {'overhead ms/q':>14} "
-          f"{'median ms':>10} {'overhead %':>11}")  # fmt: skip
+    print(
+        f"{'pattern':<18} {'bare ms/q':>10} {'cofe ms/q':>10} {'overhead ms/q':>14} "
+        f"{'median ms':>10} {'overhead %':>11}"
+    )
     with ScriptedOpenAI(lambda m, r: "an answer", latency=llm_latency) as server:
-        llm = OpenAILike(model="scripted", api_base=server.base_url, api_key="none",
-                         is_chat_model=True, max_retries=0)  # fmt: skip
+        llm = OpenAILike(
+            model="scripted",
+            api_base=server.base_url,
+            api_key="none",
+            is_chat_model=True,
+            max_retries=0,
+        )
         for name, (engine, kwargs) in pattern_engines(docs, embed, llm).items():
             pipeline = LlamaIndexPipeline(engine, **kwargs)
             pipeline.prepare(pipeline.documents, None)
@@ -224,8 +266,10 @@ def patterns(docs, embed, queries: list[str], llm_latency: float) -> None:
                     (through if recorded else bare).append(time.perf_counter() - t)
             b, c = sum(bare) / len(bare), sum(through) / len(through)
             median = statistics.median(x - y for x, y in zip(through, bare, strict=True))
-            print(f"{name:<18} {1000 * b:>10.2f} {1000 * c:>10.2f} {1000 * (c - b):>+14.3f} "
-                  f"{1000 * median:>+10.3f} {100 * (c - b) / b:>+10.2f} %")  # fmt: skip
+            print(
+                f"{name:<18} {1000 * b:>10.2f} {1000 * c:>10.2f} {1000 * (c - b):>+14.3f} "
+                f"{1000 * median:>+10.3f} {100 * (c - b) / b:>+10.2f} %"
+            )
 
     print("\nsame answers recorded and unrecorded (MockLLM answers with its whole prompt):")
     for name, (engine, kwargs) in pattern_engines(docs, embed, MockLLM()).items():
@@ -268,13 +312,24 @@ def _framework_pipelines(texts: list[tuple[str, str]]):
 
     embed = HuggingFaceEmbedding(model_name=minilm_path(), device="cpu")
     docs = [Document(text=t, id_=n, metadata={"file_name": n}) for n, t in texts]
-    index = VectorStoreIndex.from_documents(docs, embed_model=embed,
-                                            transformations=[SentenceSplitter(chunk_size=256)])  # fmt: skip
+    index = VectorStoreIndex.from_documents(
+        docs, embed_model=embed, transformations=[SentenceSplitter(chunk_size=256)]
+    )
     engine = index.as_query_engine(similarity_top_k=6, llm=MockLLM())
-    yield ("llama-index (events)", engine.query,
-           LlamaIndexPipeline(engine, index=index, documents=docs), answer_text)  # fmt: skip
-    yield ("llama-index (spans)", engine.query, OpenInferencePipeline(
-        engine.query, corpus=index, documents=docs, frameworks=["llama_index"]), answer_text)  # fmt: skip
+    yield (
+        "llama-index (events)",
+        engine.query,
+        LlamaIndexPipeline(engine, index=index, documents=docs),
+        answer_text,
+    )
+    yield (
+        "llama-index (spans)",
+        engine.query,
+        OpenInferencePipeline(
+            engine.query, corpus=index, documents=docs, frameworks=["llama_index"]
+        ),
+        answer_text,
+    )
 
 
 class _Timed:
@@ -300,8 +355,11 @@ def _block(fn, queries: list[str]) -> tuple[float, float, list]:
     """(wall seconds, CPU seconds of the process, results) a query, over all the queries."""
     wall, cpu = time.perf_counter(), time.process_time()
     results = [fn(q) for q in queries]
-    return ((time.perf_counter() - wall) / len(queries),
-            (time.process_time() - cpu) / len(queries), results)  # fmt: skip
+    return (
+        (time.perf_counter() - wall) / len(queries),
+        (time.process_time() - cpu) / len(queries),
+        results,
+    )
 
 
 def frameworks(texts: list[tuple[str, str]], queries: list[str], assumed_llm: float) -> None:
@@ -309,9 +367,11 @@ def frameworks(texts: list[tuple[str, str]], queries: list[str], assumed_llm: fl
 
     from cofe.adapters import _openinference
 
-    print(f"\nframeworks: {len(queries)} queries a block; bare, instrumented (the instrumentor "
-          f"installed, nothing recorded) and recorded blocks alternate, {ROUNDS} rounds, the "
-          "fastest of each; ms a query, wall time and CPU time of the process")  # fmt: skip
+    print(
+        f"\nframeworks: {len(queries)} queries a block; bare, instrumented (the instrumentor "
+        f"installed, nothing recorded) and recorded blocks alternate, {ROUNDS} rounds, the "
+        "fastest of each; ms a query, wall time and CPU time of the process"
+    )
     rows = []
     for name, bare_fn, pipeline, answer in _framework_pipelines(texts):
         pipeline.prepare(pipeline.documents, None)
@@ -321,7 +381,11 @@ def frameworks(texts: list[tuple[str, str]], queries: list[str], assumed_llm: fl
         own.wrap(_openinference._Collector, "on_end")  # span capture
         recording = getattr(pipeline, "recording", None)
         session = recording if callable(recording) else contextlib.nullcontext
-        times: dict[str, list[tuple[float, float]]] = {"bare": [], "instrumented": [], "recorded": []}
+        times: dict[str, list[tuple[float, float]]] = {
+            "bare": [],
+            "instrumented": [],
+            "recorded": [],
+        }
         own_cpu, same = [], 0
         try:
             for q in queries[:5]:  # warm-up, both paths
@@ -339,33 +403,49 @@ def frameworks(texts: list[tuple[str, str]], queries: list[str], assumed_llm: fl
                     wall, cpu, traces = _block(pipeline.answer, queries)
                     times["recorded"].append((wall, cpu))
                     own_cpu.append(own.seconds / len(queries))
-                same = sum(trace.answer == answer(result)
-                           for trace, result in zip(traces, bare_results, strict=True))  # fmt: skip
+                same = sum(
+                    trace.answer == answer(result)
+                    for trace, result in zip(traces, bare_results, strict=True)
+                )
         finally:
             _openinference._Collector.on_end = original_on_end
         best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in times.items() if v}
-        print(f"  {name}: " + "; ".join(
-            f"{k} wall {[round(1000 * w, 2) for w, _ in v]} cpu {[round(1000 * c, 2) for _, c in v]}"
-            for k, v in times.items() if v), flush=True)  # fmt: skip
+        print(
+            f"  {name}: "
+            + "; ".join(
+                f"{k} wall {[round(1000 * w, 2) for w, _ in v]} cpu {[round(1000 * c, 2) for _, c in v]}"
+                for k, v in times.items()
+                if v
+            ),
+            flush=True,
+        )
         rows.append((name, best, min(own_cpu), same))
-    print(f"\n{'pipeline':<22} {'bare':>13} {'recorded':>13} {'overhead':>15} "
-          f"{'instrumentor':>13} {'cofe':>6} {'% of local':>11} {f'% of local+{assumed_llm:g}s LLM':>20} "
-          f"{'same answers':>13}")  # fmt: skip
-    print(f"{'':<22} {'wall / cpu':>13} {'wall / cpu':>13} {'wall / cpu':>15} {'cpu':>13} {'cpu':>6} "
-          f"{'cpu':>11} {'cpu':>20}")  # fmt: skip
+    print(
+        f"\n{'pipeline':<22} {'bare':>13} {'recorded':>13} {'overhead':>15} "
+        f"{'instrumentor':>13} {'cofe':>6} {'% of local':>11} {f'% of local+{assumed_llm:g}s LLM':>20} "
+        f"{'same answers':>13}"
+    )
+    print(
+        f"{'':<22} {'wall / cpu':>13} {'wall / cpu':>13} {'wall / cpu':>15} {'cpu':>13} {'cpu':>6} "
+        f"{'cpu':>11} {'cpu':>20}"
+    )
     for name, best, mine, same in rows:
         (bw, bc), (rw, rc) = best["bare"], best["recorded"]
         inst = best["instrumented"][1] - bc if "instrumented" in best else 0.0
         over = rc - bc
-        print(f"{name:<22} {1000 * bw:>6.2f}/{1000 * bc:<6.2f} {1000 * rw:>6.2f}/{1000 * rc:<6.2f} "
-              f"{1000 * (rw - bw):>+7.2f}/{1000 * over:<+7.2f} {1000 * inst:>+13.2f} {1000 * mine:>6.2f} "
-              f"{100 * over / bc:>+10.1f}% {100 * over / (bc + assumed_llm):>+19.2f}% "
-              f"{same:>6}/{len(queries)}")  # fmt: skip
-    print(f"(cpu: CPU seconds of the process, less sensitive than wall time to other load on the "
-          f"machine; instrumentor: the instrumented block's CPU over the bare one's; cofe: span "
-          f"capture, assembly and chunk lookups, CPU of the calling thread; '% of local+"
-          f"{assumed_llm:g}s LLM': the CPU overhead against the local CPU time plus an assumed "
-          "model call of that many seconds, not measured.)")
+        print(
+            f"{name:<22} {1000 * bw:>6.2f}/{1000 * bc:<6.2f} {1000 * rw:>6.2f}/{1000 * rc:<6.2f} "
+            f"{1000 * (rw - bw):>+7.2f}/{1000 * over:<+7.2f} {1000 * inst:>+13.2f} {1000 * mine:>6.2f} "
+            f"{100 * over / bc:>+10.1f}% {100 * over / (bc + assumed_llm):>+19.2f}% "
+            f"{same:>6}/{len(queries)}"
+        )
+    print(
+        f"(cpu: CPU seconds of the process, less sensitive than wall time to other load on the "
+        f"machine; instrumentor: the instrumented block's CPU over the bare one's; cofe: span "
+        f"capture, assembly and chunk lookups, CPU of the calling thread; '% of local+"
+        f"{assumed_llm:g}s LLM': the CPU overhead against the local CPU time plus an assumed "
+        "model call of that many seconds, not measured.)"
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 KNOWN: set[tuple[str, str, str]] = {  # (importing file, module, private name or "")
-    ('cofe/adapters/_base.py', 'cofe.runlog._compat', ''),
-    ('cofe/adapters/_llamaindex.py', 'cofe.runlog._compat', ''),
     ('cofe/cli/_monitor.py', 'cofe.monitor._alerts', ''),
     ('cofe/cli/_monitor.py', 'cofe.monitor._collector', ''),
     ('cofe/cli/_monitor.py', 'cofe.monitor._http', ''),
@@ -42,15 +40,6 @@ KNOWN: set[tuple[str, str, str]] = {  # (importing file, module, private name or
     ('cofe/monitor/store/_codec.py', 'cofe.adapters._trace', ''),
     ('cofe/report/_html.py', 'cofe.stages._records', ''),
     ('cofe/results/_files.py', 'cofe.stages._config', ''),
-    ('cofe/runner/_load.py', 'cofe.adapters._base', ''),
-    ('cofe/runner/_load.py', 'cofe.adapters._openinference', ''),
-    ('cofe/runner/_run.py', 'cofe.adapters._base', ''),
-    ('cofe/runner/_run.py', 'cofe.adapters._frameworks', ''),
-    ('cofe/runner/_run.py', 'cofe.adapters._trace', ''),
-    ('cofe/runner/_run.py', 'cofe.evalset._io', ''),
-    ('cofe/runner/_run.py', 'cofe.pipeline._parse', ''),
-    ('cofe/runner/_run.py', 'cofe.results._files', ''),
-    ('cofe/runner/_run.py', 'cofe.runlog._store', ''),
 }
 
 

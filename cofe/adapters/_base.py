@@ -9,8 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cofe._cache import Cache
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
-from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage
-from cofe.runlog._compat import staged, stages_from, top_k_from
+from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, staged, stages_from, top_k_from
 
 
 @dataclass(frozen=True)
@@ -193,8 +192,13 @@ def _as_chunk(item: Any, doc: ParsedDocument, i: int) -> Chunk:
     if isinstance(item, str):
         start = doc.text.find(item)
         found = start >= 0
-        return Chunk(chunk_id=f"{doc.doc_id}#{i}", doc_id=doc.doc_id, text=item,
-                     start=start if found else None, end=start + len(item) if found else None)  # fmt: skip
+        return Chunk(
+            chunk_id=f"{doc.doc_id}#{i}",
+            doc_id=doc.doc_id,
+            text=item,
+            start=start if found else None,
+            end=start + len(item) if found else None,
+        )
     if isinstance(item, dict):
         return Chunk.model_validate({"chunk_id": f"{doc.doc_id}#{i}", "doc_id": doc.doc_id, **item})
     raise TypeError(f"chunk() returned {type(item).__name__}; expected str, dict or Chunk")

@@ -42,10 +42,30 @@ _MAX_OBJECTS = 20_000  # objects walked from one callable
 _MAX_ITEMS = 200  # items of one container walked (retriever lists are short, corpora long)
 _MAX_DEPTH = 10
 # libraries whose objects never hold a store, and whose object graphs are large
-_SKIP_MODULES = ("torch", "numpy", "transformers", "sentence_transformers", "tokenizers",
-                 "httpx", "httpcore", "openai", "litellm", "threading", "asyncio", "logging",
-                 "pydantic", "opentelemetry", "jinja2", "concurrent", "ssl", "socket",
-                 "networkx.classes.reportviews", "tiktoken", "sqlite3", "scipy")  # fmt: skip
+_SKIP_MODULES = (
+    "torch",
+    "numpy",
+    "transformers",
+    "sentence_transformers",
+    "tokenizers",
+    "httpx",
+    "httpcore",
+    "openai",
+    "litellm",
+    "threading",
+    "asyncio",
+    "logging",
+    "pydantic",
+    "opentelemetry",
+    "jinja2",
+    "concurrent",
+    "ssl",
+    "socket",
+    "networkx.classes.reportviews",
+    "tiktoken",
+    "sqlite3",
+    "scipy",
+)
 
 
 class UnsupportedFrameworkPipeline(ValueError):
@@ -153,8 +173,9 @@ def _class_names(obj: Any) -> set[str]:
 
 
 def _has_base(obj: Any, package: str, name: str) -> bool:
-    return any(cls.__name__ == name and cls.__module__.startswith(package)
-               for cls in type(obj).__mro__)  # fmt: skip
+    return any(
+        cls.__name__ == name and cls.__module__.startswith(package) for cls in type(obj).__mro__
+    )
 
 
 def corpus_of(root: Any) -> Corpus:
@@ -182,9 +203,11 @@ def corpus_of(root: Any) -> Corpus:
     if unreadable:
         found.partial = "; ".join(dict.fromkeys(unreadable))
     elif not found.items:
-        found.partial = ("cofe found no document store, vector store or retriever holding "
-                         "documents behind the pipeline; pass corpus= (the store, or the "
-                         "splitter's output)")  # fmt: skip
+        found.partial = (
+            "cofe found no document store, vector store or retriever holding "
+            "documents behind the pipeline; pass corpus= (the store, or the "
+            "splitter's output)"
+        )
     return found
 
 
@@ -197,8 +220,9 @@ def _read(obj: Any) -> tuple[list[Any] | None, str | None]:
         return _langchain_vectors(obj)
     if "BaseRetriever" in names and isinstance(getattr(obj, "docs", None), list):
         return list(obj.docs), None  # BM25Retriever, TFIDFRetriever
-    if callable(getattr(obj, "filter_documents", None)) and \
-            type(obj).__module__.startswith("haystack"):  # fmt: skip
+    if callable(getattr(obj, "filter_documents", None)) and type(obj).__module__.startswith(
+        "haystack"
+    ):
         return list(obj.filter_documents()), None
     if hasattr(obj, "docstore") and hasattr(obj, "index_struct"):  # a LlamaIndex index
         from cofe.adapters._llamaindex_corpus import index_nodes
@@ -213,15 +237,19 @@ def _langchain_vectors(store: Any) -> tuple[list[Any] | None, str | None]:
     if name == "InMemoryVectorStore" and isinstance(inner, dict):
         from langchain_core.documents import Document
 
-        return [Document(id=key, page_content=value["text"], metadata=value.get("metadata") or {})
-                for key, value in inner.items()], None  # fmt: skip
+        return [
+            Document(id=key, page_content=value["text"], metadata=value.get("metadata") or {})
+            for key, value in inner.items()
+        ], None
     docstore = getattr(getattr(store, "docstore", None), "_dict", None)
     if isinstance(docstore, dict):  # FAISS: an InMemoryDocstore
         return list(docstore.values()), None
     if callable(getattr(store, "get", None)) and name == "Chroma":
         return _chroma_items(store)
-    return None, (f"cofe cannot list the documents of a {name} (a store that only answers "
-                  "searches); pass corpus= (the splitter's output)")  # fmt: skip
+    return None, (
+        f"cofe cannot list the documents of a {name} (a store that only answers "
+        "searches); pass corpus= (the splitter's output)"
+    )
 
 
 def _chroma_items(store: Any) -> tuple[list[Any] | None, str | None]:
@@ -232,19 +260,25 @@ def _chroma_items(store: Any) -> tuple[list[Any] | None, str | None]:
 
     try:
         got = store.get(include=["documents", "metadatas"])
-        items = [Document(id=i, page_content=t or "", metadata=m or {}) for i, t, m
-                 in zip(got["ids"], got["documents"], got["metadatas"], strict=True)]  # fmt: skip
+        items = [
+            Document(id=i, page_content=t or "", metadata=m or {})
+            for i, t, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        ]
     except Exception as error:  # a remote Chroma that refuses, a client of another version
-        return None, (f"cofe could not list the Chroma collection ({type(error).__name__}: "
-                      f"{str(error)[:200]}); pass corpus= (the splitter's output)")  # fmt: skip
+        return None, (
+            f"cofe could not list the Chroma collection ({type(error).__name__}: "
+            f"{str(error)[:200]}); pass corpus= (the splitter's output)"
+        )
     count = getattr(getattr(store, "_collection", None), "count", None)
     try:
         expected = count() if callable(count) else None
     except Exception:
         expected = None
     if isinstance(expected, int) and expected != len(items):
-        return None, (f"the Chroma collection holds {expected} documents but listing it gave "
-                      f"{len(items)}; pass corpus= (the splitter's output)")  # fmt: skip
+        return None, (
+            f"the Chroma collection holds {expected} documents but listing it gave "
+            f"{len(items)}; pass corpus= (the splitter's output)"
+        )
     return items, None
 
 
@@ -351,8 +385,16 @@ def as_chunks(items: Iterable[Any], doc_key: DocKey, doc_texts: dict[str, str]) 
         digest = hashlib.sha1(text.encode()).hexdigest()[:10]
         where = f"@{start}" if start is not None else ""
         meta = {k: v for k, v in item_meta(item).items() if isinstance(v, str | int | float | bool)}
-        out.append(Chunk(chunk_id=f"{doc}{where}:{digest}", doc_id=doc, text=text, start=start,
-                         end=start + len(text) if start is not None else None, meta=meta))  # fmt: skip
+        out.append(
+            Chunk(
+                chunk_id=f"{doc}{where}:{digest}",
+                doc_id=doc,
+                text=text,
+                start=start,
+                end=start + len(text) if start is not None else None,
+                meta=meta,
+            )
+        )
     return out
 
 
@@ -367,8 +409,14 @@ def as_documents(items: Sequence[Any] | None, doc_key: DocKey) -> list[ParsedDoc
         if text is None:
             raise TypeError(f"documents=: {type(item).__name__} carries no text")
         key = doc_of(item, doc_key)
-        out.append(ParsedDocument(doc_id=key, source=key, text=text,
-                                  meta={"reader": type(item).__module__.split(".")[0]}))  # fmt: skip
+        out.append(
+            ParsedDocument(
+                doc_id=key,
+                source=key,
+                text=text,
+                meta={"reader": type(item).__module__.split(".")[0]},
+            )
+        )
     return out
 
 

@@ -73,8 +73,7 @@ from cofe.adapters._llamaindex_corpus import (
 )
 from cofe.adapters._spans import KIND, Doc, Span, assemble
 from cofe.adapters._trace import ChunkRegistry, Trace
-from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError
-from cofe.runlog._compat import top_k_from
+from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError, top_k_from
 
 __all__ = [
     "LlamaIndexPipeline",
@@ -341,8 +340,7 @@ class LlamaIndexPipeline:
         rebuilt from the corpus chunks so that every chunk's document exists."""
         if self._documents is None:
             if self._given_documents is not None:
-                self._documents = [document_record(d, self.doc_key)
-                                   for d in self._given_documents]  # fmt: skip
+                self._documents = [document_record(d, self.doc_key) for d in self._given_documents]
             else:
                 self._documents = rebuilt_documents(self._read_corpus())
             self._doc_texts = {d.doc_id: d.text for d in self._documents}
@@ -391,8 +389,9 @@ class LlamaIndexPipeline:
     def _recording(self) -> Iterator[tuple[_Recording, dict[str, Any]]]:
         """One query's recording, current in this thread or task; an exception the engine
         raises is kept in ``outcome["failure"]`` (one sample fails, the run goes on)."""
-        rec = _Recording(pool_depth=self._pool_depth, union=self._union,
-                         started=time.perf_counter())  # fmt: skip
+        rec = _Recording(
+            pool_depth=self._pool_depth, union=self._union, started=time.perf_counter()
+        )
         token = _CURRENT.set(rec)
         outcome: dict[str, Any] = {}
         try:
@@ -442,8 +441,12 @@ class LlamaIndexPipeline:
         if failure is not None:
             error, failed_tb = failure
             stage = record.error_stage or self._failed_stage(rec)
-            trace.error = StageError(stage=stage, type=type(error).__name__,
-                                     message=str(error)[:2000], traceback=failed_tb)  # fmt: skip
+            trace.error = StageError(
+                stage=stage,
+                type=type(error).__name__,
+                message=str(error)[:2000],
+                traceback=failed_tb,
+            )
         elif not self.is_retriever and trace.answer is None:
             # an engine that answered nothing must never pass for one that answered
             trace.error = StageError(
@@ -472,18 +475,41 @@ class LlamaIndexPipeline:
         spans: list[Span] = []
         root_start = _ns(rec.started)
 
-        def span(ident: str, parent: str | None, kind: str, start: float | None,
-                 end: float | None, attributes: dict[str, Any], error: bool = False) -> None:  # fmt: skip
+        def span(
+            ident: str,
+            parent: str | None,
+            kind: str,
+            start: float | None,
+            end: float | None,
+            attributes: dict[str, Any],
+            error: bool = False,
+        ) -> None:
             begin = _ns(start) if start is not None else root_start
-            spans.append(Span(
-                trace_id="", span_id=ident, parent_id=parent, name=ident,
-                start_ns=begin, end_ns=max(begin, _ns(end if end is not None else ended)),
-                status="error" if error else "ok",
-                status_message=f"{type(failure[0]).__name__}: {failure[0]}" if error and failure else "",
-                attributes={KIND: kind, **attributes}))  # fmt: skip
+            spans.append(
+                Span(
+                    trace_id="",
+                    span_id=ident,
+                    parent_id=parent,
+                    name=ident,
+                    start_ns=begin,
+                    end_ns=max(begin, _ns(end if end is not None else ended)),
+                    status="error" if error else "ok",
+                    status_message=f"{type(failure[0]).__name__}: {failure[0]}"
+                    if error and failure
+                    else "",
+                    attributes={KIND: kind, **attributes},
+                )
+            )
 
-        span("query", None, "CHAIN", rec.started, ended, {"input.value": query},
-             error=failure is not None)  # fmt: skip
+        span(
+            "query",
+            None,
+            "CHAIN",
+            rec.started,
+            ended,
+            {"input.value": query},
+            error=failure is not None,
+        )
         pool = None
         if rec.pool is not None:
             pool = _listed(rec.pool, "retrieval.documents", nodes, rec.pool_texts)
@@ -496,10 +522,22 @@ class LlamaIndexPipeline:
                 given.update(_listed(rec.pool, "reranker.input_documents", {}, rec.pool_texts))
             span("postprocess", "query", "RERANKER", rec.retrieval_end, rec.synth_start, given)
         elif source is not None:  # nothing between: the synthesizer got the retriever's output
-            span("retrieve", "query", "RETRIEVER", rec.retrieval_start, rec.retrieval_end,
-                 _listed(source, "retrieval.documents", nodes))  # fmt: skip
-            span("retrieve.pool", "retrieve", "RETRIEVER", rec.retrieval_start, rec.retrieval_end,
-                 pool or {})  # fmt: skip
+            span(
+                "retrieve",
+                "query",
+                "RETRIEVER",
+                rec.retrieval_start,
+                rec.retrieval_end,
+                _listed(source, "retrieval.documents", nodes),
+            )
+            span(
+                "retrieve.pool",
+                "retrieve",
+                "RETRIEVER",
+                rec.retrieval_start,
+                rec.retrieval_end,
+                pool or {},
+            )
         elif pool is not None:
             span("retrieve", "query", "RETRIEVER", rec.retrieval_start, rec.retrieval_end, pool)
         if failed is Stage.RETRIEVAL:
@@ -508,9 +546,15 @@ class LlamaIndexPipeline:
             span("postprocess", "query", "RERANKER", rec.retrieval_end, ended, {}, error=True)
         if rec.synth_start is not None or failed is Stage.GENERATION:
             start = rec.synth_start if rec.synth_start is not None else rec.retrieval_end
-            span("synthesize", "query", "LLM", start, rec.synth_end,
-                 {"output.value": answer} if answer is not None else {},
-                 error=failed is Stage.GENERATION)  # fmt: skip
+            span(
+                "synthesize",
+                "query",
+                "LLM",
+                start,
+                rec.synth_end,
+                {"output.value": answer} if answer is not None else {},
+                error=failed is Stage.GENERATION,
+            )
         return spans
 
     def _ranked(self, docs: Sequence[Doc], nodes: dict[str, Any]) -> list[RankedChunk]:
@@ -518,14 +562,17 @@ class LlamaIndexPipeline:
         items: list[tuple[Any, float | None]] = []
         for doc in docs:
             known = self._ids.get(doc.ref or "")
-            item: Any = known if known is not None else self._unknown(nodes[doc.ref or ""], doc.text)
+            item: Any = (
+                known if known is not None else self._unknown(nodes[doc.ref or ""], doc.text)
+            )
             items.append((item, doc.score))
         return self.registry.ranked(items)
 
     # -- the context: what the synthesizer read ----------------------------------------
 
-    def _context(self, docs: Sequence[Doc], pool: Sequence[Doc],
-                 nodes: dict[str, Any]) -> list[RankedChunk]:  # fmt: skip
+    def _context(
+        self, docs: Sequence[Doc], pool: Sequence[Doc], nodes: dict[str, Any]
+    ) -> list[RankedChunk]:
         if self._citations:
             return self._citation_context(docs, pool, nodes)
         items: list[tuple[Any, float | None]] = []
@@ -555,11 +602,13 @@ class LlamaIndexPipeline:
         kind = "relation" if _TRIPLET.fullmatch(text) else "derived"
         digest = hashlib.sha1(f"{base}\n{text}".encode()).hexdigest()[:10]
         doc = self.registry.by_id[base].doc_id if base in self.registry.by_id else UNKNOWN_DOC
-        return Chunk(chunk_id=f"{kind}:{digest}", doc_id=doc, text=text, kind=kind,
-                     derived_from=[base])  # fmt: skip
+        return Chunk(
+            chunk_id=f"{kind}:{digest}", doc_id=doc, text=text, kind=kind, derived_from=[base]
+        )
 
-    def _citation_context(self, docs: Sequence[Doc], pool: Sequence[Doc],
-                          nodes: dict[str, Any]) -> list[RankedChunk]:  # fmt: skip
+    def _citation_context(
+        self, docs: Sequence[Doc], pool: Sequence[Doc], nodes: dict[str, Any]
+    ) -> list[RankedChunk]:
         """``CitationQueryEngine`` splits each node into "Source N:" pieces with new ids; each
         piece is mapped back to the pool chunk whose text holds it, at its offset."""
         candidates = [(self._ids.get(d.ref or ""), d.text or "") for d in pool]

@@ -97,8 +97,9 @@ def rebuilt_documents(chunks: Sequence[Chunk]) -> list[ParsedDocument]:
         by_doc[chunk.doc_id].append(chunk)
     documents = []
     for doc_id, members in by_doc.items():
-        placed = [(c.start, c.end, c.text) for c in members
-                  if c.start is not None and c.end is not None]  # fmt: skip
+        placed = [
+            (c.start, c.end, c.text) for c in members if c.start is not None and c.end is not None
+        ]
         if placed:
             size = max(end for _, end, _ in placed)
             text = [" "] * size
@@ -324,13 +325,15 @@ def with_summaries(chunks: list[Chunk], nodes: Sequence[Any], ids: dict[str, str
     for chunk in chunks:
         if chunk.chunk_id in summaries:
             docs = leaf_docs(chunk.chunk_id, frozenset([chunk.chunk_id]))
-            chunk = chunk.model_copy(update={
-                "kind": "summary",
-                "derived_from": list(dict.fromkeys(children[chunk.chunk_id])),
-                "doc_id": next(iter(docs)) if len(docs) == 1 else DERIVED_DOC,
-                "start": None,
-                "end": None,
-            })  # fmt: skip
+            chunk = chunk.model_copy(
+                update={
+                    "kind": "summary",
+                    "derived_from": list(dict.fromkeys(children[chunk.chunk_id])),
+                    "doc_id": next(iter(docs)) if len(docs) == 1 else DERIVED_DOC,
+                    "start": None,
+                    "end": None,
+                }
+            )
         out.append(chunk)
     return out
 

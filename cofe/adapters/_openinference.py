@@ -53,20 +53,37 @@ class Framework:
 
 
 FRAMEWORKS = (
-    Framework("langchain", "langchain_core",
-              "openinference.instrumentation.langchain:LangChainInstrumentor",
-              "openinference-instrumentation-langchain"),
-    Framework("haystack", "haystack",
-              "openinference.instrumentation.haystack:HaystackInstrumentor",
-              "openinference-instrumentation-haystack"),
-    Framework("dspy", "dspy", "openinference.instrumentation.dspy:DSPyInstrumentor",
-              "openinference-instrumentation-dspy"),
-    Framework("llama_index", "llama_index.core",
-              "openinference.instrumentation.llama_index:LlamaIndexInstrumentor",
-              "openinference-instrumentation-llama-index"),
-    Framework("openai", "openai", "openinference.instrumentation.openai:OpenAIInstrumentor",
-              "openinference-instrumentation-openai"),
-)  # fmt: skip
+    Framework(
+        "langchain",
+        "langchain_core",
+        "openinference.instrumentation.langchain:LangChainInstrumentor",
+        "openinference-instrumentation-langchain",
+    ),
+    Framework(
+        "haystack",
+        "haystack",
+        "openinference.instrumentation.haystack:HaystackInstrumentor",
+        "openinference-instrumentation-haystack",
+    ),
+    Framework(
+        "dspy",
+        "dspy",
+        "openinference.instrumentation.dspy:DSPyInstrumentor",
+        "openinference-instrumentation-dspy",
+    ),
+    Framework(
+        "llama_index",
+        "llama_index.core",
+        "openinference.instrumentation.llama_index:LlamaIndexInstrumentor",
+        "openinference-instrumentation-llama-index",
+    ),
+    Framework(
+        "openai",
+        "openai",
+        "openinference.instrumentation.openai:OpenAIInstrumentor",
+        "openinference-instrumentation-openai",
+    ),
+)
 _BY_NAME = {f.name: f for f in FRAMEWORKS}
 # frameworks instrumented without being named: those whose module the process imported.
 # Plain OpenAI calls are instrumented only when asked (openai is imported by many libraries,
@@ -110,10 +127,12 @@ class _Collector(SpanProcessor):
             status=status if status in ("ok", "error") else "unset",
             status_message=span.status.description or "",
             attributes=dict(span.attributes or {}),
-            events=tuple({"name": e.name, "time_ns": e.timestamp,
-                          "attributes": dict(e.attributes or {})} for e in span.events),
+            events=tuple(
+                {"name": e.name, "time_ns": e.timestamp, "attributes": dict(e.attributes or {})}
+                for e in span.events
+            ),
             dropped_attributes=getattr(span, "dropped_attributes", 0),
-        )  # fmt: skip
+        )
         with self._lock:
             kept.append(converted)
 
@@ -125,8 +144,11 @@ class _Session:
         from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 
         self.collector = _Collector()
-        self.provider = TracerProvider(span_limits=SpanLimits(
-            max_span_attributes=MAX_SPAN_ATTRIBUTES, max_attributes=MAX_SPAN_ATTRIBUTES))  # fmt: skip
+        self.provider = TracerProvider(
+            span_limits=SpanLimits(
+                max_span_attributes=MAX_SPAN_ATTRIBUTES, max_attributes=MAX_SPAN_ATTRIBUTES
+            )
+        )
         self.provider.add_span_processor(self.collector)
         self.tracer = self.provider.get_tracer("cofe")
         self.installed: list[Any] = []
@@ -144,7 +166,8 @@ class _Session:
         except ImportError:
             raise UnsupportedFrameworkPipeline(
                 f"recording a {framework.name} pipeline needs its OpenInference instrumentation: "
-                f"pip install {framework.package}") from None  # fmt: skip
+                f"pip install {framework.package}"
+            ) from None
         if instrumentor.is_instrumented_by_opentelemetry:
             # the instrumentor is one per process: instrumenting again would be a no-op and
             # cofe would see nothing, or uninstrumenting would silence the application's
@@ -192,14 +215,18 @@ def answer_text(result: Any) -> str:
                 and value["replies"]
             ):
                 return answer_text(value["replies"][0])
-        raise TypeError(f"the pipeline returned a dict without an answer (keys: "
-                        f"{', '.join(map(str, list(result)[:8]))}); return the answer text")  # fmt: skip
+        raise TypeError(
+            f"the pipeline returned a dict without an answer (keys: "
+            f"{', '.join(map(str, list(result)[:8]))}); return the answer text"
+        )
     for name in ("answer", "content", "text", "response"):  # ... a LlamaIndex Response
         value = getattr(result, name, None)
         if isinstance(value, str):
             return value
-    raise TypeError(f"the pipeline returned {type(result).__name__}, not an answer; return "
-                    "the answer text (or a dict with 'answer')")  # fmt: skip
+    raise TypeError(
+        f"the pipeline returned {type(result).__name__}, not an answer; return "
+        "the answer text (or a dict with 'answer')"
+    )
 
 
 class OpenInferencePipeline:
@@ -232,11 +259,13 @@ class OpenInferencePipeline:
         if not callable(fn):
             raise UnsupportedFrameworkPipeline(
                 f"a {type(fn).__name__} is not callable: give a function query -> answer "
-                "(e.g. chain.invoke, or a function calling pipeline.run)")  # fmt: skip
+                "(e.g. chain.invoke, or a function calling pipeline.run)"
+            )
         unknown = sorted(set(frameworks or ()) - set(_BY_NAME))
         if unknown:
-            raise ValueError(f"unknown framework(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(_BY_NAME)}")  # fmt: skip
+            raise ValueError(
+                f"unknown framework(s) {', '.join(unknown)}; known: {', '.join(_BY_NAME)}"
+            )
         self.fn = fn
         self._corpus_given, self._doc_key, self._top_k = corpus, doc_key, top_k
         self._documents_given = documents
@@ -290,14 +319,22 @@ class OpenInferencePipeline:
         names = {d.doc_id for d in documents} | {d.source for d in documents}
         why = unmatched_sources(sources, names | {c.doc_id for c in chunks})
         if why is not None:
-            raise UnsupportedFrameworkPipeline(why.replace(
-                "Documents are named by their file_name metadata; pass doc_key=",
-                "Documents are named by their file_name/source/file_path metadata; pass doc_key="))  # fmt: skip
+            raise UnsupportedFrameworkPipeline(
+                why.replace(
+                    "Documents are named by their file_name metadata; pass doc_key=",
+                    "Documents are named by their file_name/source/file_path metadata; pass doc_key=",
+                )
+            )
 
     def describe(self) -> dict[str, Any]:
         found = self._load()[2]
-        return {"name": self.name, "adapter": "openinference", "callable": describe_callable(self.fn),
-                "corpus_from": found.read, **self.config}  # fmt: skip
+        return {
+            "name": self.name,
+            "adapter": "openinference",
+            "callable": describe_callable(self.fn),
+            "corpus_from": found.read,
+            **self.config,
+        }
 
     def shape(self) -> PipelineShape:
         # the stages show only in each query's spans; every record carries its context
@@ -326,7 +363,8 @@ class OpenInferencePipeline:
                 if not chosen:
                     raise UnsupportedFrameworkPipeline(
                         "no instrumentable framework is imported (LangChain, Haystack, DSPy, "
-                        "LlamaIndex); name one with frameworks=")  # fmt: skip
+                        "LlamaIndex); name one with frameworks="
+                    )
                 self._session = _Session(chosen)
             self._users += 1
         try:
@@ -394,13 +432,18 @@ class OpenInferencePipeline:
             raise UnsupportedFrameworkPipeline(
                 "the pipeline ran no instrumented retriever, so its pool cannot be recorded "
                 f"(spans seen: {', '.join(kinds) or 'none'}); use the framework's retriever "
-                "component (a LangChain BaseRetriever, a Haystack *Retriever, dspy.Retrieve)")  # fmt: skip
+                "component (a LangChain BaseRetriever, a Haystack *Retriever, dspy.Retrieve)"
+            )
         trace.pool = self._ranked(record.pool) if record.pool is not None else None
         trace.context = self._ranked(record.context) if record.context is not None else None
         if failure is not None:
             error, failed_tb = failure
-            trace.error = StageError(stage=_failed_stage(record), type=type(error).__name__,
-                                     message=str(error)[:2000], traceback=failed_tb)  # fmt: skip
+            trace.error = StageError(
+                stage=_failed_stage(record),
+                type=type(error).__name__,
+                message=str(error)[:2000],
+                traceback=failed_tb,
+            )
             return trace
         try:
             trace.answer = answer_text(outcome["result"])
@@ -439,8 +482,11 @@ class OpenInferencePipeline:
         flat = _normal(text)
         if not flat:
             return None
-        sources = [c.chunk_id for c in self.registry.chunks if c.kind == "chunk"
-                   and (flat in _normal(c.text) or _normal(c.text) in flat)]  # fmt: skip
+        sources = [
+            c.chunk_id
+            for c in self.registry.chunks
+            if c.kind == "chunk" and (flat in _normal(c.text) or _normal(c.text) in flat)
+        ]
         if not sources:
             return None
         return derived_item({"text": text, "kind": "replaced", "derived_from": sources[:50]})
@@ -480,8 +526,10 @@ def _failed_stage(record: TraceRecord) -> Stage:
 def _rebuilt(chunks: list[Chunk]) -> list[ParsedDocument]:
     from cofe.adapters._llamaindex_corpus import rebuilt_documents
 
-    return [d.model_copy(update={"meta": {**d.meta, "reader": "openinference"}})
-            for d in rebuilt_documents(chunks)]  # fmt: skip
+    return [
+        d.model_copy(update={"meta": {**d.meta, "reader": "openinference"}})
+        for d in rebuilt_documents(chunks)
+    ]
 
 
 def _normal(text: str) -> str:

@@ -42,8 +42,21 @@ from cofe.adapters._trace import text_id
 from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage, StageError
 
 KIND = "openinference.span.kind"
-KNOWN_KINDS = frozenset({"CHAIN", "RETRIEVER", "RERANKER", "LLM", "EMBEDDING", "TOOL", "AGENT",
-                         "GUARDRAIL", "EVALUATOR", "PROMPT", "UNKNOWN"})  # fmt: skip
+KNOWN_KINDS = frozenset(
+    {
+        "CHAIN",
+        "RETRIEVER",
+        "RERANKER",
+        "LLM",
+        "EMBEDDING",
+        "TOOL",
+        "AGENT",
+        "GUARDRAIL",
+        "EVALUATOR",
+        "PROMPT",
+        "UNKNOWN",
+    }
+)
 STAGE_OF_KIND = {"RETRIEVER": Stage.RETRIEVAL, "RERANKER": Stage.RERANKING, "LLM": Stage.GENERATION}
 NOT_A_QUERY = (
     "no RETRIEVER, RERANKER or LLM span: not a RAG query (index building, an embedding call, ...)"
@@ -52,8 +65,10 @@ NOT_A_QUERY = (
 # is not a document of any real list, and is left unread rather than failing the trace
 _DOC_FIELDS = {f"document.{f}": f for f in ("id", "content", "score", "metadata")}
 _OUT_MESSAGE = re.compile(r"^llm\.output_messages\.(\d{1,6})\.message\.(content|role)$")
-_IN_MESSAGE = re.compile(r"^llm\.input_messages\.(\d{1,6})\.message\.(?:content"
-                         r"|contents\.(\d{1,6})\.message_content\.text)$")  # fmt: skip
+_IN_MESSAGE = re.compile(
+    r"^llm\.input_messages\.(\d{1,6})\.message\.(?:content"
+    r"|contents\.(\d{1,6})\.message_content\.text)$"
+)
 # a document counts as in the prompt when the prompt holds it whole or holds its first
 # characters (a chain that truncates long documents still gave them to the LLM)
 PROMPT_PREFIX_CHARS = 100
@@ -197,9 +212,11 @@ class TraceRecord:
         context = _docs_of(sample.context, chunks)
         if context is None and pool is not None and top_k is not None:
             context = pool[:top_k]  # no reranker: the generator received the pool's top-K
-        seen = [s for s in (Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION)
-                if s in sample.latency or (stages is not None and s in stages
-                                           and sample.error is None)]  # fmt: skip
+        seen = [
+            s
+            for s in (Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION)
+            if s in sample.latency or (stages is not None and s in stages and sample.error is None)
+        ]
         error = sample.error
         return cls(
             trace_id=trace_id,
@@ -227,8 +244,15 @@ def _docs_of(ranked: Sequence[RankedChunk] | None, chunks: Mapping[str, Chunk]) 
     for r in ranked:
         chunk = chunks.get(r.chunk_id)
         text = chunk.text if chunk is not None else None
-        out.append(Doc(text_id(text) if text is not None else f"id:{r.chunk_id}", r.score,
-                       r.chunk_id, text, len(text) if text is not None else None))  # fmt: skip
+        out.append(
+            Doc(
+                text_id(text) if text is not None else f"id:{r.chunk_id}",
+                r.score,
+                r.chunk_id,
+                text,
+                len(text) if text is not None else None,
+            )
+        )
     return out
 
 
@@ -296,8 +320,11 @@ class _Ancestry:
         chain: list[SpanLike] = []  # the span and its ancestors not yet resolved, nearest first
         seen: set[str] = set()
         current: SpanLike | None = span
-        while current is not None and current.span_id not in self._stage \
-                and current.span_id not in seen:  # fmt: skip
+        while (
+            current is not None
+            and current.span_id not in self._stage
+            and current.span_id not in seen
+        ):
             seen.add(current.span_id)
             chain.append(current)
             current = self.by_id.get(current.parent_id or "")
@@ -375,8 +402,11 @@ def answer_of(llm: SpanLike) -> str | None:
         match = _OUT_MESSAGE.match(key)
         if match:
             messages.setdefault(int(match[1]), {})[match[2]] = value
-    contents = [m.get("content") for _, m in sorted(messages.items())
-                if m.get("role") in (None, "assistant") and isinstance(m.get("content"), str)]  # fmt: skip
+    contents = [
+        m.get("content")
+        for _, m in sorted(messages.items())
+        if m.get("role") in (None, "assistant") and isinstance(m.get("content"), str)
+    ]
     if contents:
         return str(contents[-1])
     value = llm.attributes.get("output.value")
@@ -497,12 +527,22 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
         record.problems.append("no root span (the trace is incomplete: its first span never came)")
     ancestry = _Ancestry(by_id, kinds)
     if root is not None and root.attributes.get("input.value") is None:
-        root = next((s for s in spans if kinds[s.span_id] and s.attributes.get("input.value") is not None
-                     and not ancestry.has_kinded_ancestor(s)), root)  # fmt: skip
+        root = next(
+            (
+                s
+                for s in spans
+                if kinds[s.span_id]
+                and s.attributes.get("input.value") is not None
+                and not ancestry.has_kinded_ancestor(s)
+            ),
+            root,
+        )
     for span in spans:
         kind = kinds[span.span_id]
         if kind is None:
-            record.ignored["(no openinference.span.kind)"] = record.ignored.get("(no openinference.span.kind)", 0) + 1  # fmt: skip
+            record.ignored["(no openinference.span.kind)"] = (
+                record.ignored.get("(no openinference.span.kind)", 0) + 1
+            )
         elif kind not in KNOWN_KINDS:
             record.ignored[kind] = record.ignored.get(kind, 0) + 1
     if root is not None:
@@ -522,8 +562,11 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
         record.problems = [NOT_A_QUERY]
         return record
     seen = []
-    for stage, group in ((Stage.RETRIEVAL, retrievers), (Stage.RERANKING, rerankers),
-                         (Stage.GENERATION, llms)):  # fmt: skip
+    for stage, group in (
+        (Stage.RETRIEVAL, retrievers),
+        (Stage.RERANKING, rerankers),
+        (Stage.GENERATION, llms),
+    ):
         if group:
             seen.append(stage)
             record.latency[stage] = round(sum(_seconds(s) for s in group), 6)
@@ -537,10 +580,11 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
         listed = {
             s.span_id: docs
             for s in spans
-            if kinds[s.span_id] == "RETRIEVER" and id(stage_of[s.span_id]) in ok_ids
+            if kinds[s.span_id] == "RETRIEVER"
+            and id(stage_of[s.span_id]) in ok_ids
             and s.status != "error"
             and (docs := documents_of_span(s.attributes, "retrieval.documents")) is not None
-        }  # fmt: skip
+        }
         # the pool: what the innermost retrievers returned (a composite's output comes after)
         inner, outer = _listing_retrievers(spans, by_id, listed)
         record.retrievals = len(inner)
@@ -570,8 +614,14 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
     if generator is not None:
         record.answer = answer_of(generator)
     if record.answer is None and ok_llms:  # streaming: only the innermost call has the text
-        inner = [s for s in spans if kinds[s.span_id] == "LLM" and s.status != "error" and answer_of(s)
-                 and stage_of[s.span_id] in ok_llms]  # fmt: skip
+        inner = [
+            s
+            for s in spans
+            if kinds[s.span_id] == "LLM"
+            and s.status != "error"
+            and answer_of(s)
+            and stage_of[s.span_id] in ok_llms
+        ]
         if inner:
             record.answer = answer_of(max(inner, key=lambda s: s.end_ns))
     if record.answer is None and root is not None and root.status != "error" and ok_llms:
@@ -579,14 +629,16 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
         plain = not str(root.attributes.get("output.mime_type", "")).endswith("json")
         record.answer = value if isinstance(value, str) and plain else None
     if record.answer is None and record.error_stage is None:
-        record.problems.append("no LLM span with an answer" if not ok_llms
-                               else "the LLM span has no output message")  # fmt: skip
+        record.problems.append(
+            "no LLM span with an answer" if not ok_llms else "the LLM span has no output message"
+        )
     _say_losses(record, spans, retrievers, rerankers, llms)
     return record
 
 
-def _given(selected: list[Doc], generator: SpanLike | None, problems: list[str],
-           query: str | None = None) -> list[Doc]:  # fmt: skip
+def _given(
+    selected: list[Doc], generator: SpanLike | None, problems: list[str], query: str | None = None
+) -> list[Doc]:
     """What the generating LLM read of the selected documents: those its prompt holds."""
     if generator is None:
         return list(selected)
@@ -595,15 +647,23 @@ def _given(selected: list[Doc], generator: SpanLike | None, problems: list[str],
         return list(selected)
     given = in_prompt(selected, prompt, query)
     if selected and not given:  # a prompt that rewrites documents: keep what was selected
-        problems.append("the generating LLM's prompt holds none of the retrieved documents' "
-                        "text; the context is the documents selected before it")  # fmt: skip
+        problems.append(
+            "the generating LLM's prompt holds none of the retrieved documents' "
+            "text; the context is the documents selected before it"
+        )
         return list(selected)
     return given
 
 
-def _blame(record: TraceRecord, root: SpanLike | None, spans: Sequence[SpanLike],
-           retrievers: list[SpanLike], rerankers: list[SpanLike], llms: list[SpanLike],
-           seen: list[Stage]) -> None:  # fmt: skip
+def _blame(
+    record: TraceRecord,
+    root: SpanLike | None,
+    spans: Sequence[SpanLike],
+    retrievers: list[SpanLike],
+    rerankers: list[SpanLike],
+    llms: list[SpanLike],
+    seen: list[Stage],
+) -> None:
     """The stage that raised: an error counts when a stage span or the root failed; one
     handled inside (a retried embedding call in a retriever that then succeeded) does not."""
     failures = [s for s in (*retrievers, *rerankers, *llms) if s.status == "error"]
@@ -622,8 +682,13 @@ def _blame(record: TraceRecord, root: SpanLike | None, spans: Sequence[SpanLike]
         record.error_stage, record.error = stage, _error_text(deepest)
 
 
-def _say_losses(record: TraceRecord, spans: Sequence[SpanLike], retrievers: list[SpanLike],
-                rerankers: list[SpanLike], llms: list[SpanLike]) -> None:  # fmt: skip
+def _say_losses(
+    record: TraceRecord,
+    spans: Sequence[SpanLike],
+    retrievers: list[SpanLike],
+    rerankers: list[SpanLike],
+    llms: list[SpanLike],
+) -> None:
     cut = sum(s.dropped_attributes for s in (*retrievers, *rerankers, *llms))
     if cut:
         record.problems.append(

@@ -54,8 +54,13 @@ class Trace:
     @classmethod
     def of(cls, sample: SampleRecord) -> Trace:
         """A run-log record as the trace an adapter returns (its sample id dropped)."""
-        return cls(pool=sample.pool, context=sample.context, answer=sample.answer,
-                   latency=dict(sample.latency), error=sample.error)  # fmt: skip
+        return cls(
+            pool=sample.pool,
+            context=sample.context,
+            answer=sample.answer,
+            latency=dict(sample.latency),
+            error=sample.error,
+        )
 
     def record(self, sample_id: str) -> SampleRecord:
         return SampleRecord(
@@ -154,8 +159,12 @@ class ChunkRegistry:
             known = self._by_text.get(text)
             if known is not None:
                 return known, score
-            chunk = Chunk(chunk_id=ident or text_id(text), doc_id="(unknown)", text=text,
-                          meta={"registered": "first seen in a ranked list"})  # fmt: skip
+            chunk = Chunk(
+                chunk_id=ident or text_id(text),
+                doc_id="(unknown)",
+                text=text,
+                meta={"registered": "first seen in a ranked list"},
+            )
             self._add(chunk)
             self._new.append(chunk)
             return chunk.chunk_id, score

@@ -8,6 +8,7 @@ scorer's internals.
 from cofe.results._files import (
     RESULTS_SCHEMA_VERSION,
     SCORE_FILES,
+    SUMMARY,
     ScoresWriter,
     csv_rows,
     read_scores,
@@ -26,6 +27,7 @@ from cofe.results._summary import (
 __all__ = [
     "RESULTS_SCHEMA_VERSION",
     "SCORE_FILES",
+    "SUMMARY",
     "ProblemTally",
     "ScoreResult",
     "ScoreSummary",

@@ -1,5 +1,6 @@
 """The run log: the single record of what a pipeline did, read by scoring and reports."""
 
+from cofe.runlog._compat import staged, stages_from, top_k_from
 from cofe.runlog._lock import LOCK, run_folder_lock
 from cofe.runlog._models import (
     CHUNK,
@@ -55,4 +56,7 @@ __all__ = [
     "read_run",
     "run_folder_lock",
     "runlog_json_schema",
+    "staged",
+    "stages_from",
+    "top_k_from",
 ]

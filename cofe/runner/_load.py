@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cofe.adapters._base import Pipeline
+from cofe.adapters import Pipeline
 
 
 def load_pipeline(spec: str, **options: Any) -> Pipeline:
@@ -44,7 +44,7 @@ def load_pipeline(spec: str, **options: Any) -> Pipeline:
         # runnable), recorded through its OpenInference spans
         target = pipeline if callable(pipeline) else getattr(pipeline, "invoke", None)
         if callable(target):
-            from cofe.adapters._openinference import OpenInferencePipeline
+            from cofe.adapters import OpenInferencePipeline
 
             return OpenInferencePipeline(target, name=attr)
     if missing:

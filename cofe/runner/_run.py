@@ -35,15 +35,23 @@ from cofe._errors import InputError, InputProblem
 from cofe._jsonl import read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe._version import __version__
-from cofe.adapters._base import Pipeline, pipeline_shape
-from cofe.adapters._frameworks import UnsupportedFrameworkPipeline
-from cofe.adapters._trace import ChunkRegistry, Trace
-from cofe.evalset import EvalSample, read_evalset
-from cofe.evalset._io import file_sha256
-from cofe.results._files import SUMMARY
+from cofe.adapters import (
+    ChunkRegistry,
+    Pipeline,
+    Trace,
+    UnsupportedFrameworkPipeline,
+    pipeline_shape,
+)
+from cofe.evalset import EvalSample, file_sha256, read_evalset
+from cofe.results import SUMMARY
 from cofe.runlog import (
+    CHUNKS,
+    DOCUMENTS,
+    EVALSET,
     LOCK,
+    MANIFEST,
     RUNLOG_SCHEMA_VERSION,
+    SAMPLES,
     Chunk,
     Manifest,
     ParsedDocument,
@@ -51,9 +59,9 @@ from cofe.runlog import (
     SampleRecord,
     Stage,
     StageError,
+    read_manifest,
     run_folder_lock,
 )
-from cofe.runlog._store import CHUNKS, DOCUMENTS, EVALSET, MANIFEST, SAMPLES, read_manifest
 
 FLUSH_EVERY_SECONDS = 0.5
 _RUN_FILES = (MANIFEST, DOCUMENTS, CHUNKS, SAMPLES, EVALSET, "judgements.jsonl")
@@ -109,8 +117,10 @@ class RunReport:
         for problem in self.parse_problems:
             lines.append(f"  parse problem: {problem}")
         if self.evalset_problems:
-            lines.append(f"  {len(self.evalset_problems)} eval-set record(s) skipped, first: "
-                         f"{self.evalset_problems[0]}")  # fmt: skip
+            lines.append(
+                f"  {len(self.evalset_problems)} eval-set record(s) skipped, first: "
+                f"{self.evalset_problems[0]}"
+            )
         return "\n".join(lines)
 
     def _timed(self, part: str, seconds: float) -> str:
@@ -137,27 +147,51 @@ def _check_resumable(out: Path, manifest: Manifest) -> None:
     old = read_manifest(out)
     manifest_file = str(out / MANIFEST)
     if old.schema_version != RUNLOG_SCHEMA_VERSION:
-        raise InputError(InputProblem(manifest_file, None, "schema_version",
-            f"this run was written by an older cofe (run-log schema {old.schema_version}, now "
-            f"{RUNLOG_SCHEMA_VERSION}) and records differ; choose another --out or pass --fresh"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                manifest_file,
+                None,
+                "schema_version",
+                f"this run was written by an older cofe (run-log schema {old.schema_version}, now "
+                f"{RUNLOG_SCHEMA_VERSION}) and records differ; choose another --out or pass --fresh",
+            )
+        )
     if old.evalset_sha256 != manifest.evalset_sha256:
-        raise InputError(InputProblem(manifest_file, None, "evalset_sha256",
-            "this run answered a different eval set; choose another --out or pass --fresh"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                manifest_file,
+                None,
+                "evalset_sha256",
+                "this run answered a different eval set; choose another --out or pass --fresh",
+            )
+        )
     if _canonical(old.pipeline) != _canonical(manifest.pipeline):
         changed = sorted(
             k
             for k in set(old.pipeline) | set(manifest.pipeline)
             if _canonical(old.pipeline.get(k)) != _canonical(manifest.pipeline.get(k))
         )
-        raise InputError(InputProblem(manifest_file, None, "pipeline",
-            f"this run used another pipeline configuration (differs in: {', '.join(changed)}); "
-            "choose another --out or pass --fresh"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                manifest_file,
+                None,
+                "pipeline",
+                f"this run used another pipeline configuration (differs in: {', '.join(changed)}); "
+                "choose another --out or pass --fresh",
+            )
+        )
     for name in ("top_k", "stages"):
         was, now = getattr(old, name), getattr(manifest, name)
         if was != now:
-            raise InputError(InputProblem(manifest_file, None, name,
-                f"this run recorded {name} {_canonical(was)}, the pipeline now gives "
-                f"{_canonical(now)}; choose another --out or pass --fresh"))  # fmt: skip
+            raise InputError(
+                InputProblem(
+                    manifest_file,
+                    None,
+                    name,
+                    f"this run recorded {name} {_canonical(was)}, the pipeline now gives "
+                    f"{_canonical(now)}; choose another --out or pass --fresh",
+                )
+            )
 
 
 def _written_by_cofe(out: Path) -> bool:
@@ -172,15 +206,30 @@ def _check_out_folder(out: Path, evalset: Path, fresh: bool) -> None:
     if not out.is_dir():
         raise InputError(InputProblem(str(out), None, None, "is a file, not a run folder"))
     if fresh:
-        raise InputError(InputProblem(str(out), None, None,
-            "--fresh deletes a run cofe wrote, and this folder holds none (no manifest.json); "
-            "choose a new folder"))  # fmt: skip
-    taken = sorted(name for name in _RUN_FILES if (out / name).exists()
-                   and not (name == EVALSET and _same_file(out / name, evalset)))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                str(out),
+                None,
+                None,
+                "--fresh deletes a run cofe wrote, and this folder holds none (no manifest.json); "
+                "choose a new folder",
+            )
+        )
+    taken = sorted(
+        name
+        for name in _RUN_FILES
+        if (out / name).exists() and not (name == EVALSET and _same_file(out / name, evalset))
+    )
     if taken:
-        raise InputError(InputProblem(str(out), None, None,
-            f"holds {', '.join(taken)}, which cofe did not write and a run would overwrite; "
-            "choose a new folder"))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                str(out),
+                None,
+                None,
+                f"holds {', '.join(taken)}, which cofe did not write and a run would overwrite; "
+                "choose a new folder",
+            )
+        )
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -202,8 +251,9 @@ def _clear(out: Path, evalset: Path) -> None:
 
 
 def _fingerprints(documents: list[ParsedDocument]) -> dict[str, str]:
-    return {d.doc_id: hashlib.sha256(d.text.encode("utf-8", "replace")).hexdigest()
-            for d in documents}  # fmt: skip
+    return {
+        d.doc_id: hashlib.sha256(d.text.encode("utf-8", "replace")).hexdigest() for d in documents
+    }
 
 
 def _check_documents_unchanged(out: Path, recorded: dict[str, str], now: dict[str, str]) -> None:
@@ -214,12 +264,21 @@ def _check_documents_unchanged(out: Path, recorded: dict[str, str], now: dict[st
     changed = sorted(d for d in recorded.keys() & now.keys() if recorded[d] != now[d])
     added = sorted(now.keys() - recorded.keys())
     removed = sorted(recorded.keys() - now.keys())
-    parts = [f"{label}: {', '.join(ids[:5])}" + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-             for label, ids in (("changed", changed), ("new", added), ("gone", removed)) if ids]  # fmt: skip
+    parts = [
+        f"{label}: {', '.join(ids[:5])}" + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        for label, ids in (("changed", changed), ("new", added), ("gone", removed))
+        if ids
+    ]
     # any change alters every retrieval (term statistics, competing chunks): no partial reuse
-    raise InputError(InputProblem(str(out / MANIFEST), None, "document_sha256",
-        f"the documents differ from those this run started with ({'; '.join(parts)}); "
-        "pass --fresh to run again over the new documents, or choose another --out"))  # fmt: skip
+    raise InputError(
+        InputProblem(
+            str(out / MANIFEST),
+            None,
+            "document_sha256",
+            f"the documents differ from those this run started with ({'; '.join(parts)}); "
+            "pass --fresh to run again over the new documents, or choose another --out",
+        )
+    )
 
 
 def _answer(pipeline: Pipeline, sample: EvalSample) -> SampleRecord:
@@ -267,8 +326,10 @@ def run_pipeline(
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     if use_async and not callable(getattr(pipeline, "answer_all_async", None)):
-        raise ValueError(f"{type(pipeline).__name__} has no async path (answer_all_async); "
-                         "run it without use_async")  # fmt: skip
+        raise ValueError(
+            f"{type(pipeline).__name__} has no async path (answer_all_async); "
+            "run it without use_async"
+        )
     out = Path(out)
     progress = sys.stderr.isatty() if progress is None else progress
     timings: dict[str, float] = {}
@@ -280,8 +341,15 @@ def run_pipeline(
     evalset_sha = file_sha256(evalset_path)
     eval_data = read_evalset(evalset_path)
     if not eval_data.samples:
-        raise InputError(InputProblem(str(evalset_path), None, None,
-            "no valid sample" + (f"; first problem: {eval_data.problems[0]}" if eval_data.problems else "")))  # fmt: skip
+        raise InputError(
+            InputProblem(
+                str(evalset_path),
+                None,
+                None,
+                "no valid sample"
+                + (f"; first problem: {eval_data.problems[0]}" if eval_data.problems else ""),
+            )
+        )
     check_sources = getattr(pipeline, "check_sources", None)
     if callable(check_sources):  # documents matching none of the eval set's sources, or a
         # corpus that cannot be read, refused before the first query (a ValueError naming them)
@@ -313,15 +381,21 @@ def run_pipeline(
 
         parse_problems: list[InputProblem] = []
         if documents is None and docs is not None:
-            from cofe.pipeline._parse import parse_documents
+            from cofe.pipeline import parse_documents
 
             parsed = parse_documents(docs, cache=cache)
             documents, parse_problems = parsed.documents, parsed.problems
             timings["parse"] = parsed.seconds
             if not documents:
-                raise InputError(InputProblem(str(docs), None, None,
-                    f"no document could be parsed ({len(parse_problems)} problem(s))"
-                    + "".join(f"\n  {p}" for p in parse_problems)))  # fmt: skip
+                raise InputError(
+                    InputProblem(
+                        str(docs),
+                        None,
+                        None,
+                        f"no document could be parsed ({len(parse_problems)} problem(s))"
+                        + "".join(f"\n  {p}" for p in parse_problems),
+                    )
+                )
         if documents is None:
             documents = getattr(pipeline, "documents", None) or []
         fingerprints = _fingerprints(documents)
@@ -338,9 +412,15 @@ def run_pipeline(
             recorded = _recorded_chunk_ids(out)
             current = {c.chunk_id for c in registry.chunks}
             if not current <= recorded:
-                raise InputError(InputProblem(str(out / CHUNKS), None, "chunk_id",
-                    f"{len(current - recorded)} chunk(s) of the pipeline are not in the recorded run: "
-                    "the corpus or chunking changed; choose another --out or pass --fresh"))  # fmt: skip
+                raise InputError(
+                    InputProblem(
+                        str(out / CHUNKS),
+                        None,
+                        "chunk_id",
+                        f"{len(current - recorded)} chunk(s) of the pipeline are not in the recorded run: "
+                        "the corpus or chunking changed; choose another --out or pass --fresh",
+                    )
+                )
         else:
             out.mkdir(parents=True, exist_ok=True)
             write_jsonl(out / DOCUMENTS, documents)
@@ -419,9 +499,16 @@ def _recorded_chunk_ids(out: Path) -> set[str]:
     return {item.chunk_id for _, item in read_jsonl(out / CHUNKS, Chunk) if isinstance(item, Chunk)}
 
 
-def _answer_all(pipeline: Pipeline, todo: list[EvalSample], writer: RunWriter,
-                registry: ChunkRegistry, concurrency: int, progress: bool, errors: Counter[str],
-                use_async: bool) -> None:  # fmt: skip
+def _answer_all(
+    pipeline: Pipeline,
+    todo: list[EvalSample],
+    writer: RunWriter,
+    registry: ChunkRegistry,
+    concurrency: int,
+    progress: bool,
+    errors: Counter[str],
+    use_async: bool,
+) -> None:
     pending: list[SampleRecord] = []
     last_flush = time.monotonic()
 
@@ -439,8 +526,10 @@ def _answer_all(pipeline: Pipeline, todo: list[EvalSample], writer: RunWriter,
         if record.error is not None:
             errors[record.error.stage.value] += 1
         pending.append(record)
-        if (len(pending) >= FLUSH_EVERY_RECORDS
-                or time.monotonic() - last_flush >= FLUSH_EVERY_SECONDS):  # fmt: skip
+        if (
+            len(pending) >= FLUSH_EVERY_RECORDS
+            or time.monotonic() - last_flush >= FLUSH_EVERY_SECONDS
+        ):
             flush()
 
     # a pipeline recorded through instrumentation installs it once for all the queries, and
@@ -452,17 +541,25 @@ def _answer_all(pipeline: Pipeline, todo: list[EvalSample], writer: RunWriter,
             if use_async:
                 _answer_all_async(pipeline, todo, collect, concurrency, progress)
             else:
-                thread_map(lambda sample: _answer(pipeline, sample), todo, collect,
-                           concurrency=concurrency,
-                           progress=("answering", "q") if progress else None,
-                           name="cofe-run")  # fmt: skip
+                thread_map(
+                    lambda sample: _answer(pipeline, sample),
+                    todo,
+                    collect,
+                    concurrency=concurrency,
+                    progress=("answering", "q") if progress else None,
+                    name="cofe-run",
+                )
     finally:
         flush()  # what was answered before an interrupt is kept
 
 
-def _answer_all_async(pipeline: Any, todo: list[EvalSample],
-                      collect: Callable[[SampleRecord], None], concurrency: int,
-                      progress: bool) -> None:  # fmt: skip
+def _answer_all_async(
+    pipeline: Any,
+    todo: list[EvalSample],
+    collect: Callable[[SampleRecord], None],
+    concurrency: int,
+    progress: bool,
+) -> None:
     """The pipeline's own event loop answers; each trace is recorded as it finishes."""
     from tqdm import tqdm
 

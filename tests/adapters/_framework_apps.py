@@ -78,8 +78,13 @@ def langchain_parts() -> dict[str, Any]:
         def _llm_type(self) -> str:
             return "script-chat"
 
-        def _generate(self, messages: list[BaseMessage], stop: Any = None,
-                      run_manager: Any = None, **kwargs: Any) -> ChatResult:  # fmt: skip
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: Any = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> ChatResult:
             prompt = "\n".join(str(m.content) for m in messages)
             message = AIMessage(content=self.reply(prompt))
             return ChatResult(generations=[ChatGeneration(message=message)])
@@ -87,8 +92,13 @@ def langchain_parts() -> dict[str, Any]:
     documents = [Document(page_content=t, metadata={"source": n}) for n, t in TEXTS.items()]
     splitter = RecursiveCharacterTextSplitter(chunk_size=80, chunk_overlap=0, add_start_index=True)
     splits = splitter.split_documents(documents)
-    return {"documents": documents, "splits": splits, "embeddings": WordEmbeddings(),
-            "chat": ScriptChat, "Document": Document}  # fmt: skip
+    return {
+        "documents": documents,
+        "splits": splits,
+        "embeddings": WordEmbeddings(),
+        "chat": ScriptChat,
+        "Document": Document,
+    }
 
 
 def _vector_store(parts: dict[str, Any]) -> Any:
@@ -135,13 +145,20 @@ def lcel(take: int | None = None, store: str = "memory") -> App:
         os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
         from langchain_chroma import Chroma
 
-        parts["store"] = Chroma.from_documents(parts["splits"], parts["embeddings"],
-                                               collection_name=f"cofe-{os.getpid()}-{id(parts)}")  # fmt: skip
+        parts["store"] = Chroma.from_documents(
+            parts["splits"], parts["embeddings"], collection_name=f"cofe-{os.getpid()}-{id(parts)}"
+        )
     retriever = parts["store"].as_retriever(search_kwargs={"k": 4})
     cut = (lambda docs: docs[:take]) if take else (lambda docs: docs)
-    chain = ({"context": retriever | (lambda docs: _format(cut(docs))),
-              "question": RunnablePassthrough()}
-             | _prompt() | parts["chat"]() | StrOutputParser())  # fmt: skip
+    chain = (
+        {
+            "context": retriever | (lambda docs: _format(cut(docs))),
+            "question": RunnablePassthrough(),
+        }
+        | _prompt()
+        | parts["chat"]()
+        | StrOutputParser()
+    )
     return App(chain.invoke, retriever, [d.page_content for d in parts["splits"]], cut)
 
 
@@ -182,10 +199,18 @@ def multi_query() -> App:
         return f"{question} ship\nthe garden notebook says the rose bed was planted in spring"
 
     retriever = MultiQueryRetriever.from_llm(retriever=base, llm=parts["chat"](reply=variants))
-    chain = ({"context": retriever | _format, "question": RunnablePassthrough()}
-             | _prompt() | parts["chat"]() | StrOutputParser())  # fmt: skip
-    return App(chain.invoke, retriever, [d.page_content for d in parts["splits"]],
-               extra={"base": base, "variants": variants})  # fmt: skip
+    chain = (
+        {"context": retriever | _format, "question": RunnablePassthrough()}
+        | _prompt()
+        | parts["chat"]()
+        | StrOutputParser()
+    )
+    return App(
+        chain.invoke,
+        retriever,
+        [d.page_content for d in parts["splits"]],
+        extra={"base": base, "variants": variants},
+    )
 
 
 def compression(top_n: int = 2) -> App:
@@ -205,9 +230,14 @@ def compression(top_n: int = 2) -> App:
     base = parts["store"].as_retriever(search_kwargs={"k": 6})
     retriever = ContextualCompressionRetriever(
         base_compressor=CrossEncoderReranker(model=OverlapCrossEncoder(), top_n=top_n),
-        base_retriever=base)  # fmt: skip
-    chain = ({"context": retriever | _format, "question": RunnablePassthrough()}
-             | _prompt() | parts["chat"]() | StrOutputParser())  # fmt: skip
+        base_retriever=base,
+    )
+    chain = (
+        {"context": retriever | _format, "question": RunnablePassthrough()}
+        | _prompt()
+        | parts["chat"]()
+        | StrOutputParser()
+    )
     return App(
         chain.invoke,
         base,
@@ -227,17 +257,24 @@ def parent_document() -> App:
 
     parts = langchain_parts()
     retriever = ParentDocumentRetriever(
-        vectorstore=InMemoryVectorStore(parts["embeddings"]), docstore=InMemoryStore(),
+        vectorstore=InMemoryVectorStore(parts["embeddings"]),
+        docstore=InMemoryStore(),
         child_splitter=RecursiveCharacterTextSplitter(chunk_size=40, chunk_overlap=0),
-        parent_splitter=RecursiveCharacterTextSplitter(chunk_size=160, chunk_overlap=0,
-                                                       add_start_index=True),
-        search_kwargs={"k": 3})  # fmt: skip
+        parent_splitter=RecursiveCharacterTextSplitter(
+            chunk_size=160, chunk_overlap=0, add_start_index=True
+        ),
+        search_kwargs={"k": 3},
+    )
     retriever.add_documents(parts["documents"])
     parents = [
         d.page_content for d in retriever.docstore.mget(list(retriever.docstore.yield_keys()))
     ]
-    chain = ({"context": retriever | _format, "question": RunnablePassthrough()}
-             | _prompt() | parts["chat"]() | StrOutputParser())  # fmt: skip
+    chain = (
+        {"context": retriever | _format, "question": RunnablePassthrough()}
+        | _prompt()
+        | parts["chat"]()
+        | StrOutputParser()
+    )
     return App(chain.invoke, retriever, parents)
 
 
@@ -252,8 +289,12 @@ def ensemble() -> App:
     bm25 = BM25Retriever.from_documents(parts["splits"], k=3)
     dense = parts["store"].as_retriever(search_kwargs={"k": 3})
     retriever = EnsembleRetriever(retrievers=[bm25, dense], weights=[0.5, 0.5])
-    chain = ({"context": retriever | _format, "question": RunnablePassthrough()}
-             | _prompt() | parts["chat"]() | StrOutputParser())  # fmt: skip
+    chain = (
+        {"context": retriever | _format, "question": RunnablePassthrough()}
+        | _prompt()
+        | parts["chat"]()
+        | StrOutputParser()
+    )
     return App(
         chain.invoke,
         retriever,
@@ -341,8 +382,9 @@ if component is not None:
             self.top_k = top_k
 
         @component.output_types(documents=list[HaystackDocument])
-        def run(self, query: str, documents: list[HaystackDocument],
-                top_k: int | None = None) -> dict[str, Any]:  # fmt: skip
+        def run(
+            self, query: str, documents: list[HaystackDocument], top_k: int | None = None
+        ) -> dict[str, Any]:
             ranked = sorted(documents, key=lambda d: -overlap(query, d.content or ""))
             return {"documents": ranked[: top_k or self.top_k]}
 
@@ -367,8 +409,12 @@ def haystack_hybrid(base_url: str, top_k: int = 3) -> App:
     splitter = DocumentSplitter(split_by="word", split_length=14, split_overlap=0)
     splits = splitter.run([Document(content=t, meta={"file_name": n}) for n, t in TEXTS.items()])
     store = InMemoryDocumentStore()
-    store.write_documents([Document(content=d.content, meta=d.meta, embedding=word_vector(d.content or ""))
-                           for d in splits["documents"]])  # fmt: skip
+    store.write_documents(
+        [
+            Document(content=d.content, meta=d.meta, embedding=word_vector(d.content or ""))
+            for d in splits["documents"]
+        ]
+    )
     template = [
         ChatMessage.from_user(
             "Context:\n{% for d in documents %}{{ d.content }}\n{% endfor %}\nQuestion: {{ query }}"
@@ -383,8 +429,10 @@ def haystack_hybrid(base_url: str, top_k: int = 3) -> App:
     pipe.add_component(
         "prompt", ChatPromptBuilder(template=template, required_variables=["query", "documents"])
     )
-    pipe.add_component("llm", OpenAIChatGenerator(api_key=Secret.from_token("test"), model="echo",
-                                                  api_base_url=base_url))  # fmt: skip
+    pipe.add_component(
+        "llm",
+        OpenAIChatGenerator(api_key=Secret.from_token("test"), model="echo", api_base_url=base_url),
+    )
     pipe.connect("embedder.embedding", "dense.query_embedding")
     pipe.connect("bm25", "joiner")
     pipe.connect("dense", "joiner")
@@ -393,15 +441,23 @@ def haystack_hybrid(base_url: str, top_k: int = 3) -> App:
     pipe.connect("prompt", "llm")
 
     def answer(query: str) -> str:
-        result = pipe.run({"embedder": {"text": query}, "bm25": {"query": query},
-                           "ranker": {"query": query}, "prompt": {"query": query}})  # fmt: skip
+        result = pipe.run(
+            {
+                "embedder": {"text": query},
+                "bm25": {"query": query},
+                "ranker": {"query": query},
+                "prompt": {"query": query},
+            }
+        )
         return str(result["llm"]["replies"][0].text)
 
     bm25, dense = pipe.get_component("bm25"), pipe.get_component("dense")
 
     def pool(query: str) -> tuple[list[Any], list[Any]]:
-        return (bm25.run(query=query)["documents"],
-                dense.run(query_embedding=word_vector(query))["documents"])  # fmt: skip
+        return (
+            bm25.run(query=query)["documents"],
+            dense.run(query_embedding=word_vector(query))["documents"],
+        )
 
     return App(
         answer,
@@ -465,11 +521,16 @@ def write_samples(path: Any, n: int = 3) -> Any:
     from cofe import EvalSample, write_evalset
 
     samples = [
-        EvalSample(id=f"q{i}", query=QUERIES[i], coarse_keywords=["harbour log"],
-                   fine_keywords=[[str(100 + i)]], reference_answer="At dawn.",
-                   source={"doc": "harbour.txt"})
+        EvalSample(
+            id=f"q{i}",
+            query=QUERIES[i],
+            coarse_keywords=["harbour log"],
+            fine_keywords=[[str(100 + i)]],
+            reference_answer="At dawn.",
+            source={"doc": "harbour.txt"},
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
     write_evalset(path, samples)
     return path
 
@@ -534,8 +595,13 @@ def tool_agent() -> App:
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
 
-        def _generate(self, messages: list[BaseMessage], stop: Any = None,
-                      run_manager: Any = None, **kwargs: Any) -> ChatResult:  # fmt: skip
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: Any = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> ChatResult:
             question = str(messages[0].content)
             searched = sum(isinstance(m, ToolMessage) for m in messages)
             if searched < 2:

@@ -52,15 +52,31 @@ class WordEmbedding(BaseEmbedding):
 def _llm(base_url: str):
     from llama_index.llms.openai_like import OpenAILike
 
-    return OpenAILike(model="scripted", api_base=base_url, api_key="none", is_chat_model=True,
-                      max_retries=0, timeout=10)  # fmt: skip
+    return OpenAILike(
+        model="scripted",
+        api_base=base_url,
+        api_key="none",
+        is_chat_model=True,
+        max_retries=0,
+        timeout=10,
+    )
 
 
 def _evalset(path: Path, query: str) -> Path:
-    write_evalset(path, [EvalSample(
-        id="q", query=query, query_type="factual", coarse_keywords=["Super Bowl 50"],
-        fine_keywords=[["Denver Broncos"]], reference_answer="The Denver Broncos.",
-        source={"doc": "broncos.txt"})])  # fmt: skip
+    write_evalset(
+        path,
+        [
+            EvalSample(
+                id="q",
+                query=query,
+                query_type="factual",
+                coarse_keywords=["Super Bowl 50"],
+                fine_keywords=[["Denver Broncos"]],
+                reference_answer="The Denver Broncos.",
+                source={"doc": "broncos.txt"},
+            )
+        ],
+    )
     return path
 
 
@@ -95,17 +111,25 @@ def _reply(summary: str, triplets: str, answer: str):
 def test_a_raptor_tree_records_its_summaries_as_derived_from_their_chunks(tmp_path, faithful):
     from cofe.adapters import raptor_retriever
 
-    summary = ("Summary: Super Bowl 50 was played in 2016 at Levi's Stadium"
-               + (", won by the Denver Broncos." if faithful else "."))  # fmt: skip
+    summary = "Summary: Super Bowl 50 was played in 2016 at Levi's Stadium" + (
+        ", won by the Denver Broncos." if faithful else "."
+    )
     with ScriptedOpenAI(_reply(summary, "", "I don't know.")) as server:
         llm = _llm(server.base_url)
         retriever = raptor_retriever()(
-            _documents(), llm=llm, embed_model=WordEmbedding(), tree_depth=1,
-            similarity_top_k=1, transformations=[SentenceSplitter(chunk_size=24, chunk_overlap=0)],
-            verbose=False)  # fmt: skip
+            _documents(),
+            llm=llm,
+            embed_model=WordEmbedding(),
+            tree_depth=1,
+            similarity_top_k=1,
+            transformations=[SentenceSplitter(chunk_size=24, chunk_overlap=0)],
+            verbose=False,
+        )
         engine = RetrieverQueryEngine.from_args(retriever, llm=llm)
         pipeline = LlamaIndexPipeline(engine, documents=_documents())
-        run, result = _run(pipeline, tmp_path, "Summary: Super Bowl 50 played in 2016 Levi's Stadium")
+        run, result = _run(
+            pipeline, tmp_path, "Summary: Super Bowl 50 played in 2016 Levi's Stadium"
+        )
     summaries = [c for c in run.chunks.values() if c.kind == "summary"]
     corpus = [c for c in run.chunks.values() if not c.is_derived]
     assert len(summaries) == 1 and summaries[0].text == summary
@@ -132,17 +156,26 @@ def test_a_property_graph_records_triplets_derived_from_their_text_chunks(tmp_pa
     from llama_index.core import PropertyGraphIndex
     from llama_index.core.indices.property_graph import SimpleLLMPathExtractor
 
-    triplets = "(Super Bowl 50, was played in, 2016)\n(Super Bowl 50, was played at, Levi's Stadium)"
+    triplets = (
+        "(Super Bowl 50, was played in, 2016)\n(Super Bowl 50, was played at, Levi's Stadium)"
+    )
     with ScriptedOpenAI(_reply("", triplets, "Super Bowl 50 was played in 2016.")) as server:
         llm = _llm(server.base_url)
         index = PropertyGraphIndex.from_documents(
-            _documents(), llm=llm, embed_model=WordEmbedding(), show_progress=False, use_async=False,
+            _documents(),
+            llm=llm,
+            embed_model=WordEmbedding(),
+            show_progress=False,
+            use_async=False,
             kg_extractors=[SimpleLLMPathExtractor(llm=llm)],
-            transformations=[SentenceSplitter(chunk_size=64, chunk_overlap=0)])  # fmt: skip
-        engine = RetrieverQueryEngine.from_args(index.as_retriever(include_text=include_text),
-                                                llm=llm)  # fmt: skip
-        run, result = _run(LlamaIndexPipeline(engine, documents=_documents()), tmp_path,
-                           "Who won Super Bowl 50?")  # fmt: skip
+            transformations=[SentenceSplitter(chunk_size=64, chunk_overlap=0)],
+        )
+        engine = RetrieverQueryEngine.from_args(
+            index.as_retriever(include_text=include_text), llm=llm
+        )
+        run, result = _run(
+            LlamaIndexPipeline(engine, documents=_documents()), tmp_path, "Who won Super Bowl 50?"
+        )
     corpus = [c for c in run.chunks.values() if not c.is_derived]
     assert {c.doc_id for c in corpus} == set(DOCS)  # the text units, never the entities
     assert not any(" -> " in c.text for c in corpus)

@@ -57,8 +57,9 @@ def test_haystack_hybrid_retrievers_ranker_and_prompt_builder(
         context = texts(run, rec.context)
         assert len(context) == 3 and set(context) < set(pool)
         by_overlap = sorted(pool, key=lambda t: -apps.overlap(query, t))  # the ranker's rule
-        assert sorted(context) == sorted(by_overlap[:3]) or \
-            [apps.overlap(query, t) for t in context] == [apps.overlap(query, t) for t in by_overlap[:3]]  # fmt: skip
+        assert sorted(context) == sorted(by_overlap[:3]) or [
+            apps.overlap(query, t) for t in context
+        ] == [apps.overlap(query, t) for t in by_overlap[:3]]
         for text in pool:  # what the generator read, and only that
             assert (text in rec.answer) == (text in context)
         assert set(rec.latency) == {"retrieval", "reranking", "generation"}

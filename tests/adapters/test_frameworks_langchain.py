@@ -208,8 +208,9 @@ def test_a_store_that_cannot_be_listed_makes_the_corpus_partial(tmp_path: Path) 
     assert len(run.chunks) < len(splits)  # only what was retrieved
 
     # the splitter's output handed over: the whole corpus
-    whole = record(OpenInferencePipeline(lambda q: chain.invoke(q).content, corpus=splits),
-                   tmp_path / "whole")  # fmt: skip
+    whole = record(
+        OpenInferencePipeline(lambda q: chain.invoke(q).content, corpus=splits), tmp_path / "whole"
+    )
     assert whole.manifest.corpus == "whole"
     assert sorted(c.text for c in whole.chunks.values()) == sorted(d.page_content for d in splits)
 
@@ -246,9 +247,11 @@ def _chroma_shaped(splits: list[Any], listing: str) -> Any:
             if listing == "refused":
                 raise ConnectionError("the Chroma server refused the listing")
             shown = splits[:3] if listing == "short" else splits
-            return {"ids": [f"id{i}" for i in range(len(shown))],
-                    "documents": [d.page_content for d in shown],
-                    "metadatas": [d.metadata for d in shown]}  # fmt: skip
+            return {
+                "ids": [f"id{i}" for i in range(len(shown))],
+                "documents": [d.page_content for d in shown],
+                "metadatas": [d.metadata for d in shown],
+            }
 
     return Chroma()
 
@@ -269,8 +272,11 @@ def test_a_chroma_store_is_listed_or_the_corpus_is_partial_saying_why(
         return
     assert run.manifest.corpus == "partial"
     why = run.manifest.meta["corpus_partial"]
-    assert ("refused the listing" in why) if listing == "refused" else (
-        f"holds {len(splits)} documents but listing it gave 3" in why)  # fmt: skip
+    assert (
+        ("refused the listing" in why)
+        if listing == "refused"
+        else (f"holds {len(splits)} documents but listing it gave 3" in why)
+    )
     for sample_id, rec in run.records.items():
         assert texts(run, rec.pool) == contents(retriever.invoke(QUERIES[int(sample_id[1:])]))
 
@@ -281,7 +287,9 @@ def test_a_factory_returning_a_chain_is_recorded_by_cofe_run(tmp_path: Path, mon
 
     (tmp_path / "my_rag.py").write_text(
         "from tests.adapters._framework_apps import lcel\n"
-        "def build():\n    return lcel().fn.__self__\n", encoding="utf-8")  # fmt: skip
+        "def build():\n    return lcel().fn.__self__\n",
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     pipeline = load_pipeline("my_rag:build")
     assert isinstance(pipeline, OpenInferencePipeline)
@@ -310,8 +318,10 @@ def test_a_chain_without_a_retriever_is_refused_at_its_first_query(tmp_path: Pat
     parts = apps.langchain_parts()
     chat = parts["chat"]()
     with pytest.raises(UnsupportedFrameworkPipeline, match="no instrumented retriever"):
-        record(OpenInferencePipeline(lambda q: chat.invoke(q).content, corpus=parts["splits"]),
-               tmp_path)  # fmt: skip
+        record(
+            OpenInferencePipeline(lambda q: chat.invoke(q).content, corpus=parts["splits"]),
+            tmp_path,
+        )
 
 
 def test_a_tool_calling_agent_pools_its_tool_retrievals(tmp_path: Path) -> None:
@@ -359,8 +369,9 @@ def test_a_failing_retriever_fails_its_sample_in_the_retrieval_stage(tmp_path: P
             return parts["splits"][:2]
 
     chain = Flaky() | apps._format | parts["chat"]()
-    run = record(OpenInferencePipeline(lambda q: chain.invoke(q).content, corpus=parts["splits"]),
-                 tmp_path)  # fmt: skip
+    run = record(
+        OpenInferencePipeline(lambda q: chain.invoke(q).content, corpus=parts["splits"]), tmp_path
+    )
     failed = run.records["q1"]
     assert failed.error is not None and failed.error.stage == "retrieval"
     assert failed.error.type == "RuntimeError" and "index is down" in failed.error.message

@@ -36,8 +36,9 @@ def test_a_llamaindex_engine_records_alike_through_spans_and_events(
     docs = [Document(text=t, metadata={"file_name": n}) for n, t in apps.TEXTS.items()]
     nodes = SentenceSplitter(chunk_size=48, chunk_overlap=0).get_nodes_from_documents(docs)
     index = VectorStoreIndex(nodes, embed_model=MockEmbedding(embed_dim=8))
-    engine = index.as_query_engine(similarity_top_k=4, llm=MockLLM(),
-                                   node_postprocessors=[FirstTwo()] if postprocess else [])  # fmt: skip
+    engine = index.as_query_engine(
+        similarity_top_k=4, llm=MockLLM(), node_postprocessors=[FirstTwo()] if postprocess else []
+    )
     events = record(LlamaIndexPipeline(engine), tmp_path / "events")
     spans = record(OpenInferencePipeline(engine.query), tmp_path / "spans")
     assert sorted(spans.chunks) == sorted(events.chunks)  # one id scheme, one corpus

@@ -12,15 +12,27 @@ from cofe.runlog import Stage
 _IDS = count(1)
 
 
-def _span(kind: str | None, parent: Span | None = None, start: int = 0, status: str = "ok",
-          **attributes: Any) -> Span:  # fmt: skip
+def _span(
+    kind: str | None,
+    parent: Span | None = None,
+    start: int = 0,
+    status: str = "ok",
+    **attributes: Any,
+) -> Span:
     attrs = {k.replace("__", "."): v for k, v in attributes.items()}
     if kind is not None:
         attrs["openinference.span.kind"] = kind
-    return Span(trace_id="1" * 32, span_id=f"{next(_IDS):016x}",
-                parent_id=parent.span_id if parent else None, name=kind or "plain",
-                start_ns=start, end_ns=start + 10, status=status, status_message="",
-                attributes=attrs)  # fmt: skip
+    return Span(
+        trace_id="1" * 32,
+        span_id=f"{next(_IDS):016x}",
+        parent_id=parent.span_id if parent else None,
+        name=kind or "plain",
+        start_ns=start,
+        end_ns=start + 10,
+        status=status,
+        status_message="",
+        attributes=attrs,
+    )
 
 
 def _docs(prefix: str, texts: list[str]) -> dict[str, Any]:
@@ -36,18 +48,33 @@ def _retriever(parent: Span, texts: list[str], start: int) -> Span:
 
 
 def _fields(kind: str, parent: Span | None, start: int, attrs: dict[str, Any]) -> dict[str, Any]:
-    return {"trace_id": "1" * 32, "span_id": f"{next(_IDS):016x}",
-            "parent_id": parent.span_id if parent else None, "name": kind, "start_ns": start,
-            "end_ns": start + 10, "status": "ok", "status_message": "",
-            "attributes": {"openinference.span.kind": kind, **attrs}}  # fmt: skip
+    return {
+        "trace_id": "1" * 32,
+        "span_id": f"{next(_IDS):016x}",
+        "parent_id": parent.span_id if parent else None,
+        "name": kind,
+        "start_ns": start,
+        "end_ns": start + 10,
+        "status": "ok",
+        "status_message": "",
+        "attributes": {"openinference.span.kind": kind, **attrs},
+    }
 
 
 def _llm(parent: Span, prompt: str, answer: str, start: int) -> Span:
-    return Span(**_fields("LLM", parent, start, {
-        "llm.input_messages.0.message.role": "user",
-        "llm.input_messages.0.message.content": prompt,
-        "llm.output_messages.0.message.role": "assistant",
-        "llm.output_messages.0.message.content": answer}))  # fmt: skip
+    return Span(
+        **_fields(
+            "LLM",
+            parent,
+            start,
+            {
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": prompt,
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": answer,
+            },
+        )
+    )
 
 
 def _texts(docs: Any) -> list[str]:
@@ -57,8 +84,17 @@ def _texts(docs: Any) -> list[str]:
 def test_a_plain_retriever_and_reranker_read_as_the_monitor_reads_them() -> None:
     root = _span("CHAIN", **{"input__value": "q"})
     retriever = _retriever(root, ["a", "b", "c"], 1)
-    reranker = Span(**_fields("RERANKER", root, 20, {**_docs("reranker.input_documents", ["a", "b", "c"]),
-                                                     **_docs("reranker.output_documents", ["c", "a"])}))  # fmt: skip
+    reranker = Span(
+        **_fields(
+            "RERANKER",
+            root,
+            20,
+            {
+                **_docs("reranker.input_documents", ["a", "b", "c"]),
+                **_docs("reranker.output_documents", ["c", "a"]),
+            },
+        )
+    )
     llm = _llm(root, "context: c a", "the answer", 40)
     record = assemble_spans("t", [root, retriever, reranker, llm])
     assert record.query == "q"
@@ -114,8 +150,9 @@ def test_several_outer_retrievals_of_an_agent_are_merged_and_the_last_llm_answer
 
 def test_a_failing_retriever_is_blamed_and_leaves_no_pool() -> None:
     root = _span("CHAIN", status="error", **{"input__value": "q"})
-    retriever = Span(**{**_fields("RETRIEVER", root, 1, {}), "status": "error",
-                        "status_message": "index gone"})  # fmt: skip
+    retriever = Span(
+        **{**_fields("RETRIEVER", root, 1, {}), "status": "error", "status_message": "index gone"}
+    )
     record = assemble_spans("t", [root, retriever])
     assert record.error_stage is Stage.RETRIEVAL and "index gone" in (record.error or "")
     assert record.pool is None and record.context is None

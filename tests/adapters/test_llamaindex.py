@@ -47,8 +47,14 @@ def llama_docs() -> list[Document]:
 def _llm(base_url: str, max_retries: int = 0):
     from llama_index.llms.openai_like import OpenAILike
 
-    return OpenAILike(model="scripted", api_base=base_url, api_key="none", is_chat_model=True,
-                      max_retries=max_retries, timeout=10)  # fmt: skip
+    return OpenAILike(
+        model="scripted",
+        api_base=base_url,
+        api_key="none",
+        is_chat_model=True,
+        max_retries=max_retries,
+        timeout=10,
+    )
 
 
 def test_query_engine_with_postprocessor_records_all_four_stages(
@@ -73,8 +79,13 @@ def test_query_engine_with_postprocessor_records_all_four_stages(
     assert set(record.latency) == {Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION}
     assert any("1889" in p for p in prompts)  # the LLM really got the retrieved text
     assert run.manifest.pipeline["postprocessors"] == ["ReverseTopTwo"]
-    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.RERANKING,
-                                   Stage.GENERATION]  # fmt: skip
+    assert run.manifest.stages == [
+        Stage.PARSE,
+        Stage.CHUNKING,
+        Stage.RETRIEVAL,
+        Stage.RERANKING,
+        Stage.GENERATION,
+    ]
     assert run.manifest.top_k == 4  # the retriever's similarity_top_k
     chunk = run.chunks[record.pool[0].chunk_id]
     assert (
@@ -98,8 +109,9 @@ def test_bm25_retriever_engine_without_postprocessors_has_no_reranking_stage(
         engine = RetrieverQueryEngine(
             retriever, get_response_synthesizer(llm=_llm(server.base_url))
         )
-        run_pipeline(LlamaIndexPipeline(engine, nodes=nodes), small_evalset, tmp_path / "run",
-                     progress=False)  # fmt: skip
+        run_pipeline(
+            LlamaIndexPipeline(engine, nodes=nodes), small_evalset, tmp_path / "run", progress=False
+        )
     run = read_run(tmp_path / "run")
     record = run.records["q2"]
     # no postprocessor: the synthesizer got the whole pool, and that is recorded as the context
@@ -133,15 +145,16 @@ def _mock_engine_run(tmp_path: Path, evalset_for):
     from llama_index.core.schema import TextNode
 
     facts = [f"Archive note {i}: the vault code is {1000 + 37 * i}." for i in range(14)]
-    nodes = [TextNode(text=t, id_=f"note-{i}", metadata={"file_name": "notes.txt"})
-             for i, t in enumerate(facts)]  # fmt: skip
+    nodes = [
+        TextNode(text=t, id_=f"note-{i}", metadata={"file_name": "notes.txt"})
+        for i, t in enumerate(facts)
+    ]
     index = VectorStoreIndex(nodes, embed_model=MockEmbedding(embed_dim=8))
     synthesizer = get_response_synthesizer(llm=MockLLM(), response_mode="compact")
     engine = RetrieverQueryEngine(index.as_retriever(similarity_top_k=10), synthesizer)
     order = [n.node.get_content() for n in index.as_retriever(similarity_top_k=10).retrieve("q")]
     evalset = evalset_for(order)
-    run_pipeline(LlamaIndexPipeline(engine, index=index), evalset, tmp_path / "run",
-                 progress=False)  # fmt: skip
+    run_pipeline(LlamaIndexPipeline(engine, index=index), evalset, tmp_path / "run", progress=False)
     return read_run(tmp_path / "run"), order
 
 
@@ -153,9 +166,18 @@ def test_an_engine_without_postprocessor_records_the_ten_nodes_its_synthesizer_g
     def evalset_for(order: list[str]) -> Path:
         code = order[6].split()[-1].rstrip(".")  # the fact at rank 7 of 10
         path = tmp_path / "evalset.jsonl"
-        write_evalset(path, [EvalSample(id="q", query="What is the vault code?",
-                                        coarse_keywords=["vault code"], fine_keywords=[[code]],
-                                        reference_answer=code)])  # fmt: skip
+        write_evalset(
+            path,
+            [
+                EvalSample(
+                    id="q",
+                    query="What is the vault code?",
+                    coarse_keywords=["vault code"],
+                    fine_keywords=[[code]],
+                    reference_answer=code,
+                )
+            ],
+        )
         return path
 
     run, order = _mock_engine_run(tmp_path, evalset_for)
@@ -192,8 +214,13 @@ def test_an_llm_failure_is_a_generation_error_and_the_run_goes_on(
     with ScriptedOpenAI(lambda m, r: "fine") as server:
         server.inject(Fault(status=500))  # the first query's LLM call fails (no retries)
         engine = index.as_query_engine(similarity_top_k=2, llm=_llm(server.base_url))
-        run_pipeline(LlamaIndexPipeline(engine, index=index), small_evalset, tmp_path / "run",
-                     concurrency=1, progress=False)  # fmt: skip
+        run_pipeline(
+            LlamaIndexPipeline(engine, index=index),
+            small_evalset,
+            tmp_path / "run",
+            concurrency=1,
+            progress=False,
+        )
     records = read_run(tmp_path / "run").records
     errors = [r for r in records.values() if r.error is not None]
     assert len(errors) == 1 and errors[0].error.stage is Stage.GENERATION

@@ -47,11 +47,16 @@ def _docs(texts: dict[str, str]) -> list[Document]:
 
 def _evalset(path: Path, source: str = "harbour.txt", n: int = 2) -> Path:
     samples = [
-        EvalSample(id=f"q{i}", query=f"When did ship number {100 + i} leave?",
-                   coarse_keywords=["harbour log"], fine_keywords=[[str(100 + i)]],
-                   reference_answer="At dawn.", source={"doc": source})
+        EvalSample(
+            id=f"q{i}",
+            query=f"When did ship number {100 + i} leave?",
+            coarse_keywords=["harbour log"],
+            fine_keywords=[[str(100 + i)]],
+            reference_answer="At dawn.",
+            source={"doc": source},
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
     write_evalset(path, samples)
     return path
 
@@ -78,8 +83,11 @@ def test_an_external_vector_store_without_index_gives_the_whole_corpus(tmp_path:
     client = qdrant_client.QdrantClient(path=str(tmp_path / "qdrant"))
     try:
         store = QdrantVectorStore(client=client, collection_name="notes")
-        VectorStoreIndex(nodes, storage_context=StorageContext.from_defaults(vector_store=store),
-                         embed_model=EMBED)  # fmt: skip
+        VectorStoreIndex(
+            nodes,
+            storage_context=StorageContext.from_defaults(vector_store=store),
+            embed_model=EMBED,
+        )
         # as in production: a later process opens the existing collection
         index = VectorStoreIndex.from_vector_store(store, embed_model=EMBED)
         assert index.docstore.docs == {}  # the text is in Qdrant only
@@ -147,8 +155,9 @@ def test_an_index_loaded_from_storage_names_documents_by_file_name(
 
 
 def test_a_user_doc_key_names_documents(tmp_path: Path) -> None:
-    docs = [Document(text=t, metadata={"file_name": n, "isbn": f"isbn-{n}"})
-            for n, t in LONG.items()]  # fmt: skip
+    docs = [
+        Document(text=t, metadata={"file_name": n, "isbn": f"isbn-{n}"}) for n, t in LONG.items()
+    ]
     index = VectorStoreIndex.from_documents(docs, embed_model=EMBED)
     engine = index.as_query_engine(similarity_top_k=2, llm=MockLLM())
     evalset = _evalset(tmp_path / "evalset.jsonl", source="isbn-harbour.txt")
@@ -164,9 +173,10 @@ def test_a_sentence_window_context_is_the_window_the_synthesizer_read(tmp_path: 
     nodes = SentenceWindowNodeParser.from_defaults(window_size=1).get_nodes_from_documents(docs)
     index = VectorStoreIndex(nodes, embed_model=EMBED)
     engine = index.as_query_engine(
-        similarity_top_k=3, llm=MockLLM(),
+        similarity_top_k=3,
+        llm=MockLLM(),
         node_postprocessors=[MetadataReplacementPostProcessor(target_metadata_key="window")],
-    )  # fmt: skip
+    )
     run = _run(LlamaIndexPipeline(engine, index=index, documents=docs), tmp_path)
     windows = {n.get_content(): n.metadata["window"] for n in nodes}
     record = run.records["q0"]
@@ -199,8 +209,9 @@ def test_auto_merging_puts_leaves_and_parents_in_the_corpus(tmp_path: Path) -> N
     storage = StorageContext.from_defaults()
     storage.docstore.add_documents(all_nodes)
     index = VectorStoreIndex(leaves, storage_context=storage, embed_model=EMBED)
-    retriever = AutoMergingRetriever(index.as_retriever(similarity_top_k=6), storage,
-                                     simple_ratio_thresh=0.2)  # fmt: skip
+    retriever = AutoMergingRetriever(
+        index.as_retriever(similarity_top_k=6), storage, simple_ratio_thresh=0.2
+    )
     engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
     # no index=: the corpus is found through the retriever (its index and storage context)
     run = _run(LlamaIndexPipeline(engine, documents=docs), tmp_path)
@@ -222,8 +233,13 @@ def test_auto_merging_puts_leaves_and_parents_in_the_corpus(tmp_path: Path) -> N
     assert len(record.pool) == 6 and set(_texts(run, record.pool)) <= leaf_texts
     merged = [t for t in _texts(run, record.context) if t not in leaf_texts]
     assert merged and all(t in record.answer for t in merged)  # parents reached the LLM
-    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.RERANKING,
-                                   Stage.GENERATION]  # fmt: skip
+    assert run.manifest.stages == [
+        Stage.PARSE,
+        Stage.CHUNKING,
+        Stage.RETRIEVAL,
+        Stage.RERANKING,
+        Stage.GENERATION,
+    ]
     assert run.manifest.top_k == 6 and Stage.RERANKING in record.latency
 
 
@@ -262,8 +278,9 @@ def test_the_runner_drives_an_async_engine_on_an_event_loop(tmp_path: Path) -> N
     engine.query = never
     evalset = _evalset(tmp_path / "evalset.jsonl", n=8)
     pipeline = LlamaIndexPipeline(engine, index=index, documents=docs)
-    report = run_pipeline(pipeline, evalset, tmp_path / "run", concurrency=3, progress=False,
-                          use_async=True)  # fmt: skip
+    report = run_pipeline(
+        pipeline, evalset, tmp_path / "run", concurrency=3, progress=False, use_async=True
+    )
     run = read_run(tmp_path / "run")
     assert report.answered == 8 and run.problems == [] and len(run.records) == 8
     for i in range(8):
@@ -273,8 +290,12 @@ def test_the_runner_drives_an_async_engine_on_an_event_loop(tmp_path: Path) -> N
     with pytest.raises(ValueError, match="has no async path"):
         from cofe.adapters import PythonPipeline
 
-        run_pipeline(PythonPipeline(chunks=[], retrieve=lambda q: [], name="sync"), evalset,
-                     tmp_path / "other", use_async=True)  # fmt: skip
+        run_pipeline(
+            PythonPipeline(chunks=[], retrieve=lambda q: [], name="sync"),
+            evalset,
+            tmp_path / "other",
+            use_async=True,
+        )
 
 
 def test_a_streaming_engine_records_the_whole_answer(tmp_path: Path) -> None:
@@ -317,8 +338,9 @@ def test_citation_context_is_the_citations_mapped_back_to_their_chunks(tmp_path:
     docs = _docs(LONG)
     nodes = SentenceSplitter(chunk_size=64, chunk_overlap=0).get_nodes_from_documents(docs)
     index = VectorStoreIndex(nodes, embed_model=EMBED)
-    engine = CitationQueryEngine.from_args(index, llm=MockLLM(), similarity_top_k=2,
-                                           citation_chunk_size=24, citation_chunk_overlap=0)  # fmt: skip
+    engine = CitationQueryEngine.from_args(
+        index, llm=MockLLM(), similarity_top_k=2, citation_chunk_size=24, citation_chunk_overlap=0
+    )
     run = _run(LlamaIndexPipeline(engine, index=index, documents=docs), tmp_path)
     corpus_texts = sorted(n.get_content() for n in nodes)
     corpus = [c for c in run.chunks.values() if not c.is_derived]

@@ -41,16 +41,29 @@ def test_a_run_log_record_goes_to_a_span_record_and_back_unchanged() -> None:
         sample = _sample(error)
         trace = Trace.of(sample)
         assert trace.record("q1") == sample
-        record = SpanTraceRecord.of_sample("t1", "What is the capital?", sample, CHUNKS,
-                                           started_ns=1, ended_ns=2, stages=None, top_k=None)  # fmt: skip
+        record = SpanTraceRecord.of_sample(
+            "t1",
+            "What is the capital?",
+            sample,
+            CHUNKS,
+            started_ns=1,
+            ended_ns=2,
+            stages=None,
+            top_k=None,
+        )
         assert [d.text for d in record.pool or []] == [CHUNKS["a#0"].text, CHUNKS["a#1"].text]
-        back = record.sample("q1", ranked=lambda docs: [
-            RankedChunk(chunk_id=d.ref or "", score=d.score) for d in docs])  # fmt: skip
+        back = record.sample(
+            "q1",
+            ranked=lambda docs: [RankedChunk(chunk_id=d.ref or "", score=d.score) for d in docs],
+        )
         assert back.model_dump(exclude={"error"}) == sample.model_dump(exclude={"error"})
         if error:
             assert back.error is not None and sample.error is not None
             assert (back.error.stage, back.error.type, back.error.message) == (
-                Stage.RERANKING, "Boom", "it broke")  # fmt: skip
+                Stage.RERANKING,
+                "Boom",
+                "it broke",
+            )
 
 
 def _monitor(module: str, name: str) -> Any:
@@ -69,10 +82,26 @@ def test_the_span_records_conversion_is_the_monitors() -> None:
     for error in (False, True):
         for top_k in (None, 1):
             sample = _sample(error).model_copy(update={"context": None})
-            ours = SpanTraceRecord.of_sample("t", "q", sample, CHUNKS, started_ns=5, ended_ns=9,
-                                             stages=(Stage.RETRIEVAL,), top_k=top_k)  # fmt: skip
-            theirs = record_of("t", "q", sample, CHUNKS, started_ns=5, ended_ns=9,
-                               stages=(Stage.RETRIEVAL,), top_k=top_k)  # fmt: skip
+            ours = SpanTraceRecord.of_sample(
+                "t",
+                "q",
+                sample,
+                CHUNKS,
+                started_ns=5,
+                ended_ns=9,
+                stages=(Stage.RETRIEVAL,),
+                top_k=top_k,
+            )
+            theirs = record_of(
+                "t",
+                "q",
+                sample,
+                CHUNKS,
+                started_ns=5,
+                ended_ns=9,
+                stages=(Stage.RETRIEVAL,),
+                top_k=top_k,
+            )
             assert dataclasses.asdict(ours) == dataclasses.asdict(theirs)
 
 
@@ -80,6 +109,7 @@ def test_the_span_records_sample_is_the_canarys() -> None:
     _sample_of = _monitor("cofe.monitor._canary", "_sample_of")
 
     for error in (False, True):
-        record = SpanTraceRecord.of_sample("t", "q", _sample(error), CHUNKS, started_ns=0,
-                                           ended_ns=1, stages=None, top_k=None)  # fmt: skip
+        record = SpanTraceRecord.of_sample(
+            "t", "q", _sample(error), CHUNKS, started_ns=0, ended_ns=1, stages=None, top_k=None
+        )
         assert record.sample("q1") == _sample_of("q1", record)

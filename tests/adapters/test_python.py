@@ -44,8 +44,16 @@ def _run(tmp_path: Path, small_docs: Path, small_evalset: Path, **stages) -> Pat
 
 def test_all_four_stages_are_recorded(tmp_path, small_docs, small_evalset) -> None:
     toy = Toy()
-    out = _run(tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index,
-               retrieve=toy.retrieve, rerank=toy.rerank, generate=toy.generate)  # fmt: skip
+    out = _run(
+        tmp_path,
+        small_docs,
+        small_evalset,
+        chunk=sentences,
+        index=toy.index,
+        retrieve=toy.retrieve,
+        rerank=toy.rerank,
+        generate=toy.generate,
+    )
     run = read_run(out)
     assert run.problems == []
     assert len(run.documents) == 3 and len(run.chunks) == len(toy.corpus) >= 6
@@ -54,8 +62,13 @@ def test_all_four_stages_are_recorded(tmp_path, small_docs, small_evalset) -> No
     assert set(q1.latency) == {Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION}
     assert run.chunks[q1.pool[0].chunk_id].text == "The Eiffel Tower was finished in 1889."
     assert run.manifest.pipeline["stages"]["rerank"].endswith("Toy.rerank")
-    assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.RERANKING,
-                                   Stage.GENERATION]  # fmt: skip
+    assert run.manifest.stages == [
+        Stage.PARSE,
+        Stage.CHUNKING,
+        Stage.RETRIEVAL,
+        Stage.RERANKING,
+        Stage.GENERATION,
+    ]
     assert run.manifest.top_k == 4
     result = score_run(out)
     assert set(result.verdicts["verdict"]) <= {"pass", "not_in_answer", "cut_by_rerank"}
@@ -66,8 +79,15 @@ def test_a_pipeline_without_reranker_is_scored_without_that_stage(
     tmp_path, small_docs, small_evalset
 ):
     toy = Toy()
-    out = _run(tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index,
-               retrieve=toy.retrieve, generate=toy.generate)  # fmt: skip
+    out = _run(
+        tmp_path,
+        small_docs,
+        small_evalset,
+        chunk=sentences,
+        index=toy.index,
+        retrieve=toy.retrieve,
+        generate=toy.generate,
+    )
     run = read_run(out)
     assert all(r.context is None and r.error is None for r in run.records.values())
     assert all(Stage.RERANKING not in r.latency for r in run.records.values())
@@ -106,8 +126,9 @@ def test_the_generator_gets_the_pool_cut_at_top_k_which_the_manifest_records(
 
 def test_a_retrieval_only_pipeline_has_no_generation_stage(tmp_path, small_docs, small_evalset):
     toy = Toy()
-    out = _run(tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index,
-               retrieve=toy.retrieve)  # fmt: skip
+    out = _run(
+        tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index, retrieve=toy.retrieve
+    )
     assert read_run(out).manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL]
 
 
@@ -121,8 +142,15 @@ def test_a_stage_that_raises_is_recorded_with_its_traceback_and_the_run_goes_on(
             raise RuntimeError("model overloaded")
         return toy.generate(query, context)
 
-    out = _run(tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index,
-               retrieve=toy.retrieve, generate=flaky_generate)  # fmt: skip
+    out = _run(
+        tmp_path,
+        small_docs,
+        small_evalset,
+        chunk=sentences,
+        index=toy.index,
+        retrieve=toy.retrieve,
+        generate=flaky_generate,
+    )
     run = read_run(out)
     failed = run.records["q2"]
     assert failed.error.stage is Stage.GENERATION and failed.error.type == "RuntimeError"
@@ -154,12 +182,24 @@ def test_retrieval_may_return_derived_items_with_their_sources(tmp_path, small_d
 
     def retrieve(query: str):
         france = [c.chunk_id for c in toy.corpus if c.doc_id.startswith("france")]
-        summary = {"text": "The Eiffel Tower is in Paris, the capital of France.",
-                   "kind": "summary", "derived_from": france, "score": 0.9}  # fmt: skip
+        summary = {
+            "text": "The Eiffel Tower is in Paris, the capital of France.",
+            "kind": "summary",
+            "derived_from": france,
+            "score": 0.9,
+        }
         return [summary, *toy.retrieve(query)[:1]] if "Eiffel" in query else toy.retrieve(query)
 
-    out = _run(tmp_path, small_docs, small_evalset, chunk=sentences, index=toy.index,
-               retrieve=retrieve, generate=lambda q, context: "I don't know.", top_k=1)  # fmt: skip
+    out = _run(
+        tmp_path,
+        small_docs,
+        small_evalset,
+        chunk=sentences,
+        index=toy.index,
+        retrieve=retrieve,
+        generate=lambda q, context: "I don't know.",
+        top_k=1,
+    )
     run = read_run(out)
     assert run.problems == []
     summaries = [c for c in run.chunks.values() if c.kind == "summary"]

@@ -45,10 +45,24 @@ def _count_lines(path: Path) -> int:
 
 
 def _cofe_run(evalset: Path, out: Path, **env: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "cofe", "run", "--pipeline", "tests.runner._slow_pipeline:build",
-               "--evalset", str(evalset), "--out", str(out), "--no-score", "--concurrency", "2"]  # fmt: skip
-    return subprocess.Popen(command, cwd=REPO, env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "cofe",
+        "run",
+        "--pipeline",
+        "tests.runner._slow_pipeline:build",
+        "--evalset",
+        str(evalset),
+        "--out",
+        str(out),
+        "--no-score",
+        "--concurrency",
+        "2",
+    ]
+    return subprocess.Popen(
+        command, cwd=REPO, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 @pytest.mark.slow
@@ -151,8 +165,9 @@ def test_the_default_pipeline_records_top_k_and_stages(tmp_path, small_docs, sma
     from cofe.pipeline import DefaultPipeline, PipelineConfig
 
     config = PipelineConfig(chunk_size=32, chunk_overlap=0, candidates=6, top_k=3)
-    run_pipeline(DefaultPipeline(config), small_evalset, tmp_path / "run", docs=small_docs,
-                 progress=False)  # fmt: skip
+    run_pipeline(
+        DefaultPipeline(config), small_evalset, tmp_path / "run", docs=small_docs, progress=False
+    )
     run = read_run(tmp_path / "run")
     assert run.manifest.schema_version == 3 and run.manifest.top_k == 3
     assert run.manifest.stages == [Stage.PARSE, Stage.CHUNKING, Stage.RETRIEVAL, Stage.GENERATION]
@@ -181,11 +196,16 @@ class _Described:
 
 @pytest.mark.parametrize(
     ("described", "top_k", "stages"),
-    [({"name": "mine", "top_k": 2, "stages": ["retrieval", "generation"]}, 2,
-      [Stage.RETRIEVAL, Stage.GENERATION]),
-     ({"name": "mine", "top_k": "two", "stages": "some"}, None, None),
-     ({"name": "mine"}, None, None)],
-)  # fmt: skip
+    [
+        (
+            {"name": "mine", "top_k": 2, "stages": ["retrieval", "generation"]},
+            2,
+            [Stage.RETRIEVAL, Stage.GENERATION],
+        ),
+        ({"name": "mine", "top_k": "two", "stages": "some"}, None, None),
+        ({"name": "mine"}, None, None),
+    ],
+)
 def test_a_pipeline_without_shape_is_read_from_its_description_or_unknown(
     tmp_path, many_evalset, described, top_k, stages
 ) -> None:

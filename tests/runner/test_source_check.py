@@ -17,8 +17,10 @@ class Mismatched(PythonPipeline):
 
 def test_sources_are_checked_before_the_first_query(tmp_path):
     evalset = tmp_path / "e.jsonl"
-    write_evalset(evalset, [EvalSample(id="q", query="q?", fine_keywords=[["x"]],
-                                       source={"doc": "report.pdf"})])  # fmt: skip
+    write_evalset(
+        evalset,
+        [EvalSample(id="q", query="q?", fine_keywords=[["x"]], source={"doc": "report.pdf"})],
+    )
     answered = []
     pipeline = Mismatched(chunks=[], retrieve=lambda q: answered.append(q) or [])
     with pytest.raises(ValueError, match=r"report\.pdf"):
