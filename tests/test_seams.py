@@ -23,7 +23,6 @@ KNOWN: set[tuple[str, str, str]] = {  # (importing file, module, private name or
     ('cofe/cli/_monitor.py', 'cofe.monitor._http', ''),
     ('cofe/cli/_monitor.py', 'cofe.monitor._rules', ''),
     ('cofe/cli/_monitor.py', 'cofe.monitor._sinks', ''),
-    ('cofe/judges/_judge.py', 'cofe.stages._records', ''),
     ('cofe/monitor/_alerts.py', 'cofe.compare._stats', ''),
     ('cofe/monitor/_charts.py', 'cofe.report._svg', ''),
     ('cofe/monitor/_dashboard_kit.py', 'cofe.report._html', ''),
@@ -38,8 +37,6 @@ KNOWN: set[tuple[str, str, str]] = {  # (importing file, module, private name or
     ('cofe/monitor/_templates.py', 'cofe.report._html', ''),
     ('cofe/monitor/_templates.py', 'cofe.report._html', '_strict_marks'),
     ('cofe/monitor/store/_codec.py', 'cofe.adapters._trace', ''),
-    ('cofe/report/_html.py', 'cofe.stages._records', ''),
-    ('cofe/results/_files.py', 'cofe.stages._config', ''),
 }
 
 

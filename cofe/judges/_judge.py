@@ -80,10 +80,10 @@ from cofe.judges._sense import (
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog import JUDGEMENTS, ParsedDocument, RunLog, run_folder_lock
+from cofe.stages import Outputs, read_compact  # cofe.stages loads lazily: no cycle
 
-if TYPE_CHECKING:  # cofe.stages reads judgements (labels_for_scoring): imported when used
+if TYPE_CHECKING:
     from cofe.pipeline import Embedder
-    from cofe.stages._records import Outputs
 
 _Reply = TypeVar("_Reply", bound=BaseModel)
 
@@ -478,8 +478,6 @@ def reason_head(reason: str | None) -> str:
 
 def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     """What each answered sample is judged on; and how many have no answer."""
-    from cofe.stages._records import read_compact
-
     log, records = read_compact(run_dir)
     evalset = read_evalset(run_dir / "evalset.jsonl")
     top_k = log.manifest.top_k

@@ -38,7 +38,7 @@ from cofe.matching import (
 from cofe.report import _svg
 from cofe.results import ScoreResult
 from cofe.runlog import RunLog
-from cofe.stages._records import Outputs, read_compact
+from cofe.stages import Outputs, read_compact
 
 if TYPE_CHECKING:
     from pandas.core.groupby import DataFrameGroupBy

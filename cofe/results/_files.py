@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -25,9 +25,7 @@ from cofe._errors import InputError, InputProblem
 from cofe._text import FORMULA_START, neutralise, restore
 from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, USER_TEXT, typed
 from cofe.results._result import ScoreResult
-
-if TYPE_CHECKING:
-    from cofe.stages._config import ScoreConfig
+from cofe.stages import ScoreConfig  # the settings a folder records (cofe.stages loads lazily)
 
 # 4: points.csv gains answer_decision and answer_rule (an older folder reads with them empty)
 # 5: text cells a spreadsheet would run as a formula (=, +, -, @, tab, CR) or starting with an
@@ -106,8 +104,6 @@ class ScoresWriter:
         existing = _settings_in(self.out)
         wanted = self.config.model_dump(mode="json")
         if existing is not None and existing != wanted:
-            from cofe.stages._config import ScoreConfig
-
             try:
                 theirs = ScoreConfig.model_validate(existing).label() or "the defaults"
             except ValueError:
@@ -278,8 +274,6 @@ def _read_csv(path: Path, table: str, *, neutralised: bool = True) -> pd.DataFra
 
 def read_scores(directory: str | os.PathLike[str]) -> ScoreResult:
     """Read a results folder written by ``ScoreResult.write`` (``cofe score --out``)."""
-    from cofe.stages._config import ScoreConfig
-
     folder = Path(directory)
     summary_path = folder / SUMMARY
     if not summary_path.exists():
