@@ -3,6 +3,7 @@
     python benchmarks/monitor_ingest.py                      # 1M stored spans, both engines
     python benchmarks/monitor_ingest.py --spans 100000       # a smaller store
     python benchmarks/monitor_ingest.py --engines sqlite --json
+    python benchmarks/monitor_ingest.py --parts ingest,contended  # the collector only
     python benchmarks/monitor_ingest.py --postgres postgresql://user@host:5432
 
 Traffic is synthetic OpenInference RAG traces of 8 spans each, as LlamaIndex's
@@ -27,6 +28,11 @@ one 5-minute window in the middle of the day: ``traces(start, end)`` (stage reco
 with chunk texts too), ``window_rows`` (every signal of the window, what ``refresh``
 computes per window), ``series`` (the day's stored series; one signal of it), and one
 ``trace(id)``. Query times are the median of 5 runs after one warm-up run.
+
+(c) **contended**: the same batches through a collector that requires a token, from
+``--contended-senders`` (8) authorised senders while ``--slow`` (50) connections without
+the token each trickle a request a byte every 2 s (the collector's request deadline cuts
+them); reported: spans/s and the senders' acknowledgement latency (p50, p95).
 
 PostgreSQL is a throwaway server started for the run (``initdb`` in a temporary folder,
 as ``postgres`` when run as root; a free loopback port) with its default settings --
@@ -275,14 +281,45 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _trickle(port: int, stop: threading.Event, closed: list[int]) -> None:
+    """A slow connection with no token: a request a byte every 2 s, never finished."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    head = b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n"
+    try:
+        for byte in head + b"x" * 1000:
+            if stop.wait(2.0):
+                return
+            sock.sendall(bytes([byte]))
+    except OSError:
+        closed[0] += 1  # the collector cut it (its request deadline)
+    finally:
+        sock.close()
+
+
 def ingest_end_to_end(engine: str, location: str, bodies: list[tuple[bytes, int]],
-                      senders: int, refresh: float) -> dict[str, Any]:  # fmt: skip
+                      senders: int, refresh: float, *, slow: int = 0,
+                      token_file: Path | None = None) -> dict[str, Any]:  # fmt: skip
+    """``slow``: connections trickling a request without the token meanwhile (opened a
+    second before the senders start); ``token_file``: the collector requires its token,
+    which the senders give."""
     port = _free_port()
     cpu_before = _children_cpu()
+    options = ["--refresh", str(refresh)]
+    headers = {"Content-Type": "application/x-protobuf"}
+    if token_file is not None:
+        options += ["--token-file", str(token_file)]
+        headers["Authorization"] = f"Bearer {token_file.read_text().strip()}"
     try:
-        process = start_collector(location, port, "--refresh", str(refresh), cwd=str(ROOT))
+        process = start_collector(location, port, *options, cwd=str(ROOT))
     except RuntimeError as error:
         raise SystemExit(str(error)) from None
+    stop, closed = threading.Event(), [0]
+    trickling = [threading.Thread(target=_trickle, args=(port, stop, closed), daemon=True)
+                 for _ in range(slow)]  # fmt: skip
+    for thread in trickling:
+        thread.start()
+    if slow:
+        time.sleep(1.0)
     try:
         queue = list(range(len(bodies)))
         lock = threading.Lock()
@@ -298,8 +335,7 @@ def ingest_end_to_end(engine: str, location: str, bodies: list[tuple[bytes, int]
                     n = queue.pop(0)
                 began = time.perf_counter()
                 try:
-                    conn.request("POST", "/v1/traces", body=bodies[n][0],
-                                 headers={"Content-Type": "application/x-protobuf"})  # fmt: skip
+                    conn.request("POST", "/v1/traces", body=bodies[n][0], headers=headers)
                     response = conn.getresponse()
                     response.read()
                     status = response.status
@@ -322,6 +358,7 @@ def ingest_end_to_end(engine: str, location: str, bodies: list[tuple[bytes, int]
             thread.join()
         wall = time.perf_counter() - started
     finally:
+        stop.set()
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=600)
     collector_cpu = _children_cpu() - cpu_before
@@ -341,7 +378,8 @@ def ingest_end_to_end(engine: str, location: str, bodies: list[tuple[bytes, int]
         "batch_p50_ms": round(1000 * ordered[len(ordered) // 2]),
         "batch_p95_ms": round(1000 * ordered[int(len(ordered) * 0.95)]),
         "collector_cpu_s": round(collector_cpu, 1), "traces": counts["traces"],
-        "chunks": counts["chunks"], "store_mb": round(size / 2**20, 1),
+        "chunks": counts["chunks"], "store_mb": round(size / 2**20, 1), "slow": slow,
+        "token": token_file is not None,
     }  # fmt: skip
 
 
@@ -455,8 +493,13 @@ def main() -> None:
     parser.add_argument("--refresh", type=float, default=10.0,
                         help="the collector's --refresh, seconds between window updates "
                              "(default 10, its own default)")  # fmt: skip
+    parser.add_argument("--contended-senders", type=int, default=8,
+                        help="authorised senders in part (c) (default 8)")
+    parser.add_argument("--slow", type=int, default=50,
+                        help="slow connections without the token in part (c) (default 50)")
     parser.add_argument("--engines", default="sqlite,postgresql")
-    parser.add_argument("--parts", default="ingest,store", help="ingest, store or both")
+    parser.add_argument("--parts", default="ingest,contended,store",
+                        help="any of ingest, contended, store (default: all three)")
     parser.add_argument("--postgres", metavar="URL",
                         help="a PostgreSQL server to use (its databases are made and dropped "
                              "by the script) instead of a throwaway one")  # fmt: skip
@@ -488,7 +531,7 @@ def main() -> None:
                 notes.append(postgres_settings(_with_database(server, "postgres"))
                              + ("" if args.postgres else " (a throwaway server on loopback, "
                                 "default settings)"))  # fmt: skip
-            if "ingest" in parts:
+            if parts & {"ingest", "contended"}:
                 now = time.time_ns()
                 traffic = Traffic(texts, now, 2 * 10**6, seed=1)  # 500 traces/s of "now"
                 began = time.perf_counter()
@@ -498,11 +541,21 @@ def main() -> None:
                       file=sys.stderr, flush=True)  # fmt: skip
                 notes.append(f"decoding alone (spans_from_protobuf, in process): "
                              f"{decode_rate(bodies[:32]):,} spans/s")  # fmt: skip
-                for engine in engines:
+                for engine in engines if "ingest" in parts else []:
                     result = ingest_end_to_end(engine, location(engine, "ingest"), bodies,
                                                args.senders, args.refresh)  # fmt: skip
                     print(json.dumps(result), file=sys.stderr, flush=True)
                     results.append(result)
+                if "contended" in parts:
+                    token_file = workdir / "token"
+                    token_file.write_text("bench-" + os.urandom(8).hex())
+                    for engine in engines:
+                        result = ingest_end_to_end(engine, location(engine, "contended"), bodies,
+                                                   args.contended_senders, args.refresh,
+                                                   slow=args.slow, token_file=token_file)  # fmt: skip
+                        result["part"] = "contended"
+                        print(json.dumps(result), file=sys.stderr, flush=True)
+                        results.append(result)
                 del bodies
             if "store" in parts:
                 end_ns = time.time_ns() - 3600 * 10**9
@@ -547,6 +600,17 @@ def main() -> None:
               f"{r['traces_ms']} ms", f"{r['traces_text_ms']} ms", f"{r['window_rows_ms']} ms",
               f"{r['series_day_ms']} ms ({r['series_rows']:,} rows)",
               f"{r['series_signal_ms']} ms", f"{r['trace_ms']} ms"] for r in store]))  # fmt: skip
+
+    contended = [r for r in results if r["part"] == "contended"]
+    if contended:
+        print(f"\n(c) the same batches with a token: {contended[0]['senders']} authorised "
+              f"senders while {contended[0]['slow']} connections without the token trickle a "
+              "request a byte every 2 s\n")  # fmt: skip
+        print(_table(
+            ["store", "spans", "wall", "spans/s", "ack p50 / p95", "collector CPU"],
+            [[r["engine"], r["spans"], f"{r['wall_s']} s", r["spans_per_s"],
+              f"{r['batch_p50_ms']} / {r['batch_p95_ms']} ms", f"{r['collector_cpu_s']} s"]
+             for r in contended]))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def series_of(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     (None: the measure has none). A step that scores a measure at two cutoffs in one round
     (the pool: its own cutoff and the top-k) keeps the wider as the series and names the
     narrower ``"<measure> (top-k)"``. Verdict shares are their own series."""
-    cutoffs: dict[tuple, set[int | None]] = {}
+    cutoffs: dict[tuple[Any, ...], set[int | None]] = {}
     parsed = []
     for r in rows:
         match = _CUTOFF.fullmatch(r["measure"]) if r["step"] != VERDICTS else None

@@ -1,7 +1,7 @@
-"""Time-series line charts for the dashboard, as inline SVG drawn in Python.
+"""Time-series line charts for the dashboard, as inline SVG (``templates/line_chart.svg``).
 
 The report's ``_svg`` draws bars, bins and whiskers; a monitor needs values over time,
-so this adds one chart kind in the same style (its text helper, palette and frame):
+so this adds one chart kind in the same style (its palette, text and frame):
 lines over a fixed time range (a missing window breaks the line, it is never bridged),
 one marker per value, each marker a link (``<a href>``) to the cases behind it, so a
 click drills down without any script. Windows that have a row but no value (the signal
@@ -15,9 +15,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from html import escape
+from typing import Any
 
-from cofe.report._svg import PALETTE, _svg, _text
+from markupsafe import Markup
+
+from cofe.monitor._templates import render
+from cofe.report._svg import PALETTE
 
 COLOURS = (*PALETTE, "#d53f8c", "#4a5568", "#38a169", "#e53e3e", "#805ad5", "#3182ce")
 
@@ -48,7 +51,7 @@ def nice_step(span: float, ticks: int = 4) -> float:
     if span <= 0 or not math.isfinite(span):
         return 1.0
     raw = span / ticks
-    power = 10 ** math.floor(math.log10(raw))
+    power: float = 10 ** math.floor(math.log10(raw))
     for factor in (1, 2, 2.5, 5, 10):
         if raw <= factor * power:
             return factor * power
@@ -80,53 +83,22 @@ def time_ticks(start_ns: int, end_ns: int, most: int = 4) -> list[tuple[int, str
     return out
 
 
-def _legend(names: Sequence[str], left: float, right: float, top: float) -> tuple[list[str], int]:
-    """Legend entries wrapped to the chart's width; the parts and the rows used."""
-    parts, x, y, rows = [], left, top, 1 if names else 0
+def _legend(names: Sequence[str], left: float, right: float,
+            top: float) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+    """Legend entries wrapped to the chart's width (where each goes), and the rows used."""
+    entries: list[dict[str, Any]] = []
+    x, y, rows = left, top, 1 if names else 0
     for j, name in enumerate(names):
         w = 18 + 6.2 * len(name)
         if x + w > right and x > left:
             x, y, rows = left, y + 14, rows + 1
-        colour = COLOURS[j % len(COLOURS)]
-        parts.append(f'<line x1="{x:.1f}" x2="{x + 12:.1f}" y1="{y - 4:.1f}" y2="{y - 4:.1f}" '
-                     f'stroke="{colour}" stroke-width="2"/>')  # fmt: skip
-        parts.append(_text(x + 15, y, name, anchor="start", size=10))
+        entries.append({"x": x, "y": y, "colour": COLOURS[j % len(COLOURS)], "name": name})
         x += w + 8
-    return parts, rows
+    return entries, rows
 
 
-def line_chart(
-    lines: Sequence[Line],
-    *,
-    title: str,
-    x_range: tuple[int, int],
-    gap_ns: int | None = None,
-    share: bool = False,
-    unit_range: bool = False,
-    fmt: Callable[[float], str] = lambda v: f"{v:.3g}",
-    markers: Sequence[Marker] = (),
-    legend: bool | None = None,
-    width: int = 360,
-    height: int = 170,
-) -> str:
-    """Values over time, one line per series (see the module's docstring).
-
-    ``share``: the values are shares, drawn on 0-100 %; ``unit_range``: on 0-1; otherwise
-    the axis spans the values (and zero, when none is negative). ``gap_ns``: consecutive
-    points further apart than this are not joined (a window with no row). ``legend``: name
-    the lines under the chart (default: when there are several)."""
-    left, right, head = 46, 10, 30
-    x0, x1 = x_range
-    if x1 <= x0:
-        x0, x1 = x0 - 1, x0 + 1
-    pad = (x1 - x0) // 40  # markers at either end stay clear of the axis labels
-    x0, x1 = x0 - pad, x1 + pad
-    shown = len(lines) > 1 if legend is None else legend
-    legend_parts, legend_rows = _legend([ln.name for ln in lines] if shown else [],
-                                        left, width - right, height + 10)  # fmt: skip
-    total_h = height + 14 * legend_rows + (6 if legend_rows else 0)
-    plot_w, plot_h = width - left - right, height - 22 - head
-    values = [p.y for ln in lines for p in ln.points if p.y is not None]
+def _axis(values: list[float], share: bool, unit_range: bool) -> tuple[float, float, float]:
+    """The value axis: its low and high ends and the step between its grid lines."""
     if share or unit_range:
         lo, hi = 0.0, 1.0
         if values and (min(values) < 0 or max(values) > 1):  # not a share after all
@@ -143,6 +115,60 @@ def line_chart(
     lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     if hi == lo:
         hi = lo + step
+    return lo, hi, step
+
+
+def _runs(points: list[Point], gap_ns: int | None) -> list[list[Point]]:
+    """Consecutive points with values, a run broken by a point with none or by a gap."""
+    runs: list[list[Point]] = []
+    previous: Point | None = None
+    for p in points:
+        if p.y is None:
+            previous = None
+            continue
+        joined = previous is not None and (gap_ns is None or p.x - previous.x <= gap_ns)
+        if joined:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+        previous = p
+    return runs
+
+
+def line_chart(
+    lines: Sequence[Line],
+    *,
+    title: str,
+    x_range: tuple[int, int],
+    gap_ns: int | None = None,
+    share: bool = False,
+    unit_range: bool = False,
+    fmt: Callable[[float], str] = lambda v: f"{v:.3g}",
+    markers: Sequence[Marker] = (),
+    legend: bool | None = None,
+    width: int = 360,
+    height: int = 170,
+) -> Markup:
+    """Values over time, one line per series (see the module's docstring).
+
+    ``share``: the values are shares, drawn on 0-100 %; ``unit_range``: on 0-1; otherwise
+    the axis spans the values (and zero, when none is negative). ``gap_ns``: consecutive
+    points further apart than this are not joined (a window with no row). ``legend``: name
+    the lines under the chart (default: when there are several). The geometry is computed
+    here; ``templates/line_chart.svg`` writes it."""
+    left, right, head = 46, 10, 30
+    x0, x1 = x_range
+    if x1 <= x0:
+        x0, x1 = x0 - 1, x0 + 1
+    pad = (x1 - x0) // 40  # markers at either end stay clear of the axis labels
+    x0, x1 = x0 - pad, x1 + pad
+    shown = len(lines) > 1 if legend is None else legend
+    legend_entries, legend_rows = _legend([ln.name for ln in lines] if shown else [],
+                                          left, width - right, height + 10)  # fmt: skip
+    total_h = height + 14 * legend_rows + (6 if legend_rows else 0)
+    plot_w, plot_h = width - left - right, height - 22 - head
+    values = [p.y for ln in lines for p in ln.points if p.y is not None]
+    lo, hi, step = _axis(values, share, unit_range)
 
     def px(x: int) -> float:
         return left + (x - x0) / (x1 - x0) * plot_w
@@ -152,68 +178,36 @@ def line_chart(
 
     tick_label: Callable[[float], str] = (lambda v: f"{v:.0%}") if share and hi <= 1 else (
         lambda v: f"{v:.4g}")  # fmt: skip
-    parts = [_text(width / 2, 15, title, size=12, extra=' font-weight="bold"')]
+    grid = []
     tick = lo
     while tick <= hi + step / 1e6:
-        y = py(tick)
-        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
-                     'stroke="#e2e8f0"/>')  # fmt: skip
-        parts.append(_text(left - 4, y + 3, tick_label(tick), anchor="end", size=9))
+        grid.append({"y": py(tick), "label": tick_label(tick)})
         tick += step
+    x_ticks = []
     for at, label in time_ticks(x0, x1):
         x = px(at)
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{head + plot_h:.1f}" '
-                     f'y2="{head + plot_h + 4:.1f}" stroke="#a0aec0"/>')  # fmt: skip
         anchor = "start" if x - left < 30 else "end" if width - right - x < 30 else "middle"
-        parts.append(_text(x, head + plot_h + 15, label, anchor=anchor, size=9))
+        x_ticks.append({"x": x, "label": label, "anchor": anchor})
     base = head + plot_h
-    parts.append(f'<line x1="{left}" x2="{width - right}" y1="{base:.1f}" y2="{base:.1f}" '
-                 'stroke="#a0aec0"/>')  # fmt: skip
     crowded = max((len(ln.points) for ln in lines), default=0) > 60
     radius, ring = (2.2, 0.7) if crowded else (3.2, 1.0)
+    drawn = []  # each line's polylines, then its markers (drawn in this order)
     for j, line in enumerate(lines):
         # the first lines' markers are larger: equal values show as rings, none is hidden
         r = radius + ring * (len(lines) - 1 - j) if len(lines) <= 4 else radius
         colour = COLOURS[j % len(COLOURS)]
         points = sorted(line.points, key=lambda p: p.x)
-        runs: list[list[Point]] = []
-        previous: Point | None = None
-        for p in points:
-            if p.y is None:
-                previous = None
-                continue
-            joined = previous is not None and (gap_ns is None or p.x - previous.x <= gap_ns)
-            if joined:
-                runs[-1].append(p)
-            else:
-                runs.append([p])
-            previous = p
-        for run in runs:
-            if len(run) > 1:
-                path = " ".join(f"{px(p.x):.1f},{py(p.y):.1f}" for p in run if p.y is not None)
-                parts.append(f'<polyline class="series" points="{path}" fill="none" '
-                             f'stroke="{colour}" stroke-width="1.6"/>')  # fmt: skip
-        for p in points:
-            if p.y is None:
-                mark = (f'<rect class="nodata" x="{px(p.x) - 1.5:.1f}" y="{base - 7:.1f}" '
-                        f'width="3" height="7" fill="#a0aec0"><title>{escape(p.tip)}</title>'
-                        "</rect>")  # fmt: skip
-            else:
-                mark = (f'<circle class="pt" cx="{px(p.x):.1f}" cy="{py(p.y):.1f}" '
-                        f'r="{r:g}" fill="{colour}" stroke="transparent" stroke-width="6">'
-                        f"<title>{escape(p.tip)}</title></circle>")  # fmt: skip
-            parts.append(f'<a href="{escape(p.href, quote=True)}">{mark}</a>' if p.href else mark)
+        paths = [" ".join(f"{px(p.x):.1f},{py(p.y):.1f}" for p in run if p.y is not None)
+                 for run in _runs(points, gap_ns) if len(run) > 1]  # fmt: skip
+        marks = [{"x": px(p.x), "y": None if p.y is None else py(p.y), "tip": p.tip,
+                  "href": p.href} for p in points]  # fmt: skip
+        drawn.append({"paths": paths, "marks": marks, "r": r, "colour": colour})
+    alerts = []
     for m in markers:
         x = px(m.x)
-        if not left - 1 <= x <= width - right + 1:
-            continue
-        mark = (f'<path class="alert-mark" d="M{x - 5:.1f},{head - 8:.1f} L{x + 5:.1f},'
-                f'{head - 8:.1f} L{x:.1f},{head:.1f} Z" fill="#c53030">'
-                f"<title>{escape(m.tip)}</title></path>")  # fmt: skip
-        parts.append(f'<a href="{escape(m.href, quote=True)}">{mark}</a>' if m.href else mark)
-    if not values:
-        parts.append(_text(left + plot_w / 2, head + plot_h / 2, "no value in this range",
-                           size=10, extra=' fill="#718096"'))  # fmt: skip
-    parts += legend_parts
-    return _svg(width, total_h, parts, title)
-
+        if left - 1 <= x <= width - right + 1:
+            alerts.append({"x": x, "tip": m.tip, "href": m.href})
+    return render("line_chart.svg", width=width, height=total_h, title=title, left=left,
+                  right_x=width - right, head=head, base=base, grid=grid, x_ticks=x_ticks,
+                  lines=drawn, alerts=alerts, empty=not values,
+                  middle=(left + plot_w / 2, head + plot_h / 2), legend=legend_entries)  # fmt: skip

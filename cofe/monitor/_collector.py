@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +41,9 @@ from cofe.monitor._http import (
 from cofe.monitor._spans import (
     SpanFormatError,
     TooManySpans,
+    parse_protobuf,
+    protobuf_spans,
     spans_from_json,
-    spans_from_protobuf,
 )
 from cofe.monitor.store import MonitorStore
 
@@ -52,6 +54,7 @@ DEFAULT_PORT = 4318  # the OTLP/HTTP port exporters use by default
 MAX_BODY = 64 * 1024 * 1024
 MAX_SPANS = 50_000  # spans in one request (an SDK's batch is 512 by default)
 PARALLEL_BODIES = 2  # bodies inflated and decoded at once (each may take ~10x its size)
+RETRY_AFTER_SECONDS = 1  # a busy collector's 503 asks the exporter to wait this long
 
 
 class _ByteBudget:
@@ -69,6 +72,18 @@ class _ByteBudget:
             self.held += n
             return True
 
+    def exchange(self, held: int, wanted: int, timeout: float) -> bool:
+        """Give back ``held`` bytes and wait for ``wanted`` instead (a compressed body's
+        share swapped for its inflated size). Nothing is held while waiting -- two bodies
+        each waiting for the other's share cannot stall -- and nothing when it fails."""
+        with self._changed:
+            self.held -= held
+            self._changed.notify_all()
+            if not self._changed.wait_for(lambda: self.held + wanted <= self.limit, timeout):
+                return False
+            self.held += wanted
+            return True
+
     def release(self, n: int) -> None:
         with self._changed:
             self.held -= n
@@ -83,6 +98,7 @@ class CollectorStats:
     traces: int = 0
     problem_traces: int = 0
     rejected: int = 0  # bodies refused (400/413/415)
+    busy: int = 0  # bodies not read or decoded for want of memory (503, Retry-After)
     failed: int = 0  # batches the store could not write (503)
     last_error: str | None = None
     started: float = field(default_factory=time.monotonic)
@@ -90,7 +106,8 @@ class CollectorStats:
     def line(self) -> str:
         return (f"{self.spans:,} spans in {self.batches:,} batches ({self.new_spans:,} new), "
                 f"{self.traces:,} trace updates ({self.problem_traces:,} with problems), "
-                f"{self.rejected:,} bodies refused, {self.failed:,} store failures")  # fmt: skip
+                f"{self.rejected:,} bodies refused, {self.busy:,} deferred (busy), "
+                f"{self.failed:,} store failures")  # fmt: skip
 
 
 ENCODINGS = ("gzip", "deflate", "identity", "")
@@ -234,7 +251,7 @@ class Collector:
 
     def _handle(self, request: DeadlineHandler) -> None:
         """One POST: everything that can refuse it is checked before its body is read."""
-        send = request._send  # type: ignore[attr-defined]
+        send: Callable[..., None] = request._send  # type: ignore[attr-defined]
         if not self._host_ok(request):
             request.request_read()
             return self._wrong_host(request)
@@ -263,19 +280,33 @@ class Collector:
             request.request_read()
             request.close_connection = True
             return self._refuse(send, 413, reply_type, f"the body is over {self.max_body:,} bytes")
-        if not self._budget.acquire(length, timeout=self.server.request_seconds):
+        # room is waited for half the request's deadline: a 503 is answered before the
+        # deadline would cut the connection
+        if not self._budget.acquire(length, timeout=self.server.request_seconds / 2):
             request.request_read()
             request.close_connection = True  # its body is not read
-            return send(503, "text/plain", b"the collector is busy; retry\n")
+            return self._busy(send)
+        held = [length]  # bytes of the budget this request holds (its inflated size, later)
         try:
-            self._receive(request, send, kind, reply_type, length)
+            self._receive(request, send, kind, reply_type, held)
         finally:
-            self._budget.release(length)
+            self._budget.release(held[0])
 
-    def _receive(self, request: DeadlineHandler, send: Any, kind: str, reply_type: str,
-                 length: int) -> None:  # fmt: skip
-        """The body (its bytes within the collector's budget), decoded and stored."""
+    def _busy(self, send: Callable[..., None]) -> None:
+        """503 with Retry-After: OTLP exporters wait that long, then send the batch again."""
+        with self._stats_lock:
+            self.stats.busy += 1
+        send(503, "text/plain", b"the collector is busy; retry\n",
+             {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
+
+    def _receive(self, request: DeadlineHandler, send: Callable[..., None], kind: str,
+                 reply_type: str, held: list[int]) -> None:  # fmt: skip
+        """The body (its bytes within the collector's budget), decoded and stored. What is
+        held at once stays near one body: the budget counts an inflated body by its
+        inflated size, and a protobuf body is dropped once parsed, before its spans are
+        made (body, message and spans are never all in memory)."""
         as_json = kind == "application/json"
+        length = held[0]
         body = request.rfile.read(length)
         request.request_read()
         if len(body) < length:  # the sender stopped, or its deadline passed: no answer
@@ -293,8 +324,19 @@ class Collector:
             try:
                 if encoding in ("gzip", "deflate"):
                     body = _inflate(body, encoding, self.max_body)
-                spans = (spans_from_json(body, self.max_spans) if as_json
-                         else spans_from_protobuf(body, self.max_spans))  # fmt: skip
+                    if len(body) > held[0]:  # its share of the budget: what it inflated to
+                        wanted, held[0] = len(body), 0
+                        if not self._budget.exchange(length, wanted,
+                                                     self.server.request_seconds / 2):  # fmt: skip
+                            return self._busy(send)
+                        held[0] = wanted
+                if as_json:
+                    spans = spans_from_json(body, self.max_spans)
+                else:
+                    message = parse_protobuf(body)
+                    body = b""  # dropped before the spans are made
+                    spans = protobuf_spans(message, self.max_spans)
+                    del message
             except TooManySpans as error:
                 return self._refuse(send, 413, reply_type, str(error))
             except SpanFormatError as error:
@@ -322,7 +364,7 @@ class Collector:
             stats.problem_traces += report.problems
         send(200, reply_type, b"{}" if as_json else b"")  # an empty ExportTraceServiceResponse
 
-    def _refuse(self, send: Any, status: int, reply_type: str, message: str) -> None:
+    def _refuse(self, send: Callable[..., None], status: int, reply_type: str, message: str) -> None:
         with self._stats_lock:
             self.stats.rejected += 1
             self.stats.last_error = message[:500]

@@ -264,7 +264,7 @@ class Dashboard:
         if path == "/static/dashboard.css":
             return self._send(request, 200, "text/css; charset=utf-8", STYLE.encode(), head=head)
         if path in ("/favicon.svg", "/favicon.ico"):
-            return self._send(request, 200, "image/svg+xml", ICON.encode(), head=head)
+            return self._send(request, 200, "image/svg+xml", ICON, head=head)
         routes: dict[str, Callable[[Pages, _Params], str]] = {
             "/": Pages.overview, "/window": Pages.window, "/round": Pages.round,
             "/trace": Pages.trace,

@@ -1,5 +1,6 @@
 """What the dashboard's pages share: limits, the stylesheet and icon, formatting, the
-default range, the page frame and request parameters (``cofe.monitor._dashboard``)."""
+default range, the page frame (a template) and request parameters
+(``cofe.monitor._dashboard``)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import math
 import re
 import time
 from datetime import UTC, datetime
-from html import escape
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from cofe.monitor._clean import LATEST_NS
+from cofe.monitor._templates import render, static
 from cofe.monitor.store import (
     TRAFFIC,
     CanaryRoundRow,
@@ -61,9 +62,7 @@ table.rows td.num{text-align:right;white-space:nowrap}.nowrap{white-space:nowrap
 svg.chart a circle.pt:hover{r:6}svg.chart a{cursor:pointer}.chunk .muted{font-size:11.5px}
 """
 STYLE = _STYLE + _EXTRA_STYLE
-ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" '
-        'height="16" rx="3" fill="#1a365d"/><polyline points="2,12 6,7 9,9 14,3" fill="none" '
-        'stroke="#fff" stroke-width="2"/></svg>')  # fmt: skip
+ICON = static("favicon.svg")  # templates/static/favicon.svg
 
 
 class BadRequest(ValueError):
@@ -105,11 +104,6 @@ def _href(path: str, **params: Any) -> str:
     """A link relative to the dashboard's root (so it also works behind a path prefix)."""
     kept = {k: v for k, v in params.items() if v is not None and v != ""}
     return f"./{path}" + (f"?{urlencode(kept)}" if kept else "")
-
-
-def _a(href: str, text: str, cls: str = "") -> str:
-    attr = f" class='{cls}'" if cls else ""
-    return f"<a href='{escape(href)}'{attr}>{escape(text)}</a>"
 
 
 def _kind(stage: str, name: str) -> str:
@@ -207,7 +201,7 @@ def evidence_keywords(explanation: str) -> list[str]:
     return sorted(w for w in words if len(w.strip()) >= 2)
 
 
-def with_zero_shares(rows: list[dict], canary: list[dict]) -> list[dict]:
+def with_zero_shares(rows: list[dict[str, Any]], canary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Verdict shares with a 0 for each round (of ``canary``) in which a verdict of ``rows``
     did not occur: the store keeps only the verdicts a round had."""
     rounds = {r["round_id"]: r for r in canary if r["step"] == VERDICTS}
@@ -225,16 +219,9 @@ def with_zero_shares(rows: list[dict], canary: list[dict]) -> list[dict]:
 # --- pages ---------------------------------------------------------------------------------------
 
 
-def _page(title: str, subtitle: str, body: str) -> str:
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{escape(title)}</title>"
-        "<link rel='stylesheet' href='./static/dashboard.css'>"
-        "<link rel='icon' href='./favicon.svg' type='image/svg+xml'></head><body>"
-        f"<header><h1>{escape(title)}</h1><div class='sub'>{subtitle}</div></header>"
-        f"<main>{body}</main></body></html>\n"
-    )
+def _page(template: str, title: str, subtitle: str, **context: Any) -> str:
+    """A page: ``template`` (which extends ``base.html``, the frame) written with ``context``."""
+    return str(render(template, title=title, subtitle=subtitle, **context))
 
 
 class _Params:
@@ -250,7 +237,7 @@ class _Params:
         if value in (None, ""):
             return default
         try:
-            number = int(value)  # type: ignore[arg-type]
+            number = int(value)
         except ValueError:
             raise BadRequest(f"the parameter {name} must be an integer") from None
         if number < minimum or number >= 2**63:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from html import escape
 from typing import Any
 
 from cofe.monitor._assemble import TraceRecord
@@ -18,7 +17,6 @@ from cofe.monitor._dashboard_kit import (
     VERDICTS,
     BadRequest,
     NotFound,
-    _a,
     _description,
     _hm,
     _href,
@@ -33,16 +31,17 @@ from cofe.monitor._dashboard_kit import (
 )
 from cofe.monitor._overview import OverviewPages
 from cofe.monitor._signals import find_signal
+from cofe.monitor._templates import Link, marked
 from cofe.monitor.store import (
     CANARY,
     TRAFFIC,
     CanaryCase,
 )
-from cofe.report._html import _GOOD, CHUNK_CHARS, _highlight
+from cofe.report._html import _GOOD, CHUNK_CHARS
 
 
 class Pages(OverviewPages):
-    """The HTML of every page, from one open store."""
+    """Every page (``templates/*.html``), from one open store."""
 
     # --- one traffic window ------------------------------------------------------------------
 
@@ -120,37 +119,27 @@ class Pages(OverviewPages):
 
         label = f"{utc(start)}–{_hm(end) if end - start < 86400e9 else utc(end)}"
         what = "Traffic" if origin == TRAFFIC else "Canary traffic"
-        parts = [self._window_nav(origin, start, end, signal_name)]
-        parts.append(self._window_signals(origin, start, end, signal_name))
         base = {"origin": origin, "start": start, "end": end if end != start + self.window_ns
                 else None, "signal": signal_name}  # fmt: skip
-        filters = [
-            _a(
-                _href("window", **base),
-                f"{'the first ' if cut else 'all '}{len(records)}",
-                "" if only else "on",
-            )
-        ]
+        filters = [Link(_href("window", **base), f"{'the first ' if cut else 'all '}{len(records)}",
+                        "" if only else "on")]  # fmt: skip
         for f in self.FLAGS:
             if counts.get(f):
-                filters.append(_a(_href("window", **base, only=f), f"{f} {counts[f]}",
-                                  "on" if only == f else ""))  # fmt: skip
-        parts.append(f"<section id='traces'><h2>Traces</h2><div class='filters'>"
-                     f"{' '.join(filters)}</div>")  # fmt: skip
-        if sort_note:
-            parts.append(f"<p class='muted'>{escape(sort_note)}</p>")
-        if not chosen:
-            parts.append("<p class='empty'>No trace here.</p>")
+                filters.append(Link(_href("window", **base, only=f), f"{f} {counts[f]}",
+                                    "on" if only == f else ""))  # fmt: skip
+        cards = []
         for t, fl in shown:
             full = texts.get(t.trace_id, t)
             value = None
             if signal is not None and value_of.get(t.trace_id) is not None:
                 kind = _kind(signal.stage, signal.name)
                 value = f"{signal.name} {fmt_value(kind if kind != 'share' else 'number', value_of[t.trace_id])}"
-            parts.append(self._trace_card(full, fl, value))
-        parts.append(self._pager("window", {**base, "only": only}, page, pages, len(chosen)))
-        parts.append("</section>")
-        return _page(f"{what} window {label} UTC", self._subtitle(), "".join(parts))
+            cards.append(self._trace_card(full, fl, value))
+        return _page("window.html", f"{what} window {label} UTC", self._subtitle(),
+                     nav=self._window_nav(origin, start, end, signal_name),
+                     signals=self._window_signals(origin, start, end, signal_name),
+                     filters=filters, sort_note=sort_note, cards=cards,
+                     pages=self._pager("window", {**base, "only": only}, page, pages, len(chosen)))  # fmt: skip
 
     def _signal(self, name: str | None) -> Any:
         if not name:
@@ -159,68 +148,47 @@ class Pages(OverviewPages):
         found = _signals().get((stage, signal))
         return found if found is not None and callable(getattr(found, "of", None)) else None
 
-    def _window_nav(self, origin: str, start: int, end: int, signal: str | None) -> str:
+    def _window_nav(self, origin: str, start: int, end: int,
+                    signal: str | None) -> dict[str, Any]:  # fmt: skip
         span = end - start
-        prev = _a(_href("window", origin=origin, start=start - span,
-                        end=start if span != self.window_ns else None, signal=signal), "← previous")  # fmt: skip
-        nxt = _a(_href("window", origin=origin, start=end,
-                       end=end + span if span != self.window_ns else None, signal=signal), "next →")  # fmt: skip
-        around = _a(_href("", range="24h", until=self.store.window_of(end) + 12 * 3600 * 10**9),
-                    "overview around this time")  # fmt: skip
-        return f"<nav>{_a(_href(''), 'overview')} · {around} · {prev} {nxt}</nav>"
+        prev = Link(_href("window", origin=origin, start=start - span,
+                          end=start if span != self.window_ns else None, signal=signal), "← previous")  # fmt: skip
+        nxt = Link(_href("window", origin=origin, start=end,
+                         end=end + span if span != self.window_ns else None, signal=signal), "next →")  # fmt: skip
+        around = Link(_href("", range="24h", until=self.store.window_of(end) + 12 * 3600 * 10**9),
+                      "overview around this time")  # fmt: skip
+        return {"overview": Link(_href(""), "overview"), "around": around, "moves": [prev, nxt]}
 
-    def _window_signals(self, origin: str, start: int, end: int, highlight: str | None) -> str:
+    def _window_signals(self, origin: str, start: int, end: int,
+                        highlight: str | None) -> dict[str, Any]:  # fmt: skip
         rows = self.store.series(origin=origin, since_ns=start, until_ns=end)
         stage_rank = {name: i for i, name in enumerate(STAGE_TITLES)}
         rows.sort(key=lambda r: (r["start_ns"], stage_rank.get(r["stage"], 99), r["stage"]))
-        if not rows:
-            return ("<section><h2>Signals</h2><p class='empty'>No series for this window (not "
-                    "computed yet, or no trace).</p></section>")  # fmt: skip
-        several = len({r["start_ns"] for r in rows}) > 1
-        body = []
-        for r in rows:
-            key = f"{r['stage']}/{r['signal']}"
-            cls = " class='hl'" if key == highlight else ""
-            kind = _kind(r["stage"], r["signal"])
-            when = f"<td class='nowrap'>{escape(utc(r['start_ns']))}</td>" if several else ""
-            body.append(f"<tr{cls}>{when}<td>{escape(r['stage'])}</td><td>{escape(r['signal'])}</td>"
-                        f"<td class='num'>{escape(fmt_value(kind, r['value']))}</td>"
-                        f"<td class='num'>{r['n']}</td><td>{escape(r['note'] or '')}</td></tr>")  # fmt: skip
-        head = ("<th>window</th>" if several else "") + (
-            "<th>stage</th><th>signal</th><th>value</th><th>n</th><th>note</th>"
-        )
-        picked = [r for r in rows if f"{r['stage']}/{r['signal']}" == highlight]
-        lead = "".join(
-            f"<p><b>{escape(r['stage'])} · {escape(r['signal'])}</b>"
-            f"{' (' + escape(utc(r['start_ns'])) + ')' if several else ''}: "
-            f"{escape(fmt_value(_kind(r['stage'], r['signal']), r['value']))} over {r['n']} "
-            f"trace(s){' -- ' + escape(r['note']) if r['note'] else ''}"
-            f"<br><span class='muted'>{escape(_description(r['stage'], r['signal']))}</span></p>"
-            for r in picked)  # fmt: skip
-        return (
-            f"<section id='signals'><h2>Signals</h2>{lead}<details>"
-            f"<summary>every signal of the window ({len(rows)} values)</summary>"
-            f"<table class='rows'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}"
-            "</tbody></table></details></section>"
-        )
+        shown = [{"stage": r["stage"], "signal": r["signal"], "when": utc(r["start_ns"]),
+                  "value": fmt_value(_kind(r["stage"], r["signal"]), r["value"]), "n": r["n"],
+                  "note": r["note"] or "", "description": _description(r["stage"], r["signal"]),
+                  "highlight": f"{r['stage']}/{r['signal']}" == highlight} for r in rows]  # fmt: skip
+        return {"rows": shown, "several": len({r["start_ns"] for r in rows}) > 1,
+                "picked": [r for r in shown if r["highlight"]]}  # fmt: skip
 
-    def _pager(self, path: str, params: dict, page: int, pages: int, total: int) -> str:
+    def _pager(self, path: str, params: dict[str, Any], page: int, pages: int,
+               total: int) -> dict[str, Any] | None:  # fmt: skip
         if pages <= 1:
-            return ""
-        links = []
+            return None
+        items: list[dict[str, Any]] = []
         for p in range(1, pages + 1):
             if p == page:
-                links.append(f"<b>{p}</b>")
+                items.append({"current": p})
             elif p in (1, pages) or abs(p - page) <= 3:
-                links.append(_a(_href(path, **params, page=p), str(p)))
-            elif links[-1] != "…":
-                links.append("…")
-        return f"<nav class='pager'>{total} in all, {PAGE_SIZE} a page: {' '.join(links)}</nav>"
+                items.append({"current": None, "link": Link(_href(path, **params, page=p), str(p))})
+            elif items[-1].get("link") is not None or items[-1].get("current"):
+                items.append({"current": None, "link": None})  # an ellipsis
+        return {"total": total, "size": PAGE_SIZE, "entries": items}
 
     # --- one trace ----------------------------------------------------------------------------
 
     def _docs(self, docs: Sequence[Any], other: Sequence[Any] | None, other_name: str,
-              keywords: Sequence[str] = ()) -> str:  # fmt: skip
+              keywords: Sequence[str] = ()) -> list[dict[str, Any]]:  # fmt: skip
         rank_in_other = {d.chunk_id: i for i, d in enumerate(other or (), start=1)}
         out = []
         for i, d in enumerate(docs, start=1):
@@ -232,57 +200,39 @@ class Pages(OverviewPages):
             if other is not None:
                 where = rank_in_other.get(d.chunk_id)
                 bits.append(f"{other_name} #{where}" if where else f"not in the {other_name}")
-            if d.text is None:
-                text = "<span class='empty'>(the trace gave no content for this chunk)</span>"
-            else:
+            pieces = None
+            if d.text is not None:
                 cut = d.text[:CHUNK_CHARS] + ("…" if len(d.text) > CHUNK_CHARS else "")
-                text = _highlight(cut, keywords)  # escaped, the keywords in <mark>
-            out.append(f"<div class='chunk'><span class='muted'>{escape(' · '.join(bits))}"
-                       f"</span>\n{text}</div>")  # fmt: skip
-        return "".join(out)
+                pieces = marked(cut, keywords)  # the keywords in <mark>
+            out.append({"bits": " · ".join(bits), "pieces": pieces})
+        return out
 
     def _trace_body(self, t: TraceRecord, *, with_query: bool = True,
-                    keywords: Sequence[str] = ()) -> str:  # fmt: skip
-        parts = []
-        if with_query:
-            query = (escape(t.query) if t.query is not None
-                     else "<span class='empty'>(no query recorded)</span>")  # fmt: skip
-            parts.append(f"<div><b>Query:</b> {query}</div>")
+                    keywords: Sequence[str] = ()) -> dict[str, Any]:  # fmt: skip
+        """What a trace shows: query, stages and latency, error, problems, its chunks and
+        answer (``macros.html``'s ``trace_body`` writes it)."""
         latency = " · ".join(f"{s.value} {t.latency[s]:.3f} s" for s in t.latency)
         total = (t.ended_ns - t.started_ns) / 1e9
         stages = " → ".join(s.value for s in t.stages) or "none"
-        parts.append(f"<div class='muted'>trace {escape(t.trace_id)} · {escape(utc(t.started_ns, True))} "
-                     f"· stages: {escape(stages)} · {escape(latency + ' · ' if latency else '')}"
-                     f"total {total:.3f} s</div>")  # fmt: skip
-        if t.error_stage is not None:
-            parts.append(f"<div class='err'><b>Error at {escape(t.error_stage.value)}:</b> "
-                         f"{escape(t.error or '')}</div>")  # fmt: skip
-        if t.problems:
-            items = "".join(f"<li>{escape(p)}</li>" for p in t.problems)
-            parts.append(f"<div><b>Problems:</b><ul>{items}</ul></div>")
-        if t.context is not None:
-            parts.append(f"<details open><summary>Context: {len(t.context)} chunk(s), what the "
-                         f"generator saw</summary>{self._docs(t.context, t.pool, 'pool', keywords)}"
-                         "</details>")  # fmt: skip
-        if t.pool is not None:
-            parts.append(f"<details><summary>Pool: {len(t.pool)} chunk(s) retrieved</summary>"
-                         f"{self._docs(t.pool, t.context, 'context', keywords)}</details>")  # fmt: skip
-        if t.answer is not None:
-            answer = _highlight(t.answer, keywords) or "<span class='empty'>(empty)</span>"
-            parts.append(f"<div><b>Answer:</b> {answer}</div>")
-        else:
-            parts.append("<div class='empty'>(no answer)</div>")
-        return "".join(parts)
+        line = (f"trace {t.trace_id} · {utc(t.started_ns, True)} · stages: {stages} · "
+                f"{latency + ' · ' if latency else ''}total {total:.3f} s")  # fmt: skip
+        return {
+            "with_query": with_query, "query": t.query, "line": line,
+            "error": None if t.error_stage is None else {"stage": t.error_stage.value,
+                                                         "text": t.error or ""},
+            "problems": list(t.problems),
+            "context": None if t.context is None else self._docs(t.context, t.pool, "pool",
+                                                                 keywords),
+            "pool": None if t.pool is None else self._docs(t.pool, t.context, "context",
+                                                           keywords),
+            "answer": None if t.answer is None else marked(t.answer, keywords),
+        }  # fmt: skip
 
-    def _trace_card(self, t: TraceRecord, flags: Sequence[str], value: str | None = None) -> str:
-        badges = "".join(f"<span class='badge bad'>{escape(f)}</span>" for f in flags)
-        if value is not None:
-            badges = f"<span class='badge value'>{escape(value)}</span>" + badges
-        title = escape((t.query or "(no query)")[:160])
-        return (
-            f"<div class='case trace' id='trace-{escape(_slug(t.trace_id))}'><h3>{title} "
-            f"{badges}</h3>{self._trace_body(t, with_query=len(t.query or '') > 160)}</div>"
-        )
+    def _trace_card(self, t: TraceRecord, flags: Sequence[str],
+                    value: str | None = None) -> dict[str, Any]:  # fmt: skip
+        return {"slug": _slug(t.trace_id), "title": (t.query or "(no query)")[:160],
+                "value": value, "flags": list(flags),
+                "body": self._trace_body(t, with_query=len(t.query or "") > 160)}  # fmt: skip
 
     def trace(self, params: _Params) -> str:
         trace_id = params.text("id")
@@ -291,15 +241,13 @@ class Pages(OverviewPages):
         t = self.store.trace(trace_id)
         if t is None:
             raise NotFound("no such trace in the store (pruned, or never stored)")
-        parts = [f"<nav>{_a(_href(''), 'overview')} · "
-                 f"{_a(_href('window', origin=TRAFFIC, start=self.store.window_of(t.started_ns)), 'its window')}</nav>"]  # fmt: skip
-        cases = self.store.cases_of_trace(trace_id)
-        if cases:
-            links = ", ".join(_a(_href("round", id=r) + f"#case-{_slug(s)}", f"round {r}, case {s}")
-                              for r, s in cases)  # fmt: skip
-            parts.append(f"<p>A canary case: {links}</p>")
-        parts.append(self._trace_card(t, self.flags(t)))
-        return _page(f"Trace {trace_id}", self._subtitle(), "".join(parts))
+        nav = [Link(_href(""), "overview"),
+               Link(_href("window", origin=TRAFFIC, start=self.store.window_of(t.started_ns)),
+                    "its window")]  # fmt: skip
+        cases = [Link(_href("round", id=r) + f"#case-{_slug(s)}", f"round {r}, case {s}")
+                 for r, s in self.store.cases_of_trace(trace_id)]  # fmt: skip
+        return _page("trace.html", f"Trace {trace_id}", self._subtitle(), nav=nav, cases=cases,
+                     card=self._trace_card(t, self.flags(t)))  # fmt: skip
 
     # --- one canary round ---------------------------------------------------------------------
 
@@ -317,45 +265,35 @@ class Pages(OverviewPages):
         verdict, stage = params.text("verdict"), params.text("stage")
         page = params.integer("page", 1, minimum=1) or 1
         before, after = store.neighbour_rounds(started)
-        nav = [_a(_href(""), "overview"),
-               _a(_href("", range="24h", until=store.window_of(started) + 12 * 3600 * 10**9),
-                  "overview around this time")]  # fmt: skip
+        nav = [Link(_href(""), "overview"),
+               Link(_href("", range="24h", until=store.window_of(started) + 12 * 3600 * 10**9),
+                    "overview around this time")]  # fmt: skip
         if before:
-            nav.append(_a(_href("round", id=before, verdict=verdict, stage=stage),
-                          "← previous round"))  # fmt: skip
+            nav.append(Link(_href("round", id=before, verdict=verdict, stage=stage),
+                            "← previous round"))  # fmt: skip
         if after:
-            nav.append(_a(_href("round", id=after, verdict=verdict, stage=stage),
-                          "next round →"))  # fmt: skip
-        meta = [["started", utc(started, True)], ["took", f"{(finished - started) / 1e9:.1f} s"],
-                ["answered", f"{answered} of {samples} samples"], ["pipeline", str(pipeline)],
-                ["eval set sha256", str(sha or "–")], ["run folder", str(run_dir or "–")]]  # fmt: skip
-        meta_html = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in meta)
-        parts = [f"<nav>{' · '.join(nav)}</nav>",
-                 f"<section id='round'><h2>Round</h2><table class='rows'>{meta_html}</table>"]  # fmt: skip
+            nav.append(Link(_href("round", id=after, verdict=verdict, stage=stage),
+                            "next round →"))  # fmt: skip
+        meta = [("started", utc(started, True)), ("took", f"{(finished - started) / 1e9:.1f} s"),
+                ("answered", f"{answered} of {samples} samples"), ("pipeline", str(pipeline)),
+                ("eval set sha256", str(sha or "–")), ("run folder", str(run_dir or "–"))]  # fmt: skip
         measures = store.canary_measures(round_id, except_step=VERDICTS)
         rank = {s: i for i, s in enumerate(STEP_ORDER)}
         measures.sort(key=lambda m: (rank.get(m.step, 99), m.measure))
-        body = "".join(
-            f"<tr><td>{escape(str(m.step))}</td><td>{escape(str(m.stage))}</td>"
-            f"<td>{escape(str(m.measure))}</td><td class='num'>{escape(fmt_value('unit', m.value))}"
-            f"</td><td class='num'>{m.n}</td><td class='num'>{m.unscored}</td></tr>"
-            for m in measures)  # fmt: skip
-        table = ("<table class='rows'><thead><tr><th>step</th><th>stage</th><th>measure</th>"
-                 "<th>mean</th><th>samples</th><th>unscored</th></tr></thead>"
-                 f"<tbody>{body}</tbody></table>")  # fmt: skip
-        parts.append(f"<details><summary>{len(measures)} measures</summary>{table}</details>"
-                     "</section>")  # fmt: skip
+        measure_rows = [{"step": str(m.step), "stage": str(m.stage), "measure": str(m.measure),
+                         "value": fmt_value("unit", m.value), "n": m.n, "unscored": m.unscored}
+                        for m in measures]  # fmt: skip
 
         cases = store.canary_cases(round_id)
         tally: dict[tuple[str, str], int] = {}
         for c in cases:
             key = (c.verdict, c.stage or "none")
             tally[key] = tally.get(key, 0) + 1
-        filters = [_a(_href("round", id=round_id), f"all {len(cases)}",
-                      "" if verdict or stage else "on")]  # fmt: skip
+        filters = [Link(_href("round", id=round_id), f"all {len(cases)}",
+                        "" if verdict or stage else "on")]  # fmt: skip
         for (v, s), n in sorted(tally.items(), key=lambda kv: (kv[0][0] in _GOOD, -kv[1], kv[0])):
             on = "on" if (v, s) == (verdict, stage) else ""
-            filters.append(_a(_href("round", id=round_id, verdict=v, stage=s), f"{v}@{s} {n}", on))
+            filters.append(Link(_href("round", id=round_id, verdict=v, stage=s), f"{v}@{s} {n}", on))
         chosen = [c for c in cases if (verdict is None or c.verdict == verdict)
                   and (stage is None or (c.stage or "none") == stage)]  # fmt: skip
         chosen.sort(key=lambda c: (c.verdict in _GOOD, c.verdict, c.sample_id))
@@ -364,40 +302,26 @@ class Pages(OverviewPages):
         shown = chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         traces = {t.trace_id: t for t in store.traces_by_id([c.trace_id for c in shown if c.trace_id],
                                                             with_text=True)}  # fmt: skip
-        parts.append(f"<section id='cases'><h2>Cases</h2><div class='filters'>"
-                     f"{' '.join(filters)}</div>")  # fmt: skip
-        if not chosen:
-            parts.append("<p class='empty'>No case here.</p>")
-        for c in shown:
-            parts.append(self._case_card(c, traces.get(c.trace_id) if c.trace_id else None))
-        parts.append(self._pager("round", {"id": round_id, "verdict": verdict, "stage": stage},
-                                 page, pages, len(chosen)))  # fmt: skip
-        parts.append("</section>")
-        return _page(f"Canary round {round_id}", self._subtitle(), "".join(parts))
+        cards = [self._case_card(c, traces.get(c.trace_id) if c.trace_id else None) for c in shown]
+        return _page("round.html", f"Canary round {round_id}", self._subtitle(), nav=nav,
+                     meta=meta, measures=measure_rows, filters=filters, cases=cards,
+                     pages=self._pager("round", {"id": round_id, "verdict": verdict,
+                                                 "stage": stage}, page, pages, len(chosen)))  # fmt: skip
 
-    def _case_card(self, case: CanaryCase, trace: TraceRecord | None) -> str:
-        sample_id, query, verdict, stage = case.sample_id, case.query, case.verdict, case.stage
-        evidence = case.evidence
+    def _case_card(self, case: CanaryCase, trace: TraceRecord | None) -> dict[str, Any]:
         try:
-            ev = json.loads(evidence)
+            ev = json.loads(case.evidence)
         except (TypeError, json.JSONDecodeError):
-            ev = {"explanation": str(evidence)}
+            ev = {"explanation": str(case.evidence)}
         ev = ev if isinstance(ev, dict) else {"explanation": str(ev)}
-        at = f" at {stage}" if stage else ""
-        good = " good" if verdict in _GOOD else ""
         points = ev.get("points")
-        extra = f" · {points} information point(s)" if points is not None else ""
-        parts = [f"<div class='case' id='case-{escape(_slug(str(sample_id)))}'><h3>"
-                 f"{escape(str(sample_id))} <span class='verdict{good}'>{escape(str(verdict))}"
-                 f"{escape(at)}</span></h3>",
-                 f"<div><b>Query:</b> {escape(str(query))}</div>",
-                 f"<div><b>Evidence:</b> {escape(str(ev.get('explanation') or ''))}"
-                 f"<span class='muted'>{escape(extra)}</span></div>"]  # fmt: skip
-        if trace is not None:
-            keywords = evidence_keywords(str(ev.get("explanation") or ""))
-            parts.append(self._trace_body(trace, with_query=False, keywords=keywords))
-        else:
-            parts.append("<div class='empty'>(no trace of this case in the store: the sample was "
-                         "not answered, or its trace was pruned)</div>")  # fmt: skip
-        parts.append("</div>")
-        return "".join(parts)
+        explanation = str(ev.get("explanation") or "")
+        return {
+            "slug": _slug(str(case.sample_id)), "sample_id": str(case.sample_id),
+            "verdict": str(case.verdict), "good": case.verdict in _GOOD,
+            "at": f" at {case.stage}" if case.stage else "", "query": str(case.query),
+            "explanation": explanation,
+            "extra": f" · {points} information point(s)" if points is not None else "",
+            "trace": None if trace is None else self._trace_body(
+                trace, with_query=False, keywords=evidence_keywords(explanation)),
+        }  # fmt: skip

@@ -7,8 +7,9 @@ import json
 import time
 from collections.abc import Callable
 from functools import partial
-from html import escape
 from typing import Any
+
+from markupsafe import Markup
 
 from cofe.monitor._canary import series_of
 from cofe.monitor._charts import Line, Marker, Point, line_chart
@@ -19,7 +20,6 @@ from cofe.monitor._dashboard_kit import (
     STEP_ORDER,
     VERDICTS,
     BadRequest,
-    _a,
     _alerts,
     _description,
     _extent,
@@ -37,6 +37,7 @@ from cofe.monitor._dashboard_kit import (
     utc,
     with_zero_shares,
 )
+from cofe.monitor._templates import Link
 from cofe.monitor.store import (
     CANARY,
     TRAFFIC,
@@ -47,7 +48,7 @@ from cofe.report._html import _GOOD
 
 
 class OverviewPages:
-    """The overview's HTML, from one open store."""
+    """The overview page (``templates/overview.html``), from one open store."""
 
     def __init__(self, store: MonitorStore) -> None:
         self.store = store
@@ -60,8 +61,8 @@ class OverviewPages:
         minutes = self.store.window_seconds / 60
         window = f"{minutes:g} min" if minutes >= 1 else f"{self.store.window_seconds} s"
         return (
-            f"store {escape(shown_location(self.store.location))} · {window} windows · "
-            f"read-only · times in UTC · rendered {escape(utc(time.time_ns()))}"
+            f"store {shown_location(self.store.location)} · {window} windows · "
+            f"read-only · times in UTC · rendered {utc(time.time_ns())}"
         )
 
     # --- overview ---------------------------------------------------------------------------
@@ -86,38 +87,33 @@ class OverviewPages:
                             if r["start_ns"] < until])  # fmt: skip
         alerts = _alerts(store, start, until)
         alert_count = store.alert_count(start, until)
-        nav = self._range_nav(name, start, until, params.time("until") is not None)
-        stages = self._stage_sections(traffic, canary, alerts, (start, until))
-        body = [nav, self._summary(start, until, traffic, canary, alert_count),
-                self._alerts_section(alerts, alert_count), self._canary_overview(canary, alerts, (start, until)),
-                *stages]  # fmt: skip
-        if not traffic and not canary:
-            body.insert(2, "<section><p class='empty'>Nothing recorded in this range. Traces "
-                           "arrive through <code>cofe monitor collect</code> (or "
-                           "<code>import</code>); their windows are computed by the collector; "
-                           "canary rounds come from <code>cofe monitor canary</code>.</p>"
-                           "</section>")  # fmt: skip
-        title = f"cofe monitor · {utc(start)} – {utc(until)} UTC"
-        return _page(title, self._subtitle(), "".join(body))
-
-    def _range_nav(self, name: str, start: int, until: int, pinned: bool) -> str:
-        links = []
-        for key in RANGES:
-            cls = "on" if key == name else ""  # (the fitted default is marked too)
-            links.append(_a(_href("", range=key, until=until if pinned else None), key, cls))
-        span = until - start
-        older = _a(_href("", range=name, until=until - span), "← earlier")
-        newer = _a(_href("", range=name, until=until + span), "later →")
-        latest = _a(_href("", range=name), "latest")
-        sections = " ".join(_a(f"#{anchor}", text) for anchor, text in (
-            ("alerts", "alerts"), ("canary", "canaries"), *((f"stage-{s}", t.lower())
-                                                          for s, t in STAGE_TITLES.items())))  # fmt: skip
-        return (
-            f"<nav>range: {' '.join(links)} · {older} {newer} {latest}<br>jump to: {sections}</nav>"
+        minutes = self.store.window_seconds / 60
+        return _page(
+            "overview.html", f"cofe monitor · {utc(start)} – {utc(until)} UTC", self._subtitle(),
+            nav=self._range_nav(name, start, until, params.time("until") is not None),
+            summary=self._summary(start, until, traffic, canary, alert_count),
+            empty=not traffic and not canary,
+            alerts=self._alerts_section(alerts, alert_count),
+            canary=self._canary_overview(canary, alerts, (start, until)),
+            stages=self._stage_sections(traffic, canary, alerts, (start, until)),
+            window=f"{minutes:g}-min" if minutes >= 1 else f"{self.store.window_seconds}-s",
         )
 
-    def _summary(self, start: int, until: int, traffic: list[dict], canary: list[dict],
-                 alert_count: int) -> str:  # fmt: skip
+    def _range_nav(self, name: str, start: int, until: int, pinned: bool) -> dict[str, Any]:
+        ranges = [Link(_href("", range=key, until=until if pinned else None), key,
+                       "on" if key == name else "")  # (the fitted default is marked too)
+                  for key in RANGES]  # fmt: skip
+        span = until - start
+        moves = [Link(_href("", range=name, until=until - span), "← earlier"),
+                 Link(_href("", range=name, until=until + span), "later →"),
+                 Link(_href("", range=name), "latest")]  # fmt: skip
+        sections = [Link(f"#{anchor}", text) for anchor, text in (
+            ("alerts", "alerts"), ("canary", "canaries"), *((f"stage-{s}", t.lower())
+                                                          for s, t in STAGE_TITLES.items()))]  # fmt: skip
+        return {"ranges": ranges, "moves": moves, "sections": sections}
+
+    def _summary(self, start: int, until: int, traffic: list[dict[str, Any]], canary: list[dict[str, Any]],
+                 alert_count: int) -> dict[str, Any]:  # fmt: skip
         store = self.store
         counts = store.counts()
         pending = store.pending_windows()
@@ -126,129 +122,109 @@ class OverviewPages:
                        if r["stage"] == "all" and r["signal"] == "Traces")  # fmt: skip
         rounds = len({r["round_id"] for r in canary})
         rows = [
-            ["query traces in range", f"{in_range:,} in {windows:,} windows"],
-            ["canary rounds in range", f"{rounds:,}"],
-            ["alerts in range", f"{alert_count:,}"],
-            ["store", f"{counts['traces']:,} traces ({counts['traces_with_problems']:,} with "
+            ("query traces in range", f"{in_range:,} in {windows:,} windows"),
+            ("canary rounds in range", f"{rounds:,}"),
+            ("alerts in range", f"{alert_count:,}"),
+            ("store", f"{counts['traces']:,} traces ({counts['traces_with_problems']:,} with "
                       f"problems), {counts['spans']:,} spans, {counts['chunks']:,} chunks, "
-                      f"{counts['canary_rounds']:,} canary rounds"],
+                      f"{counts['canary_rounds']:,} canary rounds"),
         ]  # fmt: skip
         if pending:
-            rows.append(["windows awaiting computation",
+            rows.append(("windows awaiting computation",
                          f"{pending:,} (the collector computes them every few seconds; "
-                         "this page shows them once it has)"])  # fmt: skip
+                         "this page shows them once it has)"))  # fmt: skip
         problems = sorted(
             store.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(),
             key=lambda kv: -kv[1],
         )
-        table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
-        out = f"<section id='summary'><h2>Summary</h2><table class='rows'>{table}</table>"
-        if problems:
-            items = "".join(f"<tr><td>{escape(k)}</td><td class='num'>{n:,}</td></tr>"
-                            for k, n in problems[:8])  # fmt: skip
-            out += ("<h3>Why traces in range are incomplete</h3><table class='rows'><tr>"
-                    f"<th>problem</th><th>traces</th></tr>{items}</table>")  # fmt: skip
-        return out + "</section>"
+        return {"rows": rows, "problems": problems[:8]}
 
     # --- alerts -----------------------------------------------------------------------------
 
-    def _alerts_section(self, alerts: list[dict], count: int) -> str:
-        if not alerts:
-            return ("<section id='alerts'><h2>Alert history</h2><p class='empty'>No alert in "
-                    "this range.</p></section>")  # fmt: skip
+    def _alerts_section(self, alerts: list[dict[str, Any]], count: int) -> dict[str, Any]:
         rows = []
         for a in alerts:
             kind = _kind(a["stage"], a["measure"])
             change = f"{fmt_value(kind, a['baseline'])} → {fmt_value(kind, a['current'])}"
             if a["baseline"] is None:
                 change = fmt_value(kind, a["current"])
-            if a["ci_low"] is not None and a["ci_high"] is not None:
-                change += (f"<br><span class='muted'>95 % CI [{a['ci_low']:+.3g}, "
-                           f"{a['ci_high']:+.3g}]</span>")  # fmt: skip
-            if a["p_value"] is not None:
-                change += f"<br><span class='muted'>p = {a['p_value']:.2g}</span>"
+            ci = (f"95 % CI [{a['ci_low']:+.3g}, {a['ci_high']:+.3g}]"
+                  if a["ci_low"] is not None and a["ci_high"] is not None else None)  # fmt: skip
             severity = str(a["severity"])
-            rows.append(
-                f"<tr id='alert-{escape(_slug(str(a['alert_id'])))}'>"
-                f"<td class='nowrap'>{escape(utc(a['fired_ns']))}</td>"
-                f"<td class='sev-{escape(_slug(severity))}'>{escape(severity)}</td>"
-                f"<td>{escape(str(a['rule']))}<br><span class='muted'>{escape(str(a['origin']))}"
-                f"</span></td><td>{escape(str(a['stage']))}<br><b>{escape(str(a['measure']))}"
-                f"</b></td><td class='nowrap'>{change}</td>"
-                f"<td class='nowrap'>{self._alert_window(a)}</td>"
-                f"<td>{escape(str(a['message']))}</td><td>{self._examples(a['examples'])}</td></tr>"
-            )  # fmt: skip
-        head = "".join(f"<th>{h}</th>" for h in ("fired", "severity", "rule", "stage · measure",
-                                                   "baseline → current", "window", "message",
-                                                   "examples"))  # fmt: skip
-        more = (f"<p class='muted'>the latest {len(alerts)} of {count:,} alerts in this range"
-                "</p>" if count > len(alerts) else "")  # fmt: skip
-        return (f"<section id='alerts'><h2>Alert history</h2><table class='rows alerts'>"
-                f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
-                "</section>")  # fmt: skip
+            rows.append({
+                "slug": _slug(str(a["alert_id"])), "fired": utc(a["fired_ns"]),
+                "severity": severity, "severity_slug": _slug(severity), "rule": str(a["rule"]),
+                "origin": str(a["origin"]), "stage": str(a["stage"]),
+                "measure": str(a["measure"]), "change": change, "ci": ci,
+                "p": f"p = {a['p_value']:.2g}" if a["p_value"] is not None else None,
+                "window": self._alert_window(a), "message": str(a["message"]),
+                "examples": self._examples(a["examples"]),
+            })  # fmt: skip
+        more = (f"the latest {len(alerts)} of {count:,} alerts in this range"
+                if count > len(alerts) else None)  # fmt: skip
+        return {"rows": rows, "more": more}
 
-    def _alert_window(self, a: dict) -> str:
+    def _alert_window(self, a: dict[str, Any]) -> dict[str, Any]:
+        """Where an alert's window links: its canary rounds, or its traffic window."""
         start, end = int(a["window_start_ns"]), int(a["window_end_ns"])
         label = f"{utc(start)}–{_hm(end)}"
         if a["origin"] == CANARY:
             rounds = self.store.canary_rounds(since_ns=start, until_ns=end, until_inclusive=True)
-            if rounds:
-                return "<br>".join(_a(_href("round", id=r.round_id), f"round {r.round_id}")
-                                   for r in rounds[:3])  # fmt: skip
-            return escape(label)
+            links = [Link(_href("round", id=r.round_id), f"round {r.round_id}")
+                     for r in rounds[:3]]  # fmt: skip
+            return {"links": links, "label": label}
         signal = f"{a['stage']}/{a['measure']}"
-        return _a(_href("window", origin=a["origin"], start=start,
-                        end=end if end != start + self.window_ns else None, signal=signal), label)  # fmt: skip
+        href = _href("window", origin=a["origin"], start=start,
+                     end=end if end != start + self.window_ns else None, signal=signal)  # fmt: skip
+        return {"links": [Link(href, label)], "label": label}
 
-    def _examples(self, raw: Any) -> str:
+    def _examples(self, raw: Any) -> dict[str, Any]:
         try:
             examples = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError:
-            return f"<span class='muted'>{escape(str(raw)[:300])}</span>"
+            return {"raw": str(raw)[:300], "entries": []}
         if not isinstance(examples, list) or not examples:
-            return "<span class='muted'>–</span>"
-        items = []
+            return {"raw": None, "entries": []}
+        items: list[dict[str, Any]] = []
         for ex in examples[:10]:
             if not isinstance(ex, dict):
-                items.append(f"<li>{escape(str(ex)[:300])}</li>")
+                items.append({"plain": str(ex)[:300]})
                 continue
             if ex.get("round_id") and ex.get("sample_id"):
-                link = _a(_href("round", id=ex["round_id"]) + f"#case-{_slug(str(ex['sample_id']))}",
-                          f"case {ex['sample_id']}")  # fmt: skip
+                link = Link(_href("round", id=ex["round_id"])
+                            + f"#case-{_slug(str(ex['sample_id']))}", f"case {ex['sample_id']}")  # fmt: skip
             elif ex.get("trace_id"):
-                link = _a(_href("trace", id=ex["trace_id"]), f"trace {str(ex['trace_id'])[:12]}")
+                link = Link(_href("trace", id=ex["trace_id"]), f"trace {str(ex['trace_id'])[:12]}")
             else:
-                link = ""
+                link = None
             shown = {k: v for k, v in ex.items() if k not in ("round_id", "sample_id", "trace_id")
                      and v not in (None, "", [], {})}  # fmt: skip
             query = shown.pop("query", None)
             rest = "; ".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}"
                              for k, v in shown.items())  # fmt: skip
-            text = (f" <i>{escape(str(query)[:200])}</i>" if query else "") + (
-                f" <span class='muted'>{escape(rest[:400])}</span>" if rest else "")  # fmt: skip
-            items.append(f"<li>{link}{text}</li>")
-        more = f"<li class='muted'>and {len(examples) - 10} more</li>" if len(examples) > 10 else ""
-        return (
-            f"<details><summary>{len(examples)} example(s)</summary><ul class='examples'>"
-            f"{''.join(items)}{more}</ul></details>"
-        )
+            items.append({"plain": None, "link": link,
+                          "query": str(query)[:200] if query else None,
+                          "rest": rest[:400] if rest else None})  # fmt: skip
+        return {"raw": None, "entries": items, "count": len(examples),
+                "more": len(examples) - 10 if len(examples) > 10 else 0}  # fmt: skip
 
     # --- charts -----------------------------------------------------------------------------
 
-    def _figure(self, chart_id: str, svg: str, caption: str = "", wide: bool = False) -> str:
-        cap = f"<figcaption class='muted'>{escape(caption)}</figcaption>" if caption else ""
-        cls = "fig wide" if wide else "fig"
-        return f"<figure class='{cls}' id='{escape(chart_id)}'>{svg}{cap}</figure>"
+    def _figure(self, chart_id: str, svg: Markup, caption: str = "",
+                wide: bool = False) -> dict[str, Any]:  # fmt: skip
+        """A chart with its caption (``macros.html``'s ``figure`` writes it)."""
+        return {"id": chart_id, "svg": svg, "caption": caption, "wide": wide}
 
-    def _traffic_charts(self, stage: str, rows: list[dict], alerts: list[dict],
-                        x_range: tuple[int, int]) -> tuple[list[str], list[str]]:  # fmt: skip
+    def _traffic_charts(self, stage: str, rows: list[dict[str, Any]], alerts: list[dict[str, Any]],
+                        x_range: tuple[int, int]) -> tuple[list[dict[str, Any]], list[str]]:  # fmt: skip
         """A chart per signal (percentiles of one value together) of the stage; and the
         signals with no value in any window of the range, with why."""
-        groups: dict[str, dict[str, list[dict]]] = {}
+        groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for r in rows:
             groups.setdefault(_signal_group(r["signal"]), {}).setdefault(r["signal"], []).append(r)
         order = {name: i for i, (s, name) in enumerate(_signals()) if s == stage}
-        charts, empty = [], []
+        charts: list[dict[str, Any]] = []
+        empty: list[str] = []
         for group, by_signal in sorted(groups.items(), key=lambda kv: min(
                 order.get(s, 999) for s in kv[1])):  # fmt: skip
             names = sorted(by_signal, key=lambda s: (order.get(s, 999), s))
@@ -289,8 +265,8 @@ class OverviewPages:
             )
         return charts, empty
 
-    def _canary_lines(self, rows: list[dict], label: Callable[[dict], str],
-                      href: Callable[[dict], str], kind: str) -> list[Line]:  # fmt: skip
+    def _canary_lines(self, rows: list[dict[str, Any]], label: Callable[[dict[str, Any]], str],
+                      href: Callable[[dict[str, Any]], str], kind: str) -> list[Line]:  # fmt: skip
         lines: dict[str, Line] = {}
         for r in rows:
             name = label(r)
@@ -304,18 +280,19 @@ class OverviewPages:
                                                                    href(r), tip))  # fmt: skip
         return list(lines.values())
 
-    def _round_href(self, r: dict) -> str:
+    def _round_href(self, r: dict[str, Any]) -> str:
         if r["step"] == VERDICTS:
             verdict, _, stage = r["measure"].rpartition("@")
             return _href("round", id=r["round_id"], verdict=verdict, stage=stage)
         return _href("round", id=r["round_id"])
 
-    def _canary_charts(self, stage: str, rows: list[dict], alerts: list[dict],
-                       x_range: tuple[int, int]) -> tuple[list[str], list[str]]:  # fmt: skip
+    def _canary_charts(self, stage: str, rows: list[dict[str, Any]], alerts: list[dict[str, Any]],
+                       x_range: tuple[int, int]) -> tuple[list[dict[str, Any]], list[str]]:  # fmt: skip
         """A chart per step and measure family of the stage, and its verdict shares; the
         names of measures with no value in any round."""
-        charts, unscored = [], []
-        steps: dict[str, dict[str, list[dict]]] = {}
+        charts: list[dict[str, Any]] = []
+        unscored: list[str] = []
+        steps: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for r in rows:
             family = r["measure"].split("@")[0] if r["step"] != VERDICTS else VERDICTS
             steps.setdefault(r["step"], {}).setdefault(family, []).append(r)
@@ -354,11 +331,10 @@ class OverviewPages:
                 charts.append(self._figure(chart_id, svg, caption))
         return charts, unscored
 
-    def _canary_overview(self, canary: list[dict], alerts: list[dict],
-                         x_range: tuple[int, int]) -> str:  # fmt: skip
+    def _canary_overview(self, canary: list[dict[str, Any]], alerts: list[dict[str, Any]],
+                         x_range: tuple[int, int]) -> dict[str, Any] | None:  # fmt: skip
         if not canary:
-            return ("<section id='canary'><h2>Canaries</h2><p class='empty'>No canary round in "
-                    "this range (<code>cofe monitor canary</code> runs them).</p></section>")  # fmt: skip
+            return None
         # KeywordRecall through the pipeline: one line per step, each round's widest cutoff
         # of the step (a new top-k continues the line; each point names its cutoff)
         rank = {s: i for i, s in enumerate(STEP_ORDER)}
@@ -390,37 +366,27 @@ class OverviewPages:
         counts = self.store.verdict_counts([r.round_id for r in rounds[:MAX_ROUNDS]])
         rows = []
         for r in rounds[:MAX_ROUNDS]:
-            round_id, started, finished = r.round_id, r.started_ns, r.finished_ns
-            samples, answered = r.samples, r.answered
-            verdicts = counts.get(round_id, {})
+            verdicts = counts.get(r.round_id, {})
             total = sum(verdicts.values())
             good = sum(n for v, n in verdicts.items() if v in _GOOD)
-            bad = ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])
-                            if v not in _GOOD)  # fmt: skip
-            rows.append(f"<tr><td>{_a(_href('round', id=round_id), round_id)}</td>"
-                        f"<td class='nowrap'>{escape(utc(started, True))}</td>"
-                        f"<td class='num'>{(finished - started) / 1e9:.1f} s</td>"
-                        f"<td class='num'>{answered}/{samples}</td>"
-                        f"<td class='num'>{fmt_value('share', good / total if total else None)}</td>"
-                        f"<td>{escape(bad) or '–'}</td></tr>")  # fmt: skip
-        table = ("<table class='rows'><thead><tr><th>round</th><th>started</th><th>took</th>"
-                 "<th>answered</th><th>passed</th><th>lost (verdict: samples)</th></tr></thead>"
-                 f"<tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
-        more = (f"<p class='muted'>the latest {MAX_ROUNDS} of {len(rounds)} rounds</p>"
-                if len(rounds) > MAX_ROUNDS else "")  # fmt: skip
-        return (
-            f"<section id='canary'><h2>Canaries</h2><div class='charts'>{''.join(charts)}"
-            f"</div><h3>Rounds</h3>{table}{more}</section>"
-        )
+            lost = ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])
+                             if v not in _GOOD)  # fmt: skip
+            rows.append({"link": Link(_href("round", id=r.round_id), r.round_id),
+                         "started": utc(r.started_ns, True),
+                         "took": f"{(r.finished_ns - r.started_ns) / 1e9:.1f} s",
+                         "answered": f"{r.answered}/{r.samples}",
+                         "passed": fmt_value("share", good / total if total else None),
+                         "lost": lost})  # fmt: skip
+        more = (f"the latest {MAX_ROUNDS} of {len(rounds)} rounds"
+                if len(rounds) > MAX_ROUNDS else None)  # fmt: skip
+        return {"charts": charts, "rounds": rows, "more": more}
 
-    def _stage_sections(self, traffic: list[dict], canary: list[dict], alerts: list[dict],
-                        x_range: tuple[int, int]) -> list[str]:  # fmt: skip
+    def _stage_sections(self, traffic: list[dict[str, Any]], canary: list[dict[str, Any]], alerts: list[dict[str, Any]],
+                        x_range: tuple[int, int]) -> list[dict[str, Any]]:  # fmt: skip
         stages = list(STAGE_TITLES)
         for r in traffic + canary:
             if r["stage"] not in stages and r["stage"] != "none":
                 stages.append(r["stage"])
-        minutes = self.store.window_seconds / 60
-        window = f"{minutes:g}-min" if minutes >= 1 else f"{self.store.window_seconds}-s"
         out = []
         for stage in stages:
             rows_t = [r for r in traffic if r["stage"] == stage]
@@ -430,23 +396,14 @@ class OverviewPages:
                     [r for r in rows_c if r["step"] == VERDICTS], canary)  # fmt: skip
             if not rows_t and not rows_c:
                 continue
-            parts = [
-                f"<section id='stage-{_slug(stage)}'><h2>{escape(STAGE_TITLES.get(stage, stage))}</h2>"
-            ]
+            section: dict[str, Any] = {"slug": _slug(stage),
+                                       "title": STAGE_TITLES.get(stage, stage),
+                                       "traffic": None, "canary": None}  # fmt: skip
             if rows_t:
                 charts, empty = self._traffic_charts(stage, rows_t, alerts, x_range)
-                parts.append(f"<h3>Traffic · label-free signals per {window} window</h3>"
-                             f"<div class='charts'>{''.join(charts)}</div>")  # fmt: skip
-                if empty:
-                    parts.append(f"<p class='muted'>No value in any window of this range: "
-                                 f"{escape('; '.join(empty))}.</p>")  # fmt: skip
+                section["traffic"] = {"charts": charts, "empty": "; ".join(empty)}
             if rows_c:
                 charts, unscored = self._canary_charts(stage, rows_c, alerts, x_range)
-                parts.append(f"<h3>Canaries · measures per round</h3><div class='charts'>"
-                             f"{''.join(charts)}</div>")  # fmt: skip
-                if unscored:
-                    parts.append(f"<p class='muted'>Not scored in any round of this range: "
-                                 f"{escape(', '.join(unscored))}.</p>")  # fmt: skip
-            parts.append("</section>")
-            out.append("".join(parts))
+                section["canary"] = {"charts": charts, "unscored": ", ".join(unscored)}
+            out.append(section)
         return out

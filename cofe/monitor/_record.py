@@ -83,7 +83,7 @@ class WatchedPipeline:
     def answer(self, query: str, *, trace_id: str | None = None) -> Trace:
         started = self.clock()
         began = time.perf_counter()
-        trace = self.pipeline.answer(query)
+        trace: Trace = self.pipeline.answer(query)
         ended = started + int((time.perf_counter() - began) * 1e9)
         shape = pipeline_shape(self.pipeline, self.pipeline.describe())
         ident = trace_id or uuid.uuid4().hex

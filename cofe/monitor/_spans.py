@@ -233,7 +233,14 @@ def _status(code: Any) -> str:
 def spans_from_protobuf(body: bytes, max_spans: int | None = None) -> list[Span]:
     """Spans of an OTLP ``ExportTraceServiceRequest`` in protobuf (at most ``max_spans``:
     :class:`TooManySpans` past it)."""
-    from google.protobuf.message import DecodeError
+    return protobuf_spans(parse_protobuf(body), max_spans)
+
+
+def parse_protobuf(body: bytes) -> Any:
+    """The ``ExportTraceServiceRequest`` a protobuf body holds. It keeps no reference to
+    the body: a caller short of memory drops the body before :func:`protobuf_spans` makes
+    the spans (the collector: a 64 MB body, its message and its spans are never all held)."""
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
@@ -243,6 +250,11 @@ def spans_from_protobuf(body: bytes, max_spans: int | None = None) -> list[Span]
         request.ParseFromString(body)
     except DecodeError as error:
         raise SpanFormatError(f"not an OTLP protobuf ExportTraceServiceRequest: {error}") from None
+    return request
+
+
+def protobuf_spans(request: Any, max_spans: int | None = None) -> list[Span]:
+    """The spans of a parsed ``ExportTraceServiceRequest`` (:func:`parse_protobuf`)."""
     _check_count(sum(len(scope.spans) for resource in request.resource_spans
                      for scope in resource.scope_spans), max_spans)  # fmt: skip
     out: list[Span] = []
@@ -298,11 +310,11 @@ def _required(value: str | None, what: str) -> str:
 # --- OTLP JSON and the SDK's JSON ----------------------------------------------------------
 
 
-def _get(obj: dict, camel: str, snake: str, default: Any = None) -> Any:
+def _get(obj: dict[str, Any], camel: str, snake: str, default: Any = None) -> Any:
     return obj.get(camel, obj.get(snake, default))
 
 
-def _otlp_json_spans(request: dict) -> Iterator[Span]:
+def _otlp_json_spans(request: dict[str, Any]) -> Iterator[Span]:
     resources = _get(request, "resourceSpans", "resource_spans", [])
     if not isinstance(resources, list):
         raise SpanFormatError("resourceSpans is not a list")
@@ -319,7 +331,7 @@ def _otlp_json_spans(request: dict) -> Iterator[Span]:
                     raise SpanFormatError(f"span {n} ({s.get('name')!r}): {error}") from None
 
 
-def _otlp_json_span(s: dict) -> Span:
+def _otlp_json_span(s: dict[str, Any]) -> Span:
     status = s.get("status") or {}
     attributes = {kv["key"]: _any_value_json(kv.get("value")) for kv in s.get("attributes") or []}
     return Span(
@@ -353,7 +365,7 @@ def _iso_ns(value: Any, what: str) -> int:
     return micro * 1000
 
 
-def _sdk_json_span(s: dict) -> Span:
+def _sdk_json_span(s: dict[str, Any]) -> Span:
     context = s.get("context") or {}
     status = s.get("status") or {}
     code = str(status.get("status_code", "UNSET")).removeprefix("StatusCode.")

@@ -3,7 +3,7 @@ those judged -- domain logic the store runs when it refreshes a window, and stor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cofe.monitor._judged import judged_signals
 from cofe.monitor._signals import compute_signals
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from cofe.monitor.store import MonitorStore
 
 
-def window_rows(store: MonitorStore, origin: str, start_ns: int, end_ns: int) -> list[tuple]:
+def window_rows(store: MonitorStore, origin: str, start_ns: int, end_ns: int) -> list[tuple[Any, ...]]:
     """``(stage, signal, value, n, note)`` of every label-free and judged signal."""
     traces = store.traces(start_ns, end_ns, origin=origin)
     rows = [(stage, name, v.value, v.n, v.note) for stage, name, v in compute_signals(traces)]

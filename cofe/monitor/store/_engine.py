@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,6 +39,44 @@ _WRITE = "cofe_write"  # execution option: this transaction writes (SQLite: BEGI
 
 class StoreError(ValueError):
     """The store cannot be opened or used as asked; the message says which and why."""
+
+
+class _Turns:
+    """Write transactions of one process taken in arrival order (SQLite).
+
+    SQLite lets one writer in at a time and makes the others poll, sleeping up to 100 ms
+    between tries: with eight senders a batch could wait several rounds while later ones
+    got in (the senders' p95 twice their median). Here each waits its turn on an event
+    the previous writer sets as it finishes; another process still meets SQLite's own
+    busy timeout."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._queue: deque[threading.Event] = deque()
+        self._held = False
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        with self._lock:
+            mine = None
+            if self._held:
+                mine = threading.Event()
+                self._queue.append(mine)
+            self._held = True
+        if mine is not None and not mine.wait(self.timeout):
+            with self._lock:
+                if mine in self._queue:  # not handed the turn meanwhile: give up
+                    self._queue.remove(mine)
+                    raise StoreError(f"no turn to write within {self.timeout:g} s (busy)")
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._queue:
+                    self._queue.popleft().set()  # handed over: still held
+                else:
+                    self._held = False
 
 
 def shown_location(location: str) -> str:
@@ -66,6 +105,7 @@ class Engine:
         self.read_only = read_only
         self.path: Path | None = None
         self._local = threading.local()  # inspection: the transaction of this thread
+        self._turns = _Turns(timeout=30.0)  # SQLite: this process's writers, in order
         if text.startswith(POSTGRES_SCHEMES):
             self.dialect = "postgresql"
             self.sa = self._postgres(text)
@@ -143,8 +183,10 @@ class Engine:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction: committed when the block ends, rolled back on an error."""
-        with self.sa.connect() as connection:
+        """A write transaction: committed when the block ends, rolled back on an error
+        (SQLite: this process's write transactions one after another, in arrival order)."""
+        turn = self._turns.turn() if self.dialect == "sqlite" else nullcontext()
+        with turn, self.sa.connect() as connection:
             connection.execution_options(**{_WRITE: True})
             with connection.begin():
                 yield connection
@@ -219,7 +261,7 @@ class Engine:
             finally:
                 self._local.connection = None
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """One SQL statement of a person's (``?`` placeholders), its rows as tuples: for
         inspecting a store. The store's own queries are SQLAlchemy Core, in this package."""
         if self.dialect == "postgresql":  # psycopg's placeholders

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection
 from cofe.monitor.store import _tables as t
 
 T = TypeVar("T")
+_PRIME = 1_000_000_007  # update times summed modulo this: a window's stamp fits 64 bits
 IN_SLICE = 10_000  # values of one IN list (SQLite and psycopg cap a statement's parameters)
 
 
@@ -72,10 +73,15 @@ def _all(query: Any, connection: Connection) -> list[Any]:
 class Queries:
     """Canary rounds, alerts and judgements (see the module)."""
 
-    _reading: Callable[[Callable[[Connection], Any]], Any]
-    _writing: Callable[[Callable[[Connection], Any]], Any]
+    if TYPE_CHECKING:  # MonitorStore's (``_store``)
+
+        def _reading(self, work: Callable[[Connection], T]) -> T: ...
+
+        def _writing(self, work: Callable[[Connection], T]) -> T: ...
+
     _mark_dirty: Callable[[Connection, Iterable[tuple[str, int]]], None]
     window_of: Callable[[int], int]
+    window_rows: Callable[[str, int, int], list[tuple[Any, ...]]]
 
     @property
     def window_ns(self) -> int:  # the store's
@@ -328,6 +334,50 @@ class Queries:
                 key = f"spans of unknown kind {kind}"
                 out[key] = out.get(key, 0) + int(n)
         return out
+
+    # --- windows ------------------------------------------------------------------------------
+
+    def _refresh_window(self, origin: str, start: int, end: int) -> None:
+        """One window's series, computed with no transaction held open: its stamp (its
+        traces' count and update times, its judgements') read first, its rows computed,
+        then one short transaction takes its mark, replaces its series and -- if the stamp
+        changed meanwhile (a batch landed in it) -- marks it again for the next refresh.
+        A window is never left unmarked with rows missing a batch, whenever the process
+        stops; writers wait only for that last transaction, never for the computing. A
+        second refresher that finds the mark taken leaves the window to the first."""
+        before = self._reading(partial(self._window_stamp, origin, start, end))
+        rows = self.window_rows(origin, start, end)
+        self._writing(partial(self._store_window, origin, start, end, rows, before))
+
+    def _window_stamp(self, origin: str, start: int, end: int,
+                      connection: Connection) -> tuple[Any, ...]:  # fmt: skip
+        c, j = t.traces.c, t.judgements.c
+        inside = (c.origin == origin, c.started_ns >= start, c.started_ns < end)
+        traces = connection.execute(sa.select(
+            sa.func.count(), sa.func.max(c.updated_ns),
+            sa.func.sum(c.updated_ns % _PRIME)).where(*inside)).one()  # fmt: skip
+        judged = connection.execute(sa.select(
+            sa.func.count(), sa.func.max(j.judged_ns), sa.func.sum(j.judged_ns % _PRIME)).where(
+            j.trace_id.in_(sa.select(c.trace_id).where(*inside)))).one()  # fmt: skip
+        return (*traces, *judged)
+
+    def _store_window(self, origin: str, start: int, end: int, rows: list[tuple[Any, ...]],
+                      before: tuple[Any, ...], connection: Connection) -> None:  # fmt: skip
+        d, s = t.dirty_windows.c, t.series.c
+        taken = connection.execute(t.dirty_windows.delete().where(
+            d.origin == origin, d.start_ns == start).returning(d.start_ns)).all()  # fmt: skip
+        if not taken:  # another refresher has it
+            return
+        connection.execute(t.series.delete().where(s.origin == origin,
+                                                   s.window_ns == self.window_ns,
+                                                   s.start_ns == start))  # fmt: skip
+        if rows:
+            connection.execute(t.series.insert(), [
+                {"origin": origin, "window_ns": self.window_ns, "start_ns": start, "stage": stage,
+                 "signal": signal, "value": value, "n": n, "note": note}
+                for stage, signal, value, n, note in rows])  # fmt: skip
+        if self._window_stamp(origin, start, end, connection) != before:
+            self._mark_dirty(connection, [(origin, start)])  # computed again next time
 
     # --- the dashboard -----------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from cofe.monitor._assemble import TraceRecord, assemble
 from cofe.monitor._spans import Span
 from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t
-from cofe.monitor.store._engine import Engine, StoreError, shown_location
+from cofe.monitor.store._engine import Engine, StoreError, T, shown_location
 from cofe.monitor.store._migrations import (
     STEPS,
     STORE_SCHEMA_VERSION,
@@ -55,8 +55,8 @@ INT64_MAX = 2**63 - 1
 class IngestReport:
     spans: int  # spans in the batch
     new_spans: int  # of them, not stored before
-    traces: int  # traces (re)assembled
-    problems: int  # of them, traces missing a part
+    traces: int  # traces the batch holds spans of (each re-assembled if it brought a new one)
+    problems: int  # of those re-assembled, traces missing a part
 
 
 def _ns(value: int) -> int:
@@ -193,19 +193,19 @@ class MonitorStore(Queries):
     def window_of(self, t_ns: int) -> int:
         return t_ns - t_ns % self.window_ns
 
-    def _reading(self, work: Callable[[Connection], Any]) -> Any:
+    def _reading(self, work: Callable[[Connection], T]) -> T:
         """``work`` in one read transaction, run again after a lost connection."""
 
-        def run() -> Any:
+        def run() -> T:
             with self.db.read() as connection:
                 return work(connection)
 
         return self.db.retrying(run)
 
-    def _writing(self, work: Callable[[Connection], Any]) -> Any:
+    def _writing(self, work: Callable[[Connection], T]) -> T:
         """``work`` in one write transaction, run again whole after a lost connection."""
 
-        def run() -> Any:
+        def run() -> T:
             with self.db.write() as connection:
                 return work(connection)
 
@@ -231,24 +231,30 @@ class MonitorStore(Queries):
         groups = {trace_id: list(group) for trace_id, group in touched.items()}
         ids = list(groups)
         self._lock_traces(connection, ids)
-        # traces with spans from earlier batches are assembled from all their spans: those
-        # stored (read before this batch's are written, so the batch's new spans are known
-        # without RETURNING: a plain executemany, which both drivers run fastest)
-        earlier = [trace_id for part in slices(ids) for trace_id in connection.scalars(
-            sa.select(t.spans.c.trace_id).distinct().where(t.spans.c.trace_id.in_(part)))]  # fmt: skip
-        stored = self._stored_spans(connection, earlier)
-        known = {(trace_id, s.span_id) for trace_id, spans in stored.items() for s in spans}
-        new = len({(r["trace_id"], r["span_id"]) for r in rows} - known)
-        if rows:  # spans stored before (a batch sent again) add nothing
+        # the keys of spans already stored, read before the batch's are written (no RETURNING:
+        # a plain executemany); a batch sent again costs neither memory nor writes
+        known: dict[str, set[str]] = {}
+        for part in slices(ids):
+            for trace_id, span_id in connection.execute(
+                    sa.select(t.spans.c.trace_id, t.spans.c.span_id).where(
+                        t.spans.c.trace_id.in_(part))):  # fmt: skip
+                known.setdefault(trace_id, set()).add(span_id)
+        fresh = [r for r in rows if r["span_id"] not in known.get(r["trace_id"], ())]
+        new = len({(r["trace_id"], r["span_id"]) for r in fresh})
+        if fresh:  # spans stored before (a batch sent again) add nothing
             connection.execute(_upsert(t.spans, connection).on_conflict_do_nothing(
-                index_elements=["trace_id", "span_id"]), rows)  # fmt: skip
-        self._add_chunks(connection, texts, received)
-        for trace_id, before in stored.items():  # a span stored before is the one kept
+                index_elements=["trace_id", "span_id"]), fresh)  # fmt: skip
+        # re-assembled only if the batch brought it a span (a span stored before is kept)
+        changed = {trace_id for trace_id in ids
+                   if any(s.span_id not in known.get(trace_id, ()) for s in groups[trace_id])}  # fmt: skip
+        self._add_chunks(connection, texts if changed else {}, received)
+        stored = self._stored_spans(connection, [i for i in ids if i in changed and i in known])
+        for trace_id, before in stored.items():
             groups[trace_id] = groups[trace_id] + before
-        records = [assemble(trace_id, list({s.span_id: s for s in group}.values()))
-                   for trace_id, group in groups.items()]  # fmt: skip
+        records = [assemble(trace_id, list({s.span_id: s for s in groups[trace_id]}.values()))
+                   for trace_id in ids if trace_id in changed]  # fmt: skip
         self._put_traces(connection, records, received)
-        return IngestReport(batch, new, len(records), sum(1 for r in records if r.problems))
+        return IngestReport(batch, new, len(groups), sum(1 for r in records if r.problems))
 
     @staticmethod
     def _lock_traces(connection: Connection, trace_ids: Sequence[str]) -> None:
@@ -280,7 +286,7 @@ class MonitorStore(Queries):
             insert = _upsert(t.chunks, connection).on_conflict_do_nothing(
                 index_elements=["chunk_id"])  # fmt: skip
             connection.execute(insert, [{"chunk_id": chunk_id, "text": text, "first_seen_ns": now}
-                                        for chunk_id, text in texts.items()])  # fmt: skip
+                                        for chunk_id, text in sorted(texts.items())])  # sorted: batches sharing chunks wait, never deadlock
 
     def _stored_spans(self, connection: Connection,
                       trace_ids: Sequence[str]) -> dict[str, list[Span]]:  # fmt: skip
@@ -360,7 +366,7 @@ class MonitorStore(Queries):
 
     # --- reading -----------------------------------------------------------------------------
 
-    def _records(self, connection: Connection, query: sa.Select,
+    def _records(self, connection: Connection, query: sa.Select[Any],
                  with_text: bool) -> list[TraceRecord]:  # fmt: skip
         rows = [row._mapping for row in connection.execute(query)]
         texts: dict[str, str] = {}
@@ -407,41 +413,20 @@ class MonitorStore(Queries):
 
     def refresh(self) -> int:
         """Recompute the series of every window that received traces (or judgements) since
-        it was last computed; returns how many windows were computed."""
+        it was last computed, each outside any write transaction (``_refresh_window``);
+        returns how many windows were computed."""
         dirty = self._reading(lambda connection: connection.execute(
             sa.select(t.dirty_windows).order_by(t.dirty_windows.c.start_ns)).all())  # fmt: skip
         for origin, start in dirty:
-            self._writing(partial(self._refresh_window, origin, int(start)))
+            self._refresh_window(origin, int(start), _ns(int(start) + self.window_ns))
         return len(dirty)
 
-    def window_rows(self, origin: str, start_ns: int, end_ns: int) -> list[tuple]:
+    def window_rows(self, origin: str, start_ns: int, end_ns: int) -> list[tuple[Any, ...]]:
         """``(stage, signal, value, n, note)`` of every signal of a window: computed by
         ``cofe.monitor._windows`` (domain logic), not here."""
         from cofe.monitor._windows import window_rows
 
         return window_rows(self, origin, start_ns, end_ns)
-
-    def _refresh_window(self, origin: str, start: int, connection: Connection) -> None:
-        # one transaction: a batch stored meanwhile either is in the window's rows or marks
-        # the window again (never computed without it and unmarked). The mark is taken
-        # first: a batch committing meanwhile waits for this transaction and marks the window
-        # again (PostgreSQL's row lock; SQLite has one writer), and a second refresher finds
-        # it gone and skips the window
-        d = t.dirty_windows.c
-        taken = connection.execute(t.dirty_windows.delete().where(
-            d.origin == origin, d.start_ns == start).returning(d.start_ns)).all()  # fmt: skip
-        if not taken:
-            return
-        rows = self.window_rows(origin, start, _ns(start + self.window_ns))
-        s = t.series.c
-        connection.execute(t.series.delete().where(s.origin == origin,
-                                                   s.window_ns == self.window_ns,
-                                                   s.start_ns == start))  # fmt: skip
-        if rows:
-            connection.execute(t.series.insert(), [
-                {"origin": origin, "window_ns": self.window_ns, "start_ns": start, "stage": stage,
-                 "signal": signal, "value": value, "n": n, "note": note}
-                for stage, signal, value, n, note in rows])  # fmt: skip
 
     def series(self, *, origin: str = TRAFFIC, since_ns: int = 0, until_ns: int | None = None,
                stage: str | None = None, signal: str | None = None) -> list[dict[str, Any]]:  # fmt: skip

@@ -8,20 +8,22 @@ as they are (``_migrations`` says how a store reaches the current version).
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
 
-def _text(name: str, **kw: object) -> sa.Column:
+def _text(name: str, **kw: object) -> sa.Column[Any]:
     return sa.Column(name, sa.Text, **kw)  # type: ignore[arg-type]
 
 
-def _ns(name: str, **kw: object) -> sa.Column:
+def _ns(name: str, **kw: object) -> sa.Column[Any]:
     return sa.Column(name, sa.BigInteger, **kw)  # type: ignore[arg-type]
 
 
-def _real(name: str, **kw: object) -> sa.Column:
+def _real(name: str, **kw: object) -> sa.Column[Any]:
     return sa.Column(name, sa.Double, **kw)  # type: ignore[arg-type]
 
 

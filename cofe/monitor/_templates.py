@@ -1,0 +1,80 @@
+"""The dashboard's markup: Jinja2 templates (``cofe/monitor/templates``), autoescaped.
+
+Python computes what a page shows -- numbers, geometry, links, texts -- and a template
+writes the markup; no HTML or SVG is built by string formatting in ``cofe.monitor``
+(``tests/monitor/test_templates_only.py``). Every value is escaped when written, so a
+query, a chunk or an alert's message that holds markup shows as text."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+from markupsafe import Markup
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link a template writes (``href`` relative to the dashboard's root)."""
+
+    href: str
+    text: str
+    cls: str = ""
+
+
+def _fixed(value: float, digits: int = 1) -> str:
+    return f"{value:.{digits}f}"
+
+
+def _general(value: float) -> str:
+    return f"{value:g}"
+
+
+def _thousands(value: int) -> str:
+    return f"{value:,}"
+
+
+@functools.cache
+def environment() -> Any:
+    """The templates' environment (made once; jinja2 is imported only when a page is)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("cofe.monitor", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      keep_trailing_newline=True)  # fmt: skip
+    env.filters.update(fixed=_fixed, general=_general, thousands=_thousands)
+    return env
+
+
+def render(name: str, **context: Any) -> Markup:
+    """The template ``name`` written with ``context`` (already escaped markup)."""
+    return Markup(environment().get_template(name).render(**context))
+
+
+def static(name: str) -> bytes:
+    """A file served as it is (the icon)."""
+    return (files("cofe.monitor") / "templates" / "static" / name).read_bytes()
+
+
+def marked(text: str, keywords: Sequence[str]) -> list[tuple[str, bool]]:
+    """``text`` in pieces, each ``(piece, is a keyword)``: every occurrence cofe's strict
+    matching finds of a keyword (whole tokens) is a piece of its own, for ``<mark>``."""
+    from cofe.report._html import _strict_marks
+
+    spans = sorted(_strict_marks(text, keywords))
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for start, end in spans:
+        if start < at:  # overlapping a mark already made: only what reaches past it
+            if end > at:
+                out.append((text[at:end], True))
+                at = end
+            continue
+        out.append((text[at:start], False))
+        out.append((text[start:end], True))
+        at = end
+    out.append((text[at:], False))
+    return [piece for piece in out if piece[0]]
