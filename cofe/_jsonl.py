@@ -46,9 +46,7 @@ def read_jsonl(
             yield index, parse_slowly(raw, model, name, index, torn)
 
 
-def parse_slowly(
-    raw: bytes, model: type[M], name: str, index: int, torn: bool
-) -> M | InputProblem:
+def parse_slowly(raw: bytes, model: type[M], name: str, index: int, torn: bool) -> M | InputProblem:
     """One line that failed the fast parse, parsed again to say exactly what is wrong with it
     (or repaired: lone surrogates); ``torn``: the file's last line, cut by a crash."""
     try:

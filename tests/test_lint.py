@@ -1,4 +1,5 @@
-"""The code base passes ruff (configured in pyproject.toml), which the test extra installs."""
+"""The code base passes ruff check and ruff format (configured in pyproject.toml; the test
+extra pins ruff's minor version, so the format changes only when we move it)."""
 
 import subprocess
 import sys
@@ -26,3 +27,25 @@ def test_ruff_is_clean():
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format_is_clean():
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "cofe",
+            "annotators",
+            "tests",
+            "benchmarks",
+            "examples",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, "run `ruff format`:\n" + done.stdout + done.stderr

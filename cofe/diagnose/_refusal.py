@@ -90,10 +90,27 @@ _DECLINE_ZH = (
 _DECLINE = re.compile(rf"(?:{_DECLINE_EN}|{_DECLINE_ZH})")
 # Whole answers that decline with nothing else (trailing punctuation ignored).
 _BARE = frozenset(
-    {"unknown", "not known", "n/a", "na", "no answer", "not answerable", "unanswerable",
-     "cannot answer", "can't answer", "cannot be determined", "no information",
-     "未知", "不详", "无答案", "无可奉告", "不知道", "无法回答", "无法确定"}
-)  # fmt: skip
+    {
+        "unknown",
+        "not known",
+        "n/a",
+        "na",
+        "no answer",
+        "not answerable",
+        "unanswerable",
+        "cannot answer",
+        "can't answer",
+        "cannot be determined",
+        "no information",
+        "未知",
+        "不详",
+        "无答案",
+        "无可奉告",
+        "不知道",
+        "无法回答",
+        "无法确定",
+    }
+)
 # A turn towards an answer after the decline: a contrast, or a guess.
 _TURN = re.compile(
     r"\b(?:but|however|though|although|nevertheless|nonetheless|that said|except|instead|"

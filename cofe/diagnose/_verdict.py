@@ -124,8 +124,9 @@ def diagnose(
     if refusal is None or not (found.verdict.is_pass or generators):
         return found
     lost = f"; {found.explanation}" if found.stage is Stage.GENERATION else ""
-    return Diagnosis(Verdict.REFUSED, Stage.GENERATION, f"the answer declines: {refusal}{lost}",
-                     found.lost_at)  # fmt: skip
+    return Diagnosis(
+        Verdict.REFUSED, Stage.GENERATION, f"the answer declines: {refusal}{lost}", found.lost_at
+    )
 
 
 def _diagnose(
@@ -157,10 +158,18 @@ def _diagnose(
         # a step that could not be judged cannot be where a point was lost if a judged step
         # after it still held that point (the pool held it: the corpus had it)
         lost_first = [p for p, o in enumerate(first) if o is first_loss]
-        blind = [b for b in blind if any(
-            not any(o.hits[p] for o in judged  # type: ignore[index]
-                    if STEP_ORDER[b.step] < STEP_ORDER[o.step] < horizon)
-            for p in lost_first)]  # fmt: skip
+        blind = [
+            b
+            for b in blind
+            if any(
+                not any(
+                    o.hits[p]
+                    for o in judged  # type: ignore[index]
+                    if STEP_ORDER[b.step] < STEP_ORDER[o.step] < horizon
+                )
+                for p in lost_first
+            )
+        ]
     if first_loss is None:
         if not judged:
             reasons = "; ".join(f"{o.step}: {o.unjudged}" for o in blind) or "nothing was judged"

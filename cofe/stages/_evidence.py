@@ -26,8 +26,10 @@ def ranked_why(
             if pool is not None and pool.point_ranks[p] is not None:
                 derived = None  # the reranker's input held it: a cut, not a derivation loss
             if derived is not None:
-                reason += (f"; {derived[0]!r} was built from chunk {derived[1]!r}, which holds "
-                           "the point, but its own text dropped it")  # fmt: skip
+                reason += (
+                    f"; {derived[0]!r} was built from chunk {derived[1]!r}, which holds "
+                    "the point, but its own text dropped it"
+                )
             elif corpus is not None and corpus.example_chunk[p] is not None:
                 reason += f"; chunk {corpus.example_chunk[p]!r} holds the whole point"
         else:

@@ -134,8 +134,15 @@ class _SampleScorer:
         if reason is not None:
             for step in self.plan:
                 self.unjudged(step, reason)
-            self._verdict(sample, Verdict.UNSCORABLE, None, reason, len(cs.points), record,
-                          self._refusal(sample, record))  # fmt: skip
+            self._verdict(
+                sample,
+                Verdict.UNSCORABLE,
+                None,
+                reason,
+                len(cs.points),
+                record,
+                self._refusal(sample, record),
+            )
             return
         assert record is not None
         source = self.ctx.source(sample)
@@ -424,8 +431,15 @@ class _SampleScorer:
             return self.unjudged(Step.ANSWER, reason)
         claims = self.ctx.claims.get(sample.id, NOT_JUDGED)
         judged = claims.points if isinstance(claims, ClaimLabels) else ()
-        answer = judge_answer(self.ctx, cs, record.answer, sample.query, judged,
-                              lambda: self._quotable(sample, record), refusal)  # fmt: skip
+        answer = judge_answer(
+            self.ctx,
+            cs,
+            record.answer,
+            sample.query,
+            judged,
+            lambda: self._quotable(sample, record),
+            refusal,
+        )
         text = record.answer
         conveyed = answer.conveyed
         self.measure(
@@ -464,8 +478,15 @@ class _SampleScorer:
         claims = self.ctx.claims.get(sample.id)
         unsupported = claims.unsupported() if isinstance(claims, ClaimLabels) else ()
         diagnosis = diagnose(labels, outcomes, record.error, unsupported, refusal)
-        self._verdict(sample, diagnosis.verdict, diagnosis.stage, diagnosis.explanation,
-                      len(cs.points), record, refusal)  # fmt: skip
+        self._verdict(
+            sample,
+            diagnosis.verdict,
+            diagnosis.stage,
+            diagnosis.explanation,
+            len(cs.points),
+            record,
+            refusal,
+        )
         for outcome in outcomes:
             if outcome.hits is not None:
                 recall = _decided_recall(outcome)
@@ -631,15 +652,20 @@ def no_chunks_problem(log: RunLog, shape: RunShape) -> list[InputProblem]:
 
 def table_problems(tables: Tables, evals: EvalSet) -> list[InputProblem]:
     return [
-        InputProblem(str(evals.path), evals.lines.get(sample_id), field,
-                     f"sample {sample_id!r}: {message}")
+        InputProblem(
+            str(evals.path), evals.lines.get(sample_id), field, f"sample {sample_id!r}: {message}"
+        )
         for sample_id, field, message in tables.problems
-    ]  # fmt: skip
+    ]
 
 
 def unknown_record(log: RunLog, sample_id: str) -> InputProblem:
-    return InputProblem(str(log.path / "samples.jsonl"), None, "sample_id",
-                        f"{sample_id!r} is not in the eval set; ignored")  # fmt: skip
+    return InputProblem(
+        str(log.path / "samples.jsonl"),
+        None,
+        "sample_id",
+        f"{sample_id!r} is not in the eval set; ignored",
+    )
 
 
 def errors_by_stage(records: Iterable[Outputs]) -> dict[str, int]:

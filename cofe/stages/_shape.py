@@ -181,19 +181,28 @@ class RunShape:
         chosen: dict[Step, list[Measure]] = {step: [] for step in allowed}
         for step, measure in parse_measures(measures):
             # without a step: every step of its kind; a cutoff only where there is a ranking
-            steps = [step] if step is not None else [
-                s for s in allowed
-                if s in measure.STEPS and (measure.cutoff is None or s in _RANKED)
-            ]  # fmt: skip
+            steps = (
+                [step]
+                if step is not None
+                else [
+                    s
+                    for s in allowed
+                    if s in measure.STEPS and (measure.cutoff is None or s in _RANKED)
+                ]
+            )
             usable = [s for s in steps if s in allowed and self._takes(s, allowed[s], measure)]
             if not usable:
                 where = ", ".join(s.value for s in steps) or "no step"
-                raise InputError(InputProblem(
-                    "--measures", None, measure.name,
-                    f"this run cannot measure {measure.name} at {where} (it has "
-                    f"{', '.join(s.value for s in allowed) or 'no step'}; "
-                    f"what needs a reranker, a judged run or a known top-K needs it here too)",
-                ))  # fmt: skip
+                raise InputError(
+                    InputProblem(
+                        "--measures",
+                        None,
+                        measure.name,
+                        f"this run cannot measure {measure.name} at {where} (it has "
+                        f"{', '.join(s.value for s in allowed) or 'no step'}; "
+                        f"what needs a reranker, a judged run or a known top-K needs it here too)",
+                    )
+                )
             for s in usable:
                 if measure not in chosen[s]:
                     chosen[s].append(measure)
@@ -279,9 +288,7 @@ class RunShape:
         another's where its declared needs are met (a cutoff only at a ranked step)."""
         if type(measure) in BUILT_IN:
             return _kind_at(allowed, measure)
-        return self._meets(type(measure), step) and (
-            measure.cutoff is None or step in _RANKED
-        )
+        return self._meets(type(measure), step) and (measure.cutoff is None or step in _RANKED)
 
     def _default_instance(self, kind: type[Measure], step: Step) -> Measure | None:
         if not self._meets(kind, step):
@@ -304,9 +311,19 @@ def _kind_at(allowed: tuple[Measure, ...], measure: Measure) -> bool:
 BUILT_IN: frozenset[type[Measure]] = frozenset(
     type(measure)
     for measures in RunShape(
-        has_docs=True, has_chunks=True, has_pool=True, reranker=True, generation=True,
-        pool_cutoff=2, top_k=1, top_k_from="", feeds_context=True, judged=True,
-    )._cofe_plan().values()
+        has_docs=True,
+        has_chunks=True,
+        has_pool=True,
+        reranker=True,
+        generation=True,
+        pool_cutoff=2,
+        top_k=1,
+        top_k_from="",
+        feeds_context=True,
+        judged=True,
+    )
+    ._cofe_plan()
+    .values()
     for measure in measures
-)  # fmt: skip
+)
 """cofe's own measures: those the fullest run's shape plans."""

@@ -118,8 +118,16 @@ def score_run(
     _check_batch_size(batch_size)
     sink = MemorySink()
     with gc_paused():  # millions of acyclic objects: collections would only walk them
-        _drive(run, evalset, config or ScoreConfig(), sink, progress, workers, cluster,
-               batch_size or WHOLE)  # fmt: skip
+        _drive(
+            run,
+            evalset,
+            config or ScoreConfig(),
+            sink,
+            progress,
+            workers,
+            cluster,
+            batch_size or WHOLE,
+        )
     assert sink.result is not None
     return sink.result
 
@@ -213,9 +221,14 @@ class FolderSink:
     def finish(self, scoring: Scoring) -> None:
         assert self._writer is not None
         self.summary = summary = ScoreSummary(
-            config=scoring.config, run=scoring.run, run_id=scoring.run_id, shape=scoring.shape,
-            evalset_sha256=scoring.evalset_sha256, accumulated=self.accumulated,
-            problems=self.tally)  # fmt: skip
+            config=scoring.config,
+            run=scoring.run,
+            run_id=scoring.run_id,
+            shape=scoring.shape,
+            evalset_sha256=scoring.evalset_sha256,
+            accumulated=self.accumulated,
+            problems=self.tally,
+        )
         self._writer.add_table("latency", summary.latency())  # from every batch's seconds
         self._writer.finish(summary.to_dict())
 
@@ -253,10 +266,15 @@ class MemorySink:
             frames = [getattr(part, name) for part in self.parts]
             tables[name] = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         self.result = ScoreResult(
-            config=scoring.config, run=scoring.run, run_id=scoring.run_id, shape=scoring.shape,
-            **tables, latency=latency_table(self.seconds), problems=self.problems,
+            config=scoring.config,
+            run=scoring.run,
+            run_id=scoring.run_id,
+            shape=scoring.shape,
+            **tables,
+            latency=latency_table(self.seconds),
+            problems=self.problems,
             evalset_sha256=scoring.evalset_sha256,
-        ).normalized()  # fmt: skip
+        ).normalized()
         self.parts = []
 
     def close(self) -> None:
@@ -280,10 +298,15 @@ class _EvalSource:
     def of(cls, evalset: str | os.PathLike[str] | EvalSet | None, log: RunLog) -> _EvalSource:
         if isinstance(evalset, EvalSet):  # read already: its own problems come with it
             lines = evalset.lines
-            sha = (file_sha256(evalset.path)
-                   if evalset.path and Path(evalset.path).is_file() else None)  # fmt: skip
-            return cls(str(evalset.path), sha,
-                       ((lines.get(s.id), s) for s in evalset.samples), list(evalset.problems))  # fmt: skip
+            sha = (
+                file_sha256(evalset.path) if evalset.path and Path(evalset.path).is_file() else None
+            )
+            return cls(
+                str(evalset.path),
+                sha,
+                ((lines.get(s.id), s) for s in evalset.samples),
+                list(evalset.problems),
+            )
         path = Path(evalset) if evalset is not None else log.evalset_path
         if not path.exists():
             raise InputError(
@@ -292,9 +315,15 @@ class _EvalSource:
         sha = file_sha256(path)
         problems = []
         if log.manifest.evalset_sha256 and sha != log.manifest.evalset_sha256:
-            problems.append(InputProblem(str(path), None, None,
-                "this eval set differs from the one the run answered (manifest evalset_sha256); "
-                "scores may not mean what you think"))  # fmt: skip
+            problems.append(
+                InputProblem(
+                    str(path),
+                    None,
+                    None,
+                    "this eval set differs from the one the run answered (manifest evalset_sha256); "
+                    "scores may not mean what you think",
+                )
+            )
         return cls(str(path), sha, read_jsonl(path, EvalSample), problems)
 
     def batches(
@@ -313,8 +342,9 @@ class _EvalSource:
                 first = seen.line_of(id_hash(item.id))
             if first is not None:
                 where = f" (first on line {first})" if first else ""
-                problems.append(InputProblem(self.name, line, "id",
-                    f"duplicate id {item.id!r}{where}; skipped"))  # fmt: skip
+                problems.append(
+                    InputProblem(self.name, line, "id", f"duplicate id {item.id!r}{where}; skipped")
+                )
                 continue
             batch.append(item)
             ids[item.id] = line or 0
@@ -329,8 +359,7 @@ class _EvalSource:
         return EvalSet(samples, [], self.name, {i: line for i, line in ids.items() if line})
 
     def empty(self) -> InputProblem:
-        return InputProblem(self.name, None, None,
-                            "the eval set holds no sample: nothing to score")  # fmt: skip
+        return InputProblem(self.name, None, None, "the eval set holds no sample: nothing to score")
 
 
 # --- the driver -----------------------------------------------------------------------------
@@ -357,8 +386,9 @@ def _drive(
         log = read_corpus(root)
         head = list(log.problems)
         evals = _EvalSource.of(evalset, log)  # a missing eval set fails before the records
-        records = RecordIndex.build(root / SAMPLES, head, progress,
-                                    keep_up_to=batch_size or ONE_BATCH_UP_TO)  # fmt: skip
+        records = RecordIndex.build(
+            root / SAMPLES, head, progress, keep_up_to=batch_size or ONE_BATCH_UP_TO
+        )
         judged = (root / JUDGEMENTS).exists()
     if batch_size is None:
         batch_size = max(records.count, BATCH) if records.kept is not None else BATCH
@@ -372,9 +402,13 @@ def _drive(
         workers = default_workers(records.count, PARALLEL_FROM)
     if progress:
         say_indexing(log, records.count)
-    scoring = Scoring(config, str(log.path), log.manifest.run_id,
-                      run_shape(shape, records=records.count, errors=records.errors),
-                      evals.sha)  # fmt: skip
+    scoring = Scoring(
+        config,
+        str(log.path),
+        log.manifest.run_id,
+        run_shape(shape, records=records.count, errors=records.errors),
+        evals.sha,
+    )
     ctx: RunContext | None = None  # built with the first batch: the corpus normalised once
     seen = SeenIds()
     sink.open()
@@ -386,8 +420,13 @@ def _drive(
 
         report(head)
         eval_problems: list[InputProblem] = []
-        bar = tqdm(total=records.count, desc="scoring", unit="sample", disable=not progress,
-                   mininterval=0.5)  # fmt: skip
+        bar = tqdm(
+            total=records.count,
+            desc="scoring",
+            unit="sample",
+            disable=not progress,
+            mininterval=0.5,
+        )
 
         def done(bounds: tuple[int, int]) -> None:
             bar.update(bounds[1] - bounds[0])
@@ -408,19 +447,25 @@ def _drive(
                 if judged:  # the LLM judge's labels of this batch's answers
                     ctx.claims = labels_for_scoring(log.path, log, outputs, batch.samples)
                 problems = label_problems(batch, ctx)
-                tables = score_samples(ctx, shape, batch.samples, outputs, workers, done,
-                                       cluster)  # fmt: skip
+                tables = score_samples(ctx, shape, batch.samples, outputs, workers, done, cluster)
                 problems += table_problems(tables, batch)
-                sink.add_rows(batch_result(config, log, scoring.shape, batch, tables,
-                                           _NO_LATENCY, [], evals.sha),
-                              latency_seconds(outputs.values()))  # fmt: skip
+                sink.add_rows(
+                    batch_result(
+                        config, log, scoring.shape, batch, tables, _NO_LATENCY, [], evals.sha
+                    ),
+                    latency_seconds(outputs.values()),
+                )
                 report(problems)
                 del tables, outputs
         report(eval_problems)
         if not seen.count:
             report([evals.empty()])
-            sink.add_rows(batch_result(config, log, scoring.shape, EvalSet([]), Tables(),
-                                       _NO_LATENCY, [], evals.sha), {})  # fmt: skip
+            sink.add_rows(
+                batch_result(
+                    config, log, scoring.shape, EvalSet([]), Tables(), _NO_LATENCY, [], evals.sha
+                ),
+                {},
+            )
         stray = records.not_in(seen)  # scored by nobody, but their latency counts
         sink.add_latency(latency_seconds(stray))
         report([unknown_record(log, record.sample_id) for record in stray])
@@ -488,8 +533,14 @@ class RecordIndex:
         reordered = False  # some context is not its pool's first items (RecordFacts.reordered)
         name = str(path)
         size = path.stat().st_size if path.exists() else 0
-        bar = tqdm(total=size, desc="reading records", unit="B", unit_scale=True,
-                   disable=not progress, mininterval=0.5)  # fmt: skip
+        bar = tqdm(
+            total=size,
+            desc="reading records",
+            unit="B",
+            unit_scale=True,
+            disable=not progress,
+            mininterval=0.5,
+        )
         offset = 0
         with bar, path.open("rb") if size else open(os.devnull, "rb") as handle:
             for line, raw in enumerate(handle, start=1):
@@ -514,9 +565,11 @@ class RecordIndex:
                 if not reordered and record.context is not None and record.pool is not None:
                     reordered = reorders(record.pool, record.context)
                 error = record.error.stage if record.error is not None else None
-                flags.append((record.answer is not None)
-                             | ((error is Stage.GENERATION) << 1)
-                             | ((_STAGE_CODES[error] + 1 if error else 0) << 2))  # fmt: skip
+                flags.append(
+                    (record.answer is not None)
+                    | ((error is Stage.GENERATION) << 1)
+                    | ((_STAGE_CODES[error] + 1 if error else 0) << 2)
+                )
             bar.update(offset - bar.n)
         h = np.frombuffer(hashes, dtype=np.int64) if hashes else np.zeros(0, np.int64)
         order = np.argsort(h, kind="stable")  # equal ids keep file order: the last is newest
@@ -528,9 +581,15 @@ class RecordIndex:
         index = cls(path, h[newest], offset_of[newest])
         for older in np.flatnonzero(~newest):  # a resumed run answered a sample again
             record = index._read(int(offset_of[older]))
-            problems.append(InputProblem(name, int(line_of[older + 1]), "sample_id",
-                f"duplicate sample_id {record.sample_id!r} (also on line {int(line_of[older])}); "
-                "this one is kept"))  # fmt: skip
+            problems.append(
+                InputProblem(
+                    name,
+                    int(line_of[older + 1]),
+                    "sample_id",
+                    f"duplicate sample_id {record.sample_id!r} (also on line {int(line_of[older])}); "
+                    "this one is kept",
+                )
+            )
         kept = order[newest]
         index._gather_facts(kept, pools, contexts, flags, reordered)
         index.refs, index.kept = refs, kept_outputs
@@ -581,8 +640,10 @@ class RecordIndex:
             for position in np.sort(self.offsets[at[found]]):  # in file order: one sweep
                 handle.seek(int(position))
                 record = _parse(handle.readline(), str(self.path), None)
-                if isinstance(record, SampleRecord) and ids.get(id_hash(record.sample_id)) \
-                        == record.sample_id:  # fmt: skip
+                if (
+                    isinstance(record, SampleRecord)
+                    and ids.get(id_hash(record.sample_id)) == record.sample_id
+                ):
                     out[record.sample_id] = outputs_of(record, self.refs)
         return {s.id: out[s.id] for s in samples if s.id in out}
 

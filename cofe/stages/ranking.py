@@ -87,8 +87,9 @@ def judge_ranked(
     derivation: tuple[tuple[str, str] | None, ...] = ()
     if ctx.derived and any(missing):
         derivation = _derivation_losses(ctx, cs, units, passing, missing, scope)
-    return RankedHits(tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), unknown,
-                      derivation)  # fmt: skip
+    return RankedHits(
+        tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), unknown, derivation
+    )
 
 
 def _derivation_losses(
@@ -112,9 +113,7 @@ def _derivation_losses(
         found = None
         for unit in derived if absent else ():
             leaves = [
-                leaf
-                for leaf in ctx.leaves.get(unit, ())
-                if eligible is None or leaf in eligible
+                leaf for leaf in ctx.leaves.get(unit, ()) if eligible is None or leaf in eligible
             ]
             held = [[leaf for leaf in leaves if has(leaf, slot)] for slot in point.slots]
             if leaves and all(held):

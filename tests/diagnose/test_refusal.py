@@ -13,8 +13,10 @@ DECLINES = [
     ("Unknown.", "unknown"),
     ("N/A", "n/a"),
     ("I don't know. The context only covers his early life.", "i don't know"),
-    ("There is no information about this in the context. Please provide more details.",
-     "there is no information"),
+    (
+        "There is no information about this in the context. Please provide more details.",
+        "there is no information",
+    ),
     ("The answer is not in the context.", "the answer is not in"),
     ("It is not possible to determine the winner from the context.", "it is not possible to"),
     ("No information is provided about the author.", "no information is provided"),
@@ -26,7 +28,7 @@ DECLINES = [
     ("文中未提及该信息，只提到了他的早年经历。", "文中未提及"),
     ("对不起，根据上下文，我无法回答这个问题。请提供更多信息。", "无法回答"),
     ("未知", "未知"),
-]  # fmt: skip
+]
 
 ANSWERS = [
     "The Broncos won Super Bowl 50.",

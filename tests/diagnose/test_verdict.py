@@ -124,10 +124,14 @@ def test_a_refusal_is_the_generators_verdict_never_an_earlier_stages_or_an_error
 
 def answered(*conveyed):
     """The answer step with per-point decisions: True, False, or None (undecided)."""
-    return StageOutcome(Step.ANSWER, Stage.GENERATION, tuple(c is not False for c in conveyed),
-                        lambda p: f"decided at the answer ({conveyed[p]})",
-                        undecided=tuple(c is None for c in conveyed),
-                        settle="run cofe judge")  # fmt: skip
+    return StageOutcome(
+        Step.ANSWER,
+        Stage.GENERATION,
+        tuple(c is not False for c in conveyed),
+        lambda p: f"decided at the answer ({conveyed[p]})",
+        undecided=tuple(c is None for c in conveyed),
+        settle="run cofe judge",
+    )
 
 
 def test_an_undecided_point_is_never_blamed():
@@ -153,9 +157,14 @@ def test_an_answer_alone_undecided_is_unscorable_not_a_pass():
 def test_a_point_held_only_in_pieces_is_lost_where_it_was_split():
     """``split``: found at the corpus (its recall counts it) but in no one chunk, and no later
     step held it whole -- the corpus step lost it, whatever a later step says."""
-    corpus = StageOutcome(Step.CORPUS, Stage.CHUNKING, (True, True),
-                          lambda p: "in pieces", lambda p: Verdict.CHUNK_SPLIT,
-                          split=(False, True))  # fmt: skip
+    corpus = StageOutcome(
+        Step.CORPUS,
+        Stage.CHUNKING,
+        (True, True),
+        lambda p: "in pieces",
+        lambda p: Verdict.CHUNK_SPLIT,
+        split=(False, True),
+    )
     d = diagnose(
         ("a", "b"),
         [corpus, outcome(Stage.RETRIEVAL, True, False), outcome(Stage.GENERATION, False, False)],
@@ -165,5 +174,7 @@ def test_a_point_held_only_in_pieces_is_lost_where_it_was_split():
     assert d.explanation == "point 1 [b]: in pieces"
     assert d.lost_at == (Stage.GENERATION, Stage.CHUNKING)
     whole = StageOutcome(Step.CORPUS, Stage.CHUNKING, (True, True), lambda p: "")
-    assert diagnose(("a", "b"), [whole, outcome(Stage.RETRIEVAL, True, False)],
-                    None).verdict is Verdict.NOT_RETRIEVED  # fmt: skip
+    assert (
+        diagnose(("a", "b"), [whole, outcome(Stage.RETRIEVAL, True, False)], None).verdict
+        is Verdict.NOT_RETRIEVED
+    )

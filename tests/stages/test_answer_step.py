@@ -31,15 +31,24 @@ POINTS = [["Terry Nation"], ["each episode ran 25 minutes"]]
 
 def make_run(folder: Path, answers: dict[str, str], points=POINTS) -> Path:
     samples = [
-        EvalSample(id=sid, query=QUESTION, coarse_keywords=["Daleks"], fine_keywords=points,
-                   source={"doc": "daleks.txt"})
+        EvalSample(
+            id=sid,
+            query=QUESTION,
+            coarse_keywords=["Daleks"],
+            fine_keywords=points,
+            source={"doc": "daleks.txt"},
+        )
         for sid in answers
-    ]  # fmt: skip
+    ]
     evalset = folder.parent / f"{folder.name}.evalset.jsonl"
     write_evalset(evalset, samples)
     writer = RunWriter(folder)
-    writer.start(Manifest(run_id="answers", top_k=1,
-                          stages=["parse", "chunking", "retrieval", "generation"]), evalset)  # fmt: skip
+    writer.start(
+        Manifest(
+            run_id="answers", top_k=1, stages=["parse", "chunking", "retrieval", "generation"]
+        ),
+        evalset,
+    )
     writer.add_documents([ParsedDocument(doc_id="daleks", source="daleks.txt", text=PARAGRAPH)])
     writer.add_chunks([Chunk(chunk_id="c0", doc_id="daleks", text=PARAGRAPH)])
     writer.add_samples(
@@ -79,8 +88,11 @@ def test_a_paraphrase_conveys_its_points_and_passes(scored):
     assert _decisions(result, "paraphrase") == [("present", "verbatim"), ("present", "paraphrase")]
     verdicts = result.verdicts.set_index("sample_id")
     assert verdicts.loc["paraphrase", "verdict"] == "pass"
-    answer = result.scores[(result.scores.sample_id == "paraphrase")
-                           & (result.scores.step == "answer")].set_index("measure").value  # fmt: skip
+    answer = (
+        result.scores[(result.scores.sample_id == "paraphrase") & (result.scores.step == "answer")]
+        .set_index("measure")
+        .value
+    )
     assert answer["PointRecall"] == 1.0
     assert answer["KeywordRecall"] == 0.5  # the lexical measure stays what it was
 
@@ -135,11 +147,15 @@ def test_an_answer_copying_its_context_is_judged_as_written(scored):
 
 
 def test_every_point_undecided_leaves_point_recall_unscored_with_the_reason(tmp_path):
-    run = make_run(tmp_path / "run", {"open": "The episodes were short."},
-                   points=[["each episode ran 25 minutes"]])  # fmt: skip
+    run = make_run(
+        tmp_path / "run",
+        {"open": "The episodes were short."},
+        points=[["each episode ran 25 minutes"]],
+    )
     result = score_run(run)
-    skipped = result.skipped[(result.skipped.step == "answer")
-                             & (result.skipped.measure == "PointRecall")]  # fmt: skip
+    skipped = result.skipped[
+        (result.skipped.step == "answer") & (result.skipped.measure == "PointRecall")
+    ]
     assert len(skipped) == 1 and "cofe judge" in skipped.reason.iloc[0]
     assert result.recalls[result.recalls.step == "answer"].empty
 

@@ -29,8 +29,9 @@ def scored(record, fine=ROW, chunks=CHUNKS, config=None, derived=()):
 
 
 def test_a_point_split_across_two_chunks_is_a_chunking_loss_with_its_fragments():
-    record = SampleRecord(sample_id="q", pool=ranked("c1", "c2"), context=ranked("c1", "c2"),
-                          answer="1,234 million.")  # fmt: skip
+    record = SampleRecord(
+        sample_id="q", pool=ranked("c1", "c2"), context=ranked("c1", "c2"), answer="1,234 million."
+    )
     result = scored(record)
     v, stage, why = verdict(result)
     assert (v, stage) == (Verdict.CHUNK_SPLIT, "chunking")
@@ -44,8 +45,9 @@ def test_a_point_split_across_two_chunks_is_a_chunking_loss_with_its_fragments()
 
 def test_both_pieces_in_the_context_is_still_a_split_point():
     """The label and the figure reached the generator in separate chunks: not whole."""
-    record = SampleRecord(sample_id="q", pool=ranked("c0", "c1"), context=ranked("c0", "c1"),
-                          answer="1,234 million.")  # fmt: skip
+    record = SampleRecord(
+        sample_id="q", pool=ranked("c0", "c1"), context=ranked("c0", "c1"), answer="1,234 million."
+    )
     result = scored(record)
     v, _, why = verdict(result)
     assert v == Verdict.CHUNK_SPLIT and "at rank 1" in why and "at rank 2" in why
@@ -54,20 +56,35 @@ def test_both_pieces_in_the_context_is_still_a_split_point():
 
 def test_a_split_point_the_context_holds_whole_in_one_item_is_not_a_chunking_loss():
     """A derived item (a window over both chunks) carries the whole row to the generator."""
-    window = Chunk(chunk_id="w", doc_id="(derived)", text="Revenue 2023 was 1,234 million.",
-                   kind="window", derived_from=["c0", "c1"])  # fmt: skip
-    record = SampleRecord(sample_id="q", pool=ranked("w", "c2"), context=ranked("w", "c2"),
-                          answer="Revenue 2023 was 1,234 million.")  # fmt: skip
+    window = Chunk(
+        chunk_id="w",
+        doc_id="(derived)",
+        text="Revenue 2023 was 1,234 million.",
+        kind="window",
+        derived_from=["c0", "c1"],
+    )
+    record = SampleRecord(
+        sample_id="q",
+        pool=ranked("w", "c2"),
+        context=ranked("w", "c2"),
+        answer="Revenue 2023 was 1,234 million.",
+    )
     result = scored(record, derived=[window])
     assert verdict(result)[0] == Verdict.PASS
     assert result.points.lost_at.isna().all()
 
 
 def test_a_split_point_lost_later_by_the_generator_is_still_chunking():
-    window = Chunk(chunk_id="w", doc_id="(derived)", text="Revenue 2023 was 1,234 million.",
-                   kind="window", derived_from=["c0", "c1"])  # fmt: skip
-    record = SampleRecord(sample_id="q", pool=ranked("w"), context=ranked("w"),
-                          answer="Staff: 12,000.")  # fmt: skip
+    window = Chunk(
+        chunk_id="w",
+        doc_id="(derived)",
+        text="Revenue 2023 was 1,234 million.",
+        kind="window",
+        derived_from=["c0", "c1"],
+    )
+    record = SampleRecord(
+        sample_id="q", pool=ranked("w"), context=ranked("w"), answer="Staff: 12,000."
+    )
     assert verdict(scored(record, derived=[window]))[0] == Verdict.NOT_IN_ANSWER
 
 
@@ -83,8 +100,10 @@ def test_single_keyword_points_are_unchanged():
 
 
 def test_an_intact_point_missed_by_the_retriever_is_not_retrieved():
-    chunks = {"c0": ("d1", "Revenue 2023 was 1,234 million.", 0, 31),
-              "c1": ("d1", "Operating costs were 900 million. Staff: 12,000.", 32, 81)}  # fmt: skip
+    chunks = {
+        "c0": ("d1", "Revenue 2023 was 1,234 million.", 0, 31),
+        "c1": ("d1", "Operating costs were 900 million. Staff: 12,000.", 32, 81),
+    }
     record = SampleRecord(sample_id="q", pool=ranked("c1"), context=ranked("c1"), answer="x")
     assert verdict(scored(record, chunks=chunks))[0] == Verdict.NOT_RETRIEVED
 

@@ -47,8 +47,9 @@ def test_a_summary_whose_source_holds_the_point_but_whose_text_does_not_is_a_der
 
 def test_a_summary_that_holds_the_point_loses_nothing():
     faithful = summary("In 2016 the Denver Broncos won Super Bowl 50, 24–10.", "c0", "c1")
-    record = SampleRecord(sample_id="q", pool=ranked("s1"), context=ranked("s1"),
-                          answer="The Denver Broncos won.")  # fmt: skip
+    record = SampleRecord(
+        sample_id="q", pool=ranked("s1"), context=ranked("s1"), answer="The Denver Broncos won."
+    )
     result = scored([record], [faithful])
     assert verdict(result)[0] == Verdict.PASS
     assert recall_at(result, "context", "KeywordRecall@1") == 1.0
@@ -81,8 +82,12 @@ def test_document_measures_of_a_derived_item_use_its_leaves():
     corpus' chunks of d1 are the chunker's two, not the summary (nDCG's ideal ranking)."""
     faithful = summary("The Denver Broncos won Super Bowl 50.", "c0", "c1")
     mixed = summary("Broncos and Coldplay.", "c1", "c2", ident="s2")
-    record = SampleRecord(sample_id="q", pool=ranked("s1", "s2"), context=ranked("s1", "s2"),
-                          answer="The Denver Broncos")  # fmt: skip
+    record = SampleRecord(
+        sample_id="q",
+        pool=ranked("s1", "s2"),
+        context=ranked("s1", "s2"),
+        answer="The Denver Broncos",
+    )
     result = scored([record], [faithful, mixed], config=ScoreConfig(top_k=2))
     assert recall_at(result, "context", "DocPrecision@2") == 1.0  # s2 came from d1 too
     assert recall_at(result, "context", "DocRecall@2") == 1.0
@@ -111,14 +116,17 @@ ANSWERS = {
 
 def _refusal_run():
     samples = [
-        sample(sid, query_type=QueryType.FACTUAL if sid in ("en", "right") else QueryType.ANALYTICAL)
+        sample(
+            sid, query_type=QueryType.FACTUAL if sid in ("en", "right") else QueryType.ANALYTICAL
+        )
         for sid in ANSWERS
     ]
     records = [
-        SampleRecord(sample_id=sid, pool=ranked("c0", "c1"), context=ranked("c0", "c1"),
-                     answer=answer)
+        SampleRecord(
+            sample_id=sid, pool=ranked("c0", "c1"), context=ranked("c0", "c1"), answer=answer
+        )
         for sid, answer in ANSWERS.items()
-    ]  # fmt: skip
+    ]
     return records, samples
 
 
@@ -150,8 +158,9 @@ def test_answer_measures_are_reported_over_all_and_over_answered_samples_side_by
 
 
 def test_a_refusal_after_an_earlier_loss_keeps_the_earlier_verdict_but_counts_as_refused():
-    record = SampleRecord(sample_id="q", pool=ranked("c0"), context=ranked("c0"),
-                          answer="I don't know.")  # fmt: skip
+    record = SampleRecord(
+        sample_id="q", pool=ranked("c0"), context=ranked("c0"), answer="I don't know."
+    )
     result = scored([record], [])
     assert verdict(result)[0] == Verdict.NOT_RETRIEVED
     assert result.view().refusal_rates()["refused"] == 1
@@ -159,8 +168,9 @@ def test_a_refusal_after_an_earlier_loss_keeps_the_earlier_verdict_but_counts_as
 
 def test_the_streaming_scorer_writes_the_same_derivations_and_refusals(tmp_path, make_run):
     records, samples = _refusal_run()
-    records.append(SampleRecord(sample_id="lossy", pool=ranked("s1"), context=ranked("s1"),
-                                answer="x"))  # fmt: skip
+    records.append(
+        SampleRecord(sample_id="lossy", pool=ranked("s1"), context=ranked("s1"), answer="x")
+    )
     samples.append(sample("lossy", source=None))
     chunks = {c: (d, t) for c, (d, t, _, _) in CHUNKS.items()}
     run = make_run(samples, chunks, records, docs=TWO_DOCS)
@@ -180,11 +190,12 @@ def test_every_derived_kind_is_kept_out_of_the_chunking_stage(kind):
         "a": ("d1", "Super Bowl 50 was played in 2016. The Denver Bro", 0, 49),
         "b": ("d1", "ncos won the game 24–10.", 49, 73),
     }
-    log = run_log([SampleRecord(sample_id="q", pool=ranked("a", "b"), context=ranked("e"),
-                                answer="x")], chunks=chunks)  # fmt: skip
-    log.chunks["e"] = Chunk(chunk_id="e", doc_id="d1", kind=kind, derived_from=["a", "b"],
-                            text="Denver Broncos")  # fmt: skip
+    log = run_log(
+        [SampleRecord(sample_id="q", pool=ranked("a", "b"), context=ranked("e"), answer="x")],
+        chunks=chunks,
+    )
+    log.chunks["e"] = Chunk(
+        chunk_id="e", doc_id="d1", kind=kind, derived_from=["a", "b"], text="Denver Broncos"
+    )
     v, stage, _ = verdict(score_run(log, EvalSet([sample()])))
     assert (v, stage) == (Verdict.CHUNK_SPLIT, "chunking")
-
-

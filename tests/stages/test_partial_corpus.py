@@ -11,33 +11,53 @@ from cofe.evalset import EvalSet
 from tests.conftest import ranked
 
 SAMPLES = [
-    EvalSample(id="kept", query="When did the Broncos win?", coarse_keywords=["Broncos"],
-               fine_keywords=[["24–10"]]),
-    EvalSample(id="dropped", query="Who won the game?", coarse_keywords=["Broncos"],
-               fine_keywords=[["Denver"]]),
-    EvalSample(id="missing", query="Who played at halftime?", coarse_keywords=["Broncos"],
-               fine_keywords=[["Coldplay"]]),
-]  # fmt: skip
+    EvalSample(
+        id="kept",
+        query="When did the Broncos win?",
+        coarse_keywords=["Broncos"],
+        fine_keywords=[["24–10"]],
+    ),
+    EvalSample(
+        id="dropped",
+        query="Who won the game?",
+        coarse_keywords=["Broncos"],
+        fine_keywords=[["Denver"]],
+    ),
+    EvalSample(
+        id="missing",
+        query="Who played at halftime?",
+        coarse_keywords=["Broncos"],
+        fine_keywords=[["Coldplay"]],
+    ),
+]
 CHUNKS = {
     "a": Chunk(chunk_id="a", doc_id="a", text="The Denver Broncos won the game 24–10."),
     "b": Chunk(chunk_id="b", doc_id="b", text="The Broncos played in Santa Clara."),
 }
 RECORDS = {
-    "kept": SampleRecord(sample_id="kept", pool=ranked("b", "a"), context=ranked("a"),
-                         answer="They won 24–10."),
+    "kept": SampleRecord(
+        sample_id="kept", pool=ranked("b", "a"), context=ranked("a"), answer="They won 24–10."
+    ),
     # the reranker dropped the chunk holding the point
-    "dropped": SampleRecord(sample_id="dropped", pool=ranked("b", "a"), context=ranked("b"),
-                            answer="Not sure."),
+    "dropped": SampleRecord(
+        sample_id="dropped", pool=ranked("b", "a"), context=ranked("b"), answer="Not sure."
+    ),
     # the point is in no returned chunk: retrieval, or a corpus cofe cannot see
-    "missing": SampleRecord(sample_id="missing", pool=ranked("b"), context=ranked("b"),
-                            answer="Not sure."),
-}  # fmt: skip
+    "missing": SampleRecord(
+        sample_id="missing", pool=ranked("b"), context=ranked("b"), answer="Not sure."
+    ),
+}
 
 
 def _score(corpus):
     stages = [Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION]
-    log = RunLog(Path("memory"), Manifest(run_id="m", stages=stages, top_k=1, corpus=corpus), {},
-                 dict(CHUNKS), dict(RECORDS))  # fmt: skip
+    log = RunLog(
+        Path("memory"),
+        Manifest(run_id="m", stages=stages, top_k=1, corpus=corpus),
+        {},
+        dict(CHUNKS),
+        dict(RECORDS),
+    )
     return score_run(log, EvalSet(SAMPLES, []))
 
 

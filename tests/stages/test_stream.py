@@ -17,15 +17,22 @@ from cofe.stages._stream import score_to_folder
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "examples" / "squad-bm25"
-ROW_FILES = ["scores.csv", "points.csv", "skipped.csv", "recalls.csv", "latency.csv",
-             "verdicts.jsonl"]  # fmt: skip
+ROW_FILES = [
+    "scores.csv",
+    "points.csv",
+    "skipped.csv",
+    "recalls.csv",
+    "latency.csv",
+    "verdicts.jsonl",
+]
 
 
 def _both(run: Path, tmp_path: Path, batch_size: int, config: ScoreConfig | None = None):
     """The run scored in memory in one batch, and into a folder in batches of ``batch_size``."""
     whole = score_run(run, config=config).write(tmp_path / "whole")
-    summary, streamed = score_to_folder(run, config=config, out=tmp_path / "streamed",
-                                        batch_size=batch_size)  # fmt: skip
+    summary, streamed = score_to_folder(
+        run, config=config, out=tmp_path / "streamed", batch_size=batch_size
+    )
     return whole, streamed, summary
 
 
@@ -45,8 +52,9 @@ def test_the_memory_sink_concatenates_batches_into_the_one_batch_result(tmp_path
     whole = score_run(EXAMPLE).write(tmp_path / "whole")
     batched = score_run(EXAMPLE, batch_size=4)
     assert batched.scores.index.is_unique and batched.points.index.is_unique
-    _same_files(whole, batched.write(tmp_path / "batched"),
-                [*ROW_FILES, "problems.jsonl", "summary.json"])  # fmt: skip
+    _same_files(
+        whole, batched.write(tmp_path / "batched"), [*ROW_FILES, "problems.jsonl", "summary.json"]
+    )
     with pytest.raises(ValueError, match="at least 1"):
         score_run(EXAMPLE, batch_size=0)
 
@@ -73,7 +81,9 @@ def test_judged_runs_are_scored_a_batch_at_a_time(tmp_path) -> None:
     _same_files(whole, streamed, [*ROW_FILES, "problems.jsonl", "summary.json"])
     result = score_run(run, batch_size=1)  # s0, then s1: each batch reads its own labels
     scores, skipped = result.scores, result.skipped
-    assert scores[(scores.sample_id == "s0") & (scores.measure == "Faithfulness")].value.item() == 0.5
+    assert (
+        scores[(scores.sample_id == "s0") & (scores.measure == "Faithfulness")].value.item() == 0.5
+    )
     reason = skipped[(skipped.sample_id == "s1") & (skipped.measure == "Faithfulness")].reason
     assert reason.item().startswith("the judge gave no labels")
     assert summary.keyword_vs_judge() is not None  # the judge's labels were read per batch
@@ -107,8 +117,13 @@ def test_a_damaged_run_streams_the_same_rows_and_problems(tmp_path) -> None:
     problems = sorted((streamed / "problems.txt").read_text().splitlines())
     assert problems == sorted((whole / "problems.txt").read_text().splitlines())
     text = "\n".join(problems)
-    for expected_problem in ("invalid JSON", "duplicate sample_id", "'not-in-the-eval-set' is not in",
-                             "duplicate id", "expected a JSON object"):  # fmt: skip
+    for expected_problem in (
+        "invalid JSON",
+        "duplicate sample_id",
+        "'not-in-the-eval-set' is not in",
+        "duplicate id",
+        "expected a JSON object",
+    ):
         assert expected_problem in text
     verdicts = [json.loads(x) for x in (streamed / "verdicts.jsonl").read_text().splitlines()]
     assert len(verdicts) == len(evalset)  # the repeated eval-set id is scored once

@@ -11,12 +11,16 @@ from tests.conftest import ranked
 
 
 def sample() -> EvalSample:
-    return EvalSample(id="q", query="When was the tower finished?", coarse_keywords=[],
-                      fine_keywords=[["1889"]])  # fmt: skip
+    return EvalSample(
+        id="q", query="When was the tower finished?", coarse_keywords=[], fine_keywords=[["1889"]]
+    )
 
 
-CHUNKS = {"a": "Paris is a city.", "b": "The Louvre is a museum.",
-          "c": "The tower was finished in 1889."}  # fmt: skip
+CHUNKS = {
+    "a": "Paris is a city.",
+    "b": "The Louvre is a museum.",
+    "c": "The tower was finished in 1889.",
+}
 
 
 def verdict(run, streamed: bool, tmp_path) -> tuple[str, str]:
@@ -33,15 +37,17 @@ def verdict(run, streamed: bool, tmp_path) -> tuple[str, str]:
 
 @pytest.mark.parametrize("streamed", [False, True])
 def test_a_context_that_is_the_pools_top_k_is_a_cut_not_a_reranker(make_run, tmp_path, streamed):
-    record = SampleRecord(sample_id="q", pool=ranked("a", "b", "c"), context=ranked("a", "b"),
-                          answer="No idea.")  # fmt: skip
+    record = SampleRecord(
+        sample_id="q", pool=ranked("a", "b", "c"), context=ranked("a", "b"), answer="No idea."
+    )
     run = make_run([sample()], CHUNKS, [record])
     assert verdict(run, streamed, tmp_path) == ("not_retrieved", "retrieval")
 
 
 @pytest.mark.parametrize("streamed", [False, True])
 def test_a_reordered_context_is_a_reranker(make_run, tmp_path, streamed):
-    record = SampleRecord(sample_id="q", pool=ranked("c", "a", "b"), context=ranked("a", "b"),
-                          answer="No idea.")  # fmt: skip
+    record = SampleRecord(
+        sample_id="q", pool=ranked("c", "a", "b"), context=ranked("a", "b"), answer="No idea."
+    )
     run = make_run([sample()], CHUNKS, [record])
     assert verdict(run, streamed, tmp_path) == ("cut_by_rerank", "reranking")

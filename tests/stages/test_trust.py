@@ -227,10 +227,17 @@ def test_a_derived_context_chunk_does_not_hide_a_cut_by_the_chunker():
         "a": ("d1", "Super Bowl 50 was played in 2016. The Denver Bro", 0, 49),
         "b": ("d1", "ncos won the game 24–10. | table", 49, 80),
     }
-    log = run_log([SampleRecord(sample_id="q", pool=ranked("a", "b"), context=ranked("a~w"),
-                                answer="x")], chunks=chunks)  # fmt: skip
-    log.chunks["a~w"] = Chunk(chunk_id="a~w", doc_id="d1", kind="replaced", derived_from=["a"],
-                              text="Super Bowl 50 was played in 2016. The Denver Broncos won.")  # fmt: skip
+    log = run_log(
+        [SampleRecord(sample_id="q", pool=ranked("a", "b"), context=ranked("a~w"), answer="x")],
+        chunks=chunks,
+    )
+    log.chunks["a~w"] = Chunk(
+        chunk_id="a~w",
+        doc_id="d1",
+        kind="replaced",
+        derived_from=["a"],
+        text="Super Bowl 50 was played in 2016. The Denver Broncos won.",
+    )
     v, stage, why = verdict(score_run(log, EvalSet([sample()])))
     assert (v, stage) == (Verdict.CHUNK_SPLIT, "chunking")
     assert "cut by a chunk boundary" in why and "inferred" not in why
