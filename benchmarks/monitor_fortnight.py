@@ -103,15 +103,31 @@ class Simulation:
 def build_pipeline(chunk_size: int, cache: Any) -> Any:
     from cofe.pipeline import DefaultPipeline, PipelineConfig
 
-    return DefaultPipeline(PipelineConfig(chunk_size=chunk_size, chunk_overlap=20,
-                                          retriever="bm25", reranker="minilm", candidates=20,
-                                          top_k=4, generator="extractive"))  # fmt: skip
+    return DefaultPipeline(
+        PipelineConfig(
+            chunk_size=chunk_size,
+            chunk_overlap=20,
+            retriever="bm25",
+            reranker="minilm",
+            candidates=20,
+            top_k=4,
+            generator="extractive",
+        )
+    )
 
 
-def simulate(workdir: Path, *, days: int = 14, canaries: int = 200, traffic: int = 40,
-             canary_every: int = PER_DAY, seed: int = 0, events: tuple[Event, ...] = EVENTS,
-             demo: Any = None,
-             log: Callable[[str], None] = lambda s: None) -> Simulation:  # fmt: skip
+def simulate(
+    workdir: Path,
+    *,
+    days: int = 14,
+    canaries: int = 200,
+    traffic: int = 40,
+    canary_every: int = PER_DAY,
+    seed: int = 0,
+    events: tuple[Event, ...] = EVENTS,
+    demo: Any = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> Simulation:
     from cofe._cache import Cache
     from cofe.demo._demo import DemoConfig, build_demo_inputs
     from cofe.evalset import read_evalset, write_evalset
@@ -152,9 +168,16 @@ def simulate(workdir: Path, *, days: int = 14, canaries: int = 200, traffic: int
             start = T0 + w * WINDOW_S * 10**9
             clock["now"] = start + 60 * 10**9
             if w % canary_every == 0:
-                run_canary(store, canary_file, workdir / "rounds", pipeline=pipeline,
-                           documents=documents, cache=cache, concurrency=1,
-                           now_ns=lambda: clock["now"])  # fmt: skip
+                run_canary(
+                    store,
+                    canary_file,
+                    workdir / "rounds",
+                    pipeline=pipeline,
+                    documents=documents,
+                    cache=cache,
+                    concurrency=1,
+                    now_ns=lambda: clock["now"],
+                )
                 out.rounds += 1
             watched = watch(pipeline, store, clock=lambda: clock["now"])
             step = (WINDOW_S - 600) * 10**9 // traffic
@@ -164,8 +187,15 @@ def simulate(workdir: Path, *, days: int = 14, canaries: int = 200, traffic: int
             out.traffic += traffic
             store.refresh()
             for alert in evaluate_alerts(store, DEFAULT_RULES, now_ns=start + WINDOW_S * 10**9):
-                out.alerts.append({"window": w, "day": w // PER_DAY + 1, "stage": alert.stage,
-                                   "rule": alert.rule, "message": alert.message})  # fmt: skip
+                out.alerts.append(
+                    {
+                        "window": w,
+                        "day": w // PER_DAY + 1,
+                        "stage": alert.stage,
+                        "rule": alert.rule,
+                        "message": alert.message,
+                    }
+                )
                 log(f"window {w}: ALERT {alert.line()}")
             out.windows += 1
     finally:
@@ -182,12 +212,17 @@ def detection(sim: Simulation, events: tuple[Event, ...] = EVENTS) -> list[dict[
         end = events[i + 1].window if i + 1 < len(events) else sim.windows
         during = [a for a in sim.alerts if event.window <= a["window"] < end]
         right = [a for a in during if a["stage"] == event.stage]
-        rows.append({
-            "day": event.day, "change": event.what, "stage": event.stage,
-            "detected": bool(right), "delay_windows": right[0]["window"] - event.window if right else None,
-            "first_alert": right[0]["rule"] if right else None,
-            "other_alerts": sorted({a["rule"] for a in during if a["stage"] != event.stage}),
-        })  # fmt: skip
+        rows.append(
+            {
+                "day": event.day,
+                "change": event.what,
+                "stage": event.stage,
+                "detected": bool(right),
+                "delay_windows": right[0]["window"] - event.window if right else None,
+                "first_alert": right[0]["rule"] if right else None,
+                "other_alerts": sorted({a["rule"] for a in during if a["stage"] != event.stage}),
+            }
+        )
     return rows
 
 
@@ -207,24 +242,39 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="cofe-fortnight-") as tmp:
         workdir = args.workdir or Path(tmp)
-        sim = simulate(workdir, days=args.days, canaries=args.canaries, traffic=args.traffic,
-                       seed=args.seed, log=lambda s: print(s, file=sys.stderr, flush=True))  # fmt: skip
+        sim = simulate(
+            workdir,
+            days=args.days,
+            canaries=args.canaries,
+            traffic=args.traffic,
+            seed=args.seed,
+            log=lambda s: print(s, file=sys.stderr, flush=True),
+        )
     rows, clean = detection(sim), false_alarms(sim)
-    print(f"{sim.windows} windows of 6 h ({args.days} days), {sim.rounds} daily canary rounds "
-          f"of {args.canaries} questions, {sim.traffic} traffic queries; seed {args.seed}; "
-          f"{sim.seconds:.0f} s on this machine\n")
-    print("| day | change | expected stage | detected | delay (windows) | first alert | "
-          "alerts naming another stage |")
+    print(
+        f"{sim.windows} windows of 6 h ({args.days} days), {sim.rounds} daily canary rounds "
+        f"of {args.canaries} questions, {sim.traffic} traffic queries; seed {args.seed}; "
+        f"{sim.seconds:.0f} s on this machine\n"
+    )
+    print(
+        "| day | change | expected stage | detected | delay (windows) | first alert | "
+        "alerts naming another stage |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         delay = "-" if r["delay_windows"] is None else str(r["delay_windows"])
-        print(f"| {r['day']} | {r['change']} | {r['stage']} | {'yes' if r['detected'] else 'NO'} "
-              f"| {delay} | {r['first_alert'] or '-'} | {', '.join(r['other_alerts']) or 'none'} |")
-    print(f"\nFalse alarms on clean days (days 1-{EVENTS[0].day - 1}): {len(clean)}"
-          + "".join(f"\n- day {a['day']}: {a['message']}" for a in clean))
+        print(
+            f"| {r['day']} | {r['change']} | {r['stage']} | {'yes' if r['detected'] else 'NO'} "
+            f"| {delay} | {r['first_alert'] or '-'} | {', '.join(r['other_alerts']) or 'none'} |"
+        )
+    print(
+        f"\nFalse alarms on clean days (days 1-{EVENTS[0].day - 1}): {len(clean)}"
+        + "".join(f"\n- day {a['day']}: {a['message']}" for a in clean)
+    )
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "false_alarms": clean,
-                                         "alerts": sim.alerts}, indent=2))  # fmt: skip
+        args.json.write_text(
+            json.dumps({"rows": rows, "false_alarms": clean, "alerts": sim.alerts}, indent=2)
+        )
     return 0
 
 

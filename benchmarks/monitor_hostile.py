@@ -53,21 +53,71 @@ def _spans(first: int, traces: int, attribute_chars: int = 100) -> list[Span]:
     for t in range(first, first + traces):
         trace = f"{t + 1:032x}"
         start = T0 + t * 1_000_000
-        out.append(Span(trace, f"{1:016x}", None, "query", start, start + 10**8, "ok", "",
-                        {"openinference.span.kind": "CHAIN", "input.value": f"question {t}?",
-                         "output.value": "x" * attribute_chars}))  # fmt: skip
-        out.append(Span(trace, f"{2:016x}", f"{1:016x}", "retrieve", start, start + 10**7, "ok",
-                        "", {"openinference.span.kind": "RETRIEVER",
-                             "retrieval.documents.0.document.content": f"chunk {t}"}))  # fmt: skip
-        out.append(Span(trace, f"{3:016x}", f"{1:016x}", "llm", start, start + 10**7, "ok", "",
-                        {"openinference.span.kind": "LLM", "output.value": "an answer"}))  # fmt: skip
+        out.append(
+            Span(
+                trace,
+                f"{1:016x}",
+                None,
+                "query",
+                start,
+                start + 10**8,
+                "ok",
+                "",
+                {
+                    "openinference.span.kind": "CHAIN",
+                    "input.value": f"question {t}?",
+                    "output.value": "x" * attribute_chars,
+                },
+            )
+        )
+        out.append(
+            Span(
+                trace,
+                f"{2:016x}",
+                f"{1:016x}",
+                "retrieve",
+                start,
+                start + 10**7,
+                "ok",
+                "",
+                {
+                    "openinference.span.kind": "RETRIEVER",
+                    "retrieval.documents.0.document.content": f"chunk {t}",
+                },
+            )
+        )
+        out.append(
+            Span(
+                trace,
+                f"{3:016x}",
+                f"{1:016x}",
+                "llm",
+                start,
+                start + 10**7,
+                "ok",
+                "",
+                {"openinference.span.kind": "LLM", "output.value": "an answer"},
+            )
+        )
     return out
 
 
 def _collector(store: Path, port: int) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", "cofe", "monitor", "collect", "--store",
-                                str(store), "--port", str(port)], stderr=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cofe",
+            "monitor",
+            "collect",
+            "--store",
+            str(store),
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -92,8 +142,9 @@ def _post(port: int, body: bytes, conn: http.client.HTTPConnection | None = None
     own = conn is None
     conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     try:
-        conn.request("POST", "/v1/traces", body=body,
-                     headers={"Content-Type": "application/x-protobuf"})  # fmt: skip
+        conn.request(
+            "POST", "/v1/traces", body=body, headers={"Content-Type": "application/x-protobuf"}
+        )
         response = conn.getresponse()
         response.read()
         return response.status
@@ -116,8 +167,9 @@ def large_bodies(workdir: Path, distinct: bool = True) -> dict:
         def send(client: int) -> None:
             for i in range(2):
                 if distinct:  # made here, one at a time: the client holds one body
-                    body = otlp_request(_spans((2 * client + i) * 1000, 210,
-                                               attribute_chars=300_000)).SerializeToString()  # fmt: skip
+                    body = otlp_request(
+                        _spans((2 * client + i) * 1000, 210, attribute_chars=300_000)
+                    ).SerializeToString()
                 else:
                     body = bodies[0]
                 statuses.append(_post(port, body))
@@ -129,11 +181,15 @@ def large_bodies(workdir: Path, distinct: bool = True) -> dict:
             thread.start()
         for thread in threads:
             thread.join()
-        return {"part": "large bodies", "bodies": "distinct" if distinct else "one, sent 8 times",
-                "body_mb": round(len(bodies[0]) / MB, 1), "clients": 4,
-                "statuses": {str(s): statuses.count(s) for s in sorted(set(statuses))},
-                "seconds": round(time.monotonic() - started, 1),
-                "peak_rss_mb": round(_peak_rss_mb(process.pid), 1)}  # fmt: skip
+        return {
+            "part": "large bodies",
+            "bodies": "distinct" if distinct else "one, sent 8 times",
+            "body_mb": round(len(bodies[0]) / MB, 1),
+            "clients": 4,
+            "statuses": {str(s): statuses.count(s) for s in sorted(set(statuses))},
+            "seconds": round(time.monotonic() - started, 1),
+            "peak_rss_mb": round(_peak_rss_mb(process.pid), 1),
+        }
     finally:
         process.terminate()
         process.wait(30)
@@ -181,11 +237,15 @@ def slow_connections(workdir: Path, senders: int = 8, slow: int = 50, batches: i
             thread.join()
         time.sleep(32)  # past the collector's 30 s request deadline
         latencies.sort()
-        return {"part": "slow connections", "senders": senders, "slow": slow,
-                "batches": len(latencies),
-                "ack_p50_ms": round(1000 * statistics.median(latencies)),
-                "ack_p95_ms": round(1000 * latencies[int(0.95 * (len(latencies) - 1))]),
-                "slow_closed_by_deadline": closed[0]}  # fmt: skip
+        return {
+            "part": "slow connections",
+            "senders": senders,
+            "slow": slow,
+            "batches": len(latencies),
+            "ack_p50_ms": round(1000 * statistics.median(latencies)),
+            "ack_p95_ms": round(1000 * latencies[int(0.95 * (len(latencies) - 1))]),
+            "slow_closed_by_deadline": closed[0],
+        }
     finally:
         stop.set()
         process.terminate()
@@ -205,8 +265,9 @@ def main() -> None:
         if "slow" in args.parts:
             results.append(slow_connections(Path(folder)))
     for result in results:
-        print(json.dumps(result) if args.json else
-              ", ".join(f"{k}: {v}" for k, v in result.items()))  # fmt: skip
+        print(
+            json.dumps(result) if args.json else ", ".join(f"{k}: {v}" for k, v in result.items())
+        )
 
 
 if __name__ == "__main__":

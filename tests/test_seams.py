@@ -6,8 +6,8 @@ of ``cofe/`` (``cofe._errors``, ``cofe._jsonl`` ...) are the root's shared utili
 package may import them, but not their private names. Every import counts, at the top of
 a module, inside a function or under TYPE_CHECKING.
 
-KNOWN lists the crossings still to be removed: the test fails on a new one, and on a listed
-one that is gone (so the list only shrinks).
+KNOWN lists crossings still to be removed (none today): the test fails on a new one, and on
+a listed one that is gone (so the list only shrinks).
 """
 
 from __future__ import annotations
@@ -17,27 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-KNOWN: set[tuple[str, str, str]] = {  # (importing file, module, private name or "")
-    ('cofe/cli/_monitor.py', 'cofe.monitor._alerts', ''),
-    ('cofe/cli/_monitor.py', 'cofe.monitor._collector', ''),
-    ('cofe/cli/_monitor.py', 'cofe.monitor._http', ''),
-    ('cofe/cli/_monitor.py', 'cofe.monitor._rules', ''),
-    ('cofe/cli/_monitor.py', 'cofe.monitor._sinks', ''),
-    ('cofe/monitor/_alerts.py', 'cofe.compare._stats', ''),
-    ('cofe/monitor/_charts.py', 'cofe.report._svg', ''),
-    ('cofe/monitor/_dashboard_kit.py', 'cofe.report._html', ''),
-    ('cofe/monitor/_dashboard_kit.py', 'cofe.report._html', '_STYLE'),
-    ('cofe/monitor/_drilldown.py', 'cofe.report._html', ''),
-    ('cofe/monitor/_drilldown.py', 'cofe.report._html', '_GOOD'),
-    ('cofe/monitor/_judged.py', 'cofe.judges._judge', ''),
-    ('cofe/monitor/_judged.py', 'cofe.measures._view', ''),
-    ('cofe/monitor/_overview.py', 'cofe.report._html', ''),
-    ('cofe/monitor/_overview.py', 'cofe.report._html', '_GOOD'),
-    ('cofe/monitor/_record.py', 'cofe.adapters._trace', ''),
-    ('cofe/monitor/_templates.py', 'cofe.report._html', ''),
-    ('cofe/monitor/_templates.py', 'cofe.report._html', '_strict_marks'),
-    ('cofe/monitor/store/_codec.py', 'cofe.adapters._trace', ''),
-}
+KNOWN: set[tuple[str, str, str]] = set()  # (importing file, module, private name or "")
 
 
 def _package(parts: tuple[str, ...]) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ One declaration per stage and per step (``STAGES``, ``STEPS``); the scorer,
 """
 
 from cofe.chain._declared import (
+    PASSES,
     STAGE_ORDER,
     STAGES,
     STEP_ORDER,
@@ -19,6 +20,7 @@ from cofe.chain._declared import (
 )
 
 __all__ = [
+    "PASSES",
     "STAGES",
     "STAGE_ORDER",
     "STEPS",

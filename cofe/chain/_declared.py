@@ -83,6 +83,8 @@ _STEPS = {spec.step: spec for spec in STEPS}
 STAGE_ORDER: dict[Stage, int] = {spec.stage: i for i, spec in enumerate(STAGES)}
 STEP_ORDER: dict[Step, int] = {spec.step: i for i, spec in enumerate(STEPS)}
 STEP_STAGE: dict[Step, Stage] = {s.step: s.stage for s in STEPS if s.stage is not None}
+PASSES: frozenset[str] = frozenset(s.passes for s in STEPS if s.passes is not None)
+"""Every pass verdict: a sample holding every point as far as it was judged."""
 """The stage whose output each step holds (the context's depends on the run)."""
 
 

@@ -25,13 +25,18 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cofe.monitor import MonitorStore
 
 TOKEN_ENV = "COFE_MONITOR_TOKEN"
 
 
 def _duration(text: str) -> int:
     """Seconds from ``90``, ``90s``, ``15m``, ``1h``, ``7d`` (as the rules files write them)."""
-    from cofe.monitor._alerts import duration_seconds
+    from cofe.monitor import duration_seconds
 
     try:
         return duration_seconds(text)
@@ -67,9 +72,11 @@ def _seconds(text: str) -> float:
 
 
 def _store_location(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", default=os.environ.get("COFE_MONITOR_STORE", "monitor.db"),
-                   help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or "
-                        "monitor.db)")  # fmt: skip
+    p.add_argument(
+        "--store",
+        default=os.environ.get("COFE_MONITOR_STORE", "monitor.db"),
+        help="SQLite file or postgresql:// URL (default $COFE_MONITOR_STORE or monitor.db)",
+    )
 
 
 def _store_option(p: argparse.ArgumentParser) -> None:
@@ -88,18 +95,25 @@ def _store_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("monitor", help="monitor each stage of a live pipeline", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "monitor",
+        help="monitor each stage of a live pipeline",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     verbs = p.add_subparsers(dest="verb", required=True)
 
     c = verbs.add_parser("collect", help="receive OTLP/HTTP traces into the store")
     _store_option(c)
     c.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
     c.add_argument("--port", type=_port, default=4318, help="port (default 4318, OTLP/HTTP's)")
-    c.add_argument("--token-file", type=Path,
-                   help=f"file holding the bearer token senders must give (or ${TOKEN_ENV}); "
-                        "required off loopback")  # fmt: skip
+    c.add_argument(
+        "--token-file",
+        type=Path,
+        help=f"file holding the bearer token senders must give (or ${TOKEN_ENV}); "
+        "required off loopback",
+    )
     c.add_argument(
         "--refresh",
         type=_seconds,
@@ -139,8 +153,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="seconds to wait for the service's traces (default 120)",
     )
     k.add_argument("--docs", type=Path, help="documents for the pipeline (as for cofe run)")
-    k.add_argument("--every", type=_positive_duration,
-                   help="run a round every interval until stopped")  # fmt: skip
+    k.add_argument(
+        "--every", type=_positive_duration, help="run a round every interval until stopped"
+    )
     k.add_argument("--rounds", type=int, help="stop after this many rounds")
     add_pipeline_options(k)
     k.set_defaults(run=_canary)
@@ -160,16 +175,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     a = verbs.add_parser("alerts", help="evaluate alert rules (exit code 3 when one fires)")
     _store_option(a)
-    a.add_argument("--rules", type=Path, help="TOML file of [[rule]] tables (default: the "
-                   "built-in rules; see --print-default-rules)")  # fmt: skip
+    a.add_argument(
+        "--rules",
+        type=Path,
+        help="TOML file of [[rule]] tables (default: the "
+        "built-in rules; see --print-default-rules)",
+    )
     a.add_argument("--webhook", help="POST each alert as JSON to this URL (retried)")
     a.add_argument("--log", type=Path, help="append each alert as a JSON line to this file")
-    a.add_argument("--every", type=_positive_duration,
-                   help="evaluate every interval until stopped")  # fmt: skip
-    a.add_argument("--print-default-rules", action="store_true",
-                   help="print the built-in rules as TOML and exit")  # fmt: skip
-    a.add_argument("--print-rules-schema", action="store_true",
-                   help="print the JSON Schema of a rules file's [[rule]] table and exit")  # fmt: skip
+    a.add_argument("--every", type=_positive_duration, help="evaluate every interval until stopped")
+    a.add_argument(
+        "--print-default-rules",
+        action="store_true",
+        help="print the built-in rules as TOML and exit",
+    )
+    a.add_argument(
+        "--print-rules-schema",
+        action="store_true",
+        help="print the JSON Schema of a rules file's [[rule]] table and exit",
+    )
     a.set_defaults(run=_alerts)
 
     s = verbs.add_parser("series", help="print per-stage series")
@@ -185,9 +209,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _store_location(d)  # read-only: no window or retention to set
     d.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
     d.add_argument("--port", type=_port, default=8765, help="port (default 8765)")
-    d.add_argument("--token-file", type=Path,
-                   help=f"file holding the token a browser must give once as ?token=... (or "
-                        f"${TOKEN_ENV}); required off loopback")  # fmt: skip
+    d.add_argument(
+        "--token-file",
+        type=Path,
+        help=f"file holding the token a browser must give once as ?token=... (or "
+        f"${TOKEN_ENV}); required off loopback",
+    )
     d.set_defaults(run=_serve)
 
     t = verbs.add_parser("status", help="what the store holds")
@@ -199,7 +226,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(run=_prune)
 
 
-def _open(args: argparse.Namespace):
+def _open(args: argparse.Namespace) -> MonitorStore:
     from cofe.monitor import MonitorStore
 
     return MonitorStore(args.store, window_seconds=args.window, retain_seconds=args.retain)
@@ -207,7 +234,7 @@ def _open(args: argparse.Namespace):
 
 def _token(args: argparse.Namespace) -> str | None:
     if getattr(args, "token_file", None) is not None:
-        token = args.token_file.read_text(encoding="utf-8").strip()
+        token: str = args.token_file.read_text(encoding="utf-8").strip()
         if not token:
             raise ValueError(f"{args.token_file}: the token file is empty")
         return token
@@ -215,25 +242,27 @@ def _token(args: argparse.Namespace) -> str | None:
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from cofe.monitor import Collector
-    from cofe.monitor._collector import check_binding
-    from cofe.monitor._http import bound_heap
+    from cofe.monitor import Collector, bound_heap, check_binding
 
     bound_heap()  # before any handler thread allocates
 
     token = _token(args)
     check_binding(args.host, token)  # before the store is created
     store = _open(args)
-    collector = Collector(store, host=args.host, port=args.port, token=token,
-                          refresh_seconds=args.refresh)  # fmt: skip
+    collector = Collector(
+        store, host=args.host, port=args.port, token=token, refresh_seconds=args.refresh
+    )
 
-    def stop(signum, frame) -> None:
+    def stop(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    print(f"cofe monitor collect: listening on {collector.url} (store {store.location}, window "
-          f"{store.window_seconds} s{', token required' if token else ''})",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"cofe monitor collect: listening on {collector.url} (store {store.location}, window "
+        f"{store.window_seconds} s{', token required' if token else ''})",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         collector.serve_forever()
     except KeyboardInterrupt:
@@ -255,10 +284,18 @@ def _import(args: argparse.Namespace) -> int:
             for problem in report.problems:
                 print(f"cofe: error: {problem}", file=sys.stderr)
             problems += len(report.problems)
-            print(json.dumps({"file": str(path), "spans": report.spans,
-                              "new_spans": report.new_spans, "traces": report.traces,
-                              "traces_with_problems": report.problem_traces,
-                              "problems": len(report.problems)}))  # fmt: skip
+            print(
+                json.dumps(
+                    {
+                        "file": str(path),
+                        "spans": report.spans,
+                        "new_spans": report.new_spans,
+                        "traces": report.traces,
+                        "traces_with_problems": report.problem_traces,
+                        "problems": len(report.problems),
+                    }
+                )
+            )
         store.refresh()
     finally:
         store.close()
@@ -288,10 +325,19 @@ def _canary(args: argparse.Namespace) -> int:
     try:
         while True:
             started = time.monotonic()
-            result = run_canary(store, args.evalset, args.runs, pipeline=pipeline, docs=args.docs,
-                                send=args.send, send_field=args.send_field, headers=headers,
-                                wait_seconds=args.wait, concurrency=args.concurrency,
-                                cache=make_cache(args.cache))  # fmt: skip
+            result = run_canary(
+                store,
+                args.evalset,
+                args.runs,
+                pipeline=pipeline,
+                docs=args.docs,
+                send=args.send,
+                send_field=args.send_field,
+                headers=headers,
+                wait_seconds=args.wait,
+                concurrency=args.concurrency,
+                cache=make_cache(args.cache),
+            )
             print(result.line(), flush=True)
             done += 1
             if args.every is None or (args.rounds is not None and done >= args.rounds):
@@ -316,9 +362,16 @@ def _judge(args: argparse.Namespace) -> int:
     try:
         since = time.time_ns() - args.since * 1_000_000_000 if args.since else 0
         try:
-            report = judge_traffic(store, client, share=args.share, budget=args.budget,
-                                   since_ns=since, embedder=_embedder(args),
-                                   concurrency=args.concurrency, limit=args.limit)  # fmt: skip
+            report = judge_traffic(
+                store,
+                client,
+                share=args.share,
+                budget=args.budget,
+                since_ns=since,
+                embedder=_embedder(args),
+                concurrency=args.concurrency,
+                limit=args.limit,
+            )
         finally:  # the windows of what was judged, even when the endpoint died midway
             store.refresh()
     finally:
@@ -328,21 +381,28 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def _alerts(args: argparse.Namespace) -> int:
-    from cofe.monitor._alerts import DEFAULT_RULES, evaluate, load_rules, rules_toml
-    from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
+    from cofe.monitor import (
+        DEFAULT_RULES,
+        LogSink,
+        StdoutSink,
+        WebhookSink,
+        evaluate,
+        load_rules,
+        rules_toml,
+    )
     from cofe.monitor.store import shown_location
 
     if args.print_default_rules:
         print(rules_toml(DEFAULT_RULES), end="")
         return 0
     if args.print_rules_schema:
-        from cofe.monitor._rules import rules_schema
+        from cofe.monitor import rules_schema
 
         print(rules_schema())
         return 0
     rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
     store = _open(args)
-    sinks: list = [StdoutSink()]
+    sinks: list[StdoutSink | LogSink | WebhookSink] = [StdoutSink()]
     if args.log:
         sinks.append(LogSink(args.log))
     if args.webhook:
@@ -359,9 +419,12 @@ def _alerts(args: argparse.Namespace) -> int:
                     raise
                 # a long-running evaluator outlives a round that failed (the database
                 # restarting for longer than the store's reconnection waits): said, retried
-                print(f"cofe monitor alerts: this round failed ({type(error).__name__}: "
-                      f"{shown_location(str(error))[:300]}); next round in {args.every} s",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"cofe monitor alerts: this round failed ({type(error).__name__}: "
+                    f"{shown_location(str(error))[:300]}); next round in {args.every} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 time.sleep(max(0.0, args.every - (time.monotonic() - started)))
                 continue
             fired = evaluation.fired
@@ -370,8 +433,11 @@ def _alerts(args: argparse.Namespace) -> int:
                     try:
                         sink.send(alert)
                     except OSError as error:
-                        print(f"cofe: error: {type(sink).__name__} could not take an alert "
-                              f"({error}); it is stored in the alerts table", file=sys.stderr)  # fmt: skip
+                        print(
+                            f"cofe: error: {type(sink).__name__} could not take an alert "
+                            f"({error}); it is stored in the alerts table",
+                            file=sys.stderr,
+                        )
             if not fired:  # a cron log shows the check ran, and over what
                 print(evaluation.line(), flush=True)
             fired_last = len(fired)
@@ -413,8 +479,10 @@ def _series(args: argparse.Namespace) -> int:
     print(f"{'window start (UTC)':<20} {'stage':<11} {name:<24} {'value':>10} {'n':>6}  note")
     for row in rows:
         value = "-" if row["value"] is None else f"{row['value']:.4g}"
-        print(f"{_when(row['start_ns']):<20} {row['stage']:<11} {row[name]:<24} {value:>10} "
-              f"{row['n']:>6}  {row.get('note') or ''}")  # fmt: skip
+        print(
+            f"{_when(row['start_ns']):<20} {row['stage']:<11} {row[name]:<24} {value:>10} "
+            f"{row['n']:>6}  {row.get('note') or ''}"
+        )
     return 0
 
 
@@ -425,13 +493,17 @@ def _serve(args: argparse.Namespace) -> int:
     token = _token(args)
     dashboard = Dashboard(args.store, host=args.host, port=args.port, token=token)
 
-    def stop(signum, frame) -> None:
+    def stop(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
     # the URL only: the token is the user's to append (?token=...), never printed
-    print(f"cofe monitor serve: {dashboard.url} (store {shown_location(args.store)}, read-only"
-          f"{'; open it once with ?token=...' if token else ''})", file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"cofe monitor serve: {dashboard.url} (store {shown_location(args.store)}, read-only"
+        f"{'; open it once with ?token=...' if token else ''})",
+        file=sys.stderr,
+        flush=True,
+    )
     with contextlib.suppress(KeyboardInterrupt):
         dashboard.serve_forever()
     return 0
@@ -441,10 +513,16 @@ def _status(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         counts = store.counts()
-        out = {"store": store.location, "engine": store.engine,
-               "schema_version": store.schema_version, "window_seconds": store.window_seconds,
-               "retain_seconds": store.retain_seconds, "size_bytes": store.size_bytes(),
-               **counts, "problems": store.problem_counts()}  # fmt: skip
+        out = {
+            "store": store.location,
+            "engine": store.engine,
+            "schema_version": store.schema_version,
+            "window_seconds": store.window_seconds,
+            "retain_seconds": store.retain_seconds,
+            "size_bytes": store.size_bytes(),
+            **counts,
+            "problems": store.problem_counts(),
+        }
     finally:
         store.close()
     print(json.dumps(out, indent=2))

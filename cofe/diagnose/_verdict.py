@@ -163,8 +163,8 @@ def _diagnose(
             for b in blind
             if any(
                 not any(
-                    o.hits[p]
-                    for o in judged  # type: ignore[index]
+                    o.hits[p]  # type: ignore[index]
+                    for o in judged
                     if STEP_ORDER[b.step] < STEP_ORDER[o.step] < horizon
                 )
                 for p in lost_first

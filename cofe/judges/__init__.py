@@ -10,7 +10,9 @@ from cofe.judges._judge import (
     judge_one,
     judge_run,
     labels_for_scoring,
+    labels_of,
     read_judgements,
+    unscored_labels,
 )
 from cofe.judges._prompts import (
     PROMPT_VERSION,
@@ -41,7 +43,9 @@ __all__ = [
     "judge_run",
     "krippendorff_alpha",
     "labels_for_scoring",
+    "labels_of",
     "read_judgements",
     "reference_claim_messages",
     "reference_claims",
+    "unscored_labels",
 ]

@@ -13,14 +13,16 @@
 - everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL.
 """
 
-from cofe.monitor._alerts import DEFAULT_RULES, Alert, Rule, evaluate_alerts, load_rules
+from cofe.monitor._alerts import DEFAULT_RULES, Alert, Rule, evaluate, evaluate_alerts, load_rules
 from cofe.monitor._assemble import Doc, TraceRecord, assemble
 from cofe.monitor._canary import CanaryRound, run_canary
 from cofe.monitor._collector import Collector
 from cofe.monitor._dashboard import Dashboard
+from cofe.monitor._http import bound_heap, check_binding
 from cofe.monitor._import import import_spans
 from cofe.monitor._judged import judge_traffic
 from cofe.monitor._record import watch
+from cofe.monitor._rules import duration_seconds, rules_schema, rules_toml
 from cofe.monitor._signals import SIGNALS, Signal
 from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
 from cofe.monitor._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
@@ -46,10 +48,16 @@ __all__ = [
     "TraceRecord",
     "WebhookSink",
     "assemble",
+    "bound_heap",
+    "check_binding",
+    "duration_seconds",
+    "evaluate",
     "evaluate_alerts",
     "import_spans",
     "judge_traffic",
     "load_rules",
+    "rules_schema",
+    "rules_toml",
     "run_canary",
     "spans_from_json",
     "spans_from_protobuf",

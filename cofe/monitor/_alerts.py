@@ -28,13 +28,23 @@ from typing import Any
 
 import numpy as np
 
-from cofe.compare._stats import paired_difference
+from cofe.compare import paired_difference
 from cofe.monitor._rules import DEFAULT_RULES, Rule, duration_seconds, load_rules, rules_toml
 from cofe.monitor._signals import STATISTICS, find_signal
 from cofe.monitor.store import CANARY, TRAFFIC, MonitorStore
 
-__all__ = ["DEFAULT_RULES", "Alert", "Evaluation", "Rule", "duration_seconds", "evaluate",
-           "evaluate_alerts", "load_rules", "rules_toml", "unpaired_change"]
+__all__ = [
+    "DEFAULT_RULES",
+    "Alert",
+    "Evaluation",
+    "Rule",
+    "duration_seconds",
+    "evaluate",
+    "evaluate_alerts",
+    "load_rules",
+    "rules_toml",
+    "unpaired_change",
+]
 
 LOSS_EXCLUDED = ("pipeline_error", "unscorable")  # not losses of information by a stage
 RESAMPLES = 2000
@@ -72,8 +82,14 @@ class Alert:
 # --- statistics ----------------------------------------------------------------------------
 
 
-def unpaired_change(current: Sequence[float], baseline: Sequence[float], statistic: str = "mean",
-                    *, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float, float]:  # fmt: skip
+def unpaired_change(
+    current: Sequence[float],
+    baseline: Sequence[float],
+    statistic: str = "mean",
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float, float, float]:
     """``statistic(current) - statistic(baseline)`` with a 95 % bootstrap CI (each group
     resampled) and a two-sided permutation p-value (group labels shuffled)."""
     a, b = np.asarray(current, dtype=float), np.asarray(baseline, dtype=float)
@@ -87,20 +103,23 @@ def unpaired_change(current: Sequence[float], baseline: Sequence[float], statist
     if len(b) > CAP:
         b = rng.choice(b, CAP, replace=False)
     if statistic == "mean":  # vectorised: the common case, thousands of traces
-        boot = (a[rng.integers(0, len(a), (resamples, len(a)))].mean(axis=1)
-                - b[rng.integers(0, len(b), (resamples, len(b)))].mean(axis=1))  # fmt: skip
+        boot = a[rng.integers(0, len(a), (resamples, len(a)))].mean(axis=1) - b[
+            rng.integers(0, len(b), (resamples, len(b)))
+        ].mean(axis=1)
         pooled = np.concatenate([a, b])
         perms = np.argsort(rng.random((resamples, len(pooled))), axis=1)
         shuffled = pooled[perms]
         diffs = shuffled[:, : len(a)].mean(axis=1) - shuffled[:, len(a) :].mean(axis=1)
     else:
         q = {"p10": 0.1, "p50": 0.5, "p90": 0.9, "p95": 0.95}[statistic]
-        boot = (np.quantile(a[rng.integers(0, len(a), (resamples, len(a)))], q, axis=1)
-                - np.quantile(b[rng.integers(0, len(b), (resamples, len(b)))], q, axis=1))  # fmt: skip
+        boot = np.quantile(
+            a[rng.integers(0, len(a), (resamples, len(a)))], q, axis=1
+        ) - np.quantile(b[rng.integers(0, len(b), (resamples, len(b)))], q, axis=1)
         pooled = np.concatenate([a, b])
         shuffled = pooled[np.argsort(rng.random((resamples, len(pooled))), axis=1)]
-        diffs = (np.quantile(shuffled[:, : len(a)], q, axis=1)
-                 - np.quantile(shuffled[:, len(a) :], q, axis=1))  # fmt: skip
+        diffs = np.quantile(shuffled[:, : len(a)], q, axis=1) - np.quantile(
+            shuffled[:, len(a) :], q, axis=1
+        )
     low, high = np.quantile(boot, [0.025, 0.975])
     extreme = int((np.abs(diffs) >= abs(observed) - 1e-12).sum())
     return float(observed), float(low), float(high), (1 + extreme) / (1 + resamples)
@@ -129,8 +148,11 @@ def _rounds(store: MonitorStore, now_ns: int, count: int) -> list[tuple[str, int
     rounds = store.canary_rounds(finished_by_ns=now_ns, newest_first=True)
     if not rounds:
         return []
-    same = [(r.round_id, r.started_ns, r.finished_ns) for r in rounds
-            if r.evalset_sha256 == rounds[0].evalset_sha256]  # fmt: skip
+    same = [
+        (r.round_id, r.started_ns, r.finished_ns)
+        for r in rounds
+        if r.evalset_sha256 == rounds[0].evalset_sha256
+    ]
     return list(reversed(same[:count]))
 
 
@@ -151,8 +173,9 @@ def _sample_values(store: MonitorStore, round_id: str, measure: str) -> dict[str
     return out
 
 
-def _canary_examples(store: MonitorStore, round_id: str, measure: str,
-                     changed: dict[str, float] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def _canary_examples(
+    store: MonitorStore, round_id: str, measure: str, changed: dict[str, float] | None = None
+) -> list[dict[str, Any]]:
     """Cases of the round that show the change: the samples whose value moved most the bad
     way (``changed``: per sample, current - baseline), else those with the verdict."""
     if changed is not None:
@@ -162,14 +185,23 @@ def _canary_examples(store: MonitorStore, round_id: str, measure: str,
         hits = sorted(s for s, v in flags.items() if v)[:5]
     if not hits:
         return []
-    return [{"round_id": round_id, "sample_id": case.sample_id, "trace_id": case.trace_id,
-             "query": case.query, "verdict": case.verdict, "stage": case.stage,
-             "evidence": json.loads(case.evidence).get("explanation")}
-            for case in store.canary_cases(round_id, hits)]  # fmt: skip
+    return [
+        {
+            "round_id": round_id,
+            "sample_id": case.sample_id,
+            "trace_id": case.trace_id,
+            "query": case.query,
+            "verdict": case.verdict,
+            "stage": case.stage,
+            "evidence": json.loads(case.evidence).get("explanation"),
+        }
+        for case in store.canary_cases(round_id, hits)
+    ]
 
 
-def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int,
-                     seen: set[str] | None = None) -> Alert | None:  # fmt: skip
+def _evaluate_canary(
+    store: MonitorStore, rule: Rule, now_ns: int, seen: set[str] | None = None
+) -> Alert | None:
     rounds = _rounds(store, now_ns, rule.baseline + 1)
     if seen is not None:
         seen.update(r[0] for r in rounds)
@@ -188,11 +220,24 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int,
         value = float(value)
         if not _crossed(rule, value):
             return None
-        examples = (_canary_examples(store, current_id, rule.measure)
-                    if "@" in rule.measure.split("/")[0] else [])  # fmt: skip
-        return _alert(rule, CANARY, start, end, None, value, None, None, None,
-                      f"{rule.measure} is {_fmt(value)} in canary round {current_id} "
-                      f"({_limits(rule)})", examples)  # fmt: skip
+        examples = (
+            _canary_examples(store, current_id, rule.measure)
+            if "@" in rule.measure.split("/")[0]
+            else []
+        )
+        return _alert(
+            rule,
+            CANARY,
+            start,
+            end,
+            None,
+            value,
+            None,
+            None,
+            None,
+            f"{rule.measure} is {_fmt(value)} in canary round {current_id} ({_limits(rule)})",
+            examples,
+        )
     if len(rounds) < 2:
         return None
     current = _sample_values(store, current_id, rule.measure)
@@ -207,14 +252,27 @@ def _evaluate_canary(store: MonitorStore, rule: Rule, now_ns: int,
     if not (test.p_value < rule.alpha and _bad(rule, diff, float(then.mean()))):
         return None
     return _alert(
-        rule, CANARY, start, end, float(then.mean()), float(now.mean()), test.difference.low,
-        test.difference.high, test.p_value,
+        rule,
+        CANARY,
+        start,
+        end,
+        float(then.mean()),
+        float(now.mean()),
+        test.difference.low,
+        test.difference.high,
+        test.p_value,
         f"{rule.measure} {_fmt(then.mean())} -> {_fmt(now.mean())} ({diff:+.3g}, 95% CI "
         f"[{_fmt(test.difference.low)}, {_fmt(test.difference.high)}], p={test.p_value:.2g}, "
         f"{test.test}; {len(shared)} canary samples, round {current_id} vs the {len(before)} "
-        f"before)", _canary_examples(store, current_id, rule.measure, None if "@" in rule.measure
-                                     else _moved(rule, shared, now, then)),
-        baseline_from=rounds[0][1])  # fmt: skip
+        f"before)",
+        _canary_examples(
+            store,
+            current_id,
+            rule.measure,
+            None if "@" in rule.measure else _moved(rule, shared, now, then),
+        ),
+        baseline_from=rounds[0][1],
+    )
 
 
 def _moved(rule: Rule, samples: list[str], now: np.ndarray, then: np.ndarray) -> dict[str, float]:
@@ -230,13 +288,23 @@ def _traffic_examples(rule: Rule, traces: Sequence[Any]) -> list[dict[str, Any]]
     signal = find_signal(rule.stage, rule.measure)
     valued = [(v, t) for t in traces if (v := signal.of(t)) is not None]
     valued.sort(key=lambda vt: vt[0], reverse=rule.direction != "down")
-    return [{"trace_id": t.trace_id, "query": t.query, rule.measure: v,
-             "answer": (t.answer or "")[:300], "stages": [s.value for s in t.stages],
-             "error": t.error, "problems": t.problems} for v, t in valued[:5]]  # fmt: skip
+    return [
+        {
+            "trace_id": t.trace_id,
+            "query": t.query,
+            rule.measure: v,
+            "answer": (t.answer or "")[:300],
+            "stages": [s.value for s in t.stages],
+            "error": t.error,
+            "problems": t.problems,
+        }
+        for v, t in valued[:5]
+    ]
 
 
-def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int,
-                      queries: Callable[[int, int], list[Any]]) -> Alert | None:  # fmt: skip
+def _evaluate_traffic(
+    store: MonitorStore, rule: Rule, now_ns: int, queries: Callable[[int, int], list[Any]]
+) -> Alert | None:
     signal = find_signal(rule.stage, rule.measure)
     end = store.window_of(now_ns)
     start = end - store.window_ns
@@ -249,9 +317,19 @@ def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int,
         value = STATISTICS[signal.statistic](current)
         if not _crossed(rule, value):
             return None
-        return _alert(rule, TRAFFIC, start, end, None, value, None, None, None,
-                      f"{rule.measure} is {_fmt(value)} over {len(current)} traces "
-                      f"({_limits(rule)})", _traffic_examples(rule, current_traces))  # fmt: skip
+        return _alert(
+            rule,
+            TRAFFIC,
+            start,
+            end,
+            None,
+            value,
+            None,
+            None,
+            None,
+            f"{rule.measure} is {_fmt(value)} over {len(current)} traces ({_limits(rule)})",
+            _traffic_examples(rule, current_traces),
+        )
     base_start = start - rule.baseline * store.window_ns
     baseline = signal.values(queries(base_start, start))
     if len(baseline) < rule.min_samples:
@@ -262,31 +340,70 @@ def _evaluate_traffic(store: MonitorStore, rule: Rule, now_ns: int,
     if not (p < rule.alpha and _bad(rule, diff, then)):
         return None
     return _alert(
-        rule, TRAFFIC, start, end, then, now, low, high, p,
+        rule,
+        TRAFFIC,
+        start,
+        end,
+        then,
+        now,
+        low,
+        high,
+        p,
         f"{rule.measure} {_fmt(then)} -> {_fmt(now)} ({diff:+.3g}, 95% CI [{_fmt(low)}, "
         f"{_fmt(high)}], p={p:.2g}; {len(current)} traces vs {len(baseline)} in the "
-        f"{rule.baseline} windows before)", _traffic_examples(rule, current_traces),
-        baseline_from=base_start)  # fmt: skip
+        f"{rule.baseline} windows before)",
+        _traffic_examples(rule, current_traces),
+        baseline_from=base_start,
+    )
 
 
 def _crossed(rule: Rule, value: float) -> bool:
     return (rule.above is not None and value > rule.above) or (
-        rule.below is not None and value < rule.below)  # fmt: skip
+        rule.below is not None and value < rule.below
+    )
 
 
 def _limits(rule: Rule) -> str:
-    parts = [f"above {rule.above:g}" if rule.above is not None else "",
-             f"below {rule.below:g}" if rule.below is not None else ""]  # fmt: skip
+    parts = [
+        f"above {rule.above:g}" if rule.above is not None else "",
+        f"below {rule.below:g}" if rule.below is not None else "",
+    ]
     return "alert " + " or ".join(p for p in parts if p)
 
 
-def _alert(rule: Rule, origin: str, start: int, end: int, baseline: float | None,
-           current: float | None, low: float | None, high: float | None, p: float | None,
-           message: str, examples: list[dict[str, Any]],
-           baseline_from: int | None = None) -> Alert:  # fmt: skip
-    return Alert(uuid.uuid4().hex, rule.name, time.time_ns(), origin, rule.stage, rule.measure,
-                 rule.severity, start, end, baseline, current, low, high, p,
-                 f"{message} [rule {rule.name!r}]", examples, baseline_from)  # fmt: skip
+def _alert(
+    rule: Rule,
+    origin: str,
+    start: int,
+    end: int,
+    baseline: float | None,
+    current: float | None,
+    low: float | None,
+    high: float | None,
+    p: float | None,
+    message: str,
+    examples: list[dict[str, Any]],
+    baseline_from: int | None = None,
+) -> Alert:
+    return Alert(
+        uuid.uuid4().hex,
+        rule.name,
+        time.time_ns(),
+        origin,
+        rule.stage,
+        rule.measure,
+        rule.severity,
+        start,
+        end,
+        baseline,
+        current,
+        low,
+        high,
+        p,
+        f"{message} [rule {rule.name!r}]",
+        examples,
+        baseline_from,
+    )
 
 
 # --- the evaluation --------------------------------------------------------------------------
@@ -317,20 +434,24 @@ class Evaluation:
     def line(self) -> str:
         """One line for the log of a cron job: what was evaluated, and whether any fired."""
         outcome = f"{len(self.fired)} fired" if self.fired else "none fired"
-        return (f"cofe alerts: {self.rules} rule{'s' * (self.rules != 1)} evaluated over "
-                f"{self.windows} traffic window{'s' * (self.windows != 1)} ({self.traces} "
-                f"query trace{'s' * (self.traces != 1)}) and {self.rounds} canary "
-                f"round{'s' * (self.rounds != 1)}; {outcome}")  # fmt: skip
+        return (
+            f"cofe alerts: {self.rules} rule{'s' * (self.rules != 1)} evaluated over "
+            f"{self.windows} traffic window{'s' * (self.windows != 1)} ({self.traces} "
+            f"query trace{'s' * (self.traces != 1)}) and {self.rounds} canary "
+            f"round{'s' * (self.rounds != 1)}; {outcome}"
+        )
 
 
-def evaluate_alerts(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
-                    now_ns: int | None = None) -> list[Alert]:  # fmt: skip
+def evaluate_alerts(
+    store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *, now_ns: int | None = None
+) -> list[Alert]:
     """Every rule at ``now_ns`` (default: now); new alerts are stored and returned."""
     return evaluate(store, rules, now_ns=now_ns).fired
 
 
-def evaluate(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
-             now_ns: int | None = None) -> Evaluation:  # fmt: skip
+def evaluate(
+    store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *, now_ns: int | None = None
+) -> Evaluation:
     """Every rule at ``now_ns`` (default: now); new alerts are stored. Returns them with
     how much data the rules read (for the line ``cofe monitor alerts`` prints)."""
     now = now_ns or time.time_ns()
@@ -353,8 +474,13 @@ def evaluate(store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *,
             continue
         fired.append(alert)
     if fired:
-        store.add_alerts({**{k: v for k, v in asdict(a).items() if k != "baseline_from_ns"},
-                          "examples": json.dumps(a.examples, default=str)} for a in fired)  # fmt: skip
+        store.add_alerts(
+            {
+                **{k: v for k, v in asdict(a).items() if k != "baseline_from_ns"},
+                "examples": json.dumps(a.examples, default=str),
+            }
+            for a in fired
+        )
     windows = {w for start, end in read for w in range(start, end, store.window_ns)}
     traces = {t.trace_id for records in read.values() for t in records}
     return Evaluation(fired, len(rules), len(windows), len(traces), len(rounds))

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cofe.chain import STEP_STAGE
 from cofe.evalset import read_evalset
 from cofe.monitor._assemble import TraceRecord
 from cofe.monitor._record import record_of
@@ -38,11 +39,9 @@ from cofe.monitor.store import CANARY, MonitorStore
 from cofe.runlog import (
     Chunk,
     Manifest,
-    RankedChunk,
     RunWriter,
     SampleRecord,
     Stage,
-    StageError,
     read_run,
 )
 
@@ -68,8 +67,10 @@ def series_of(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         cutoffs.setdefault((r["round_id"], r["step"], family), set()).add(cutoff)
     out = []
     for r, (family, cutoff) in zip(rows, parsed, strict=True):
-        widest_first = sorted(cutoffs[(r["round_id"], r["step"], family)],
-                              key=lambda c: -(c if c is not None else float("inf")))  # fmt: skip
+        widest_first = sorted(
+            cutoffs[(r["round_id"], r["step"], family)],
+            key=lambda c: -(c if c is not None else float("inf")),
+        )
         rank = widest_first.index(cutoff)
         series = family if rank == 0 else family + (TOP_K if rank == 1 else f" (cutoff {rank + 1})")
         out.append({**r, "series": series, "cutoff": cutoff})
@@ -89,8 +90,10 @@ class CanaryRound:
 
     def line(self) -> str:
         shown = ", ".join(f"{v} {n}" for v, n in sorted(self.verdicts.items(), key=lambda x: -x[1]))
-        return (f"canary round {self.round_id}: {self.answered}/{self.samples} answered in "
-                f"{(self.finished_ns - self.started_ns) / 1e9:.1f} s; verdicts: {shown}")  # fmt: skip
+        return (
+            f"canary round {self.round_id}: {self.answered}/{self.samples} answered in "
+            f"{(self.finished_ns - self.started_ns) / 1e9:.1f} s; verdicts: {shown}"
+        )
 
 
 def round_name(now_ns: int) -> str:
@@ -125,18 +128,45 @@ def run_canary(
     if pipeline is not None:
         from cofe.runner import run_pipeline
 
-        run_pipeline(pipeline, evalset, out, docs=docs, documents=documents, cache=cache,
-                     concurrency=concurrency, progress=False, run_id=f"canary-{round_id}")  # fmt: skip
+        run_pipeline(
+            pipeline,
+            evalset,
+            out,
+            docs=docs,
+            documents=documents,
+            cache=cache,
+            concurrency=concurrency,
+            progress=False,
+            run_id=f"canary-{round_id}",
+        )
         trace_of = _store_run_traces(store, out, round_id, started)
     else:
-        trace_of = _send_round(store, evalset, out, round_id, started, send or "", send_field,
-                               headers or {}, wait_seconds, concurrency)  # fmt: skip
+        trace_of = _send_round(
+            store,
+            evalset,
+            out,
+            round_id,
+            started,
+            send or "",
+            send_field,
+            headers or {},
+            wait_seconds,
+            concurrency,
+        )
     result = score_run(out, config=config or ScoreConfig())
     result.write(out / "scores", replace=True)
     finished = now_ns()
     log = read_run(out)
-    return _store_round(store, round_id, started, finished, log, result, trace_of,
-                        pipeline_name=send or json.dumps(log.manifest.pipeline)[:500])  # fmt: skip
+    return _store_round(
+        store,
+        round_id,
+        started,
+        finished,
+        log,
+        result,
+        trace_of,
+        pipeline_name=send or json.dumps(log.manifest.pipeline)[:500],
+    )
 
 
 def _store_run_traces(
@@ -152,10 +182,18 @@ def _store_run_traces(
             continue
         spent = sum(sample.latency.values())
         trace_of[sample_id] = f"canary:{round_id}:{sample_id}"
-        records.append(record_of(trace_of[sample_id], evals[sample_id].query, sample,
-                                 log.chunks, started_ns=started,
-                                 ended_ns=started + int(spent * 1e9), stages=stages,
-                                 top_k=log.manifest.top_k))  # fmt: skip
+        records.append(
+            record_of(
+                trace_of[sample_id],
+                evals[sample_id].query,
+                sample,
+                log.chunks,
+                started_ns=started,
+                ended_ns=started + int(spent * 1e9),
+                stages=stages,
+                top_k=log.manifest.top_k,
+            )
+        )
     store.add_traces(records, origin=CANARY)
     return trace_of
 
@@ -163,8 +201,9 @@ def _store_run_traces(
 def _post(url: str, field: str, query: str, headers: dict[str, str], timeout: float) -> str | None:
     """POST one canary query; the reason it failed, or None."""
     body = json.dumps({field: query}).encode()
-    request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/json", **headers})  # fmt: skip
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": "application/json", **headers}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
@@ -175,14 +214,24 @@ def _post(url: str, field: str, query: str, headers: dict[str, str], timeout: fl
     return None
 
 
-def _send_round(store: MonitorStore, evalset: str | os.PathLike[str], out: Path, round_id: str,
-                started: int, url: str, field: str, headers: dict[str, str],
-                wait_seconds: float, concurrency: int) -> dict[str, str]:  # fmt: skip
+def _send_round(
+    store: MonitorStore,
+    evalset: str | os.PathLike[str],
+    out: Path,
+    round_id: str,
+    started: int,
+    url: str,
+    field: str,
+    headers: dict[str, str],
+    wait_seconds: float,
+    concurrency: int,
+) -> dict[str, str]:
     evals = read_evalset(evalset)
     samples = evals.samples
     with ThreadPoolExecutor(max(1, concurrency)) as pool:
-        failures = list(pool.map(lambda s: _post(url, field, s.query, headers, wait_seconds),
-                                 samples))  # fmt: skip
+        failures = list(
+            pool.map(lambda s: _post(url, field, s.query, headers, wait_seconds), samples)
+        )
     sent = [s for s, failed in zip(samples, failures, strict=True) if failed is None]
     wanted: dict[str, int] = {}
     for s in sent:
@@ -191,8 +240,10 @@ def _send_round(store: MonitorStore, evalset: str | os.PathLike[str], out: Path,
     found: dict[str, list[TraceRecord]] = {}
     while True:
         found = store.traces_by_query(list(wanted), started)
-        complete = all(len([t for t in found.get(q, []) if _answered_or_failed(t)]) >= n
-                       for q, n in wanted.items())  # fmt: skip
+        complete = all(
+            len([t for t in found.get(q, []) if _answered_or_failed(t)]) >= n
+            for q, n in wanted.items()
+        )
         if complete or time.monotonic() > deadline:
             break
         time.sleep(0.25)
@@ -212,8 +263,9 @@ def _send_round(store: MonitorStore, evalset: str | os.PathLike[str], out: Path,
         stages.update(trace.stages)
         for doc in trace.chunks():
             if doc.text is not None and doc.chunk_id not in chunks:
-                chunks[doc.chunk_id] = Chunk(chunk_id=doc.chunk_id, doc_id=doc.chunk_id,
-                                             text=doc.text, meta={"ref": doc.ref})  # fmt: skip
+                chunks[doc.chunk_id] = Chunk(
+                    chunk_id=doc.chunk_id, doc_id=doc.chunk_id, text=doc.text, meta={"ref": doc.ref}
+                )
         records.append(_sample_of(s.id, trace))
     writer = RunWriter(out)
     manifest = Manifest(
@@ -221,9 +273,11 @@ def _send_round(store: MonitorStore, evalset: str | os.PathLike[str], out: Path,
         pipeline={"service": url},
         stages=sorted(stages | {Stage.RETRIEVAL}, key=list(Stage).index),
         corpus="partial",  # the service's index is not visible: only the chunks its traces list
-        meta={"canary": "sent to the service; the chunks are those its traces listed",
-              "not_sent": {s.id: f for s, f in zip(samples, failures, strict=True) if f}},
-    )  # fmt: skip
+        meta={
+            "canary": "sent to the service; the chunks are those its traces listed",
+            "not_sent": {s.id: f for s, f in zip(samples, failures, strict=True) if f},
+        },
+    )
     writer.start(manifest, evalset)
     writer.add_chunks(chunks.values())
     writer.add_samples(records)
@@ -235,64 +289,117 @@ def _answered_or_failed(trace: TraceRecord) -> bool:
     return trace.is_query and (trace.answer is not None or trace.error_stage is not None)
 
 
-def _ranked(docs: Any) -> list[RankedChunk] | None:
-    if docs is None:
-        return None
-    return [RankedChunk(chunk_id=d.chunk_id, score=d.score) for d in docs]
-
-
 def _sample_of(sample_id: str, trace: TraceRecord) -> SampleRecord:
-    error = None
-    if trace.error_stage is not None:
-        kind, _, message = (trace.error or "Error").partition(": ")
-        error = StageError(stage=trace.error_stage, type=kind, message=message)
-    return SampleRecord(sample_id=sample_id, pool=_ranked(trace.pool),
-                        context=_ranked(trace.context), answer=trace.answer,
-                        latency=dict(trace.latency), error=error)  # fmt: skip
+    return trace.sample(sample_id)  # the adapters' conversion, one code for both
 
 
 def _context_stage(result: Any) -> str:
     return "reranking" if "reranking" in (result.shape.get("stages") or []) else "retrieval"
 
 
-_STEP_STAGE = {"parse": "parse", "corpus": "chunking", "pool": "retrieval", "answer": "generation"}
+# the stage whose output each step holds (the context's depends on the run)
+_STEP_STAGE = {step.value: stage.value for step, stage in STEP_STAGE.items()}
 
 
-def _store_round(store: MonitorStore, round_id: str, started: int, finished: int, log: Any,
-                 result: Any, trace_of: dict[str, str], pipeline_name: str) -> CanaryRound:  # fmt: skip
+def _store_round(
+    store: MonitorStore,
+    round_id: str,
+    started: int,
+    finished: int,
+    log: Any,
+    result: Any,
+    trace_of: dict[str, str],
+    pipeline_name: str,
+) -> CanaryRound:
     evals = {s.id: s for s in read_evalset(log.evalset_path).samples}
     summary = result.summary()
     context_stage = _context_stage(result)
-    measures = [(round_id, _STEP_STAGE.get(r.step, context_stage), r.step, r.measure,
-                 None if r.mean != r.mean else float(r.mean), int(r.scored), int(r.unscored))
-                for r in summary.itertuples()]  # fmt: skip
+    measures = [
+        (
+            round_id,
+            _STEP_STAGE.get(r.step, context_stage),
+            r.step,
+            r.measure,
+            None if r.mean != r.mean else float(r.mean),
+            int(r.scored),
+            int(r.unscored),
+        )
+        for r in summary.itertuples()
+    ]
     verdicts = result.verdicts
     counts = verdicts["verdict"].value_counts().to_dict()
     total = len(verdicts)
     by_stage = verdicts.groupby(["verdict", "stage"], dropna=False).size()
     for (verdict, stage), n in by_stage.items():
         stage_name = stage if isinstance(stage, str) else "none"
-        measures.append((round_id, stage_name, VERDICTS, f"{verdict}@{stage_name}", n / total,
-                         total, 0))  # fmt: skip
-    cases = [(round_id, r.sample_id, trace_of.get(r.sample_id), evals[r.sample_id].query
-              if r.sample_id in evals else "", r.verdict,
-              r.stage if isinstance(r.stage, str) else None,
-              json.dumps({"explanation": r.explanation, "points": int(r.points)}))
-             for r in verdicts.itertuples()]  # fmt: skip
+        measures.append(
+            (round_id, stage_name, VERDICTS, f"{verdict}@{stage_name}", n / total, total, 0)
+        )
+    cases = [
+        (
+            round_id,
+            r.sample_id,
+            trace_of.get(r.sample_id),
+            evals[r.sample_id].query if r.sample_id in evals else "",
+            r.verdict,
+            r.stage if isinstance(r.stage, str) else None,
+            json.dumps({"explanation": r.explanation, "points": int(r.points)}),
+        )
+        for r in verdicts.itertuples()
+    ]
     scores = result.scores
     store.add_canary_round(
-        {"round_id": round_id, "started_ns": started, "finished_ns": finished,
-         "evalset_sha256": log.manifest.evalset_sha256, "pipeline": pipeline_name,
-         "samples": len(evals), "answered": len(log.records), "run_dir": str(log.path),
-         "summary": json.dumps(result.to_dict(), default=str)},
-        [dict(zip(("round_id", "stage", "step", "measure", "value", "n", "unscored"), m,
-                  strict=True)) for m in measures],
-        [dict(zip(("round_id", "sample_id", "trace_id", "query", "verdict", "stage", "evidence"),
-                  c, strict=True)) for c in cases],
-        [{"round_id": round_id, "sample_id": sample_id, "step": step, "measure": measure,
-          "value": float(value)} for sample_id, step, measure, value in zip(
-              scores["sample_id"], scores["step"], scores["measure"], scores["value"],
-              strict=True)],
-    )  # fmt: skip
-    return CanaryRound(round_id, started, finished, len(evals), len(log.records), log.path, result,
-                       {str(k): int(v) for k, v in counts.items()})  # fmt: skip
+        {
+            "round_id": round_id,
+            "started_ns": started,
+            "finished_ns": finished,
+            "evalset_sha256": log.manifest.evalset_sha256,
+            "pipeline": pipeline_name,
+            "samples": len(evals),
+            "answered": len(log.records),
+            "run_dir": str(log.path),
+            "summary": json.dumps(result.to_dict(), default=str),
+        },
+        [
+            dict(
+                zip(
+                    ("round_id", "stage", "step", "measure", "value", "n", "unscored"),
+                    m,
+                    strict=True,
+                )
+            )
+            for m in measures
+        ],
+        [
+            dict(
+                zip(
+                    ("round_id", "sample_id", "trace_id", "query", "verdict", "stage", "evidence"),
+                    c,
+                    strict=True,
+                )
+            )
+            for c in cases
+        ],
+        [
+            {
+                "round_id": round_id,
+                "sample_id": sample_id,
+                "step": step,
+                "measure": measure,
+                "value": float(value),
+            }
+            for sample_id, step, measure, value in zip(
+                scores["sample_id"], scores["step"], scores["measure"], scores["value"], strict=True
+            )
+        ],
+    )
+    return CanaryRound(
+        round_id,
+        started,
+        finished,
+        len(evals),
+        len(log.records),
+        log.path,
+        result,
+        {str(k): int(v) for k, v in counts.items()},
+    )

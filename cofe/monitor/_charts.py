@@ -20,7 +20,7 @@ from typing import Any
 from markupsafe import Markup
 
 from cofe.monitor._templates import render
-from cofe.report._svg import PALETTE
+from cofe.report import PALETTE
 
 COLOURS = (*PALETTE, "#d53f8c", "#4a5568", "#38a169", "#e53e3e", "#805ad5", "#3182ce")
 
@@ -83,8 +83,9 @@ def time_ticks(start_ns: int, end_ns: int, most: int = 4) -> list[tuple[int, str
     return out
 
 
-def _legend(names: Sequence[str], left: float, right: float,
-            top: float) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+def _legend(
+    names: Sequence[str], left: float, right: float, top: float
+) -> tuple[list[dict[str, Any]], int]:
     """Legend entries wrapped to the chart's width (where each goes), and the rows used."""
     entries: list[dict[str, Any]] = []
     x, y, rows = left, top, 1 if names else 0
@@ -163,8 +164,9 @@ def line_chart(
     pad = (x1 - x0) // 40  # markers at either end stay clear of the axis labels
     x0, x1 = x0 - pad, x1 + pad
     shown = len(lines) > 1 if legend is None else legend
-    legend_entries, legend_rows = _legend([ln.name for ln in lines] if shown else [],
-                                          left, width - right, height + 10)  # fmt: skip
+    legend_entries, legend_rows = _legend(
+        [ln.name for ln in lines] if shown else [], left, width - right, height + 10
+    )
     total_h = height + 14 * legend_rows + (6 if legend_rows else 0)
     plot_w, plot_h = width - left - right, height - 22 - head
     values = [p.y for ln in lines for p in ln.points if p.y is not None]
@@ -176,8 +178,9 @@ def line_chart(
     def py(y: float) -> float:
         return head + plot_h * (1 - (y - lo) / (hi - lo))
 
-    tick_label: Callable[[float], str] = (lambda v: f"{v:.0%}") if share and hi <= 1 else (
-        lambda v: f"{v:.4g}")  # fmt: skip
+    tick_label: Callable[[float], str] = (
+        (lambda v: f"{v:.0%}") if share and hi <= 1 else (lambda v: f"{v:.4g}")
+    )
     grid = []
     tick = lo
     while tick <= hi + step / 1e6:
@@ -197,17 +200,35 @@ def line_chart(
         r = radius + ring * (len(lines) - 1 - j) if len(lines) <= 4 else radius
         colour = COLOURS[j % len(COLOURS)]
         points = sorted(line.points, key=lambda p: p.x)
-        paths = [" ".join(f"{px(p.x):.1f},{py(p.y):.1f}" for p in run if p.y is not None)
-                 for run in _runs(points, gap_ns) if len(run) > 1]  # fmt: skip
-        marks = [{"x": px(p.x), "y": None if p.y is None else py(p.y), "tip": p.tip,
-                  "href": p.href} for p in points]  # fmt: skip
+        paths = [
+            " ".join(f"{px(p.x):.1f},{py(p.y):.1f}" for p in run if p.y is not None)
+            for run in _runs(points, gap_ns)
+            if len(run) > 1
+        ]
+        marks = [
+            {"x": px(p.x), "y": None if p.y is None else py(p.y), "tip": p.tip, "href": p.href}
+            for p in points
+        ]
         drawn.append({"paths": paths, "marks": marks, "r": r, "colour": colour})
     alerts = []
     for m in markers:
         x = px(m.x)
         if left - 1 <= x <= width - right + 1:
             alerts.append({"x": x, "tip": m.tip, "href": m.href})
-    return render("line_chart.svg", width=width, height=total_h, title=title, left=left,
-                  right_x=width - right, head=head, base=base, grid=grid, x_ticks=x_ticks,
-                  lines=drawn, alerts=alerts, empty=not values,
-                  middle=(left + plot_w / 2, head + plot_h / 2), legend=legend_entries)  # fmt: skip
+    return render(
+        "line_chart.svg",
+        width=width,
+        height=total_h,
+        title=title,
+        left=left,
+        right_x=width - right,
+        head=head,
+        base=base,
+        grid=grid,
+        x_ticks=x_ticks,
+        lines=drawn,
+        alerts=alerts,
+        empty=not values,
+        middle=(left + plot_w / 2, head + plot_h / 2),
+        legend=legend_entries,
+    )

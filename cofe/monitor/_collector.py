@@ -104,10 +104,12 @@ class CollectorStats:
     started: float = field(default_factory=time.monotonic)
 
     def line(self) -> str:
-        return (f"{self.spans:,} spans in {self.batches:,} batches ({self.new_spans:,} new), "
-                f"{self.traces:,} trace updates ({self.problem_traces:,} with problems), "
-                f"{self.rejected:,} bodies refused, {self.busy:,} deferred (busy), "
-                f"{self.failed:,} store failures")  # fmt: skip
+        return (
+            f"{self.spans:,} spans in {self.batches:,} batches ({self.new_spans:,} new), "
+            f"{self.traces:,} trace updates ({self.problem_traces:,} with problems), "
+            f"{self.rejected:,} bodies refused, {self.busy:,} deferred (busy), "
+            f"{self.failed:,} store failures"
+        )
 
 
 ENCODINGS = ("gzip", "deflate", "identity", "")
@@ -134,8 +136,9 @@ def _inflate(body: bytes, encoding: str, limit: int) -> bytes:
             return out
 
 
-def _inflate_one(body: bytes, wbits: int, encoding: str, room: int,
-                 limit: int) -> tuple[bytes, bytes]:  # fmt: skip
+def _inflate_one(
+    body: bytes, wbits: int, encoding: str, room: int, limit: int
+) -> tuple[bytes, bytes]:
     """One compressed stream of at most ``room`` bytes: (its bytes, what follows it)."""
     inflater = zlib.decompressobj(wbits)
     out = inflater.decompress(body, room + 1)
@@ -165,11 +168,20 @@ def _status_message(code: int, message: str) -> bytes:
 class Collector:
     """The receiver; ``serve_forever`` blocks, ``start`` runs it in a thread (tests)."""
 
-    def __init__(self, store: MonitorStore, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 token: str | None = None, max_body: int = MAX_BODY, max_spans: int = MAX_SPANS,
-                 request_seconds: float = DEFAULT_REQUEST_SECONDS,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS,
-                 refresh_seconds: float = 10.0, quiet: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: MonitorStore,
+        *,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        token: str | None = None,
+        max_body: int = MAX_BODY,
+        max_spans: int = MAX_SPANS,
+        request_seconds: float = DEFAULT_REQUEST_SECONDS,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        refresh_seconds: float = 10.0,
+        quiet: bool = False,
+    ) -> None:
         check_binding(host, token)
         self.store, self.token, self.max_body, self.max_spans = store, token, max_body, max_spans
         self.stats = CollectorStats()
@@ -212,11 +224,20 @@ class Collector:
             def _not_allowed(self) -> None:
                 self.request_read()
                 self.close_connection = True  # its body, if any, is not read
-                self._send(405, "text/plain", b"POST spans to /v1/traces; GET /healthz\n",
-                           {"Allow": "GET, HEAD, POST"})  # fmt: skip
+                self._send(
+                    405,
+                    "text/plain",
+                    b"POST spans to /v1/traces; GET /healthz\n",
+                    {"Allow": "GET, HEAD, POST"},
+                )
 
-            def _send(self, status: int, content_type: str, body: bytes,
-                      extra: dict[str, str] | None = None) -> None:  # fmt: skip
+            def _send(
+                self,
+                status: int,
+                content_type: str,
+                body: bytes,
+                extra: dict[str, str] | None = None,
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
@@ -230,8 +251,9 @@ class Collector:
                 self._head = False
 
         self.handler = Handler
-        self.server = BoundedServer((host, port), Handler, request_seconds=request_seconds,
-                                    max_connections=max_connections)  # fmt: skip
+        self.server = BoundedServer(
+            (host, port), Handler, request_seconds=request_seconds, max_connections=max_connections
+        )
         self.port = self.server.server_address[1]
         self.host = host
 
@@ -246,8 +268,11 @@ class Collector:
         request.close_connection = True  # nothing of its body is read
         with self._stats_lock:
             self.stats.rejected += 1
-        request._send(403, "text/plain",  # type: ignore[attr-defined]
-                      b"this collector answers only requests naming this machine\n")  # fmt: skip
+        request._send(  # type: ignore[attr-defined]
+            403,
+            "text/plain",
+            b"this collector answers only requests naming this machine\n",
+        )
 
     def _handle(self, request: DeadlineHandler) -> None:
         """One POST: everything that can refuse it is checked before its body is read."""
@@ -296,11 +321,21 @@ class Collector:
         """503 with Retry-After: OTLP exporters wait that long, then send the batch again."""
         with self._stats_lock:
             self.stats.busy += 1
-        send(503, "text/plain", b"the collector is busy; retry\n",
-             {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
+        send(
+            503,
+            "text/plain",
+            b"the collector is busy; retry\n",
+            {"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
 
-    def _receive(self, request: DeadlineHandler, send: Callable[..., None], kind: str,
-                 reply_type: str, held: list[int]) -> None:  # fmt: skip
+    def _receive(
+        self,
+        request: DeadlineHandler,
+        send: Callable[..., None],
+        kind: str,
+        reply_type: str,
+        held: list[int],
+    ) -> None:
         """The body (its bytes within the collector's budget), decoded and stored. What is
         held at once stays near one body: the budget counts an inflated body by its
         inflated size, and a protobuf body is dropped once parsed, before its spans are
@@ -313,21 +348,26 @@ class Collector:
             request.close_connection = True
             return None
         if kind not in ("application/x-protobuf", "application/json"):
-            return self._refuse(send, 415, "text/plain",
-                                f"Content-Type {kind or '(none)'}: send application/x-protobuf "
-                                "or application/json")  # fmt: skip
+            return self._refuse(
+                send,
+                415,
+                "text/plain",
+                f"Content-Type {kind or '(none)'}: send application/x-protobuf or application/json",
+            )
         encoding = (request.headers.get("Content-Encoding") or "").strip().lower()
         if encoding not in ENCODINGS:  # not read as spans: a 400 would make the sender drop them
-            return self._refuse(send, 415, reply_type,
-                                f"Content-Encoding {encoding}: send gzip, deflate or none")  # fmt: skip
+            return self._refuse(
+                send, 415, reply_type, f"Content-Encoding {encoding}: send gzip, deflate or none"
+            )
         with self._bodies:  # memory: a few bodies inflated and decoded at once
             try:
                 if encoding in ("gzip", "deflate"):
                     body = _inflate(body, encoding, self.max_body)
                     if len(body) > held[0]:  # its share of the budget: what it inflated to
                         wanted, held[0] = len(body), 0
-                        if not self._budget.exchange(length, wanted,
-                                                     self.server.request_seconds / 2):  # fmt: skip
+                        if not self._budget.exchange(
+                            length, wanted, self.server.request_seconds / 2
+                        ):
                             return self._busy(send)
                         held[0] = wanted
                 if as_json:
@@ -343,8 +383,9 @@ class Collector:
                 return self._refuse(send, 400, reply_type, str(error))
             except Exception as error:  # a shape the decoder did not foresee is still not spans:
                 # answered (not a dropped connection, which the sender would retry forever)
-                return self._refuse(send, 400, reply_type,
-                                    f"not OTLP spans ({type(error).__name__}: {error})"[:500])  # fmt: skip
+                return self._refuse(
+                    send, 400, reply_type, f"not OTLP spans ({type(error).__name__}: {error})"[:500]
+                )
             del body
             try:
                 report = self.store.ingest(spans)
@@ -352,8 +393,11 @@ class Collector:
                 with self._stats_lock:
                     self.stats.failed += 1
                     self.stats.last_error = f"{type(error).__name__}: {error}"[:500]
-                print(f"cofe monitor collect: could not store a batch ({self.stats.last_error}); "
-                      "answered 503 so the sender retries", file=sys.stderr)  # fmt: skip
+                print(
+                    f"cofe monitor collect: could not store a batch ({self.stats.last_error}); "
+                    "answered 503 so the sender retries",
+                    file=sys.stderr,
+                )
                 return send(503, "text/plain", b"the store could not write the batch; retry\n")
         with self._stats_lock:
             stats = self.stats
@@ -364,7 +408,9 @@ class Collector:
             stats.problem_traces += report.problems
         send(200, reply_type, b"{}" if as_json else b"")  # an empty ExportTraceServiceResponse
 
-    def _refuse(self, send: Callable[..., None], status: int, reply_type: str, message: str) -> None:
+    def _refuse(
+        self, send: Callable[..., None], status: int, reply_type: str, message: str
+    ) -> None:
         with self._stats_lock:
             self.stats.rejected += 1
             self.stats.last_error = message[:500]
@@ -385,8 +431,7 @@ class Collector:
                     self.store.prune()
                     last_prune = time.monotonic()
             except Exception as error:  # a busy store: try again next time, say so
-                print(f"cofe monitor collect: refreshing windows failed ({error})",
-                      file=sys.stderr)  # fmt: skip
+                print(f"cofe monitor collect: refreshing windows failed ({error})", file=sys.stderr)
             if not self.quiet:
                 print(f"cofe monitor collect: {self.stats.line()}", file=sys.stderr, flush=True)
 
@@ -407,8 +452,9 @@ class Collector:
         self.store.refresh()
 
     def start(self) -> threading.Thread:
-        self._thread = threading.Thread(target=self.serve_forever, name="cofe-collector",
-                                        daemon=True)  # fmt: skip
+        self._thread = threading.Thread(
+            target=self.serve_forever, name="cofe-collector", daemon=True
+        )
         self._thread.start()
         return self._thread
 

@@ -28,6 +28,7 @@ only this server's stylesheet and icon. The store is opened read-only (SQLite
 migrates, refreshes or prunes it; a collector may write meanwhile (SQLite's WAL lets
 readers and the writer proceed together; every request reads what is committed).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -83,9 +84,16 @@ class Dashboard:
     One connection to the store serves every request, one request at a time (pages are
     small reads); a connection that fails is reopened on the next request."""
 
-    def __init__(self, store_location: str, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 token: str | None = None, request_seconds: float = 15.0,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store_location: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        token: str | None = None,
+        request_seconds: float = 15.0,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
         check_binding(host, token)  # before the store is touched
         self.location = str(store_location)
         self.token = token or None
@@ -111,8 +119,9 @@ class Dashboard:
                 self.request_read()
                 dashboard._handle(self, head=True)
 
-            def send_error(self, code: int, message: str | None = None,
-                           explain: str | None = None) -> None:  # fmt: skip
+            def send_error(
+                self, code: int, message: str | None = None, explain: str | None = None
+            ) -> None:
                 # http.server's own errors (a malformed request line, headers too long)
                 # would repeat the request line -- and a token in it: only the status here
                 self.close_connection = True
@@ -128,8 +137,12 @@ class Dashboard:
                 raise AttributeError(name)
 
         try:
-            self.server = BoundedServer((host, port), Handler, request_seconds=request_seconds,
-                                        max_connections=max_connections)  # fmt: skip
+            self.server = BoundedServer(
+                (host, port),
+                Handler,
+                request_seconds=request_seconds,
+                max_connections=max_connections,
+            )
         except BaseException:
             self._store.close()
             raise
@@ -161,8 +174,9 @@ class Dashboard:
                     self._store = None
 
     def start(self) -> threading.Thread:
-        self._thread = threading.Thread(target=self.serve_forever, name="cofe-dashboard",
-                                        daemon=True)  # fmt: skip
+        self._thread = threading.Thread(
+            target=self.serve_forever, name="cofe-dashboard", daemon=True
+        )
         self._thread.start()
         return self._thread
 
@@ -211,8 +225,9 @@ class Dashboard:
         except CookieError:
             return False
         morsel = cookies.get(self.cookie_name)
-        return morsel is not None and hmac.compare_digest(morsel.value.encode(),
-                                                          self._session().encode())  # fmt: skip
+        return morsel is not None and hmac.compare_digest(
+            morsel.value.encode(), self._session().encode()
+        )
 
     def _host_ok(self, request: BaseHTTPRequestHandler) -> bool:
         """Without a token, only requests naming this machine (no DNS rebinding)."""
@@ -220,12 +235,25 @@ class Dashboard:
 
     def _not_allowed(self, request: BaseHTTPRequestHandler) -> None:
         request.close_connection = True  # its body, if any, is not read
-        self._send(request, 405, "text/plain; charset=utf-8",
-                   b"the dashboard is read-only: GET or HEAD\n", head=False,
-                   extra={"Allow": "GET, HEAD"})  # fmt: skip
+        self._send(
+            request,
+            405,
+            "text/plain; charset=utf-8",
+            b"the dashboard is read-only: GET or HEAD\n",
+            head=False,
+            extra={"Allow": "GET, HEAD"},
+        )
 
-    def _send(self, request: BaseHTTPRequestHandler, status: int, content_type: str, body: bytes,
-              *, head: bool, extra: dict[str, str] | None = None) -> None:  # fmt: skip
+    def _send(
+        self,
+        request: BaseHTTPRequestHandler,
+        status: int,
+        content_type: str,
+        body: bytes,
+        *,
+        head: bool,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         request.send_response(status)
         request.send_header("Content-Type", content_type)
         request.send_header("Content-Length", str(len(body)))
@@ -235,30 +263,54 @@ class Dashboard:
         if not head:
             request.wfile.write(body)
 
-    def _text(self, request: BaseHTTPRequestHandler, status: int, message: str, head: bool,
-              extra: dict[str, str] | None = None) -> None:  # fmt: skip
-        self._send(request, status, "text/plain; charset=utf-8", (message + "\n").encode(),
-                   head=head, extra=extra)  # fmt: skip
+    def _text(
+        self,
+        request: BaseHTTPRequestHandler,
+        status: int,
+        message: str,
+        head: bool,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self._send(
+            request,
+            status,
+            "text/plain; charset=utf-8",
+            (message + "\n").encode(),
+            head=head,
+            extra=extra,
+        )
 
     def _handle(self, request: BaseHTTPRequestHandler, *, head: bool) -> None:
         parts = urlsplit(request.path)
         path = parts.path
         if not self._host_ok(request):
-            return self._text(request, 403, "this dashboard answers only requests for this "
-                              f"machine: open {self.url}", head)  # fmt: skip
+            return self._text(
+                request,
+                403,
+                f"this dashboard answers only requests for this machine: open {self.url}",
+                head,
+            )
         params = _Params(parts.query)
         if "token" in params.values and self.token is not None:
             given = params.values["token"]
             if not token_ok(f"Bearer {given}", self.token):
                 return self._unauthorized(request, head)
-            kept = [(k, v) for k, v in parse_qs(parts.query, keep_blank_values=True).items()
-                    if k != "token"]  # fmt: skip
+            kept = [
+                (k, v)
+                for k, v in parse_qs(parts.query, keep_blank_values=True).items()
+                if k != "token"
+            ]
             query = urlencode([(k, x) for k, vs in kept for x in vs])
             location = (path or "/") + (f"?{query}" if query else "")
-            cookie = (f"{self.cookie_name}={self._session()}; Path=/; HttpOnly; "
-                      "SameSite=Strict")  # fmt: skip
-            return self._send(request, 303, "text/plain; charset=utf-8", b"signed in\n",
-                              head=head, extra={"Location": location, "Set-Cookie": cookie})  # fmt: skip
+            cookie = f"{self.cookie_name}={self._session()}; Path=/; HttpOnly; SameSite=Strict"
+            return self._send(
+                request,
+                303,
+                "text/plain; charset=utf-8",
+                b"signed in\n",
+                head=head,
+                extra={"Location": location, "Set-Cookie": cookie},
+            )
         if not self._authorized(request):
             return self._unauthorized(request, head)
         if path == "/static/dashboard.css":
@@ -266,13 +318,16 @@ class Dashboard:
         if path in ("/favicon.svg", "/favicon.ico"):
             return self._send(request, 200, "image/svg+xml", ICON, head=head)
         routes: dict[str, Callable[[Pages, _Params], str]] = {
-            "/": Pages.overview, "/window": Pages.window, "/round": Pages.round,
+            "/": Pages.overview,
+            "/window": Pages.window,
+            "/round": Pages.round,
             "/trace": Pages.trace,
-        }  # fmt: skip
+        }
         render = routes.get(path)
         if render is None:
-            return self._text(request, 404, "not found: the pages are /, /window, /round and "
-                              "/trace", head)  # fmt: skip
+            return self._text(
+                request, 404, "not found: the pages are /, /window, /round and /trace", head
+            )
         try:
             with self._open_store() as store:
                 html = render(Pages(store), params)
@@ -282,16 +337,25 @@ class Dashboard:
             return self._text(request, 404, str(error), head)
         except StoreError as error:
             print(f"cofe monitor serve: {error}", file=sys.stderr, flush=True)
-            return self._text(request, 503, "the store cannot be read now; see the "
-                              "dashboard's output", head)  # fmt: skip
+            return self._text(
+                request, 503, "the store cannot be read now; see the dashboard's output", head
+            )
         except Exception:
-            print("cofe monitor serve: a page failed:\n" + traceback.format_exc(), file=sys.stderr,
-                  flush=True)  # fmt: skip
+            print(
+                "cofe monitor serve: a page failed:\n" + traceback.format_exc(),
+                file=sys.stderr,
+                flush=True,
+            )
             return self._text(request, 500, "the page failed; see the dashboard's output", head)
         self._send(request, 200, "text/html; charset=utf-8", html.encode(), head=head)
 
     def _unauthorized(self, request: BaseHTTPRequestHandler, head: bool) -> None:
-        self._text(request, 401, "this dashboard needs its token: open /?token=<the token> "
-                   "once in the browser (a cookie keeps you signed in), or send "
-                   "Authorization: Bearer <the token>", head,
-                   extra={"WWW-Authenticate": 'Bearer realm="cofe monitor"'})  # fmt: skip
+        self._text(
+            request,
+            401,
+            "this dashboard needs its token: open /?token=<the token> "
+            "once in the browser (a cookie keeps you signed in), or send "
+            "Authorization: Bearer <the token>",
+            head,
+            extra={"WWW-Authenticate": 'Bearer realm="cofe monitor"'},
+        )

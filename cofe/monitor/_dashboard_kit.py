@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+from cofe.chain import STEPS
 from cofe.monitor._clean import LATEST_NS
 from cofe.monitor._templates import render, static
 from cofe.monitor.store import (
@@ -18,25 +19,35 @@ from cofe.monitor.store import (
     CanaryRoundRow,
     MonitorStore,
 )
-from cofe.report._html import _STYLE
+from cofe.report import STYLE as REPORT_STYLE
 
 DEFAULT_PORT = 8765
-RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400,
-          "all": None}  # fmt: skip
+RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "all": None}
 DEFAULT_RANGE = "24h"
 PAGE_SIZE = 50  # traces or cases per page of a drill-down
 MAX_TRACES = 20_000  # traces of one window a drill-down reads (the first, by start time)
 MAX_ALERTS = 200  # alert rows shown on the overview
 MAX_ROUNDS = 50  # canary rounds listed on the overview
-STAGE_TITLES = {"all": "Whole traces", "parse": "Parse", "chunking": "Chunking",
-                "retrieval": "Retrieval", "reranking": "Reranking", "generation": "Generation"}  # fmt: skip
-STEP_ORDER = ("parse", "corpus", "pool", "context", "answer")
+STAGE_TITLES = {
+    "all": "Whole traces",
+    "parse": "Parse",
+    "chunking": "Chunking",
+    "retrieval": "Retrieval",
+    "reranking": "Reranking",
+    "generation": "Generation",
+}
+# the steps a canary round reports, in chain order (cofe.chain; chunk-intact is a waterfall row)
+STEP_ORDER = tuple(spec.step.value for spec in STEPS if spec.passes is not None)
 VERDICTS = "verdicts"  # the canary step holding verdict shares (``cofe.monitor._canary``)
-JUDGED = {"Faithfulness": "judged share: the answer's claims supported by the context",
-          "AnswerRelevancy": "judged share: how well the answer addresses the query"}  # fmt: skip
+JUDGED = {
+    "Faithfulness": "judged share: the answer's claims supported by the context",
+    "AnswerRelevancy": "judged share: how well the answer addresses the query",
+}
 
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
-       "form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
 _SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -61,7 +72,7 @@ table.rows td.num{text-align:right;white-space:nowrap}.nowrap{white-space:nowrap
 .examples li{margin:2px 0}tr.hl td{background:#fefcbf}.empty{color:#718096;font-style:italic}
 svg.chart a circle.pt:hover{r:6}svg.chart a{cursor:pointer}.chunk .muted{font-size:11.5px}
 """
-STYLE = _STYLE + _EXTRA_STYLE
+STYLE = REPORT_STYLE + _EXTRA_STYLE
 ICON = static("favicon.svg")  # templates/static/favicon.svg
 
 
@@ -201,7 +212,9 @@ def evidence_keywords(explanation: str) -> list[str]:
     return sorted(w for w in words if len(w.strip()) >= 2)
 
 
-def with_zero_shares(rows: list[dict[str, Any]], canary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_zero_shares(
+    rows: list[dict[str, Any]], canary: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Verdict shares with a 0 for each round (of ``canary``) in which a verdict of ``rows``
     did not occur: the store keeps only the verdicts a round had."""
     rounds = {r["round_id"]: r for r in canary if r["step"] == VERDICTS}
@@ -211,8 +224,16 @@ def with_zero_shares(rows: list[dict[str, Any]], canary: list[dict[str, Any]]) -
         stage = measure.rpartition("@")[2]
         for round_id, any_row in rounds.items():
             if (round_id, measure) not in have:
-                out.append({**any_row, "measure": measure, "series": measure, "stage": stage,
-                            "value": 0.0, "unscored": 0})  # fmt: skip
+                out.append(
+                    {
+                        **any_row,
+                        "measure": measure,
+                        "series": measure,
+                        "stage": stage,
+                        "value": 0.0,
+                        "unscored": 0,
+                    }
+                )
     return sorted(out, key=lambda r: (r["start_ns"], r["measure"]))
 
 

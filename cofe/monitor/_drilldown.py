@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from cofe.chain import PASSES
 from cofe.monitor._assemble import TraceRecord
 from cofe.monitor._dashboard_kit import (
     MAX_TRACES,
@@ -37,7 +38,7 @@ from cofe.monitor.store import (
     TRAFFIC,
     CanaryCase,
 )
-from cofe.report._html import _GOOD, CHUNK_CHARS
+from cofe.report import CHUNK_CHARS
 
 
 class Pages(OverviewPages):
@@ -45,8 +46,16 @@ class Pages(OverviewPages):
 
     # --- one traffic window ------------------------------------------------------------------
 
-    FLAGS = ("error", "problems", "empty-pool", "empty-context", "top1-dropped", "refusal",
-             "empty-answer", "not-a-query")  # fmt: skip
+    FLAGS = (
+        "error",
+        "problems",
+        "empty-pool",
+        "empty-context",
+        "top1-dropped",
+        "refusal",
+        "empty-answer",
+        "not-a-query",
+    )
 
     @staticmethod
     def flags(t: TraceRecord) -> list[str]:
@@ -59,11 +68,13 @@ class Pages(OverviewPages):
             out.append("error")
         if t.problems:
             out.append("problems")
-        for flag, stage, name in (("empty-pool", "retrieval", "EmptyPoolRate"),
-                                  ("empty-context", "reranking", "EmptyContextRate"),
-                                  ("top1-dropped", "reranking", "Top1Dropped"),
-                                  ("empty-answer", "generation", "EmptyAnswerRate"),
-                                  ("refusal", "generation", "RefusalRate")):  # fmt: skip
+        for flag, stage, name in (
+            ("empty-pool", "retrieval", "EmptyPoolRate"),
+            ("empty-context", "reranking", "EmptyContextRate"),
+            ("top1-dropped", "reranking", "Top1Dropped"),
+            ("empty-answer", "generation", "EmptyAnswerRate"),
+            ("refusal", "generation", "RefusalRate"),
+        ):
             if find_signal(stage, name).of(t) == 1.0:
                 out.append(flag)
         return out
@@ -104,9 +115,14 @@ class Pages(OverviewPages):
                 except Exception:  # a signal that cannot read this trace: no value
                     value_of[t.trace_id] = None
             worst_high = getattr(signal, "higher_is_better", None) is not True
-            chosen.sort(key=lambda tf: (value_of[tf[0].trace_id] is None,
-                                        -(value_of[tf[0].trace_id] or 0) if worst_high
-                                        else (value_of[tf[0].trace_id] or 0)))  # fmt: skip
+            chosen.sort(
+                key=lambda tf: (
+                    value_of[tf[0].trace_id] is None,
+                    -(value_of[tf[0].trace_id] or 0)
+                    if worst_high
+                    else (value_of[tf[0].trace_id] or 0),
+                )
+            )
             sort_note = (
                 f"sorted by each trace's {signal_name} value, "
                 f"{'highest' if worst_high else 'lowest'} first"
@@ -114,19 +130,35 @@ class Pages(OverviewPages):
         pages = max(1, math.ceil(len(chosen) / PAGE_SIZE))
         page = min(page, pages)
         shown = chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-        texts = {t.trace_id: t for t in store.traces_by_id([t.trace_id for t, _ in shown],
-                                                           with_text=True)}  # fmt: skip
+        texts = {
+            t.trace_id: t
+            for t in store.traces_by_id([t.trace_id for t, _ in shown], with_text=True)
+        }
 
         label = f"{utc(start)}–{_hm(end) if end - start < 86400e9 else utc(end)}"
         what = "Traffic" if origin == TRAFFIC else "Canary traffic"
-        base = {"origin": origin, "start": start, "end": end if end != start + self.window_ns
-                else None, "signal": signal_name}  # fmt: skip
-        filters = [Link(_href("window", **base), f"{'the first ' if cut else 'all '}{len(records)}",
-                        "" if only else "on")]  # fmt: skip
+        base = {
+            "origin": origin,
+            "start": start,
+            "end": end if end != start + self.window_ns else None,
+            "signal": signal_name,
+        }
+        filters = [
+            Link(
+                _href("window", **base),
+                f"{'the first ' if cut else 'all '}{len(records)}",
+                "" if only else "on",
+            )
+        ]
         for f in self.FLAGS:
             if counts.get(f):
-                filters.append(Link(_href("window", **base, only=f), f"{f} {counts[f]}",
-                                    "on" if only == f else ""))  # fmt: skip
+                filters.append(
+                    Link(
+                        _href("window", **base, only=f),
+                        f"{f} {counts[f]}",
+                        "on" if only == f else "",
+                    )
+                )
         cards = []
         for t, fl in shown:
             full = texts.get(t.trace_id, t)
@@ -135,11 +167,17 @@ class Pages(OverviewPages):
                 kind = _kind(signal.stage, signal.name)
                 value = f"{signal.name} {fmt_value(kind if kind != 'share' else 'number', value_of[t.trace_id])}"
             cards.append(self._trace_card(full, fl, value))
-        return _page("window.html", f"{what} window {label} UTC", self._subtitle(),
-                     nav=self._window_nav(origin, start, end, signal_name),
-                     signals=self._window_signals(origin, start, end, signal_name),
-                     filters=filters, sort_note=sort_note, cards=cards,
-                     pages=self._pager("window", {**base, "only": only}, page, pages, len(chosen)))  # fmt: skip
+        return _page(
+            "window.html",
+            f"{what} window {label} UTC",
+            self._subtitle(),
+            nav=self._window_nav(origin, start, end, signal_name),
+            signals=self._window_signals(origin, start, end, signal_name),
+            filters=filters,
+            sort_note=sort_note,
+            cards=cards,
+            pages=self._pager("window", {**base, "only": only}, page, pages, len(chosen)),
+        )
 
     def _signal(self, name: str | None) -> Any:
         if not name:
@@ -148,31 +186,62 @@ class Pages(OverviewPages):
         found = _signals().get((stage, signal))
         return found if found is not None and callable(getattr(found, "of", None)) else None
 
-    def _window_nav(self, origin: str, start: int, end: int,
-                    signal: str | None) -> dict[str, Any]:  # fmt: skip
+    def _window_nav(self, origin: str, start: int, end: int, signal: str | None) -> dict[str, Any]:
         span = end - start
-        prev = Link(_href("window", origin=origin, start=start - span,
-                          end=start if span != self.window_ns else None, signal=signal), "← previous")  # fmt: skip
-        nxt = Link(_href("window", origin=origin, start=end,
-                         end=end + span if span != self.window_ns else None, signal=signal), "next →")  # fmt: skip
-        around = Link(_href("", range="24h", until=self.store.window_of(end) + 12 * 3600 * 10**9),
-                      "overview around this time")  # fmt: skip
+        prev = Link(
+            _href(
+                "window",
+                origin=origin,
+                start=start - span,
+                end=start if span != self.window_ns else None,
+                signal=signal,
+            ),
+            "← previous",
+        )
+        nxt = Link(
+            _href(
+                "window",
+                origin=origin,
+                start=end,
+                end=end + span if span != self.window_ns else None,
+                signal=signal,
+            ),
+            "next →",
+        )
+        around = Link(
+            _href("", range="24h", until=self.store.window_of(end) + 12 * 3600 * 10**9),
+            "overview around this time",
+        )
         return {"overview": Link(_href(""), "overview"), "around": around, "moves": [prev, nxt]}
 
-    def _window_signals(self, origin: str, start: int, end: int,
-                        highlight: str | None) -> dict[str, Any]:  # fmt: skip
+    def _window_signals(
+        self, origin: str, start: int, end: int, highlight: str | None
+    ) -> dict[str, Any]:
         rows = self.store.series(origin=origin, since_ns=start, until_ns=end)
         stage_rank = {name: i for i, name in enumerate(STAGE_TITLES)}
         rows.sort(key=lambda r: (r["start_ns"], stage_rank.get(r["stage"], 99), r["stage"]))
-        shown = [{"stage": r["stage"], "signal": r["signal"], "when": utc(r["start_ns"]),
-                  "value": fmt_value(_kind(r["stage"], r["signal"]), r["value"]), "n": r["n"],
-                  "note": r["note"] or "", "description": _description(r["stage"], r["signal"]),
-                  "highlight": f"{r['stage']}/{r['signal']}" == highlight} for r in rows]  # fmt: skip
-        return {"rows": shown, "several": len({r["start_ns"] for r in rows}) > 1,
-                "picked": [r for r in shown if r["highlight"]]}  # fmt: skip
+        shown = [
+            {
+                "stage": r["stage"],
+                "signal": r["signal"],
+                "when": utc(r["start_ns"]),
+                "value": fmt_value(_kind(r["stage"], r["signal"]), r["value"]),
+                "n": r["n"],
+                "note": r["note"] or "",
+                "description": _description(r["stage"], r["signal"]),
+                "highlight": f"{r['stage']}/{r['signal']}" == highlight,
+            }
+            for r in rows
+        ]
+        return {
+            "rows": shown,
+            "several": len({r["start_ns"] for r in rows}) > 1,
+            "picked": [r for r in shown if r["highlight"]],
+        }
 
-    def _pager(self, path: str, params: dict[str, Any], page: int, pages: int,
-               total: int) -> dict[str, Any] | None:  # fmt: skip
+    def _pager(
+        self, path: str, params: dict[str, Any], page: int, pages: int, total: int
+    ) -> dict[str, Any] | None:
         if pages <= 1:
             return None
         items: list[dict[str, Any]] = []
@@ -187,8 +256,13 @@ class Pages(OverviewPages):
 
     # --- one trace ----------------------------------------------------------------------------
 
-    def _docs(self, docs: Sequence[Any], other: Sequence[Any] | None, other_name: str,
-              keywords: Sequence[str] = ()) -> list[dict[str, Any]]:  # fmt: skip
+    def _docs(
+        self,
+        docs: Sequence[Any],
+        other: Sequence[Any] | None,
+        other_name: str,
+        keywords: Sequence[str] = (),
+    ) -> list[dict[str, Any]]:
         rank_in_other = {d.chunk_id: i for i, d in enumerate(other or (), start=1)}
         out = []
         for i, d in enumerate(docs, start=1):
@@ -207,32 +281,43 @@ class Pages(OverviewPages):
             out.append({"bits": " · ".join(bits), "pieces": pieces})
         return out
 
-    def _trace_body(self, t: TraceRecord, *, with_query: bool = True,
-                    keywords: Sequence[str] = ()) -> dict[str, Any]:  # fmt: skip
+    def _trace_body(
+        self, t: TraceRecord, *, with_query: bool = True, keywords: Sequence[str] = ()
+    ) -> dict[str, Any]:
         """What a trace shows: query, stages and latency, error, problems, its chunks and
         answer (``macros.html``'s ``trace_body`` writes it)."""
         latency = " · ".join(f"{s.value} {t.latency[s]:.3f} s" for s in t.latency)
         total = (t.ended_ns - t.started_ns) / 1e9
         stages = " → ".join(s.value for s in t.stages) or "none"
-        line = (f"trace {t.trace_id} · {utc(t.started_ns, True)} · stages: {stages} · "
-                f"{latency + ' · ' if latency else ''}total {total:.3f} s")  # fmt: skip
+        line = (
+            f"trace {t.trace_id} · {utc(t.started_ns, True)} · stages: {stages} · "
+            f"{latency + ' · ' if latency else ''}total {total:.3f} s"
+        )
         return {
-            "with_query": with_query, "query": t.query, "line": line,
-            "error": None if t.error_stage is None else {"stage": t.error_stage.value,
-                                                         "text": t.error or ""},
+            "with_query": with_query,
+            "query": t.query,
+            "line": line,
+            "error": None
+            if t.error_stage is None
+            else {"stage": t.error_stage.value, "text": t.error or ""},
             "problems": list(t.problems),
-            "context": None if t.context is None else self._docs(t.context, t.pool, "pool",
-                                                                 keywords),
-            "pool": None if t.pool is None else self._docs(t.pool, t.context, "context",
-                                                           keywords),
+            "context": None
+            if t.context is None
+            else self._docs(t.context, t.pool, "pool", keywords),
+            "pool": None if t.pool is None else self._docs(t.pool, t.context, "context", keywords),
             "answer": None if t.answer is None else marked(t.answer, keywords),
-        }  # fmt: skip
+        }
 
-    def _trace_card(self, t: TraceRecord, flags: Sequence[str],
-                    value: str | None = None) -> dict[str, Any]:  # fmt: skip
-        return {"slug": _slug(t.trace_id), "title": (t.query or "(no query)")[:160],
-                "value": value, "flags": list(flags),
-                "body": self._trace_body(t, with_query=len(t.query or "") > 160)}  # fmt: skip
+    def _trace_card(
+        self, t: TraceRecord, flags: Sequence[str], value: str | None = None
+    ) -> dict[str, Any]:
+        return {
+            "slug": _slug(t.trace_id),
+            "title": (t.query or "(no query)")[:160],
+            "value": value,
+            "flags": list(flags),
+            "body": self._trace_body(t, with_query=len(t.query or "") > 160),
+        }
 
     def trace(self, params: _Params) -> str:
         trace_id = params.text("id")
@@ -241,13 +326,25 @@ class Pages(OverviewPages):
         t = self.store.trace(trace_id)
         if t is None:
             raise NotFound("no such trace in the store (pruned, or never stored)")
-        nav = [Link(_href(""), "overview"),
-               Link(_href("window", origin=TRAFFIC, start=self.store.window_of(t.started_ns)),
-                    "its window")]  # fmt: skip
-        cases = [Link(_href("round", id=r) + f"#case-{_slug(s)}", f"round {r}, case {s}")
-                 for r, s in self.store.cases_of_trace(trace_id)]  # fmt: skip
-        return _page("trace.html", f"Trace {trace_id}", self._subtitle(), nav=nav, cases=cases,
-                     card=self._trace_card(t, self.flags(t)))  # fmt: skip
+        nav = [
+            Link(_href(""), "overview"),
+            Link(
+                _href("window", origin=TRAFFIC, start=self.store.window_of(t.started_ns)),
+                "its window",
+            ),
+        ]
+        cases = [
+            Link(_href("round", id=r) + f"#case-{_slug(s)}", f"round {r}, case {s}")
+            for r, s in self.store.cases_of_trace(trace_id)
+        ]
+        return _page(
+            "trace.html",
+            f"Trace {trace_id}",
+            self._subtitle(),
+            nav=nav,
+            cases=cases,
+            card=self._trace_card(t, self.flags(t)),
+        )
 
     # --- one canary round ---------------------------------------------------------------------
 
@@ -260,53 +357,96 @@ class Pages(OverviewPages):
         if found is None:
             raise NotFound("no such canary round in the store")
         started, finished, sha = found.started_ns, found.finished_ns, found.evalset_sha256
-        pipeline, samples, answered, run_dir = (found.pipeline, found.samples, found.answered,
-                                                found.run_dir)  # fmt: skip
+        pipeline, samples, answered, run_dir = (
+            found.pipeline,
+            found.samples,
+            found.answered,
+            found.run_dir,
+        )
         verdict, stage = params.text("verdict"), params.text("stage")
         page = params.integer("page", 1, minimum=1) or 1
         before, after = store.neighbour_rounds(started)
-        nav = [Link(_href(""), "overview"),
-               Link(_href("", range="24h", until=store.window_of(started) + 12 * 3600 * 10**9),
-                    "overview around this time")]  # fmt: skip
+        nav = [
+            Link(_href(""), "overview"),
+            Link(
+                _href("", range="24h", until=store.window_of(started) + 12 * 3600 * 10**9),
+                "overview around this time",
+            ),
+        ]
         if before:
-            nav.append(Link(_href("round", id=before, verdict=verdict, stage=stage),
-                            "← previous round"))  # fmt: skip
+            nav.append(
+                Link(_href("round", id=before, verdict=verdict, stage=stage), "← previous round")
+            )
         if after:
-            nav.append(Link(_href("round", id=after, verdict=verdict, stage=stage),
-                            "next round →"))  # fmt: skip
-        meta = [("started", utc(started, True)), ("took", f"{(finished - started) / 1e9:.1f} s"),
-                ("answered", f"{answered} of {samples} samples"), ("pipeline", str(pipeline)),
-                ("eval set sha256", str(sha or "–")), ("run folder", str(run_dir or "–"))]  # fmt: skip
+            nav.append(Link(_href("round", id=after, verdict=verdict, stage=stage), "next round →"))
+        meta = [
+            ("started", utc(started, True)),
+            ("took", f"{(finished - started) / 1e9:.1f} s"),
+            ("answered", f"{answered} of {samples} samples"),
+            ("pipeline", str(pipeline)),
+            ("eval set sha256", str(sha or "–")),
+            ("run folder", str(run_dir or "–")),
+        ]
         measures = store.canary_measures(round_id, except_step=VERDICTS)
         rank = {s: i for i, s in enumerate(STEP_ORDER)}
         measures.sort(key=lambda m: (rank.get(m.step, 99), m.measure))
-        measure_rows = [{"step": str(m.step), "stage": str(m.stage), "measure": str(m.measure),
-                         "value": fmt_value("unit", m.value), "n": m.n, "unscored": m.unscored}
-                        for m in measures]  # fmt: skip
+        measure_rows = [
+            {
+                "step": str(m.step),
+                "stage": str(m.stage),
+                "measure": str(m.measure),
+                "value": fmt_value("unit", m.value),
+                "n": m.n,
+                "unscored": m.unscored,
+            }
+            for m in measures
+        ]
 
         cases = store.canary_cases(round_id)
         tally: dict[tuple[str, str], int] = {}
         for c in cases:
             key = (c.verdict, c.stage or "none")
             tally[key] = tally.get(key, 0) + 1
-        filters = [Link(_href("round", id=round_id), f"all {len(cases)}",
-                        "" if verdict or stage else "on")]  # fmt: skip
-        for (v, s), n in sorted(tally.items(), key=lambda kv: (kv[0][0] in _GOOD, -kv[1], kv[0])):
+        filters = [
+            Link(_href("round", id=round_id), f"all {len(cases)}", "" if verdict or stage else "on")
+        ]
+        for (v, s), n in sorted(tally.items(), key=lambda kv: (kv[0][0] in PASSES, -kv[1], kv[0])):
             on = "on" if (v, s) == (verdict, stage) else ""
-            filters.append(Link(_href("round", id=round_id, verdict=v, stage=s), f"{v}@{s} {n}", on))
-        chosen = [c for c in cases if (verdict is None or c.verdict == verdict)
-                  and (stage is None or (c.stage or "none") == stage)]  # fmt: skip
-        chosen.sort(key=lambda c: (c.verdict in _GOOD, c.verdict, c.sample_id))
+            filters.append(
+                Link(_href("round", id=round_id, verdict=v, stage=s), f"{v}@{s} {n}", on)
+            )
+        chosen = [
+            c
+            for c in cases
+            if (verdict is None or c.verdict == verdict)
+            and (stage is None or (c.stage or "none") == stage)
+        ]
+        chosen.sort(key=lambda c: (c.verdict in PASSES, c.verdict, c.sample_id))
         pages = max(1, math.ceil(len(chosen) / PAGE_SIZE))
         page = min(page, pages)
         shown = chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-        traces = {t.trace_id: t for t in store.traces_by_id([c.trace_id for c in shown if c.trace_id],
-                                                            with_text=True)}  # fmt: skip
+        traces = {
+            t.trace_id: t
+            for t in store.traces_by_id([c.trace_id for c in shown if c.trace_id], with_text=True)
+        }
         cards = [self._case_card(c, traces.get(c.trace_id) if c.trace_id else None) for c in shown]
-        return _page("round.html", f"Canary round {round_id}", self._subtitle(), nav=nav,
-                     meta=meta, measures=measure_rows, filters=filters, cases=cards,
-                     pages=self._pager("round", {"id": round_id, "verdict": verdict,
-                                                 "stage": stage}, page, pages, len(chosen)))  # fmt: skip
+        return _page(
+            "round.html",
+            f"Canary round {round_id}",
+            self._subtitle(),
+            nav=nav,
+            meta=meta,
+            measures=measure_rows,
+            filters=filters,
+            cases=cards,
+            pages=self._pager(
+                "round",
+                {"id": round_id, "verdict": verdict, "stage": stage},
+                page,
+                pages,
+                len(chosen),
+            ),
+        )
 
     def _case_card(self, case: CanaryCase, trace: TraceRecord | None) -> dict[str, Any]:
         try:
@@ -317,11 +457,15 @@ class Pages(OverviewPages):
         points = ev.get("points")
         explanation = str(ev.get("explanation") or "")
         return {
-            "slug": _slug(str(case.sample_id)), "sample_id": str(case.sample_id),
-            "verdict": str(case.verdict), "good": case.verdict in _GOOD,
-            "at": f" at {case.stage}" if case.stage else "", "query": str(case.query),
+            "slug": _slug(str(case.sample_id)),
+            "sample_id": str(case.sample_id),
+            "verdict": str(case.verdict),
+            "good": case.verdict in PASSES,
+            "at": f" at {case.stage}" if case.stage else "",
+            "query": str(case.query),
             "explanation": explanation,
             "extra": f" · {points} information point(s)" if points is not None else "",
-            "trace": None if trace is None else self._trace_body(
-                trace, with_query=False, keywords=evidence_keywords(explanation)),
-        }  # fmt: skip
+            "trace": None
+            if trace is None
+            else self._trace_body(trace, with_query=False, keywords=evidence_keywords(explanation)),
+        }

@@ -61,8 +61,10 @@ def is_loopback(host: str) -> bool:
 def check_binding(host: str, token: str | None) -> None:
     """Refuse to listen beyond this machine without a token."""
     if not is_loopback(host) and not token:
-        raise ValueError(f"listening on {host} (not loopback) needs a token: set "
-                         "COFE_MONITOR_TOKEN or pass --token-file")  # fmt: skip
+        raise ValueError(
+            f"listening on {host} (not loopback) needs a token: set "
+            "COFE_MONITOR_TOKEN or pass --token-file"
+        )
 
 
 def token_ok(header: str | None, token: str | None) -> bool:
@@ -92,9 +94,14 @@ class BoundedServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], *,
-                 request_seconds: float = DEFAULT_REQUEST_SECONDS,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:  # fmt: skip
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        request_seconds: float = DEFAULT_REQUEST_SECONDS,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.request_seconds = request_seconds
         self._slots = threading.BoundedSemaphore(max_connections)

@@ -56,7 +56,9 @@ def _values(text: str, name: str, report: ImportReport) -> Iterator[tuple[int, A
         try:
             yield number, json.loads(line)
         except (json.JSONDecodeError, RecursionError, ValueError) as error:
-            report.problems.append(InputProblem(name, number, None, f"not valid JSON: {error}"[:300]))
+            report.problems.append(
+                InputProblem(name, number, None, f"not valid JSON: {error}"[:300])
+            )
 
 
 def import_spans(
@@ -94,8 +96,11 @@ def import_spans(
                 except StoreError:
                     raise
                 except Exception as error:  # named; the next line is read
-                    report.problems.append(InputProblem(
-                        name, line, None, f"not stored ({type(error).__name__}: {error})"[:300]))  # fmt: skip
+                    report.problems.append(
+                        InputProblem(
+                            name, line, None, f"not stored ({type(error).__name__}: {error})"[:300]
+                        )
+                    )
         pending.clear()
         if on_batch is not None:
             on_batch(report)
@@ -114,7 +119,9 @@ def import_spans(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            report.problems.append(InputProblem(name, None, None, f"not UTF-8 text ({error.reason})"))
+            report.problems.append(
+                InputProblem(name, None, None, f"not UTF-8 text ({error.reason})")
+            )
             return report
         try:
             for line, value in _values(text, name, report):
@@ -128,8 +135,9 @@ def import_spans(
                 if sum(len(group) for _, group in pending) >= batch_size:
                     flush()
         except SpanFormatError as error:  # the rest of the file is not JSON: keep what came before
-            report.problems.append(InputProblem(name, None, None, f"{error}; the rest of the "
-                                                "file was not read"))  # fmt: skip
+            report.problems.append(
+                InputProblem(name, None, None, f"{error}; the rest of the file was not read")
+            )
         flush()
     if touched:
         traces = store.traces_by_id(sorted(touched))

@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cofe.measures import AnswerRelevancy, Faithfulness, Measure, Step
-from cofe.measures._view import StepView
+from cofe.measures import AnswerRelevancy, Faithfulness, Measure, Step, StepView
 from cofe.runlog import Stage
 
 if TYPE_CHECKING:
@@ -64,14 +63,15 @@ def judge_traffic(
     them."""
     from cofe._parallel import thread_map
     from cofe.evalset import EvalSample
-    from cofe.judges import judge_one
-    from cofe.judges._judge import JudgeInputs, labels_of, unscored_labels
+    from cofe.judges import JudgeInputs, judge_one, labels_of, unscored_labels
 
     if not 0 < share <= 1:
         raise ValueError(f"the judged share must be in (0, 1], not {share}")
     if budget < CALLS_PER_TRACE:
-        raise ValueError(f"a call budget below {CALLS_PER_TRACE} judges nothing (one trace "
-                         f"takes {CALLS_PER_TRACE} calls)")  # fmt: skip
+        raise ValueError(
+            f"a call budget below {CALLS_PER_TRACE} judges nothing (one trace "
+            f"takes {CALLS_PER_TRACE} calls)"
+        )
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     candidates = [t for t in store.unjudged_traffic(since_ns) if sampled(t, share)]
@@ -87,8 +87,14 @@ def judge_traffic(
             continue
         sample = EvalSample(id=trace.trace_id, query=trace.query)
         chunks = tuple(d.text or "" for d in trace.context or ())
-        items.append((trace, JudgeInputs(sample, trace.answer, chunks, None,
-                                         "live traffic has no source document", None)))  # fmt: skip
+        items.append(
+            (
+                trace,
+                JudgeInputs(
+                    sample, trace.answer, chunks, None, "live traffic has no source document", None
+                ),
+            )
+        )
 
     def finished(done: tuple[Any, Any, bool]) -> None:
         trace, judgement, unreachable = done
@@ -113,13 +119,21 @@ def judge_traffic(
             value = measure.evaluate(view)
             number = float(value) if isinstance(value, float | int) else None
             reason = value.reason if not isinstance(value, float | int) else None
-            rows.append((trace.trace_id, measure.name, number, None if reason is None
-                         else str(reason)))  # fmt: skip
+            rows.append(
+                (trace.trace_id, measure.name, number, None if reason is None else str(reason))
+            )
         now = time.time_ns()
         store.add_judgements(
-            [dict(zip(("trace_id", "measure", "value", "reason"), row, strict=True),
-                  model=client.endpoint.model, judged_ns=now) for row in rows],
-            [("traffic", store.window_of(trace.started_ns))])  # fmt: skip
+            [
+                dict(
+                    zip(("trace_id", "measure", "value", "reason"), row, strict=True),
+                    model=client.endpoint.model,
+                    judged_ns=now,
+                )
+                for row in rows
+            ],
+            [("traffic", store.window_of(trace.started_ns))],
+        )
 
     def judge(pair: tuple[Any, Any]) -> tuple[Any, Any, bool]:
         judgement = judge_one(client, pair[1], embedder)
@@ -129,8 +143,9 @@ def judge_traffic(
     return report
 
 
-def judged_signals(store: MonitorStore,
-                   trace_ids: Sequence[str]) -> list[tuple[str, str, float | None, int, str | None]]:  # fmt: skip
+def judged_signals(
+    store: MonitorStore, trace_ids: Sequence[str]
+) -> list[tuple[str, str, float | None, int, str | None]]:
     """``(stage, signal, value, n, note)`` per label-free judged measure over the judged
     traces among ``trace_ids``."""
     values: dict[str, list[float]] = {m.name: [] for m in LABEL_FREE}
@@ -149,7 +164,10 @@ def judged_signals(store: MonitorStore,
             rows.append((Stage.GENERATION.value, measure.name, sum(got) / len(got), len(got), None))
         else:
             why = reasons[measure.name]
-            note = (f"no judged trace had a value ({max(why, key=why.__getitem__)})" if why
-                    else "no trace of the window was judged (cofe monitor judge)")  # fmt: skip
+            note = (
+                f"no judged trace had a value ({max(why, key=why.__getitem__)})"
+                if why
+                else "no trace of the window was judged (cofe monitor judge)"
+            )
             rows.append((Stage.GENERATION.value, measure.name, None, 0, note))
     return rows

@@ -1,11 +1,11 @@
 """The dashboard's overview: per-stage series, alert history and canary rounds over a
-time range (``/``); the base of :class:`~cofe.monitor._drilldown.Pages`."""
+time range (``/``); the base of :class:`~cofe.monitor._drilldown.Pages`. Its canary
+sections are :class:`~cofe.monitor._overview_canary.CanarySections`."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -14,10 +14,8 @@ from markupsafe import Markup
 from cofe.monitor._canary import series_of
 from cofe.monitor._charts import Line, Marker, Point, line_chart
 from cofe.monitor._dashboard_kit import (
-    MAX_ROUNDS,
     RANGES,
     STAGE_TITLES,
-    STEP_ORDER,
     VERDICTS,
     BadRequest,
     _alerts,
@@ -29,7 +27,6 @@ from cofe.monitor._dashboard_kit import (
     _kind,
     _page,
     _Params,
-    _rounds,
     _signal_group,
     _signals,
     _slug,
@@ -37,6 +34,7 @@ from cofe.monitor._dashboard_kit import (
     utc,
     with_zero_shares,
 )
+from cofe.monitor._overview_canary import CanarySections
 from cofe.monitor._templates import Link
 from cofe.monitor.store import (
     CANARY,
@@ -44,10 +42,9 @@ from cofe.monitor.store import (
     MonitorStore,
     shown_location,
 )
-from cofe.report._html import _GOOD
 
 
-class OverviewPages:
+class OverviewPages(CanarySections):
     """The overview page (``templates/overview.html``), from one open store."""
 
     def __init__(self, store: MonitorStore) -> None:
@@ -77,19 +74,23 @@ class OverviewPages:
         until = params.time("until") or (store.window_of(latest) + self.window_ns)
         span = RANGES[name]
         if span is None:
-            start = store.window_of(min(first if first is not None else until,
-                                        until - self.window_ns))  # fmt: skip
+            start = store.window_of(
+                min(first if first is not None else until, until - self.window_ns)
+            )
         else:
             start = until - span * 1_000_000_000
         traffic = store.series(origin=TRAFFIC, since_ns=start, until_ns=until)
         # one series per stage, step and measure, whatever its cutoff in each round
-        canary = series_of([r for r in store.canary_series(since_ns=start)
-                            if r["start_ns"] < until])  # fmt: skip
+        canary = series_of(
+            [r for r in store.canary_series(since_ns=start) if r["start_ns"] < until]
+        )
         alerts = _alerts(store, start, until)
         alert_count = store.alert_count(start, until)
         minutes = self.store.window_seconds / 60
         return _page(
-            "overview.html", f"cofe monitor · {utc(start)} – {utc(until)} UTC", self._subtitle(),
+            "overview.html",
+            f"cofe monitor · {utc(start)} – {utc(until)} UTC",
+            self._subtitle(),
             nav=self._range_nav(name, start, until, params.time("until") is not None),
             summary=self._summary(start, until, traffic, canary, alert_count),
             empty=not traffic and not canary,
@@ -100,39 +101,65 @@ class OverviewPages:
         )
 
     def _range_nav(self, name: str, start: int, until: int, pinned: bool) -> dict[str, Any]:
-        ranges = [Link(_href("", range=key, until=until if pinned else None), key,
-                       "on" if key == name else "")  # (the fitted default is marked too)
-                  for key in RANGES]  # fmt: skip
+        ranges = [
+            Link(
+                _href("", range=key, until=until if pinned else None),
+                key,
+                "on" if key == name else "",
+            )  # (the fitted default is marked too)
+            for key in RANGES
+        ]
         span = until - start
-        moves = [Link(_href("", range=name, until=until - span), "← earlier"),
-                 Link(_href("", range=name, until=until + span), "later →"),
-                 Link(_href("", range=name), "latest")]  # fmt: skip
-        sections = [Link(f"#{anchor}", text) for anchor, text in (
-            ("alerts", "alerts"), ("canary", "canaries"), *((f"stage-{s}", t.lower())
-                                                          for s, t in STAGE_TITLES.items()))]  # fmt: skip
+        moves = [
+            Link(_href("", range=name, until=until - span), "← earlier"),
+            Link(_href("", range=name, until=until + span), "later →"),
+            Link(_href("", range=name), "latest"),
+        ]
+        sections = [
+            Link(f"#{anchor}", text)
+            for anchor, text in (
+                ("alerts", "alerts"),
+                ("canary", "canaries"),
+                *((f"stage-{s}", t.lower()) for s, t in STAGE_TITLES.items()),
+            )
+        ]
         return {"ranges": ranges, "moves": moves, "sections": sections}
 
-    def _summary(self, start: int, until: int, traffic: list[dict[str, Any]], canary: list[dict[str, Any]],
-                 alert_count: int) -> dict[str, Any]:  # fmt: skip
+    def _summary(
+        self,
+        start: int,
+        until: int,
+        traffic: list[dict[str, Any]],
+        canary: list[dict[str, Any]],
+        alert_count: int,
+    ) -> dict[str, Any]:
         store = self.store
         counts = store.counts()
         pending = store.pending_windows()
         windows = len({r["start_ns"] for r in traffic})
-        in_range = sum(int(r["value"] or 0) for r in traffic
-                       if r["stage"] == "all" and r["signal"] == "Traces")  # fmt: skip
+        in_range = sum(
+            int(r["value"] or 0) for r in traffic if r["stage"] == "all" and r["signal"] == "Traces"
+        )
         rounds = len({r["round_id"] for r in canary})
         rows = [
             ("query traces in range", f"{in_range:,} in {windows:,} windows"),
             ("canary rounds in range", f"{rounds:,}"),
             ("alerts in range", f"{alert_count:,}"),
-            ("store", f"{counts['traces']:,} traces ({counts['traces_with_problems']:,} with "
-                      f"problems), {counts['spans']:,} spans, {counts['chunks']:,} chunks, "
-                      f"{counts['canary_rounds']:,} canary rounds"),
-        ]  # fmt: skip
+            (
+                "store",
+                f"{counts['traces']:,} traces ({counts['traces_with_problems']:,} with "
+                f"problems), {counts['spans']:,} spans, {counts['chunks']:,} chunks, "
+                f"{counts['canary_rounds']:,} canary rounds",
+            ),
+        ]
         if pending:
-            rows.append(("windows awaiting computation",
-                         f"{pending:,} (the collector computes them every few seconds; "
-                         "this page shows them once it has)"))  # fmt: skip
+            rows.append(
+                (
+                    "windows awaiting computation",
+                    f"{pending:,} (the collector computes them every few seconds; "
+                    "this page shows them once it has)",
+                )
+            )
         problems = sorted(
             store.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(),
             key=lambda kv: -kv[1],
@@ -148,20 +175,35 @@ class OverviewPages:
             change = f"{fmt_value(kind, a['baseline'])} → {fmt_value(kind, a['current'])}"
             if a["baseline"] is None:
                 change = fmt_value(kind, a["current"])
-            ci = (f"95 % CI [{a['ci_low']:+.3g}, {a['ci_high']:+.3g}]"
-                  if a["ci_low"] is not None and a["ci_high"] is not None else None)  # fmt: skip
+            ci = (
+                f"95 % CI [{a['ci_low']:+.3g}, {a['ci_high']:+.3g}]"
+                if a["ci_low"] is not None and a["ci_high"] is not None
+                else None
+            )
             severity = str(a["severity"])
-            rows.append({
-                "slug": _slug(str(a["alert_id"])), "fired": utc(a["fired_ns"]),
-                "severity": severity, "severity_slug": _slug(severity), "rule": str(a["rule"]),
-                "origin": str(a["origin"]), "stage": str(a["stage"]),
-                "measure": str(a["measure"]), "change": change, "ci": ci,
-                "p": f"p = {a['p_value']:.2g}" if a["p_value"] is not None else None,
-                "window": self._alert_window(a), "message": str(a["message"]),
-                "examples": self._examples(a["examples"]),
-            })  # fmt: skip
-        more = (f"the latest {len(alerts)} of {count:,} alerts in this range"
-                if count > len(alerts) else None)  # fmt: skip
+            rows.append(
+                {
+                    "slug": _slug(str(a["alert_id"])),
+                    "fired": utc(a["fired_ns"]),
+                    "severity": severity,
+                    "severity_slug": _slug(severity),
+                    "rule": str(a["rule"]),
+                    "origin": str(a["origin"]),
+                    "stage": str(a["stage"]),
+                    "measure": str(a["measure"]),
+                    "change": change,
+                    "ci": ci,
+                    "p": f"p = {a['p_value']:.2g}" if a["p_value"] is not None else None,
+                    "window": self._alert_window(a),
+                    "message": str(a["message"]),
+                    "examples": self._examples(a["examples"]),
+                }
+            )
+        more = (
+            f"the latest {len(alerts)} of {count:,} alerts in this range"
+            if count > len(alerts)
+            else None
+        )
         return {"rows": rows, "more": more}
 
     def _alert_window(self, a: dict[str, Any]) -> dict[str, Any]:
@@ -170,12 +212,16 @@ class OverviewPages:
         label = f"{utc(start)}–{_hm(end)}"
         if a["origin"] == CANARY:
             rounds = self.store.canary_rounds(since_ns=start, until_ns=end, until_inclusive=True)
-            links = [Link(_href("round", id=r.round_id), f"round {r.round_id}")
-                     for r in rounds[:3]]  # fmt: skip
+            links = [Link(_href("round", id=r.round_id), f"round {r.round_id}") for r in rounds[:3]]
             return {"links": links, "label": label}
         signal = f"{a['stage']}/{a['measure']}"
-        href = _href("window", origin=a["origin"], start=start,
-                     end=end if end != start + self.window_ns else None, signal=signal)  # fmt: skip
+        href = _href(
+            "window",
+            origin=a["origin"],
+            start=start,
+            end=end if end != start + self.window_ns else None,
+            signal=signal,
+        )
         return {"links": [Link(href, label)], "label": label}
 
     def _examples(self, raw: Any) -> dict[str, Any]:
@@ -191,32 +237,53 @@ class OverviewPages:
                 items.append({"plain": str(ex)[:300]})
                 continue
             if ex.get("round_id") and ex.get("sample_id"):
-                link = Link(_href("round", id=ex["round_id"])
-                            + f"#case-{_slug(str(ex['sample_id']))}", f"case {ex['sample_id']}")  # fmt: skip
+                link = Link(
+                    _href("round", id=ex["round_id"]) + f"#case-{_slug(str(ex['sample_id']))}",
+                    f"case {ex['sample_id']}",
+                )
             elif ex.get("trace_id"):
                 link = Link(_href("trace", id=ex["trace_id"]), f"trace {str(ex['trace_id'])[:12]}")
             else:
                 link = None
-            shown = {k: v for k, v in ex.items() if k not in ("round_id", "sample_id", "trace_id")
-                     and v not in (None, "", [], {})}  # fmt: skip
+            shown = {
+                k: v
+                for k, v in ex.items()
+                if k not in ("round_id", "sample_id", "trace_id") and v not in (None, "", [], {})
+            }
             query = shown.pop("query", None)
-            rest = "; ".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}"
-                             for k, v in shown.items())  # fmt: skip
-            items.append({"plain": None, "link": link,
-                          "query": str(query)[:200] if query else None,
-                          "rest": rest[:400] if rest else None})  # fmt: skip
-        return {"raw": None, "entries": items, "count": len(examples),
-                "more": len(examples) - 10 if len(examples) > 10 else 0}  # fmt: skip
+            rest = "; ".join(
+                f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in shown.items()
+            )
+            items.append(
+                {
+                    "plain": None,
+                    "link": link,
+                    "query": str(query)[:200] if query else None,
+                    "rest": rest[:400] if rest else None,
+                }
+            )
+        return {
+            "raw": None,
+            "entries": items,
+            "count": len(examples),
+            "more": len(examples) - 10 if len(examples) > 10 else 0,
+        }
 
     # --- charts -----------------------------------------------------------------------------
 
-    def _figure(self, chart_id: str, svg: Markup, caption: str = "",
-                wide: bool = False) -> dict[str, Any]:  # fmt: skip
+    def _figure(
+        self, chart_id: str, svg: Markup, caption: str = "", wide: bool = False
+    ) -> dict[str, Any]:
         """A chart with its caption (``macros.html``'s ``figure`` writes it)."""
         return {"id": chart_id, "svg": svg, "caption": caption, "wide": wide}
 
-    def _traffic_charts(self, stage: str, rows: list[dict[str, Any]], alerts: list[dict[str, Any]],
-                        x_range: tuple[int, int]) -> tuple[list[dict[str, Any]], list[str]]:  # fmt: skip
+    def _traffic_charts(
+        self,
+        stage: str,
+        rows: list[dict[str, Any]],
+        alerts: list[dict[str, Any]],
+        x_range: tuple[int, int],
+    ) -> tuple[list[dict[str, Any]], list[str]]:
         """A chart per signal (percentiles of one value together) of the stage; and the
         signals with no value in any window of the range, with why."""
         groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -225,12 +292,14 @@ class OverviewPages:
         order = {name: i for i, (s, name) in enumerate(_signals()) if s == stage}
         charts: list[dict[str, Any]] = []
         empty: list[str] = []
-        for group, by_signal in sorted(groups.items(), key=lambda kv: min(
-                order.get(s, 999) for s in kv[1])):  # fmt: skip
+        for group, by_signal in sorted(
+            groups.items(), key=lambda kv: min(order.get(s, 999) for s in kv[1])
+        ):
             names = sorted(by_signal, key=lambda s: (order.get(s, 999), s))
             if all(r["value"] is None for rows_ in by_signal.values() for r in rows_):
-                notes = sorted({r["note"] for rows_ in by_signal.values() for r in rows_
-                                if r["note"]})  # fmt: skip
+                notes = sorted(
+                    {r["note"] for rows_ in by_signal.values() for r in rows_ if r["note"]}
+                )
                 empty.append(f"{', '.join(names)} ({'; '.join(notes) or 'no value'})")
                 continue
             kind = _kind(stage, names[0])
@@ -239,150 +308,56 @@ class OverviewPages:
                 points = []
                 for r in by_signal[signal]:
                     when = f"{utc(r['start_ns'])}–{_hm(r['start_ns'] + self.window_ns)}"
-                    tip = (f"{signal} · {when}: {fmt_value(kind, r['value'])} (n={r['n']})"
-                           if r["value"] is not None else f"{signal} · {when}: {r['note'] or 'no value'}")  # fmt: skip
-                    href = _href("window", origin=TRAFFIC, start=r["start_ns"],
-                                 signal=f"{stage}/{signal}")  # fmt: skip
+                    tip = (
+                        f"{signal} · {when}: {fmt_value(kind, r['value'])} (n={r['n']})"
+                        if r["value"] is not None
+                        else f"{signal} · {when}: {r['note'] or 'no value'}"
+                    )
+                    href = _href(
+                        "window", origin=TRAFFIC, start=r["start_ns"], signal=f"{stage}/{signal}"
+                    )
                     points.append(Point(r["start_ns"], r["value"], href, tip))
                 lines.append(Line(signal, points))
-            markers = [Marker(a["window_start_ns"], f"#alert-{_slug(str(a['alert_id']))}",
-                              f"{a['severity']}: {a['message']}")
-                       for a in alerts if a["origin"] == TRAFFIC and a["stage"] == stage
-                       and a["measure"] in by_signal]  # fmt: skip
+            markers = [
+                Marker(
+                    a["window_start_ns"],
+                    f"#alert-{_slug(str(a['alert_id']))}",
+                    f"{a['severity']}: {a['message']}",
+                )
+                for a in alerts
+                if a["origin"] == TRAFFIC and a["stage"] == stage and a["measure"] in by_signal
+            ]
             title = (
                 group
                 if len(names) == 1
                 else f"{group} ({', '.join(n[len(group) :] or 'mean' for n in names)})"
             )
             title += {"seconds": ", s", "share": ", %"}.get(kind, "")
-            svg = line_chart(lines, title=title, x_range=x_range, gap_ns=self.window_ns,
-                             share=kind == "share", unit_range=kind == "unit",
-                             fmt=partial(fmt_value, kind), markers=markers)  # fmt: skip
-            caption = "; ".join(dict.fromkeys(_description(stage, n) for n in names if
-                                              _description(stage, n)))  # fmt: skip
+            svg = line_chart(
+                lines,
+                title=title,
+                x_range=x_range,
+                gap_ns=self.window_ns,
+                share=kind == "share",
+                unit_range=kind == "unit",
+                fmt=partial(fmt_value, kind),
+                markers=markers,
+            )
+            caption = "; ".join(
+                dict.fromkeys(_description(stage, n) for n in names if _description(stage, n))
+            )
             charts.append(
                 self._figure(f"chart-traffic-{_slug(stage)}-{_slug(group)}", svg, caption)
             )
         return charts, empty
 
-    def _canary_lines(self, rows: list[dict[str, Any]], label: Callable[[dict[str, Any]], str],
-                      href: Callable[[dict[str, Any]], str], kind: str) -> list[Line]:  # fmt: skip
-        lines: dict[str, Line] = {}
-        for r in rows:
-            name = label(r)
-            if r["value"] is not None:
-                tip = (f"{r['measure']} at {r['step']} · round {r['round_id']} "
-                       f"({utc(r['start_ns'])}): {fmt_value(kind, r['value'])} (n={r['n']})")  # fmt: skip
-            else:
-                tip = (f"{r['measure']} at {r['step']} · round {r['round_id']}: not scored "
-                       f"({r['unscored']} sample(s) unscored)")  # fmt: skip
-            lines.setdefault(name, Line(name)).points.append(Point(r["start_ns"], r["value"],
-                                                                   href(r), tip))  # fmt: skip
-        return list(lines.values())
-
-    def _round_href(self, r: dict[str, Any]) -> str:
-        if r["step"] == VERDICTS:
-            verdict, _, stage = r["measure"].rpartition("@")
-            return _href("round", id=r["round_id"], verdict=verdict, stage=stage)
-        return _href("round", id=r["round_id"])
-
-    def _canary_charts(self, stage: str, rows: list[dict[str, Any]], alerts: list[dict[str, Any]],
-                       x_range: tuple[int, int]) -> tuple[list[dict[str, Any]], list[str]]:  # fmt: skip
-        """A chart per step and measure family of the stage, and its verdict shares; the
-        names of measures with no value in any round."""
-        charts: list[dict[str, Any]] = []
-        unscored: list[str] = []
-        steps: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        for r in rows:
-            family = r["measure"].split("@")[0] if r["step"] != VERDICTS else VERDICTS
-            steps.setdefault(r["step"], {}).setdefault(family, []).append(r)
-        rank = {s: i for i, s in enumerate(STEP_ORDER)}
-        stage_alerts = [a for a in alerts if a["origin"] == CANARY and a["stage"] == stage]
-        for step in sorted(steps, key=lambda s: (s == VERDICTS, rank.get(s, 99), s)):
-            for family, family_rows in sorted(steps[step].items()):
-                if all(r["value"] is None for r in family_rows):
-                    unscored += sorted({f"{r['measure']} at {step}" for r in family_rows})
-                    continue
-                if step == VERDICTS:
-                    lines = self._canary_lines(family_rows, lambda r: r["measure"].rpartition("@")[0],
-                                               self._round_href, "share")  # fmt: skip
-                    title = f"verdicts blamed on {stage}, share of samples"
-                    kind, chart_id = "share", f"chart-canary-verdicts-{_slug(stage)}"
-                    measures = {r["measure"] for r in family_rows}
-                    wanted = [a for a in stage_alerts if "@" in a["measure"]]
-                else:  # a line per series: a new cutoff continues its line (on the point)
-                    kind = "unit"
-                    lines = self._canary_lines(family_rows, lambda r: r["series"],
-                                               self._round_href, kind)  # fmt: skip
-                    title = f"{family} at {step}"
-                    chart_id = f"chart-canary-{_slug(stage)}-{_slug(step)}-{_slug(family)}"
-                    measures = {r["measure"] for r in family_rows}
-                    wanted = [a for a in stage_alerts if a["measure"] in measures]
-                markers = [Marker(a["window_start_ns"], f"#alert-{_slug(str(a['alert_id']))}",
-                                  f"{a['severity']}: {a['message']}") for a in wanted]  # fmt: skip
-                svg = line_chart(lines, title=title, x_range=x_range, share=kind == "share",
-                                 unit_range=kind == "unit", fmt=partial(fmt_value, kind),
-                                 markers=markers, legend=True)  # fmt: skip
-                caption = (
-                    "click a point: the round's cases with that verdict"
-                    if step == VERDICTS
-                    else "per canary round; click a point: its cases"
-                )
-                charts.append(self._figure(chart_id, svg, caption))
-        return charts, unscored
-
-    def _canary_overview(self, canary: list[dict[str, Any]], alerts: list[dict[str, Any]],
-                         x_range: tuple[int, int]) -> dict[str, Any] | None:  # fmt: skip
-        if not canary:
-            return None
-        # KeywordRecall through the pipeline: one line per step, each round's widest cutoff
-        # of the step (a new top-k continues the line; each point names its cutoff)
-        rank = {s: i for i, s in enumerate(STEP_ORDER)}
-        recall_rows = sorted((r for r in canary if r["series"] == "KeywordRecall"
-                              and r["step"] != VERDICTS),
-                             key=lambda r: rank.get(r["step"], 99))  # fmt: skip
-        charts = []
-        if recall_rows:
-            lines = self._canary_lines(recall_rows, lambda r: r["step"], self._round_href,
-                                       "unit")  # fmt: skip
-            svg = line_chart(lines, title="KeywordRecall at each step", x_range=x_range,
-                             unit_range=True, fmt=lambda v: fmt_value("unit", v), width=540)  # fmt: skip
-            charts.append(self._figure("chart-canary-recall", svg, "share of information points "
-                                       "still present after each step, per round", wide=True))  # fmt: skip
-        verdict_rows = with_zero_shares([r for r in canary if r["step"] == VERDICTS], canary)
-        if verdict_rows:
-            lines = self._canary_lines(verdict_rows, lambda r: r["measure"], self._round_href,
-                                       "share")  # fmt: skip
-            markers = [Marker(a["window_start_ns"], f"#alert-{_slug(str(a['alert_id']))}",
-                              f"{a['severity']}: {a['message']}")
-                       for a in alerts if a["origin"] == CANARY and "@" in a["measure"]]  # fmt: skip
-            svg = line_chart(lines, title="Verdicts per round (verdict@stage), share of samples",
-                             x_range=x_range, share=True, fmt=lambda v: fmt_value("share", v),
-                             markers=markers, width=540)  # fmt: skip
-            charts.append(self._figure("chart-canary-verdicts", svg,
-                                       "click a point: that round's cases with that verdict",
-                                       wide=True))  # fmt: skip
-        rounds = _rounds(self.store, *x_range)
-        counts = self.store.verdict_counts([r.round_id for r in rounds[:MAX_ROUNDS]])
-        rows = []
-        for r in rounds[:MAX_ROUNDS]:
-            verdicts = counts.get(r.round_id, {})
-            total = sum(verdicts.values())
-            good = sum(n for v, n in verdicts.items() if v in _GOOD)
-            lost = ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items(), key=lambda kv: -kv[1])
-                             if v not in _GOOD)  # fmt: skip
-            rows.append({"link": Link(_href("round", id=r.round_id), r.round_id),
-                         "started": utc(r.started_ns, True),
-                         "took": f"{(r.finished_ns - r.started_ns) / 1e9:.1f} s",
-                         "answered": f"{r.answered}/{r.samples}",
-                         "passed": fmt_value("share", good / total if total else None),
-                         "lost": lost})  # fmt: skip
-        more = (f"the latest {MAX_ROUNDS} of {len(rounds)} rounds"
-                if len(rounds) > MAX_ROUNDS else None)  # fmt: skip
-        return {"charts": charts, "rounds": rows, "more": more}
-
-    def _stage_sections(self, traffic: list[dict[str, Any]], canary: list[dict[str, Any]], alerts: list[dict[str, Any]],
-                        x_range: tuple[int, int]) -> list[dict[str, Any]]:  # fmt: skip
+    def _stage_sections(
+        self,
+        traffic: list[dict[str, Any]],
+        canary: list[dict[str, Any]],
+        alerts: list[dict[str, Any]],
+        x_range: tuple[int, int],
+    ) -> list[dict[str, Any]]:
         stages = list(STAGE_TITLES)
         for r in traffic + canary:
             if r["stage"] not in stages and r["stage"] != "none":
@@ -393,12 +368,16 @@ class OverviewPages:
             rows_c = [r for r in canary if r["stage"] == stage]
             if any(r["step"] == VERDICTS for r in rows_c):
                 rows_c = [r for r in rows_c if r["step"] != VERDICTS] + with_zero_shares(
-                    [r for r in rows_c if r["step"] == VERDICTS], canary)  # fmt: skip
+                    [r for r in rows_c if r["step"] == VERDICTS], canary
+                )
             if not rows_t and not rows_c:
                 continue
-            section: dict[str, Any] = {"slug": _slug(stage),
-                                       "title": STAGE_TITLES.get(stage, stage),
-                                       "traffic": None, "canary": None}  # fmt: skip
+            section: dict[str, Any] = {
+                "slug": _slug(stage),
+                "title": STAGE_TITLES.get(stage, stage),
+                "traffic": None,
+                "canary": None,
+            }
             if rows_t:
                 charts, empty = self._traffic_charts(stage, rows_t, alerts, x_range)
                 section["traffic"] = {"charts": charts, "empty": "; ".join(empty)}

@@ -15,22 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cofe.adapters import Trace, pipeline_shape
-from cofe.adapters._trace import text_id
-from cofe.monitor._assemble import Doc, TraceRecord
+from cofe.monitor._assemble import TraceRecord
 from cofe.monitor.store import TRAFFIC, MonitorStore
-from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage
-
-
-def _docs(ranked: Sequence[RankedChunk] | None, chunks: Mapping[str, Chunk]) -> list[Doc] | None:
-    if ranked is None:
-        return None
-    out = []
-    for r in ranked:
-        chunk = chunks.get(r.chunk_id)
-        text = chunk.text if chunk is not None else None
-        out.append(Doc(text_id(text) if text is not None else f"id:{r.chunk_id}", r.score,
-                       r.chunk_id, text, len(text) if text is not None else None))  # fmt: skip
-    return out
+from cofe.runlog import Chunk, SampleRecord, Stage
 
 
 def record_of(
@@ -44,36 +31,30 @@ def record_of(
     stages: Sequence[Stage] | None,
     top_k: int | None,
 ) -> TraceRecord:
-    """A run-log record (what an adapter produced for one query) as a stored trace."""
-    pool = _docs(sample.pool, chunks)
-    context = _docs(sample.context, chunks)
-    if context is None and pool is not None and top_k is not None:
-        context = pool[:top_k]  # no reranker: the generator received the pool's top-K
-    seen = [s for s in (Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION)
-            if s in sample.latency or (stages is not None and s in stages
-                                       and sample.error is None)]  # fmt: skip
-    error = sample.error
-    return TraceRecord(
-        trace_id=trace_id,
+    """A run-log record (what an adapter produced for one query) as a stored trace: the
+    adapters' own conversion (``SpanTraceRecord.of_sample``), one code for both."""
+    return TraceRecord.of_sample(
+        trace_id,
+        query,
+        sample,
+        chunks,
         started_ns=started_ns,
         ended_ns=ended_ns,
-        query=query,
-        pool=pool,
-        context=context,
-        answer=sample.answer,
-        latency={s: v for s, v in sample.latency.items()
-                 if s in (Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION)},
-        stages=tuple(seen),
-        error_stage=error.stage if error else None,
-        error=f"{error.type}: {error.message}" if error else None,
+        stages=stages,
+        top_k=top_k,
     )
 
 
 class WatchedPipeline:
     """A pipeline that records every answer in the store (and otherwise behaves the same)."""
 
-    def __init__(self, pipeline: Any, store: MonitorStore, origin: str = TRAFFIC,
-                 clock: Callable[[], int] = time.time_ns) -> None:  # fmt: skip
+    def __init__(
+        self,
+        pipeline: Any,
+        store: MonitorStore,
+        origin: str = TRAFFIC,
+        clock: Callable[[], int] = time.time_ns,
+    ) -> None:
         self.pipeline, self.store, self.origin, self.clock = pipeline, store, origin, clock
         self._lock = threading.Lock()  # one writer to the store at a time
 
@@ -89,15 +70,28 @@ class WatchedPipeline:
         ident = trace_id or uuid.uuid4().hex
         registry = getattr(self.pipeline, "registry", None)
         chunks = registry.by_id if registry is not None else {}
-        record = record_of(ident, query, trace.record(ident), chunks, started_ns=started,
-                           ended_ns=ended, stages=shape.stages, top_k=shape.top_k)  # fmt: skip
+        record = record_of(
+            ident,
+            query,
+            trace.record(ident),
+            chunks,
+            started_ns=started,
+            ended_ns=ended,
+            stages=shape.stages,
+            top_k=shape.top_k,
+        )
         with self._lock:
             self.store.add_traces([record], origin=self.origin)
         return trace
 
 
-def watch(pipeline: Any, store: MonitorStore, *, origin: str = TRAFFIC,
-          clock: Callable[[], int] = time.time_ns) -> WatchedPipeline:  # fmt: skip
+def watch(
+    pipeline: Any,
+    store: MonitorStore,
+    *,
+    origin: str = TRAFFIC,
+    clock: Callable[[], int] = time.time_ns,
+) -> WatchedPipeline:
     """Wrap ``pipeline`` so that each ``answer(query)`` is stored as a trace (``clock``: when
     a query started, in nanoseconds -- a replay in compressed time passes its own)."""
     return WatchedPipeline(pipeline, store, origin, clock)

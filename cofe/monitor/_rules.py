@@ -53,7 +53,9 @@ class Rule(BaseModel):
     # (0.2 = a fifth) when relative
     min_effect: float = Field(default=0.1, ge=0, le=MAX_LIMIT, allow_inf_nan=False)
     relative: bool = False
-    cooldown: int = Field(default=24 * 3600, ge=0, le=MAX_COOLDOWN)  # seconds of quiet after an alert
+    cooldown: int = Field(
+        default=24 * 3600, ge=0, le=MAX_COOLDOWN
+    )  # seconds of quiet after an alert
     severity: str = Field(default="warning", min_length=1, pattern=r"\S")
 
     @field_validator("cooldown", mode="before")
@@ -68,13 +70,20 @@ class Rule(BaseModel):
         if self.source == TRAFFIC:
             signal = find_signal(self.stage, self.measure)  # a misspelt signal fails at load
             if self.kind == "change" and signal.statistic == "count":
-                raise ValueError(f"{self.measure} is a count per window: watch it with a "
-                                 "threshold rule (e.g. below = 1 for traffic that stopped)")  # fmt: skip
-        elif self.kind == "change" and "@" not in self.measure.split("/")[0] \
-                and "/" not in self.measure:  # fmt: skip
-            raise ValueError(f"a canary change rule tests a verdict share (VERDICT@STAGE or "
-                             f"lost@STAGE) or a measure of a step (e.g. corpus/EntityAnchoring), "
-                             f"not {self.measure!r}")  # fmt: skip
+                raise ValueError(
+                    f"{self.measure} is a count per window: watch it with a "
+                    "threshold rule (e.g. below = 1 for traffic that stopped)"
+                )
+        elif (
+            self.kind == "change"
+            and "@" not in self.measure.split("/")[0]
+            and "/" not in self.measure
+        ):
+            raise ValueError(
+                f"a canary change rule tests a verdict share (VERDICT@STAGE or "
+                f"lost@STAGE) or a measure of a step (e.g. corpus/EntityAnchoring), "
+                f"not {self.measure!r}"
+            )
         return self
 
 
@@ -105,26 +114,56 @@ def _rule_problem(error: ValidationError) -> tuple[str | None, str]:
 
 
 def _canary_rule(stage: str, measure: str, severity: str = "critical") -> Rule:
-    return Rule(name=f"canary {measure}", source="canary", stage=stage, measure=measure,
-                min_samples=10, alpha=0.01, min_effect=0.1, severity=severity)  # fmt: skip
+    return Rule(
+        name=f"canary {measure}",
+        source="canary",
+        stage=stage,
+        measure=measure,
+        min_samples=10,
+        alpha=0.01,
+        min_effect=0.1,
+        severity=severity,
+    )
 
 
-def _traffic_rule(stage: str, measure: str, effect: float, direction: str = "up",
-                  relative: bool = False) -> Rule:  # fmt: skip
-    return Rule(name=f"traffic {stage} {measure}", source="traffic", stage=stage, measure=measure,
-                direction=direction, min_samples=20, alpha=0.001, min_effect=effect,  # type: ignore[arg-type]
-                relative=relative)  # fmt: skip
+def _traffic_rule(
+    stage: str, measure: str, effect: float, direction: str = "up", relative: bool = False
+) -> Rule:
+    return Rule(
+        name=f"traffic {stage} {measure}",
+        source="traffic",
+        stage=stage,
+        measure=measure,
+        direction=direction,  # type: ignore[arg-type]
+        min_samples=20,
+        alpha=0.001,
+        min_effect=effect,
+        relative=relative,
+    )
 
 
 DEFAULT_RULES: tuple[Rule, ...] = (
-    *(_canary_rule(s, f"lost@{s}") for s in ("parse", "chunking", "retrieval", "reranking",
-                                               "generation")),
+    *(
+        _canary_rule(s, f"lost@{s}")
+        for s in ("parse", "chunking", "retrieval", "reranking", "generation")
+    ),
     _canary_rule("generation", "refused@generation"),
     # the chunker's own measures: a chunking change shows here even when a later stage
     # already loses the same facts (verdicts name only the first loss)
-    *(Rule(name=f"canary corpus/{m}", source="canary", stage="chunking", measure=f"corpus/{m}",
-           direction="down", min_samples=10, alpha=0.01, min_effect=0.03, severity="critical")
-      for m in ("KeywordRecall", "ChunkIntegrity", "EntityAnchoring")),
+    *(
+        Rule(
+            name=f"canary corpus/{m}",
+            source="canary",
+            stage="chunking",
+            measure=f"corpus/{m}",
+            direction="down",
+            min_samples=10,
+            alpha=0.01,
+            min_effect=0.03,
+            severity="critical",
+        )
+        for m in ("KeywordRecall", "ChunkIntegrity", "EntityAnchoring")
+    ),
     *(_traffic_rule(s, "ErrorRate", 0.05) for s in ("retrieval", "reranking", "generation")),
     _traffic_rule("all", "ProblemRate", 0.1),
     # re-chunking shows in the length of the chunks traffic retrieves, either way
@@ -135,7 +174,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     _traffic_rule("reranking", "PromotedShare", 0.2),
     _traffic_rule("generation", "EmptyAnswerRate", 0.1),
     _traffic_rule("generation", "RefusalRate", 0.1),
-)  # fmt: skip
+)
 """What ``cofe monitor alerts`` watches without a rules file (``--print-default-rules``)."""
 
 
@@ -148,9 +187,13 @@ def load_rules(path: str | os.PathLike[str]) -> list[Rule]:
     except tomllib.TOMLDecodeError as error:
         raise InputError(InputProblem(file, None, None, f"not valid TOML: {error}")) from None
     except RecursionError:  # thousands of nested arrays or tables
-        raise InputError(InputProblem(file, None, None, "not valid TOML: nested too deeply")) from None
+        raise InputError(
+            InputProblem(file, None, None, "not valid TOML: nested too deeply")
+        ) from None
     except UnicodeDecodeError as error:
-        raise InputError(InputProblem(file, None, None, f"not UTF-8 text ({error.reason})")) from None
+        raise InputError(
+            InputProblem(file, None, None, f"not UTF-8 text ({error.reason})")
+        ) from None
     tables = data.get("rule")
     if not isinstance(tables, list) or not tables:
         raise InputError(InputProblem(file, None, "rule", "no [[rule]] table"))
@@ -191,19 +234,28 @@ def duration_seconds(text: str) -> int:
     return int(seconds)
 
 
-
-
 def rules_toml(rules: Sequence[Rule]) -> str:
     """Rules as the TOML ``load_rules`` reads, written by a TOML writer (tomli-w: quoting
     and escapes as TOML has them); fields left at their defaults are omitted."""
     import tomli_w
 
     required = ("name", "source", "stage", "measure")
-    tables = [{name: value for name, value in rule.model_dump(exclude_defaults=True).items()
-               if value is not None} | {name: getattr(rule, name) for name in required}
-              for rule in rules]  # fmt: skip
-    ordered = [{**{name: table[name] for name in required},
-                **{k: v for k, v in table.items() if k not in required}} for table in tables]  # fmt: skip
+    tables = [
+        {
+            name: value
+            for name, value in rule.model_dump(exclude_defaults=True).items()
+            if value is not None
+        }
+        | {name: getattr(rule, name) for name in required}
+        for rule in rules
+    ]
+    ordered = [
+        {
+            **{name: table[name] for name in required},
+            **{k: v for k, v in table.items() if k not in required},
+        }
+        for table in tables
+    ]
     return tomli_w.dumps({"rule": ordered})
 
 

@@ -54,8 +54,9 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     """A redirect is a failure: following a 302 would turn the POST into a bodiless GET
     that answers 200, and the alert would be recorded delivered without being sent."""
 
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
-                         newurl: str) -> None:  # fmt: skip
+    def redirect_request(
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> None:
         return None  # urllib then raises the 3xx as an HTTPError
 
 
@@ -68,9 +69,17 @@ class WebhookSink:
     seconds per alert). A redirect is a failure; an alert still unsent when the sink is
     closed is recorded as not delivered, so no alert leaves nothing behind."""
 
-    def __init__(self, url: str, store: MonitorStore | None = None, *,
-                 headers: dict[str, str] | None = None, retries: int = 4, backoff: float = 0.5,
-                 timeout: float = 5.0, deadline: float = 20.0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        store: MonitorStore | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        retries: int = 4,
+        backoff: float = 0.5,
+        timeout: float = 5.0,
+        deadline: float = 20.0,
+    ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"webhook URL must be http(s)://, not {url!r}")
         self.url, self.store, self.headers = url, store, dict(headers or {})
@@ -90,9 +99,12 @@ class WebhookSink:
 
     def _post(self, body: bytes) -> str | None:
         """None when delivered, else why not (and whether to retry: ``retry:`` prefix)."""
-        request = urllib.request.Request(self.url, data=body, method="POST",
-                                         headers={"Content-Type": "application/json",
-                                                  **self.headers})  # fmt: skip
+        request = urllib.request.Request(
+            self.url,
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", **self.headers},
+        )
         try:
             with _OPENER.open(request, timeout=self.timeout) as response:
                 response.read()
@@ -121,12 +133,13 @@ class WebhookSink:
         )
 
         attempts = Retrying(
-            retry=retry_if_result(lambda problem: problem is not None
-                                  and problem.startswith("retry:")),
+            retry=retry_if_result(
+                lambda problem: problem is not None and problem.startswith("retry:")
+            ),
             stop=stop_after_attempt(self.retries + 1) | stop_after_delay(self.deadline),
             wait=wait_exponential(multiplier=self.backoff, max=30),
             retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
-        )  # fmt: skip
+        )
         tries = 0
 
         def attempt() -> str | None:
@@ -187,7 +200,9 @@ class WebhookSink:
         for alert_id in left:
             outcome = f"failed: not delivered within {timeout:g} s (the webhook did not answer)"
             self.outcomes[alert_id] = outcome
-            print(f"cofe monitor: alert {alert_id} {outcome} at {self.url_for_record}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"cofe monitor: alert {alert_id} {outcome} at {self.url_for_record}",
+                file=sys.stderr,
+            )
             if self.store is not None:
                 self._record(alert_id, outcome)

@@ -42,9 +42,14 @@ def environment() -> Any:
     """The templates' environment (made once; jinja2 is imported only when a page is)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
-    env = Environment(loader=PackageLoader("cofe.monitor", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True)  # fmt: skip
+    env = Environment(
+        loader=PackageLoader("cofe.monitor", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters.update(fixed=_fixed, general=_general, thousands=_thousands)
     return env
 
@@ -62,9 +67,9 @@ def static(name: str) -> bytes:
 def marked(text: str, keywords: Sequence[str]) -> list[tuple[str, bool]]:
     """``text`` in pieces, each ``(piece, is a keyword)``: every occurrence cofe's strict
     matching finds of a keyword (whole tokens) is a piece of its own, for ``<mark>``."""
-    from cofe.report._html import _strict_marks
+    from cofe.report import strict_marks
 
-    spans = sorted(_strict_marks(text, keywords))
+    spans = sorted(strict_marks(text, keywords))
     out: list[tuple[str, bool]] = []
     at = 0
     for start, end in spans:

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from cofe.monitor.store import MonitorStore
 
 
-def window_rows(store: MonitorStore, origin: str, start_ns: int, end_ns: int) -> list[tuple[Any, ...]]:
+def window_rows(
+    store: MonitorStore, origin: str, start_ns: int, end_ns: int
+) -> list[tuple[Any, ...]]:
     """``(stage, signal, value, n, note)`` of every label-free and judged signal."""
     traces = store.traces(start_ns, end_ns, origin=origin)
     rows = [(stage, name, v.value, v.n, v.note) for stage, name, v in compute_signals(traces)]

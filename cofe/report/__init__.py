@@ -1,14 +1,59 @@
-"""Human-readable renderings of score results."""
+"""Human-readable renderings of score results.
 
-from cofe.report._compare_text import render_comparison
-from cofe.report._html import MAX_CASES, RunForReport, render_report
-from cofe.report._text import format_table, render_result
+Names load on first use: ``cofe score`` prints its table without loading the HTML report
+(and the judges, comparisons and LLM client it reads).
+"""
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cofe.report._compare_text import render_comparison
+    from cofe.report._html import (
+        CHUNK_CHARS,
+        MAX_CASES,
+        STYLE,
+        RunForReport,
+        render_report,
+        strict_marks,
+    )
+    from cofe.report._svg import PALETTE
+    from cofe.report._text import format_table, render_result
+
+_HOMES = {
+    "render_comparison": "cofe.report._compare_text",
+    **dict.fromkeys(
+        ("CHUNK_CHARS", "MAX_CASES", "STYLE", "RunForReport", "render_report", "strict_marks"),
+        "cofe.report._html",
+    ),
+    "PALETTE": "cofe.report._svg",
+    **dict.fromkeys(("format_table", "render_result"), "cofe.report._text"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'cofe.report' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
+    "CHUNK_CHARS",
     "MAX_CASES",
+    "PALETTE",
+    "STYLE",
     "RunForReport",
     "format_table",
     "render_comparison",
     "render_report",
     "render_result",
+    "strict_marks",
 ]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from cofe._version import __version__
+from cofe.chain import PASSES
 from cofe.compare import ALL, Comparison
 from cofe.diagnose import STEPS
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
@@ -66,7 +67,7 @@ class RunForReport:
         return cls(name, result, log, records, samples, read_judgements(run_dir))
 
 
-_STYLE = """
+STYLE = """
 body{font:14px/1.45 system-ui,"Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC",
 "PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei",sans-serif;margin:0;
 color:#1a202c;background:#f7fafc}
@@ -127,7 +128,7 @@ def render_report(
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>cofe report: {escape(', '.join(names))}</title>"
-        f"<style>{_STYLE}</style></head><body>"
+        f"<style>{STYLE}</style></head><body>"
         f"<header><h1>cofe report: {escape(', '.join(names))}</h1>"
         f"<div class='muted' style='color:#cbd5e0'>cofe {escape(__version__)} · {made}</div>"
         f"</header><main>{''.join(body)}</main><script>{_SCRIPT}</script></body></html>\n"
@@ -415,7 +416,7 @@ def _strict_token_spans(text: str) -> list[tuple[str, int, int]] | None:
     return spans
 
 
-def _strict_marks(text: str, keywords: Sequence[str]) -> list[tuple[int, int]]:
+def strict_marks(text: str, keywords: Sequence[str]) -> list[tuple[int, int]]:
     """Whole-token occurrences of the usable keywords, as strict mode matches them: a bad
     label (one letter, only stopwords) is never marked, and "p" never inside "complexity"."""
     wanted: set[tuple[str, ...]] = set()
@@ -473,7 +474,7 @@ def _highlight(text: str, keywords: Sequence[str], mode: MatchMode = MatchMode.S
     if mode is MatchMode.COFE_RAG:
         spans = _cofe_rag_marks(text, keywords)
     else:
-        spans = _strict_marks(text, keywords)
+        spans = strict_marks(text, keywords)
     spans.sort()
     out, at = [], 0
     for start, end in spans:
@@ -502,7 +503,7 @@ def _mode(run: RunForReport) -> MatchMode:
     return MatchMode(mode)
 
 
-_GOOD = ("pass", "pass_to_context", "pass_to_pool", "pass_to_corpus", "pass_to_parse")
+_GOOD = tuple(sorted(PASSES))  # every pass verdict (cofe.chain)
 
 
 def _pick_cases(verdicts: pd.DataFrame, cap: int) -> pd.DataFrame:

@@ -29,10 +29,15 @@ class OverlapReranker(BaseNodePostprocessor):
     drop_best: bool = False
 
     def _postprocess_nodes(self, nodes, query_bundle=None):
-        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.top_n,
-                                          model_name="word-overlap"))  # fmt: skip
+        dispatcher.event(
+            ReRankStartEvent(
+                query=query_bundle, nodes=nodes, top_n=self.top_n, model_name="word-overlap"
+            )
+        )
         words = set(_WORD.findall(query_bundle.query_str.lower())) if query_bundle else set()
-        ranked = sorted(nodes, key=lambda n: -len(words & set(_WORD.findall(n.node.get_content().lower()))))
+        ranked = sorted(
+            nodes, key=lambda n: -len(words & set(_WORD.findall(n.node.get_content().lower())))
+        )
         kept = ranked[self.top_n :] if self.drop_best else ranked[: self.top_n]
         dispatcher.event(ReRankEndEvent(nodes=kept))
         return kept
@@ -48,18 +53,35 @@ def extractive_reply(messages, request) -> str:
     return best.strip()
 
 
-def build_engine(texts: dict[str, str], llm_base_url: str, *, top_k: int = 3, keep: int = 2,
-                 drop_best: bool = False) -> RetrieverQueryEngine:  # fmt: skip
+def build_engine(
+    texts: dict[str, str],
+    llm_base_url: str,
+    *,
+    top_k: int = 3,
+    keep: int = 2,
+    drop_best: bool = False,
+) -> RetrieverQueryEngine:
     from llama_index.llms.openai_like import OpenAILike
     from llama_index.retrievers.bm25 import BM25Retriever
 
-    documents = [Document(text=t, id_=name, metadata={"file_name": name}) for name, t in texts.items()]
+    documents = [
+        Document(text=t, id_=name, metadata={"file_name": name}) for name, t in texts.items()
+    ]
     nodes = SentenceSplitter(chunk_size=64, chunk_overlap=0).get_nodes_from_documents(documents)
     retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=top_k)
-    llm = OpenAILike(model="scripted", api_base=llm_base_url, api_key="none", is_chat_model=True,
-                     max_retries=0, timeout=10)  # fmt: skip
-    return RetrieverQueryEngine(retriever, get_response_synthesizer(llm=llm),
-                                node_postprocessors=[OverlapReranker(top_n=keep, drop_best=drop_best)])  # fmt: skip
+    llm = OpenAILike(
+        model="scripted",
+        api_base=llm_base_url,
+        api_key="none",
+        is_chat_model=True,
+        max_retries=0,
+        timeout=10,
+    )
+    return RetrieverQueryEngine(
+        retriever,
+        get_response_synthesizer(llm=llm),
+        node_postprocessors=[OverlapReranker(top_n=keep, drop_best=drop_best)],
+    )
 
 
 def instrument(endpoint: str):
@@ -72,8 +94,9 @@ def instrument(endpoint: str):
 
     # the SDK's default of 128 attributes per span would drop retrieved documents
     provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=10_000))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint),
-                                                   schedule_delay_millis=100))  # fmt: skip
+    provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint), schedule_delay_millis=100)
+    )
     instrumentor = LlamaIndexInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     return provider, instrumentor

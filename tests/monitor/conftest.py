@@ -46,9 +46,11 @@ class PostgresServer:
     def __init__(self) -> None:
         initdb, self.pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
         if not initdb or not self.pg_ctl:
-            pytest.fail("PostgreSQL is not installed (initdb/pg_ctl not found): the monitoring "
-                        "store's PostgreSQL tests need Debian's postgresql package, which "
-                        ".ci/run installs")  # fmt: skip
+            pytest.fail(
+                "PostgreSQL is not installed (initdb/pg_ctl not found): the monitoring "
+                "store's PostgreSQL tests need Debian's postgresql package, which "
+                ".ci/run installs"
+            )
         self.root = Path(tempfile.mkdtemp(prefix="cofe-pg-"))
         self.data = self.root / "data"
         self.prefix: list[str] = []
@@ -57,20 +59,48 @@ class PostgresServer:
             os.chown(self.root, user.pw_uid, user.pw_gid)
             self.prefix = ["runuser", "-u", "postgres", "--"]
         self.port = _free_port()
-        subprocess.run([*self.prefix, initdb, "-D", str(self.data), "-U", "postgres",
-                        "--auth=trust", "-E", "UTF8", "--no-sync"], check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                *self.prefix,
+                initdb,
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+        )
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
 
     def start(self) -> None:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off"
-        subprocess.run([*self.prefix, self.pg_ctl, "-D", str(self.data), "-o", options, "-l",
-                        str(self.root / "log"), "-w", "start"], check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                *self.prefix,
+                self.pg_ctl,
+                "-D",
+                str(self.data),
+                "-o",
+                options,
+                "-l",
+                str(self.root / "log"),
+                "-w",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+        )
 
     def stop(self) -> None:
-        subprocess.run([*self.prefix, self.pg_ctl, "-D", str(self.data), "-m", "immediate",
-                        "stop"], capture_output=True)  # fmt: skip
+        subprocess.run(
+            [*self.prefix, self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"],
+            capture_output=True,
+        )
 
     def remove(self) -> None:
         self.stop()
@@ -138,10 +168,18 @@ def span(
     if kind is not None:
         attrs["openinference.span.kind"] = kind
     start_ns = T0 + int(start * 1e9)
-    return Span(trace_id=trace, span_id=span_id.rjust(16, "0"),
-                parent_id=parent.rjust(16, "0") if parent else None, name=f"{kind}-{span_id}",
-                start_ns=start_ns, end_ns=start_ns + int(seconds * 1e9), status=status,
-                status_message=message, attributes=attrs, events=events)  # fmt: skip
+    return Span(
+        trace_id=trace,
+        span_id=span_id.rjust(16, "0"),
+        parent_id=parent.rjust(16, "0") if parent else None,
+        name=f"{kind}-{span_id}",
+        start_ns=start_ns,
+        end_ns=start_ns + int(seconds * 1e9),
+        status=status,
+        status_message=message,
+        attributes=attrs,
+        events=events,
+    )
 
 
 def docs(prefix: str, texts: list[str], scores: list[float] | None = None) -> dict:
@@ -164,26 +202,73 @@ def rag_trace(
 ) -> list[Span]:
     """A query's spans as OpenInference instrumentation emits them: root chain, retriever
     (nested in an outer retriever), reranker, LLM (nested)."""
-    pool = pool if pool is not None else ["The tower was finished in 1889.", "Paris is a city.",
-                                          "The Louvre is a museum."]  # fmt: skip
+    pool = (
+        pool
+        if pool is not None
+        else ["The tower was finished in 1889.", "Paris is a city.", "The Louvre is a museum."]
+    )
     context = context if context is not None else pool[:2]
     scores = [1.0 - i / 10 for i in range(len(pool))]
     return [
-        span("1", "CHAIN", trace=trace, start=start, seconds=1.0, **{"input.value": query,
-             "output.value": answer}),
-        span("2", "RETRIEVER", parent="1", trace=trace, start=start + 0.01, seconds=0.2,
-             **{"input.value": query}, **docs("retrieval.documents", pool, scores)),
-        span("3", "RETRIEVER", parent="2", trace=trace, start=start + 0.02, seconds=0.1,
-             **docs("retrieval.documents", pool, scores)),
-        span("4", "RERANKER", parent="1", trace=trace, start=start + 0.3, seconds=0.05,
-             **docs("reranker.input_documents", pool, scores),
-             **docs("reranker.output_documents", context, [0.9] * len(context))),
-        span("5", "LLM", parent="1", trace=trace, start=start + 0.4, seconds=0.5,
-             **{"llm.output_messages.0.message.role": "assistant",
-                "llm.output_messages.0.message.content": answer}),
-        span("6", "LLM", parent="5", trace=trace, start=start + 0.41, seconds=0.4,
-             **{"output.value": "inner call"}),
-    ]  # fmt: skip
+        span(
+            "1",
+            "CHAIN",
+            trace=trace,
+            start=start,
+            seconds=1.0,
+            **{"input.value": query, "output.value": answer},
+        ),
+        span(
+            "2",
+            "RETRIEVER",
+            parent="1",
+            trace=trace,
+            start=start + 0.01,
+            seconds=0.2,
+            **{"input.value": query},
+            **docs("retrieval.documents", pool, scores),
+        ),
+        span(
+            "3",
+            "RETRIEVER",
+            parent="2",
+            trace=trace,
+            start=start + 0.02,
+            seconds=0.1,
+            **docs("retrieval.documents", pool, scores),
+        ),
+        span(
+            "4",
+            "RERANKER",
+            parent="1",
+            trace=trace,
+            start=start + 0.3,
+            seconds=0.05,
+            **docs("reranker.input_documents", pool, scores),
+            **docs("reranker.output_documents", context, [0.9] * len(context)),
+        ),
+        span(
+            "5",
+            "LLM",
+            parent="1",
+            trace=trace,
+            start=start + 0.4,
+            seconds=0.5,
+            **{
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": answer,
+            },
+        ),
+        span(
+            "6",
+            "LLM",
+            parent="5",
+            trace=trace,
+            start=start + 0.41,
+            seconds=0.4,
+            **{"output.value": "inner call"},
+        ),
+    ]
 
 
 def otlp_json(spans: list[Span]) -> dict:

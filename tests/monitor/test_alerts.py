@@ -22,30 +22,56 @@ ALIGN = (-T0) % H  # from T0 to the next hour: windows start on the hour
 W0 = T0 + ALIGN  # the first whole window
 
 
-def add_round(store: MonitorStore, n: int, started: int, verdicts: dict[str, tuple[str, str]],
-              anchored: dict[str, float] | None = None, evalset: str = "golden-v1"):  # fmt: skip
+def add_round(
+    store: MonitorStore,
+    n: int,
+    started: int,
+    verdicts: dict[str, tuple[str, str]],
+    anchored: dict[str, float] | None = None,
+    evalset: str = "golden-v1",
+):
     """A canary round: ``verdicts`` maps sample id -> (verdict, stage); ``anchored`` sample id
     -> its corpus/EntityAnchoring."""
     round_id = f"r{n}"
-    store.db.execute("INSERT INTO canary_rounds (round_id, started_ns, finished_ns, pipeline, "
-                     "samples, answered, summary, evalset_sha256) VALUES (?, ?, ?, 'p', ?, ?, "
-                     "'{}', ?)", [round_id, started, started + 10**9, len(verdicts), len(verdicts),
-                                  evalset])  # fmt: skip
+    store.db.execute(
+        "INSERT INTO canary_rounds (round_id, started_ns, finished_ns, pipeline, "
+        "samples, answered, summary, evalset_sha256) VALUES (?, ?, ?, 'p', ?, ?, "
+        "'{}', ?)",
+        [round_id, started, started + 10**9, len(verdicts), len(verdicts), evalset],
+    )
     store.db.executemany(
         "INSERT INTO canary_cases (round_id, sample_id, trace_id, query, verdict, stage, "
         "evidence) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(round_id, s, f"t-{round_id}-{s}", f"question {s}?", v, st,
-          json.dumps({"explanation": f"why {s}", "points": 1})) for s, (v, st) in verdicts.items()],
-    )  # fmt: skip
+        [
+            (
+                round_id,
+                s,
+                f"t-{round_id}-{s}",
+                f"question {s}?",
+                v,
+                st,
+                json.dumps({"explanation": f"why {s}", "points": 1}),
+            )
+            for s, (v, st) in verdicts.items()
+        ],
+    )
     store.db.executemany(
         "INSERT INTO canary_scores (round_id, sample_id, step, measure, value) VALUES "
         "(?, ?, 'corpus', 'EntityAnchoring', ?)",
-        [(round_id, s, v) for s, v in (anchored or {}).items()])  # fmt: skip
+        [(round_id, s, v) for s, v in (anchored or {}).items()],
+    )
     return round_id
 
 
-RULE = Rule(name="reranker loses evidence", source="canary", stage="reranking",
-            measure="lost@reranking", min_samples=10, alpha=0.01, cooldown=0)  # fmt: skip
+RULE = Rule(
+    name="reranker loses evidence",
+    source="canary",
+    stage="reranking",
+    measure="lost@reranking",
+    min_samples=10,
+    alpha=0.01,
+    cooldown=0,
+)
 
 
 def test_a_canary_jump_in_one_stages_losses_fires_once_naming_it(tmp_path: Path):
@@ -107,20 +133,38 @@ def test_a_chunking_measure_falling_per_sample_fires_for_the_chunker(tmp_path: P
 
 
 def _traffic(store: MonitorStore, windows: int, per_window: int, broken_from: int) -> None:
-    pool = ["The tower was finished in 1889.", "Paris is a city.", "The Louvre is a museum.",
-            "x y z", "a b c"]  # fmt: skip
+    pool = [
+        "The tower was finished in 1889.",
+        "Paris is a city.",
+        "The Louvre is a museum.",
+        "x y z",
+        "a b c",
+    ]
     for w in range(windows):
         for i in range(per_window):
             # one trace in five drops the pool's first chunk when healthy; all of them when broken
             drop = w >= broken_from or i % 5 == 0
-            store.ingest(rag_trace(trace=f"{w * 1000 + i + 1:032x}", pool=pool,
-                                   context=pool[1:3] if drop else pool[:2],
-                                   start=ALIGN / 1e9 + w * 3600 + i * 10))  # fmt: skip
+            store.ingest(
+                rag_trace(
+                    trace=f"{w * 1000 + i + 1:032x}",
+                    pool=pool,
+                    context=pool[1:3] if drop else pool[:2],
+                    start=ALIGN / 1e9 + w * 3600 + i * 10,
+                )
+            )
 
 
 def test_traffic_top1_dropped_fires_for_the_reranker_with_example_traces(tmp_path: Path):
-    rule = Rule(name="top1", source="traffic", stage="reranking", measure="Top1Dropped",
-                min_samples=20, alpha=0.001, min_effect=0.2, baseline=3)  # fmt: skip
+    rule = Rule(
+        name="top1",
+        source="traffic",
+        stage="reranking",
+        measure="Top1Dropped",
+        min_samples=20,
+        alpha=0.001,
+        min_effect=0.2,
+        baseline=3,
+    )
     with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
         _traffic(store, 5, 30, broken_from=4)
         quiet = [evaluate_alerts(store, [rule], now_ns=W0 + (w + 1) * H + 1) for w in range(4)]
@@ -133,8 +177,15 @@ def test_traffic_top1_dropped_fires_for_the_reranker_with_example_traces(tmp_pat
 
 
 def test_a_threshold_rule_fires_when_crossed(tmp_path: Path):
-    rule = Rule(name="slow", source="traffic", stage="generation", measure="LatencyP95",
-                kind="threshold", above=0.4, min_samples=10)  # fmt: skip
+    rule = Rule(
+        name="slow",
+        source="traffic",
+        stage="generation",
+        measure="LatencyP95",
+        kind="threshold",
+        above=0.4,
+        min_samples=10,
+    )
     with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
         _traffic(store, 1, 12, broken_from=99)
         [alert] = evaluate_alerts(store, [rule], now_ns=W0 + H + 1)
@@ -159,18 +210,23 @@ def test_the_unpaired_test_holds_its_level_on_noise():
 
 def test_rules_files_are_checked_and_named(tmp_path: Path):
     path = tmp_path / "rules.toml"
-    path.write_text('[[rule]]\nname = "x"\nsource = "traffic"\nstage = "reranking"\n'
-                    'measure = "Top1Droped"\n')  # fmt: skip
+    path.write_text(
+        '[[rule]]\nname = "x"\nsource = "traffic"\nstage = "reranking"\nmeasure = "Top1Droped"\n'
+    )
     with pytest.raises(
         InputError, match=r"rule 1 \('x'\).*no label-free signal reranking/Top1Droped"
     ):
         load_rules(path)
-    path.write_text('[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
-                    'measure = "lost@reranking"\ncooldwn = "1h"\n')  # fmt: skip
+    path.write_text(
+        '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
+        'measure = "lost@reranking"\ncooldwn = "1h"\n'
+    )
     with pytest.raises(InputError, match=r"rules.toml: rule 1 \('x'\).cooldwn: unknown field"):
         load_rules(path)
-    path.write_text('[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
-                    'measure = "lost@reranking"\ncooldown = "2h"\n')  # fmt: skip
+    path.write_text(
+        '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
+        'measure = "lost@reranking"\ncooldown = "2h"\n'
+    )
     assert load_rules(path)[0].cooldown == 7200
     path.write_text("[[rule]\n")
     with pytest.raises(InputError, match="not valid TOML"):
@@ -242,8 +298,9 @@ def test_the_cli_prints_alerts_and_exits_3_for_cron(tmp_path: Path, capsys):
     log = tmp_path / "alerts.jsonl"
     assert main(["monitor", "alerts", "--store", str(db), "--log", str(log)]) == 0
     with MonitorStore(db) as store:
-        add_round(store, 3, time.time_ns() - 2 * H,
-                  {s: ("not_in_answer", "generation") for s in healthy})  # fmt: skip
+        add_round(
+            store, 3, time.time_ns() - 2 * H, {s: ("not_in_answer", "generation") for s in healthy}
+        )
     assert main(["monitor", "alerts", "--store", str(db), "--log", str(log)]) == 3
     out = capsys.readouterr().out
     assert "cofe alert [critical] generation: lost@generation 0 -> 1" in out
@@ -279,10 +336,19 @@ def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_p
                 texts = long if w < 4 else [t[: len(t) // 2] for t in long]  # halved in window 4
                 # lengths vary a little from trace to trace, as real chunks do
                 pool = [t + "x" * ((i * 7 + j) % 13) for j, t in enumerate(texts)]
-                store.ingest(rag_trace(trace=f"{w * 1000 + i + 1:032x}", pool=pool,
-                                       start=ALIGN / 1e9 + w * 3600 + i * 10))  # fmt: skip
-        assert [evaluate_alerts(store, [rule], now_ns=W0 + (w + 1) * H + 1) for w in range(4)] \
-            == [[], [], [], []]  # fmt: skip
+                store.ingest(
+                    rag_trace(
+                        trace=f"{w * 1000 + i + 1:032x}",
+                        pool=pool,
+                        start=ALIGN / 1e9 + w * 3600 + i * 10,
+                    )
+                )
+        assert [evaluate_alerts(store, [rule], now_ns=W0 + (w + 1) * H + 1) for w in range(4)] == [
+            [],
+            [],
+            [],
+            [],
+        ]
         [alert] = evaluate_alerts(store, [rule], now_ns=W0 + 5 * H + 1)
         store.refresh()
         series = store.series(stage="chunking", signal="ChunkChars")
@@ -292,8 +358,14 @@ def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_p
 
 
 def test_traffic_that_stopped_is_a_count_threshold_and_fires_on_an_empty_window(tmp_path: Path):
-    stopped = Rule(name="no traffic", source="traffic", stage="all", measure="Traces",
-                   kind="threshold", below=1)  # fmt: skip
+    stopped = Rule(
+        name="no traffic",
+        source="traffic",
+        stage="all",
+        measure="Traces",
+        kind="threshold",
+        below=1,
+    )
     with pytest.raises(ValueError, match="count per window"):
         Rule(name="x", source="traffic", stage="all", measure="Traces")
     with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
@@ -304,10 +376,18 @@ def test_traffic_that_stopped_is_a_count_threshold_and_fires_on_an_empty_window(
 
 
 def test_a_canary_threshold_on_a_verdict_share_fires(tmp_path: Path):
-    rule = Rule(name="lost", source="canary", stage="reranking", measure="lost@reranking",
-                kind="threshold", above=0.3, min_samples=10)  # fmt: skip
-    cases = {f"s{i}": ("cut_by_rerank", "reranking") if i < 15 else ("pass", None)
-             for i in range(30)}  # fmt: skip
+    rule = Rule(
+        name="lost",
+        source="canary",
+        stage="reranking",
+        measure="lost@reranking",
+        kind="threshold",
+        above=0.3,
+        min_samples=10,
+    )
+    cases = {
+        f"s{i}": ("cut_by_rerank", "reranking") if i < 15 else ("pass", None) for i in range(30)
+    }
     with MonitorStore(tmp_path / "m.db") as store:
         add_round(store, 0, T0, cases)
         [alert] = evaluate_alerts(store, [rule], now_ns=T0 + H)
@@ -316,15 +396,19 @@ def test_a_canary_threshold_on_a_verdict_share_fires(tmp_path: Path):
 
 def test_rule_values_of_the_wrong_type_are_refused_naming_the_rule(tmp_path: Path):
     path = tmp_path / "rules.toml"
-    path.write_text('[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
-                    'measure = "lost@reranking"\nkind = "threshold"\nabove = "0.1"\n')  # fmt: skip
+    path.write_text(
+        '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
+        'measure = "lost@reranking"\nkind = "threshold"\nabove = "0.1"\n'
+    )
     with pytest.raises(InputError, match=r"rule 1 \('x'\).*above must be a number"):
         load_rules(path)
     path.write_text("rule = [1, 2]\n")
     with pytest.raises(InputError, match="rule 1"):
         load_rules(path)
-    path.write_text('[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
-                    'measure = "lost@reranking"\ncooldown = "soon"\n')  # fmt: skip
+    path.write_text(
+        '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
+        'measure = "lost@reranking"\ncooldown = "soon"\n'
+    )
     with pytest.raises(InputError, match=r"rule 1 \('x'\).*not a duration"):
         load_rules(path)
 

@@ -11,8 +11,11 @@ from tests.monitor.conftest import TRACE, docs, rag_trace, span
 def test_a_traced_query_gives_every_stage():
     record = assemble(TRACE, rag_trace())
     assert record.query == "When was the tower finished?"
-    assert [d.text for d in record.pool] == ["The tower was finished in 1889.",
-                                             "Paris is a city.", "The Louvre is a museum."]  # fmt: skip
+    assert [d.text for d in record.pool] == [
+        "The tower was finished in 1889.",
+        "Paris is a city.",
+        "The Louvre is a museum.",
+    ]
     assert [d.score for d in record.pool] == [1.0, 0.9, 0.8]
     assert [d.text for d in record.context] == record_texts(record.pool[:2])
     assert record.answer == "In 1889."  # the outer LLM span's message, not the inner call
@@ -44,9 +47,13 @@ def test_without_a_reranker_the_generator_saw_the_pool():
 
 
 def test_a_failing_retriever_is_a_retrieval_error_not_a_problem():
-    raised = ({"name": "exception", "time_ns": 0,
-               "attributes": {"exception.type": "ConnectionError",
-                              "exception.message": "store down"}},)  # fmt: skip
+    raised = (
+        {
+            "name": "exception",
+            "time_ns": 0,
+            "attributes": {"exception.type": "ConnectionError", "exception.message": "store down"},
+        },
+    )
     spans = [
         span("1", "CHAIN", seconds=1.0, **{"input.value": "q?"}, status="error"),
         span("2", "RETRIEVER", parent="1", status="error", events=raised),
@@ -59,8 +66,10 @@ def test_a_failing_retriever_is_a_retrieval_error_not_a_problem():
 
 
 def test_a_chain_failing_after_retrieval_never_blames_a_reranker_the_trace_does_not_show():
-    spans = [span("1", "CHAIN", status="error", message="boom", **{"input.value": "q?"}),
-             span("2", "RETRIEVER", parent="1", **docs("retrieval.documents", ["a b c"]))]  # fmt: skip
+    spans = [
+        span("1", "CHAIN", status="error", message="boom", **{"input.value": "q?"}),
+        span("2", "RETRIEVER", parent="1", **docs("retrieval.documents", ["a b c"])),
+    ]
     record = assemble(TRACE, spans)
     assert record.error_stage is Stage.GENERATION
     assert record.error == "boom"
@@ -70,10 +79,14 @@ def test_an_error_handled_inside_a_stage_is_no_error_and_an_llm_reranker_is_rera
     retried = span("7", "EMBEDDING", parent="3", status="error", message="timeout (retried)")
     record = assemble(TRACE, [*rag_trace(), retried])
     assert record.error is None and record.answer == "In 1889."
-    llm_reranker = span("8", "LLM", parent="4", seconds=2.0,
-                        **{"output.value": "Doc: 2, Relevance: 9"})  # fmt: skip
-    spans = [*rag_trace()[:4], llm_reranker,
-             span("5", "LLM", parent="1", start=0.4, status="error", message="down")]  # fmt: skip
+    llm_reranker = span(
+        "8", "LLM", parent="4", seconds=2.0, **{"output.value": "Doc: 2, Relevance: 9"}
+    )
+    spans = [
+        *rag_trace()[:4],
+        llm_reranker,
+        span("5", "LLM", parent="1", start=0.4, status="error", message="down"),
+    ]
     record = assemble(TRACE, spans)
     assert record.error_stage is Stage.GENERATION and record.answer is None
     assert record.latency[Stage.GENERATION] == pytest.approx(0.1)  # not the reranker's call
@@ -84,10 +97,15 @@ def test_a_remote_parent_or_an_http_root_still_gives_the_query():
     remote[0] = span("1", "CHAIN", parent="f" * 16, seconds=1.0, **{"input.value": "Who won?"})
     record = assemble(TRACE, remote)
     assert record.query == "Who won?" and record.problems == []
-    http = [span("0", None, seconds=2.0, **{"http.route": "/ask"}),
-            *[s if s.span_id != "1".rjust(16, "0") else span("1", "CHAIN", parent="0", seconds=1.0,
-                                                              **{"input.value": "Who won?"})
-              for s in rag_trace()]]  # fmt: skip
+    http = [
+        span("0", None, seconds=2.0, **{"http.route": "/ask"}),
+        *[
+            s
+            if s.span_id != "1".rjust(16, "0")
+            else span("1", "CHAIN", parent="0", seconds=1.0, **{"input.value": "Who won?"})
+            for s in rag_trace()
+        ],
+    ]
     assert assemble(TRACE, http).query == "Who won?"
 
 
@@ -117,8 +135,12 @@ def test_unknown_kinds_are_counted_and_other_traces_are_not_queries():
 
 def test_a_json_root_input_gives_its_query_field():
     spans = rag_trace()
-    spans[0].attributes.update({"input.value": '{"message": "Tell me about Lisbon"}',
-                                "input.mime_type": "application/json"})  # fmt: skip
+    spans[0].attributes.update(
+        {
+            "input.value": '{"message": "Tell me about Lisbon"}',
+            "input.mime_type": "application/json",
+        }
+    )
     assert assemble(TRACE, spans).query == "Tell me about Lisbon"
 
 

@@ -18,10 +18,32 @@ def test_scheduled_rounds_of_the_builtin_pipeline_are_scored_and_stored(
     tmp_path: Path, small_docs: Path, small_evalset: Path, capsys
 ):
     db, runs = tmp_path / "monitor.db", tmp_path / "rounds"
-    code = main(["monitor", "canary", "--store", str(db), "--evalset", str(small_evalset),
-                 "--docs", str(small_docs), "--pipeline", "default", "--runs", str(runs),
-                 "--rounds", "2", "--every", "1s", "--cache", "none", "--chunk-size", "32",
-                 "--top-k", "2"])  # fmt: skip
+    code = main(
+        [
+            "monitor",
+            "canary",
+            "--store",
+            str(db),
+            "--evalset",
+            str(small_evalset),
+            "--docs",
+            str(small_docs),
+            "--pipeline",
+            "default",
+            "--runs",
+            str(runs),
+            "--rounds",
+            "2",
+            "--every",
+            "1s",
+            "--cache",
+            "none",
+            "--chunk-size",
+            "32",
+            "--top-k",
+            "2",
+        ]
+    )
     assert code == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and all("3/3 answered" in line for line in lines)
@@ -40,8 +62,10 @@ def test_scheduled_rounds_of_the_builtin_pipeline_are_scored_and_stored(
         shares = [r for r in store.canary_series() if r["step"] == "verdicts"]
         for name in rounds:  # the verdict shares of a round add up to one
             assert sum(r["value"] for r in shares if r["round_id"] == name) == pytest.approx(1.0)
-        cases = store.db.execute("SELECT round_id, sample_id, verdict, trace_id FROM "
-                                 "canary_cases ORDER BY round_id, sample_id")  # fmt: skip
+        cases = store.db.execute(
+            "SELECT round_id, sample_id, verdict, trace_id FROM "
+            "canary_cases ORDER BY round_id, sample_id"
+        )
         assert [(c[0], c[1]) for c in cases] == [(r, s) for r in rounds for s in ("q1", "q2", "q3")]
         trace = store.trace(cases[0][3])
         assert trace is not None and trace.query == "When was the Eiffel Tower finished?"

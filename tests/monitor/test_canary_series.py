@@ -19,12 +19,22 @@ T0 = 1_700_000_000 * 10**9
 
 
 def _rounds(tmp_path: Path, store: MonitorStore, top_ks: list[int], pools: list[int]) -> None:
-    chunks = [Chunk(chunk_id=f"f{i}", doc_id="d", text=f"Filler sentence number {i}.")
-              for i in range(4)]  # fmt: skip
-    chunks += [Chunk(chunk_id=city, doc_id="d", text=f"{city} dates from {year}.")
-               for city, year in FACTS.items()]  # fmt: skip
-    samples = [EvalSample(id=city, query=f"When does {city} date from?", coarse_keywords=[city],
-                          fine_keywords=[[year]]) for city, year in FACTS.items()]  # fmt: skip
+    chunks = [
+        Chunk(chunk_id=f"f{i}", doc_id="d", text=f"Filler sentence number {i}.") for i in range(4)
+    ]
+    chunks += [
+        Chunk(chunk_id=city, doc_id="d", text=f"{city} dates from {year}.")
+        for city, year in FACTS.items()
+    ]
+    samples = [
+        EvalSample(
+            id=city,
+            query=f"When does {city} date from?",
+            coarse_keywords=[city],
+            fine_keywords=[[year]],
+        )
+        for city, year in FACTS.items()
+    ]
     evalset = tmp_path / "canary.jsonl"
     write_evalset(evalset, samples)
     state = {"k": top_ks[0], "pool": pools[0]}
@@ -58,19 +68,31 @@ def test_a_new_top_k_continues_its_series_with_the_cutoff_on_the_point(tmp_path:
         page = Pages(store).overview(_Params("range=all"))
     context = [r for r in rows if r["step"] == "context" and r["series"] == "KeywordRecall"]
     assert [(r["measure"], r["cutoff"], r["value"]) for r in context] == [
-        ("KeywordRecall@4", 4, 1.0), ("KeywordRecall@1", 1, 0.0)]  # fmt: skip
-    pool = {(r["series"], r["measure"]) for r in rows
-            if r["step"] == "pool" and r["measure"].startswith("KeywordRecall@")}  # fmt: skip
-    assert pool == {("KeywordRecall", "KeywordRecall@5"), ("KeywordRecall", "KeywordRecall@4"),
-                    ("KeywordRecall (top-k)", "KeywordRecall@4"),
-                    ("KeywordRecall (top-k)", "KeywordRecall@1")}  # fmt: skip
+        ("KeywordRecall@4", 4, 1.0),
+        ("KeywordRecall@1", 1, 0.0),
+    ]
+    pool = {
+        (r["series"], r["measure"])
+        for r in rows
+        if r["step"] == "pool" and r["measure"].startswith("KeywordRecall@")
+    }
+    assert pool == {
+        ("KeywordRecall", "KeywordRecall@5"),
+        ("KeywordRecall", "KeywordRecall@4"),
+        ("KeywordRecall (top-k)", "KeywordRecall@4"),
+        ("KeywordRecall (top-k)", "KeywordRecall@1"),
+    }
     # the overview: a point of every step in both rounds; the context's two points are one line
     overview = _figure(page, "chart-canary-recall")
     tips = _tips(overview)
     assert [t.split(" ·")[0] for t in tips if " at pool" in t] == [
-        "KeywordRecall@5 at pool", "KeywordRecall@4 at pool"]  # fmt: skip
+        "KeywordRecall@5 at pool",
+        "KeywordRecall@4 at pool",
+    ]
     assert [t.split(" ·")[0] for t in tips if " at context" in t] == [
-        "KeywordRecall@4 at context", "KeywordRecall@1 at context"]  # fmt: skip
+        "KeywordRecall@4 at context",
+        "KeywordRecall@1 at context",
+    ]
     # the stage's chart of the measure at the context: one series, its drop a joined line
     stage = _figure(page, "chart-canary-reranking-context-KeywordRecall")
     assert len(_tips(stage)) == 2 and stage.count('<polyline class="series"') == 1

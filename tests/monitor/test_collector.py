@@ -27,8 +27,11 @@ from tests.monitor.conftest import T0, _free_port, docs, rag_trace
 
 HOUR = 3600 * 10**9
 RECENT = (time.time_ns() - HOUR) // HOUR * HOUR  # within the retention; starts a window
-POOL = ["The Eiffel Tower was finished in 1889.", "Paris is the capital of France.",
-        "Gustave Eiffel's company built the tower."]  # fmt: skip
+POOL = [
+    "The Eiffel Tower was finished in 1889.",
+    "Paris is the capital of France.",
+    "Gustave Eiffel's company built the tower.",
+]
 TOKEN = "s3cret-Tok3n-9f8e7d"
 
 
@@ -54,16 +57,27 @@ def sdk_spans(spans: Sequence[Span]) -> list:
     out = []
     for s in spans:
         trace_id = int(s.trace_id, 16)
-        out.append(ReadableSpan(
-            name=s.name,
-            context=SpanContext(trace_id, int(s.span_id, 16), is_remote=False,
-                                trace_flags=TraceFlags(TraceFlags.SAMPLED)),
-            parent=SpanContext(trace_id, int(s.parent_id, 16), is_remote=False)
-            if s.parent_id else None,
-            resource=resource, attributes=s.attributes,
-            events=[Event(e["name"], e.get("attributes"), e.get("time_ns")) for e in s.events],
-            status=Status(codes[s.status], s.status_message if s.status == "error" else None),
-            start_time=s.start_ns, end_time=s.end_ns, instrumentation_scope=scope))  # fmt: skip
+        out.append(
+            ReadableSpan(
+                name=s.name,
+                context=SpanContext(
+                    trace_id,
+                    int(s.span_id, 16),
+                    is_remote=False,
+                    trace_flags=TraceFlags(TraceFlags.SAMPLED),
+                ),
+                parent=SpanContext(trace_id, int(s.parent_id, 16), is_remote=False)
+                if s.parent_id
+                else None,
+                resource=resource,
+                attributes=s.attributes,
+                events=[Event(e["name"], e.get("attributes"), e.get("time_ns")) for e in s.events],
+                status=Status(codes[s.status], s.status_message if s.status == "error" else None),
+                start_time=s.start_ns,
+                end_time=s.end_ns,
+                instrumentation_scope=scope,
+            )
+        )
     return out
 
 
@@ -86,16 +100,34 @@ def otlp_json(spans: Sequence[Span]) -> bytes:
             return {"doubleValue": v}
         return {"stringValue": v}
 
-    out = [{"traceId": s.trace_id, "spanId": s.span_id, "name": s.name, "kind": 1,
+    out = [
+        {
+            "traceId": s.trace_id,
+            "spanId": s.span_id,
+            "name": s.name,
+            "kind": 1,
             **({"parentSpanId": s.parent_id} if s.parent_id else {}),
-            "startTimeUnixNano": str(s.start_ns), "endTimeUnixNano": str(s.end_ns),
+            "startTimeUnixNano": str(s.start_ns),
+            "endTimeUnixNano": str(s.end_ns),
             "attributes": [{"key": k, "value": value(v)} for k, v in s.attributes.items()],
-            "status": {"code": {"ok": 1, "error": 2, "unset": 0}[s.status]}}
-           for s in spans]  # fmt: skip
-    return json.dumps({"resourceSpans": [{
-        "resource": {"attributes": [{"key": "service.name",
-                                     "value": {"stringValue": "rag-service"}}]},
-        "scopeSpans": [{"scope": {"name": "test"}, "spans": out}]}]}).encode()  # fmt: skip
+            "status": {"code": {"ok": 1, "error": 2, "unset": 0}[s.status]},
+        }
+        for s in spans
+    ]
+    return json.dumps(
+        {
+            "resourceSpans": [
+                {
+                    "resource": {
+                        "attributes": [
+                            {"key": "service.name", "value": {"stringValue": "rag-service"}}
+                        ]
+                    },
+                    "scopeSpans": [{"scope": {"name": "test"}, "spans": out}],
+                }
+            ]
+        }
+    ).encode()
 
 
 def traces_batch(first: int, n: int = 3) -> list[Span]:
@@ -121,9 +153,13 @@ def running(store: MonitorStore, **options) -> Iterator[Collector]:
         collector.shutdown()
 
 
-def post(url: str, body: bytes, content_type: str | None = "application/x-protobuf",
-         headers: dict[str, str] | None = None,
-         conn: http.client.HTTPConnection | None = None) -> tuple[int, str | None, bytes]:  # fmt: skip
+def post(
+    url: str,
+    body: bytes,
+    content_type: str | None = "application/x-protobuf",
+    headers: dict[str, str] | None = None,
+    conn: http.client.HTTPConnection | None = None,
+) -> tuple[int, str | None, bytes]:
     """(status, Content-Type, body) of one POST; on ``conn`` if given (kept open)."""
     parts = urllib.parse.urlsplit(url)
     own = conn is None
@@ -179,23 +215,39 @@ def test_spans_of_an_sdk_tracer_exported_one_by_one_are_assembled_into_the_query
         with tracer.start_as_current_span("query") as root:
             root.set_attributes({"openinference.span.kind": "CHAIN", "input.value": question})
             with tracer.start_as_current_span("retrieve") as span:
-                span.set_attributes({"openinference.span.kind": "RETRIEVER", "input.value": question,
-                                     **docs("retrieval.documents", POOL, [0.9, 0.7, 0.4])})  # fmt: skip
+                span.set_attributes(
+                    {
+                        "openinference.span.kind": "RETRIEVER",
+                        "input.value": question,
+                        **docs("retrieval.documents", POOL, [0.9, 0.7, 0.4]),
+                    }
+                )
             with tracer.start_as_current_span("rerank") as span:
-                span.set_attributes({"openinference.span.kind": "RERANKER",
-                                     **docs("reranker.input_documents", POOL, [0.9, 0.7, 0.4]),
-                                     **docs("reranker.output_documents", [POOL[2], POOL[0]],
-                                            [0.95, 0.6])})  # fmt: skip
+                span.set_attributes(
+                    {
+                        "openinference.span.kind": "RERANKER",
+                        **docs("reranker.input_documents", POOL, [0.9, 0.7, 0.4]),
+                        **docs("reranker.output_documents", [POOL[2], POOL[0]], [0.95, 0.6]),
+                    }
+                )
             with tracer.start_as_current_span("generate") as span:
-                span.set_attributes({"openinference.span.kind": "LLM",
-                                     "llm.output_messages.0.message.role": "assistant",
-                                     "llm.output_messages.0.message.content": answer})  # fmt: skip
+                span.set_attributes(
+                    {
+                        "openinference.span.kind": "LLM",
+                        "llm.output_messages.0.message.role": "assistant",
+                        "llm.output_messages.0.message.content": answer,
+                    }
+                )
             root.set_attribute("output.value", answer)
         with tracer.start_as_current_span("query") as failed_root:
             failed_root.set_attributes({"openinference.span.kind": "CHAIN", "input.value": "Who?"})
             with tracer.start_as_current_span("retrieve") as span:
-                span.set_attributes({"openinference.span.kind": "RETRIEVER",
-                                     **docs("retrieval.documents", POOL[:1], [0.5])})  # fmt: skip
+                span.set_attributes(
+                    {
+                        "openinference.span.kind": "RETRIEVER",
+                        **docs("retrieval.documents", POOL[:1], [0.5]),
+                    }
+                )
             with tracer.start_as_current_span("generate") as span:
                 span.set_attribute("openinference.span.kind", "LLM")
                 span.record_exception(RuntimeError("rate limited"))
@@ -225,11 +277,16 @@ def test_the_sdk_exporter_s_batches_arrive_compressed_or_not(store, compression)
     sent_encodings = []
     session = requests.Session()
     session.hooks["response"].append(
-        lambda r, **_: sent_encodings.append(r.request.headers.get("Content-Encoding")))
+        lambda r, **_: sent_encodings.append(r.request.headers.get("Content-Encoding"))
+    )
     spans = traces_batch(0, 3)
     with running(store) as collector:
-        exporter = OTLPSpanExporter(endpoint=collector.url, compression=Compression(compression),
-                                    session=session, timeout=10)  # fmt: skip
+        exporter = OTLPSpanExporter(
+            endpoint=collector.url,
+            compression=Compression(compression),
+            session=session,
+            timeout=10,
+        )
         assert exporter.export(sdk_spans(spans)) is SpanExportResult.SUCCESS
         exporter.shutdown()
     # the body really travelled compressed (the exporter sends no header without compression)
@@ -237,7 +294,10 @@ def test_the_sdk_exporter_s_batches_arrive_compressed_or_not(store, compression)
     assert stored(store) == {(s.trace_id, s.span_id) for s in spans}
     record = store.trace(f"{2:032x}")
     assert record.query == "question 1?" and record.problems == []
-    assert [d.text for d in record.context] == ["The tower was finished in 1889.", "Paris is a city."]
+    assert [d.text for d in record.context] == [
+        "The tower was finished in 1889.",
+        "Paris is a city.",
+    ]
 
 
 @pytest.mark.parametrize("gzipped", [False, True])
@@ -246,15 +306,19 @@ def test_otlp_json_with_hex_ids_is_stored_and_answered_in_json(store, gzipped):
     body = otlp_json(spans)
     headers = {"Content-Encoding": "gzip"} if gzipped else {}
     with running(store) as collector:
-        status, content_type, reply = post(collector.url, gzip.compress(body) if gzipped else body,
-                                           "application/json", headers)  # fmt: skip
+        status, content_type, reply = post(
+            collector.url, gzip.compress(body) if gzipped else body, "application/json", headers
+        )
     assert (status, content_type, json.loads(reply)) == (200, "application/json", {})
     assert stored(store) == {(s.trace_id, s.span_id) for s in spans}
     record = store.trace(f"{1:032x}")
     assert record.query == "question 0?" and record.answer == "In 1889." and record.problems == []
     assert record.started_ns == spans[0].start_ns  # the int64 strings read as nanoseconds
-    assert [d.text for d in record.pool] == ["The tower was finished in 1889.", "Paris is a city.",
-                                             "The Louvre is a museum."]  # fmt: skip
+    assert [d.text for d in record.pool] == [
+        "The tower was finished in 1889.",
+        "Paris is a city.",
+        "The Louvre is a museum.",
+    ]
 
 
 # --- what is refused -------------------------------------------------------------------------
@@ -277,12 +341,26 @@ NOT_SPANS = {
     "not JSON": ("application/json", {}, b"{resourceSpans: nope"),
     "JSON, not a request": ("application/json", {}, b'{"hello": "world"}'),
     "JSON of the wrong shape": ("application/json", {}, b'{"resourceSpans": ["x"]}'),
-    "a 3-byte trace id among good spans": ("application/json", {}, otlp_json(
-        [*traces_batch(10, 1), replace(traces_batch(11, 1)[0], trace_id="abcdef")])),
-    "an all-zero span id": ("application/x-protobuf", {}, protobuf(
-        [*traces_batch(10, 1), replace(traces_batch(11, 1)[0], span_id="0" * 16)])),
-    "gzip cut short after a whole request": ("application/x-protobuf", {"Content-Encoding": "gzip"}, _truncated_gzip()),
-    "not gzip": ("application/x-protobuf", {"Content-Encoding": "gzip"}, protobuf(traces_batch(10, 1))),
+    "a 3-byte trace id among good spans": (
+        "application/json",
+        {},
+        otlp_json([*traces_batch(10, 1), replace(traces_batch(11, 1)[0], trace_id="abcdef")]),
+    ),
+    "an all-zero span id": (
+        "application/x-protobuf",
+        {},
+        protobuf([*traces_batch(10, 1), replace(traces_batch(11, 1)[0], span_id="0" * 16)]),
+    ),
+    "gzip cut short after a whole request": (
+        "application/x-protobuf",
+        {"Content-Encoding": "gzip"},
+        _truncated_gzip(),
+    ),
+    "not gzip": (
+        "application/x-protobuf",
+        {"Content-Encoding": "gzip"},
+        protobuf(traces_batch(10, 1)),
+    ),
 }
 
 
@@ -314,14 +392,19 @@ def test_a_wrong_content_type_or_encoding_is_415_and_the_connection_stays_usable
     with running(store) as collector:
         conn = http.client.HTTPConnection("127.0.0.1", collector.port, timeout=10)
         try:
-            for content_type, headers in (("text/plain", {}), (None, {}), ("application/xml", {}),
-                                          ("application/x-protobuf", {"Content-Encoding": "br"})):  # fmt: skip
+            for content_type, headers in (
+                ("text/plain", {}),
+                (None, {}),
+                ("application/xml", {}),
+                ("application/x-protobuf", {"Content-Encoding": "br"}),
+            ):
                 status, _, reply = post(collector.url, body, content_type, headers, conn=conn)
                 assert status == 415, (content_type, headers, reply)
             assert store.counts()["spans"] == 0
             # the refused bodies were read off the connection: the next request on it works
-            status, _, _ = post(collector.url, body, "application/x-protobuf; charset=binary",
-                                conn=conn)  # fmt: skip
+            status, _, _ = post(
+                collector.url, body, "application/x-protobuf; charset=binary", conn=conn
+            )
         finally:
             conn.close()
         assert collector.stats.rejected == 4
@@ -336,8 +419,9 @@ def test_a_body_over_max_body_is_413_and_one_just_under_is_stored(store):
         status, _, reply = post(collector.url, protobuf(large))
         assert status == 413, reply
         # nor may a small body inflate past the limit
-        status, _, reply = post(collector.url, gzip.compress(protobuf(large)), headers={
-            "Content-Encoding": "gzip"})  # fmt: skip
+        status, _, reply = post(
+            collector.url, gzip.compress(protobuf(large)), headers={"Content-Encoding": "gzip"}
+        )
         assert status == 400 and b"inflates past" in reply
     assert stored(store) == {(s.trace_id, s.span_id) for s in small}
 
@@ -348,19 +432,25 @@ def test_a_token_is_required_when_one_is_set(store):
 
     first, second = traces_batch(0, 1), traces_batch(1, 1)
     with running(store, token=TOKEN) as collector:
-        for headers in ({}, {"Authorization": "Bearer wrong"},
-                        {"Authorization": f"Bearer {TOKEN}x"}, {"Authorization": "Bearer "}):  # fmt: skip
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": f"Bearer {TOKEN}x"},
+            {"Authorization": "Bearer "},
+        ):
             status, _, _ = post(collector.url, protobuf(first), headers=headers)
             assert status == 401, headers
         assert store.counts()["spans"] == 0
-        status, _, _ = post(collector.url, protobuf(first),
-                            headers={"Authorization": f"Bearer {TOKEN}"})  # fmt: skip
+        status, _, _ = post(
+            collector.url, protobuf(first), headers={"Authorization": f"Bearer {TOKEN}"}
+        )
         assert status == 200
         # the SDK exporter with the header configured, as a deployment would set it
         without = OTLPSpanExporter(endpoint=collector.url, timeout=5)
         assert without.export(sdk_spans(second)) is SpanExportResult.FAILURE
-        with_token = OTLPSpanExporter(endpoint=collector.url, timeout=5,
-                                      headers={"Authorization": f"Bearer {TOKEN}"})  # fmt: skip
+        with_token = OTLPSpanExporter(
+            endpoint=collector.url, timeout=5, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
         assert with_token.export(sdk_spans(second)) is SpanExportResult.SUCCESS
         assert collector.stats.rejected == 5
     assert stored(store) == {(s.trace_id, s.span_id) for s in first + second}
@@ -378,10 +468,25 @@ def test_listening_beyond_loopback_needs_a_token(store, tmp_path):
         check_binding(host, None)  # loopback needs none
     # the command line refuses before it creates the store
     db = tmp_path / "refused.db"
-    done = subprocess.run([sys.executable, "-m", "cofe", "monitor", "collect", "--store", str(db),
-                           "--host", "0.0.0.0", "--port", str(_free_port())],
-                          capture_output=True, text=True, timeout=60,
-                          env={k: v for k, v in os.environ.items() if k != "COFE_MONITOR_TOKEN"})  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cofe",
+            "monitor",
+            "collect",
+            "--store",
+            str(db),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(_free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "COFE_MONITOR_TOKEN"},
+    )
     assert done.returncode != 0 and "needs a token" in done.stderr and not db.exists()
 
 
@@ -391,10 +496,26 @@ def test_the_token_never_appears_in_what_the_collector_prints(tmp_path):
     port = _free_port()
     url = f"http://127.0.0.1:{port}/v1/traces"
     process = subprocess.Popen(
-        [sys.executable, "-m", "cofe", "monitor", "collect", "--store", str(tmp_path / "m.db"),
-         "--port", str(port), "--token-file", str(token_file), "--refresh", "0.1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "cofe",
+            "monitor",
+            "collect",
+            "--store",
+            str(tmp_path / "m.db"),
+            "--port",
+            str(port),
+            "--token-file",
+            str(token_file),
+            "--refresh",
+            "0.1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -409,8 +530,14 @@ def test_the_token_never_appears_in_what_the_collector_prints(tmp_path):
                 time.sleep(0.1)
         good = {"Authorization": f"Bearer {TOKEN}"}
         assert post(url, protobuf(traces_batch(0, 1)))[0] == 401
-        assert post(url, protobuf(traces_batch(0, 1)), headers={
-            "Authorization": f"Bearer {TOKEN}-and-more"})[0] == 401  # fmt: skip
+        assert (
+            post(
+                url,
+                protobuf(traces_batch(0, 1)),
+                headers={"Authorization": f"Bearer {TOKEN}-and-more"},
+            )[0]
+            == 401
+        )
         assert post(url, b"\xff\xff", headers=good)[0] == 400
         assert post(url, protobuf(traces_batch(0, 1)), "text/plain", headers=good)[0] == 415
         assert post(url, protobuf(traces_batch(0, 1)), headers=good)[0] == 200
@@ -427,8 +554,11 @@ def test_the_token_is_not_printed_by_an_in_process_collector_either(store, capfd
     with running(store, token=TOKEN, refresh_seconds=0.05, quiet=False) as collector:
         good = {"Authorization": f"Bearer {TOKEN}"}
         assert post(collector.url, b"", headers={"Authorization": f"Bearer {TOKEN}!"})[0] == 401
-        monkeypatch.setattr(store, "ingest", lambda spans: (_ for _ in ()).throw(
-            sqlite3.OperationalError("disk I/O error")))  # fmt: skip
+        monkeypatch.setattr(
+            store,
+            "ingest",
+            lambda spans: (_ for _ in ()).throw(sqlite3.OperationalError("disk I/O error")),
+        )
         assert post(collector.url, protobuf(traces_batch(0, 1)), headers=good)[0] == 503
         monkeypatch.undo()
         assert post(collector.url, protobuf(traces_batch(0, 1)), headers=good)[0] == 200
@@ -450,9 +580,9 @@ def test_healthz_reports_the_counters_and_other_paths_are_404(store):
         status, body = get(collector, "/healthz")
         health = json.loads(body)
         assert status == 200
-        assert {k: health[k] for k in ("batches", "spans", "new_spans", "traces", "rejected",
-                                       "failed")} == {"batches": 2, "spans": 18, "new_spans": 12,
-                                                      "traces": 3, "rejected": 1, "failed": 0}  # fmt: skip
+        assert {
+            k: health[k] for k in ("batches", "spans", "new_spans", "traces", "rejected", "failed")
+        } == {"batches": 2, "spans": 18, "new_spans": 12, "traces": 3, "rejected": 1, "failed": 0}
         assert "not an OTLP protobuf" in health["last_error"]
         assert get(collector, "/metrics")[0] == 404
         logs = collector.url.replace("/v1/traces", "/v1/logs")
@@ -478,7 +608,11 @@ def test_a_store_that_cannot_write_answers_503_and_the_exporter_s_retry_lands_on
         exporter = OTLPSpanExporter(endpoint=collector.url, timeout=15)
         assert exporter.export(sdk_spans(spans)) is SpanExportResult.SUCCESS  # it retried
         assert post(collector.url, protobuf(spans))[0] == 200  # and once more by hand
-        failed, batches, new = collector.stats.failed, collector.stats.batches, collector.stats.new_spans
+        failed, batches, new = (
+            collector.stats.failed,
+            collector.stats.batches,
+            collector.stats.new_spans,
+        )
     assert calls == [12, 12, 12] and (failed, batches, new) == (1, 2, 12)
     assert store.counts()["spans"] == 12 and store.counts()["traces"] == 2
 
@@ -502,8 +636,10 @@ def test_concurrent_exporters_store_every_span_once(store_location):
 
     with MonitorStore(store_location, window_seconds=60) as store:
         with running(store, refresh_seconds=0.05) as collector:
-            threads = [threading.Thread(target=sender, args=(batches[i::4] + resent[i::4],
-                                                             collector.url)) for i in range(4)]  # fmt: skip
+            threads = [
+                threading.Thread(target=sender, args=(batches[i::4] + resent[i::4], collector.url))
+                for i in range(4)
+            ]
             for thread in threads:
                 thread.start()
             for thread in threads:
@@ -530,8 +666,9 @@ def test_a_batch_stored_while_a_window_is_computed_is_counted_in_its_series(stor
         def window_rows_as_a_batch_arrives(*args):
             rows = compute(*args)
             if not late:
-                sender = threading.Thread(target=lambda: late.append(
-                    post(collector.url, protobuf(traces_batch(1, 1)))[0]))  # fmt: skip
+                sender = threading.Thread(
+                    target=lambda: late.append(post(collector.url, protobuf(traces_batch(1, 1)))[0])
+                )
                 sender.start()
                 sender.join(timeout=0.5)  # it lands now unless the collector holds it back
                 late.append(sender)
@@ -548,7 +685,13 @@ def test_a_batch_stored_while_a_window_is_computed_is_counted_in_its_series(stor
 
 def test_with_a_token_healthz_says_only_alive_to_a_caller_without_it(store):
     with running(store, token=TOKEN) as collector:
-        assert post(collector.url, b"\xff secret span name",
-                    headers={"Authorization": f"Bearer {TOKEN}"})[0] == 400  # fmt: skip
+        assert (
+            post(
+                collector.url,
+                b"\xff secret span name",
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )[0]
+            == 400
+        )
         status, body = get(collector, "/healthz")
         assert status == 200 and json.loads(body) == {"alive": True}

@@ -56,8 +56,12 @@ class Senders:
                     n = queue.pop(0)
                     self.started[n] = time.monotonic()
                 try:
-                    conn.request("POST", "/v1/traces", body=self.bodies[n],
-                                 headers={"Content-Type": "application/x-protobuf"})  # fmt: skip
+                    conn.request(
+                        "POST",
+                        "/v1/traces",
+                        body=self.bodies[n],
+                        headers={"Content-Type": "application/x-protobuf"},
+                    )
                     response = conn.getresponse()
                     response.read()
                     status = response.status

@@ -34,8 +34,12 @@ def test_a_busy_collector_answers_503_with_retry_after(store):
             import http.client
 
             conn = http.client.HTTPConnection("127.0.0.1", collector.port, timeout=10)
-            conn.request("POST", "/v1/traces", body=b"x" * 500,
-                         headers={"Content-Type": "application/x-protobuf"})  # fmt: skip
+            conn.request(
+                "POST",
+                "/v1/traces",
+                body=b"x" * 500,
+                headers={"Content-Type": "application/x-protobuf"},
+            )
             answer = conn.getresponse()
             assert answer.status == 503 and answer.getheader("Retry-After") == "1"
             conn.close()
@@ -85,8 +89,11 @@ def test_a_batch_sent_again_is_not_assembled_again(store, monkeypatch):
     batch = traces_batch(0, 3)
     calls: list[str] = []
     assemble = _store.assemble
-    monkeypatch.setattr(_store, "assemble", lambda trace_id, spans: (
-        calls.append(trace_id), assemble(trace_id, spans))[1])  # fmt: skip
+    monkeypatch.setattr(
+        _store,
+        "assemble",
+        lambda trace_id, spans: (calls.append(trace_id), assemble(trace_id, spans))[1],
+    )
     first = store.ingest(batch)
     assert (first.new_spans, first.traces, len(calls)) == (18, 3, 3)
     again = store.ingest(batch)

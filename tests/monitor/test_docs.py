@@ -25,7 +25,10 @@ def test_the_application_side_of_monitoring_is_an_extra_the_docs_name() -> None:
         "optional-dependencies"
     ]
     app = " ".join(extras["monitor-app"])
-    for package in ("openinference-instrumentation-llama-index", "opentelemetry-sdk",
-                    "opentelemetry-exporter-otlp-proto-http"):  # fmt: skip
+    for package in (
+        "openinference-instrumentation-llama-index",
+        "opentelemetry-sdk",
+        "opentelemetry-exporter-otlp-proto-http",
+    ):
         assert package in app
     assert 'pip install "cofe[monitor-app]"' in DOC.read_text(encoding="utf-8")

@@ -85,8 +85,7 @@ def test_a_webhook_redirect_is_a_failure_not_a_delivery(tmp_path: Path):
         receiver.server.shutdown()
 
 
-def test_a_webhook_that_never_answers_leaves_its_outcome_recorded_and_said(tmp_path: Path,
-                                                                           capfd):  # fmt: skip
+def test_a_webhook_that_never_answers_leaves_its_outcome_recorded_and_said(tmp_path: Path, capfd):
     """A webhook that never answered left nothing recorded or printed: the sender was
     still retrying when the process ended."""
     silent = socket.socket()
@@ -134,8 +133,9 @@ def test_one_trace_stamped_decades_ahead_does_not_move_the_default_view(tmp_path
         for i in range(30):
             store.ingest(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i * 30.0))
         far = 3_786_000_000 * 10**9  # 2089-12-22
-        store.ingest(rag_trace(trace=f"{999:032x}", query="from the future?",
-                               start=(far - T0) / 1e9))  # fmt: skip
+        store.ingest(
+            rag_trace(trace=f"{999:032x}", query="from the future?", start=(far - T0) / 1e9)
+        )
         store.refresh()
     dashboard = Dashboard(str(location), port=0)
     dashboard.start()
@@ -157,16 +157,22 @@ def test_one_trace_stamped_decades_ahead_does_not_move_the_default_view(tmp_path
 BASE = '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\nmeasure = "lost@reranking"\n'
 
 
-@pytest.mark.parametrize(("extra", "expected"), [
-    ('kind = "threshold"\nabove = nan\n', r"rule 1 \('x'\).*above must be a finite number"),
-    ('kind = "threshold"\nbelow = inf\n', r"below must be a finite number"),
-    ("baseline = 1e11\n", r"rule 1 \('x'\).*baseline must be a whole number"),
-    ("baseline = 100000000000\n", r"rule 1 \('x'\).*baseline.*less than or equal to 10000"),
-    ('cooldown = "1e400d"\n', r"rule 1 \('x'\).*'1e400d' is not a duration of at most a century"),
-    ("min_samples = 0\n", r"min_samples.*greater than or equal to 1"),
-    ("alpha = nan\n", r"alpha must be a finite number"),
-    ("min_effect = -1\n", r"min_effect"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ('kind = "threshold"\nabove = nan\n', r"rule 1 \('x'\).*above must be a finite number"),
+        ('kind = "threshold"\nbelow = inf\n', r"below must be a finite number"),
+        ("baseline = 1e11\n", r"rule 1 \('x'\).*baseline must be a whole number"),
+        ("baseline = 100000000000\n", r"rule 1 \('x'\).*baseline.*less than or equal to 10000"),
+        (
+            'cooldown = "1e400d"\n',
+            r"rule 1 \('x'\).*'1e400d' is not a duration of at most a century",
+        ),
+        ("min_samples = 0\n", r"min_samples.*greater than or equal to 1"),
+        ("alpha = nan\n", r"alpha must be a finite number"),
+        ("min_effect = -1\n", r"min_effect"),
+    ],
+)
 def test_rule_values_that_cannot_work_are_refused_in_one_line(tmp_path: Path, extra, expected):
     """``above = nan`` never fired; ``baseline = 1e11`` and ``cooldown = "1e400d"`` crashed
     with tracebacks."""

@@ -42,8 +42,9 @@ def _connect(port: int) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=5)
 
 
-def _get(port: int, path: str = "/", host: str | None = None,
-         timeout: float = 10) -> tuple[int, bytes]:  # fmt: skip
+def _get(
+    port: int, path: str = "/", host: str | None = None, timeout: float = 10
+) -> tuple[int, bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path, headers={"Host": host} if host else {})
@@ -60,8 +61,10 @@ def test_a_trickling_sender_is_cut_at_the_request_deadline(store):
     """The collector's timeout was per read: a byte every 20 s held a connection for ever."""
     with running(store, request_seconds=1.0) as collector:
         sock = _connect(collector.port)
-        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                     b"application/x-protobuf\r\nContent-Length: 1000\r\n\r\n")  # fmt: skip
+        sock.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+            b"application/x-protobuf\r\nContent-Length: 1000\r\n\r\n"
+        )
         started = time.monotonic()
         closed = False
         while time.monotonic() - started < 4:
@@ -112,8 +115,10 @@ def test_with_a_token_a_request_without_it_is_answered_before_its_body(store, pa
     read before any check."""
     with running(store, token=TOKEN) as collector:
         sock = _connect(collector.port)
-        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                     f"application/x-protobuf\r\nContent-Length: {60 * 2**20}\r\n\r\n".encode())  # fmt: skip
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+            f"application/x-protobuf\r\nContent-Length: {60 * 2**20}\r\n\r\n".encode()
+        )
         sock.settimeout(3)
         reply = sock.recv(4096)
         sock.close()
@@ -123,8 +128,10 @@ def test_with_a_token_a_request_without_it_is_answered_before_its_body(store, pa
 def test_an_allowed_request_to_another_path_is_answered_before_its_body(store):
     with running(store, token=TOKEN) as collector:
         sock = _connect(collector.port)
-        sock.sendall(f"POST /other HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}"
-                     f"\r\nContent-Length: {60 * 2**20}\r\n\r\n".encode())  # fmt: skip
+        sock.sendall(
+            f"POST /other HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}"
+            f"\r\nContent-Length: {60 * 2**20}\r\n\r\n".encode()
+        )
         sock.settimeout(3)
         reply = sock.recv(4096)
         sock.close()
@@ -162,8 +169,14 @@ def test_the_collector_refuses_requests_naming_another_host_without_a_token(stor
         assert _get(collector.port, "/healthz", host=evil["Host"])[0] == 403
         assert store.counts()["spans"] == 0
         assert post(collector.url, protobuf(traces_batch(0)))[0] == 200  # 127.0.0.1:port
-        assert post(collector.url, protobuf(traces_batch(0)),
-                    headers={"Host": f"localhost:{collector.port}"})[0] == 200  # fmt: skip
+        assert (
+            post(
+                collector.url,
+                protobuf(traces_batch(0)),
+                headers={"Host": f"localhost:{collector.port}"},
+            )[0]
+            == 200
+        )
         assert _get(collector.port, "/healthz")[0] == 200
 
 
@@ -183,8 +196,11 @@ def test_the_dashboard_answers_400_to_a_window_past_2100(tmp_path):
     dashboard = Dashboard(str(location), port=0)
     dashboard.start()
     try:
-        for path in ("/window?start=9223372036854775000", "/?until=9223372036854775000",
-                     "/window?start=1&end=9223372036854775807"):  # fmt: skip
+        for path in (
+            "/window?start=9223372036854775000",
+            "/?until=9223372036854775000",
+            "/window?start=1&end=9223372036854775807",
+        ):
             status, body = _get(dashboard.port, path)
             assert status == 400 and b"2100" in body, (path, status, body)
     finally:

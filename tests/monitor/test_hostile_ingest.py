@@ -28,9 +28,14 @@ def poisoned_json(trace: str) -> bytes:
     """One OTLP/JSON request of a whole RAG trace whose every text holds a lone surrogate or
     a NUL, whose first document's score is ``intValue: "1e400"`` and which lists a document
     at a 5,000-digit index."""
-    spans = recent(rag_trace(trace=trace, query=f"why {SURROGATE} fails?",
-                             pool=[f"chunk with NUL\x00 and {SURROGATE}", "second chunk"],
-                             answer=f"answer\x00 {SURROGATE}"))  # fmt: skip
+    spans = recent(
+        rag_trace(
+            trace=trace,
+            query=f"why {SURROGATE} fails?",
+            pool=[f"chunk with NUL\x00 and {SURROGATE}", "second chunk"],
+            answer=f"answer\x00 {SURROGATE}",
+        )
+    )
     body = json.loads(otlp_json(spans))
     out = body["resourceSpans"][0]["scopeSpans"][0]["spans"]
     out[0]["name"] = f"chain {SURROGATE}"
@@ -39,8 +44,11 @@ def poisoned_json(trace: str) -> bytes:
             if attribute["key"] == "retrieval.documents.0.document.score":
                 attribute["value"] = {"intValue": "1e400"}
         retriever["attributes"].append(
-            {"key": f"retrieval.documents.{'9' * 5000}.document.content",
-             "value": {"stringValue": "far away"}})  # fmt: skip
+            {
+                "key": f"retrieval.documents.{'9' * 5000}.document.content",
+                "value": {"stringValue": "far away"},
+            }
+        )
     return json.dumps(body).encode()
 
 
@@ -80,8 +88,7 @@ def test_an_absurd_time_is_refused_with_400_naming_the_span(tmp_path: Path):
         assert store.counts()["spans"] == 0
 
 
-def test_a_store_already_holding_an_absurd_time_still_refreshes_and_alerts(tmp_path: Path,
-                                                                           capsys):  # fmt: skip
+def test_a_store_already_holding_an_absurd_time_still_refreshes_and_alerts(tmp_path: Path, capsys):
     """A store written before times were checked: its windows, series and alerts work."""
     with MonitorStore(tmp_path / "m.db", window_seconds=60) as store:
         store.ingest(traces_batch(0, 1))
@@ -97,8 +104,10 @@ def test_a_store_already_holding_an_absurd_time_still_refreshes_and_alerts(tmp_p
 def test_import_stores_every_good_line_and_names_each_bad_one(tmp_path: Path):
     """Defect 2: `cofe monitor import` of 101 lines with one poisoned line stored none of
     the 100 good ones and named no line."""
-    lines = [otlp_json(recent(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i)))
-             for i in range(99)]  # fmt: skip
+    lines = [
+        otlp_json(recent(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i)))
+        for i in range(99)
+    ]
     lines.insert(40, poisoned_json(f"{500:032x}"))  # repaired: stored
     late = json.loads(lines[7])
     late["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["endTimeUnixNano"] = str(2**63 - 1)
@@ -113,12 +122,15 @@ def test_import_stores_every_good_line_and_names_each_bad_one(tmp_path: Path):
         assert "2100" in report.problems[0].message
 
 
-def test_a_line_the_store_refuses_is_named_and_the_rest_of_its_batch_stored(tmp_path: Path,
-                                                                             monkeypatch):  # fmt: skip
+def test_a_line_the_store_refuses_is_named_and_the_rest_of_its_batch_stored(
+    tmp_path: Path, monkeypatch
+):
     """Whatever the store refuses that decoding did not foresee: the batch is stored line
     by line, the refused line named (file:line)."""
-    lines = [otlp_json(recent(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i)))
-             for i in range(10)]  # fmt: skip
+    lines = [
+        otlp_json(recent(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i)))
+        for i in range(10)
+    ]
     path = tmp_path / "spans.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     with MonitorStore(tmp_path / "m.db") as store:
@@ -132,7 +144,9 @@ def test_a_line_the_store_refuses_is_named_and_the_rest_of_its_batch_stored(tmp_
         monkeypatch.setattr(store, "ingest", refusing)
         report = import_spans(store, path)
         assert store.counts()["traces"] == 9
-        assert [(p.line, "refused by the store" in p.message) for p in report.problems] == [(4, True)]
+        assert [(p.line, "refused by the store" in p.message) for p in report.problems] == [
+            (4, True)
+        ]
 
 
 def test_a_parent_chain_of_20000_spans_is_assembled_in_linear_time():
@@ -141,8 +155,15 @@ def test_a_parent_chain_of_20000_spans_is_assembled_in_linear_time():
     chain = [span("1", "CHAIN", **{"input.value": "q"})]
     for i in range(2, 20_001):
         kind = "RETRIEVER" if i == 10_000 else None
-        chain.append(span(f"{i:x}", kind, parent=f"{i - 1:x}" if i > 2 else "1", start=i * 1e-6,
-                          status="error" if i > 19_990 else "ok"))  # fmt: skip
+        chain.append(
+            span(
+                f"{i:x}",
+                kind,
+                parent=f"{i - 1:x}" if i > 2 else "1",
+                start=i * 1e-6,
+                status="error" if i > 19_990 else "ok",
+            )
+        )
     started = time.perf_counter()
     record = assemble(chain[0].trace_id, chain)
     assert time.perf_counter() - started < 3.0
@@ -181,9 +202,13 @@ def test_the_collector_and_the_alerts_survive_a_postgresql_restart(own_postgres,
     server = own_postgres
     url = f"{server.url}/monitor"
     MonitorStore(url, window_seconds=60).close()  # made before the evaluator opens it
-    alerts = subprocess.Popen([sys.executable, "-m", "cofe", "monitor", "alerts", "--store", url,
-                               "--every", "1s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    alerts = subprocess.Popen(
+        [sys.executable, "-m", "cofe", "monitor", "alerts", "--store", url, "--every", "1s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert alerts.stdout is not None
         assert "cofe alerts:" in alerts.stdout.readline()  # it runs (and is connected)
@@ -191,8 +216,11 @@ def test_the_collector_and_the_alerts_survive_a_postgresql_restart(own_postgres,
             assert post(collector.url, protobuf(traces_batch(0)))[0] == 200
             server.stop()
             server.start()  # a restart between batches: the next batch lands
-            assert [post(collector.url, protobuf(traces_batch(3 * i)))[0]
-                    for i in range(1, 4)] == [200, 200, 200]  # fmt: skip
+            assert [post(collector.url, protobuf(traces_batch(3 * i)))[0] for i in range(1, 4)] == [
+                200,
+                200,
+                200,
+            ]
             server.stop()  # down while a batch arrives: it waits for the server, then lands
             threading.Timer(1.5, server.start).start()
             assert post(collector.url, protobuf(traces_batch(12)))[0] == 200

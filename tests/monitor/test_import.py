@@ -44,9 +44,13 @@ def test_the_sdk_console_exporter_output_is_read(tmp_path: Path):
     with tracer.start_as_current_span("query") as root:
         root.set_attributes({"openinference.span.kind": "CHAIN", "input.value": "Who won?"})
         with tracer.start_as_current_span("retrieve") as retriever:
-            retriever.set_attributes({"openinference.span.kind": "RETRIEVER",
-                                      "retrieval.documents.0.document.content": "Denver won.",
-                                      "retrieval.documents.0.document.score": 2.5})  # fmt: skip
+            retriever.set_attributes(
+                {
+                    "openinference.span.kind": "RETRIEVER",
+                    "retrieval.documents.0.document.content": "Denver won.",
+                    "retrieval.documents.0.document.score": 2.5,
+                }
+            )
         with tracer.start_as_current_span("llm") as llm:
             llm.set_attributes({"openinference.span.kind": "LLM", "output.value": "Denver."})
     path = tmp_path / "console.txt"
@@ -90,8 +94,10 @@ def test_the_cli_imports_reports_and_exits_2_on_a_bad_file(tmp_path: Path, capsy
     assert main(["monitor", "status", "--store", db]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["traces"] == 1 and status["schema_version"] == 3 and status["engine"] == "sqlite"
-    assert main(["monitor", "series", "--store", db, "--stage", "retrieval",
-                 "--signal", "PoolSize"]) == 0  # fmt: skip
+    assert (
+        main(["monitor", "series", "--store", db, "--stage", "retrieval", "--signal", "PoolSize"])
+        == 0
+    )
     table = capsys.readouterr().out
     assert "PoolSize" in table and "3" in table
 
@@ -107,8 +113,11 @@ def test_an_empty_file_imports_nothing(tmp_path: Path, text: str):
 
 def test_a_request_of_the_wrong_shape_is_a_problem_not_a_crash(tmp_path: Path):
     path = tmp_path / "odd.jsonl"
-    path.write_text('{"resourceSpans": ["x"]}\n{"resourceSpans": [{"scopeSpans": ["x"]}]}\n'
-                    + json.dumps(otlp_json(_traces(1)[0])) + "\n")  # fmt: skip
+    path.write_text(
+        '{"resourceSpans": ["x"]}\n{"resourceSpans": [{"scopeSpans": ["x"]}]}\n'
+        + json.dumps(otlp_json(_traces(1)[0]))
+        + "\n"
+    )
     with MonitorStore(tmp_path / "m.db") as store:
         report = import_spans(store, path)
     assert [p.line for p in report.problems] == [1, 2] and report.traces == 1

@@ -50,8 +50,11 @@ def collector(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
 
 def test_an_instrumented_llamaindex_pipeline_lands_in_the_store_stage_by_stage(collector):
     url, db, process = collector
-    questions = ["When was the Eiffel Tower finished?", "What is the capital of Germany?",
-                 "How many spectators did the Colosseum hold?"]  # fmt: skip
+    questions = [
+        "When was the Eiffel Tower finished?",
+        "What is the capital of Germany?",
+        "How many spectators did the Colosseum hold?",
+    ]
     with ScriptedOpenAI(_rag_app.extractive_reply) as llm:
         engine = _rag_app.build_engine(TEXTS, llm.base_url)
         provider, instrumentor = _rag_app.instrument(url)
@@ -64,15 +67,21 @@ def test_an_instrumented_llamaindex_pipeline_lands_in_the_store_stage_by_stage(c
     pools = {q: [n.node.get_content() for n in engine.retriever.retrieve(q)] for q in questions}
 
     with MonitorStore(db) as store:
-        traces = _wait_until(lambda: [t for t in store.traces(0, 2**62, with_text=True)
-                                      if t.is_query] if len(store.traces(0, 2**62)) >= 3 else None)  # fmt: skip
+        traces = _wait_until(
+            lambda: (
+                [t for t in store.traces(0, 2**62, with_text=True) if t.is_query]
+                if len(store.traces(0, 2**62)) >= 3
+                else None
+            )
+        )
         by_query = {t.query: t for t in traces}
     assert set(by_query) == set(questions)
     for q, response in responses.items():
         trace = by_query[q]
         assert [d.text for d in trace.pool] == pools[q]  # BM25's own ranking, read from spans
-        assert [d.text for d in trace.context] == [n.node.get_content()
-                                                   for n in response.source_nodes]  # fmt: skip
+        assert [d.text for d in trace.context] == [
+            n.node.get_content() for n in response.source_nodes
+        ]
         assert trace.answer == str(response) and trace.answer  # the LLM's reply, verbatim
         assert trace.problems == [] and trace.error is None
         assert set(trace.latency) == {"retrieval", "reranking", "generation"}
@@ -90,7 +99,9 @@ def test_an_instrumented_llamaindex_pipeline_lands_in_the_store_stage_by_stage(c
     assert series[("generation", "RefusalRate")]["value"] == 0.0
 
 
-def test_canaries_sent_to_the_service_name_the_stage_that_lost_the_evidence(tmp_path, small_evalset):
+def test_canaries_sent_to_the_service_name_the_stage_that_lost_the_evidence(
+    tmp_path, small_evalset
+):
     with MonitorStore(tmp_path / "monitor.db", window_seconds=60) as store:
         receiver = Collector(store, port=0, refresh_seconds=3600, quiet=True)
         receiver.start()
@@ -100,12 +111,14 @@ def test_canaries_sent_to_the_service_name_the_stage_that_lost_the_evidence(tmp_
                 service = _rag_app.QueryService(engine)
                 provider, instrumentor = _rag_app.instrument(receiver.url)
                 try:
-                    healthy = run_canary(store, small_evalset, tmp_path / "runs", send=service.url,
-                                         wait_seconds=30)  # fmt: skip
+                    healthy = run_canary(
+                        store, small_evalset, tmp_path / "runs", send=service.url, wait_seconds=30
+                    )
                     # the reranker is swapped for one that drops the evidence
                     service.engine = _rag_app.build_engine(TEXTS, llm.base_url, drop_best=True)
-                    broken = run_canary(store, small_evalset, tmp_path / "runs", send=service.url,
-                                        wait_seconds=30)  # fmt: skip
+                    broken = run_canary(
+                        store, small_evalset, tmp_path / "runs", send=service.url, wait_seconds=30
+                    )
                 finally:
                     instrumentor.uninstrument()
                     provider.shutdown()
@@ -113,18 +126,23 @@ def test_canaries_sent_to_the_service_name_the_stage_that_lost_the_evidence(tmp_
         finally:
             receiver.shutdown()
         assert healthy.answered == broken.answered == 3
-        assert healthy.result.verdicts.verdict.str.startswith("pass").all(), \
-            healthy.result.verdicts.explanation.tolist()  # fmt: skip
-        assert (broken.result.verdicts.stage == "reranking").all(), \
-            broken.result.verdicts.explanation.tolist()  # fmt: skip
+        assert healthy.result.verdicts.verdict.str.startswith("pass").all(), (
+            healthy.result.verdicts.explanation.tolist()
+        )
+        assert (broken.result.verdicts.stage == "reranking").all(), (
+            broken.result.verdicts.explanation.tolist()
+        )
         # the round's cases and measures are in the store; canary traces left the traffic series
-        cases = store.db.execute("SELECT round_id, sample_id, stage, trace_id FROM canary_cases "
-                                 "WHERE round_id = ?", [broken.round_id])  # fmt: skip
+        cases = store.db.execute(
+            "SELECT round_id, sample_id, stage, trace_id FROM canary_cases WHERE round_id = ?",
+            [broken.round_id],
+        )
         assert {c[2] for c in cases} == {"reranking"} and all(c[3] for c in cases)
         lost = store.canary_series(measure="cut_by_rerank@reranking")
         assert [r["value"] for r in lost] == [1.0] and lost[0]["round_id"] == broken.round_id
-        origins = store.db.execute("SELECT origin, COUNT(*) FROM traces WHERE is_query = 1 "
-                                   "GROUP BY origin")  # fmt: skip
+        origins = store.db.execute(
+            "SELECT origin, COUNT(*) FROM traces WHERE is_query = 1 GROUP BY origin"
+        )
         assert dict(origins) == {"canary": 6}  # (building the second engine was traced too)
         manifest = json.loads((broken.run_dir / "manifest.json").read_text())
         assert manifest["corpus"] == "partial"

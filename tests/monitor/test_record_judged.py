@@ -55,8 +55,10 @@ def test_a_watched_pipeline_stores_each_answer_as_a_trace(tmp_path: Path):
 def test_the_judged_share_keeps_to_its_budget_and_uses_the_judges_measures(tmp_path: Path):
     pipeline = _pipeline()
     pipeline.prepare([], None)
-    with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store, \
-            ScriptedOpenAI(scripted) as server:  # fmt: skip
+    with (
+        MonitorStore(tmp_path / "m.db", window_seconds=3600) as store,
+        ScriptedOpenAI(scripted) as server,
+    ):
         watched = watch(pipeline, store)
         for q in QUESTIONS:
             watched.answer(q)
@@ -74,8 +76,9 @@ def test_the_judged_share_keeps_to_its_budget_and_uses_the_judges_measures(tmp_p
         store.refresh()
         faith = store.series(stage="generation", signal="Faithfulness")[0]
         assert faith["n"] == 2  # the refusal has no claim to check: a reason, not a zero
-        reasons = store.db.execute("SELECT reason FROM judgements WHERE value IS NULL AND "
-                                   "measure = 'Faithfulness'")  # fmt: skip
+        reasons = store.db.execute(
+            "SELECT reason FROM judgements WHERE value IS NULL AND measure = 'Faithfulness'"
+        )
         assert reasons == [("the answer states no claim to check (empty, or a refusal)",)]
         assert len(server.requests) == 5  # 2 + 2 calls, and the refusal's claims call only
 
@@ -118,9 +121,27 @@ def test_monitor_judge_takes_the_llm_options_and_counts_the_calls_it_made(tmp_pa
     _watched_store(tmp_path / "m.db").close()
     with ScriptedOpenAI(scripted) as server:
         server.inject(*[Fault(delay=2.0)] * 4)  # the first trace's claims call, every attempt
-        code = main(["monitor", "judge", "--store", str(tmp_path / "m.db"), "--share", "1",
-                     "--base-url", server.base_url, "--model", "judge-model", "--timeout", "0.5",
-                     "--json-mode", "json_object", "--limit", "1", "--no-embeddings"])  # fmt: skip
+        code = main(
+            [
+                "monitor",
+                "judge",
+                "--store",
+                str(tmp_path / "m.db"),
+                "--share",
+                "1",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "judge-model",
+                "--timeout",
+                "0.5",
+                "--json-mode",
+                "json_object",
+                "--limit",
+                "1",
+                "--no-embeddings",
+            ]
+        )
         sent = list(server.requests)
     assert code == 0
     out = json.loads(capsys.readouterr().out)
@@ -142,8 +163,9 @@ def test_a_dead_endpoint_stops_monitor_judge_and_the_next_pass_resumes(tmp_path:
 
         with ScriptedOpenAI(dies) as server:
             state["server"] = server
-            client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=5,
-                                        max_retries=1))  # fmt: skip
+            client = LLMClient(
+                Endpoint(server.base_url, "judge-model", "x", timeout=5, max_retries=1)
+            )
             client.down_after = 2  # the two traces left both fail to reach it
             with pytest.raises(EndpointDown, match="cofe monitor judge"):
                 judge_traffic(store, client, share=1.0, budget=100, concurrency=1)

@@ -41,7 +41,10 @@ def test_chunks_are_stored_once_and_restored_for_later_batches(store: MonitorSto
     whole = store.trace("c" * 32)
     assert whole.problems == []
     assert whole.query == "When was the tower finished?"
-    assert [d.text for d in whole.context] == ["The tower was finished in 1889.", "Paris is a city."]
+    assert [d.text for d in whole.context] == [
+        "The tower was finished in 1889.",
+        "Paris is a city.",
+    ]
 
 
 def test_windows_hold_the_label_free_signals(store: MonitorStore):
@@ -49,8 +52,15 @@ def test_windows_hold_the_label_free_signals(store: MonitorStore):
         pool = ["The tower was finished in 1889.", "Paris is a city.", "x y z"]
         # in the last trace the reranker keeps only chunks from the bottom of the pool
         context = pool[:2] if i < 3 else pool[2:]
-        store.ingest(rag_trace(trace=f"{i + 1:032x}", pool=pool, context=context, start=i,
-                               answer="I cannot answer that." if i == 0 else "In 1889."))  # fmt: skip
+        store.ingest(
+            rag_trace(
+                trace=f"{i + 1:032x}",
+                pool=pool,
+                context=context,
+                start=i,
+                answer="I cannot answer that." if i == 0 else "In 1889.",
+            )
+        )
     assert store.refresh() == 1
     assert store.refresh() == 0  # nothing new: nothing recomputed
     assert _signal(store, "all", "Traces")["value"] == 4
@@ -111,8 +121,9 @@ def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str
         assert migrated.schema_version == 3
         assert migrated.db.execute("SELECT COUNT(*) FROM alerts") == [(0,)]
         assert migrated.db.execute("SELECT COUNT(*) FROM canary_scores") == [(0,)]
-        assert migrated.db.execute(
-            "SELECT value FROM cofe_meta WHERE key = 'schema_version'") == [("3",)]  # fmt: skip
+        assert migrated.db.execute("SELECT value FROM cofe_meta WHERE key = 'schema_version'") == [
+            ("3",)
+        ]
 
 
 def test_a_database_of_something_else_is_refused(tmp_path: Path):
@@ -193,8 +204,9 @@ def _refresh_while_storing(refresher: MonitorStore, writer_store: MonitorStore) 
         return compute(*args)
 
     refresher.window_rows = slow_window_rows  # type: ignore[method-assign]
-    writer = threading.Thread(target=lambda: (started.wait(5), writer_store.ingest(
-        rag_trace(trace="b" * 32, start=1))))  # fmt: skip
+    writer = threading.Thread(
+        target=lambda: (started.wait(5), writer_store.ingest(rag_trace(trace="b" * 32, start=1)))
+    )
     writer.start()
     refresher.refresh()
     writer.join()
@@ -210,9 +222,16 @@ def test_a_refresh_never_leaves_out_a_batch_stored_while_it_computes(store: Moni
 
 def test_a_root_arriving_later_moves_the_trace_to_its_window_and_out_of_the_other(store):
     spans = rag_trace()
-    late = [s.__class__(**{**{f: getattr(s, f) for f in s.__slots__},
-                           "start_ns": s.start_ns + 90 * 10**9, "end_ns": s.end_ns + 90 * 10**9})
-            for s in spans[1:]]  # the stages, 90 s after the root began  # fmt: skip
+    late = [
+        s.__class__(
+            **{
+                **{f: getattr(s, f) for f in s.__slots__},
+                "start_ns": s.start_ns + 90 * 10**9,
+                "end_ns": s.end_ns + 90 * 10**9,
+            }
+        )
+        for s in spans[1:]
+    ]  # the stages, 90 s after the root began
     store.ingest(late)
     store.refresh()
     store.ingest(spans[:1])  # the root (exported last) starts in the window before
@@ -252,8 +271,9 @@ def test_a_refresher_and_a_collector_on_two_postgres_connections_lose_no_batch(p
 
 def test_a_trace_rebuilt_from_stored_spans_still_says_its_tracer_dropped_attributes(store):
     spans = rag_trace()
-    cut = spans[1].__class__(**{**{f: getattr(spans[1], f) for f in spans[1].__slots__},
-                                "dropped_attributes": 76})  # fmt: skip
+    cut = spans[1].__class__(
+        **{**{f: getattr(spans[1], f) for f in spans[1].__slots__}, "dropped_attributes": 76}
+    )
     store.ingest([cut, *spans[2:]])
     store.ingest(spans[:1])  # the root later: rebuilt from the stored spans
     record = store.trace(TRACE)

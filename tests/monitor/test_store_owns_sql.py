@@ -89,16 +89,21 @@ def test_a_store_written_before_sqlalchemy_is_read_and_written(tmp_path: Path):
     with sqlite3.connect(path) as raw:
         for statement in _OLD_SCHEMA:
             raw.execute(statement)
-        raw.executemany("INSERT INTO cofe_meta VALUES (?, ?)",
-                        [("schema_version", "3"), ("window_seconds", "60"),
-                         ("retain_seconds", "0")])  # fmt: skip
+        raw.executemany(
+            "INSERT INTO cofe_meta VALUES (?, ?)",
+            [("schema_version", "3"), ("window_seconds", "60"), ("retain_seconds", "0")],
+        )
         # a trace as the old store wrote it: docs of three fields (before chars was kept)
-        raw.execute("INSERT INTO traces VALUES (?, 'traffic', ?, ?, 'old question?', 'old answer',"
-                    " ?, ?, '{\"retrieval\": 0.1}', '[\"retrieval\", \"generation\"]', NULL, NULL,"
-                    " '[]', '{}', 4, 1, ?)",
-                    ["a" * 32, T0, T0 + 10**9, '[["id:x", 0.5, "x"]]', '[["id:x", 0.5, "x"]]', T0])  # fmt: skip
-        raw.execute("INSERT INTO series VALUES ('traffic', 60000000000, ?, 'all', 'Traces', 1.0, 1, NULL)",
-                    [T0 - T0 % 60_000_000_000])  # fmt: skip
+        raw.execute(
+            "INSERT INTO traces VALUES (?, 'traffic', ?, ?, 'old question?', 'old answer',"
+            ' ?, ?, \'{"retrieval": 0.1}\', \'["retrieval", "generation"]\', NULL, NULL,'
+            " '[]', '{}', 4, 1, ?)",
+            ["a" * 32, T0, T0 + 10**9, '[["id:x", 0.5, "x"]]', '[["id:x", 0.5, "x"]]', T0],
+        )
+        raw.execute(
+            "INSERT INTO series VALUES ('traffic', 60000000000, ?, 'all', 'Traces', 1.0, 1, NULL)",
+            [T0 - T0 % 60_000_000_000],
+        )
     with MonitorStore(path) as store:
         assert store.schema_version == 3 and store.window_seconds == 60
         [old] = store.traces(T0 - 10**9, T0 + 10**9)
@@ -107,10 +112,16 @@ def test_a_store_written_before_sqlalchemy_is_read_and_written(tmp_path: Path):
         store.ingest(rag_trace(trace="b" * 32, start=5.0))
         store.refresh()
         assert store.counts()["traces"] == 2
-        assert {r.trace_id for r in store.traces(T0 - 10**9, T0 + 60 * 10**9)} == {"a" * 32, "b" * 32}
+        assert {r.trace_id for r in store.traces(T0 - 10**9, T0 + 60 * 10**9)} == {
+            "a" * 32,
+            "b" * 32,
+        }
 
 
 def test_no_file_of_the_monitor_exceeds_500_lines():
-    long = {str(p.relative_to(MONITOR)): n for p in MONITOR.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}  # fmt: skip
+    long = {
+        str(p.relative_to(MONITOR)): n
+        for p in MONITOR.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+    }
     assert long == {}, long

@@ -28,8 +28,9 @@ def _literal_parts(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
     if isinstance(node, ast.JoinedStr):
-        return [v.value for v in node.values
-                if isinstance(v, ast.Constant) and isinstance(v.value, str)]  # fmt: skip
+        return [
+            v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        ]
     return []
 
 
@@ -53,8 +54,7 @@ def markup_built_by_formatting(source: str) -> list[int]:
     """Lines where markup is built by string formatting: an f-string holding a tag, a
     ``"<tag>...".format(...)`` or ``"<tag>..." % ...``, a tag literal ``+`` anything, and
     ``"<tag>".join(...)``."""
-    return sorted({node.lineno for node in ast.walk(ast.parse(source))
-                   if _formats_markup(node)})  # type: ignore[attr-defined]  # fmt: skip
+    return sorted({node.lineno for node in ast.walk(ast.parse(source)) if _formats_markup(node)})  # type: ignore[attr-defined]
 
 
 def test_no_markup_is_built_by_string_formatting_in_the_monitor():
@@ -67,18 +67,33 @@ def test_no_markup_is_built_by_string_formatting_in_the_monitor():
     assert found == [], "markup built by string formatting (use a template):\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("code", [
-    'f"<td>{x}</td>"', '"<li>{}</li>".format(x)', '"<b>%s</b>" % x', '"<tr>" + x',
-    'x + "</svg>"', '"<br>".join(xs)', 'f\'<circle cx="{x:.1f}"/>\'', 'f"<!DOCTYPE html>{x}"',
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "code",
+    [
+        'f"<td>{x}</td>"',
+        '"<li>{}</li>".format(x)',
+        '"<b>%s</b>" % x',
+        '"<tr>" + x',
+        'x + "</svg>"',
+        '"<br>".join(xs)',
+        "f'<circle cx=\"{x:.1f}\"/>'",
+        'f"<!DOCTYPE html>{x}"',
+    ],
+)
 def test_the_check_finds_each_way_of_formatting_markup(code):
     assert markup_built_by_formatting(f"y = {code}\n") == [1]
 
 
-@pytest.mark.parametrize("code", [
-    '"""a docstring naming <details> and <a href>"""', 'f"open /?token=<the token> at {url}"',
-    '"plain <b>bold</b> literal"', 'f"{n} < {m}"', 'f"a <= b {x}"',
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "code",
+    [
+        '"""a docstring naming <details> and <a href>"""',
+        'f"open /?token=<the token> at {url}"',
+        '"plain <b>bold</b> literal"',
+        'f"{n} < {m}"',
+        'f"a <= b {x}"',
+    ],
+)
 def test_plain_literals_and_comparisons_are_not_flagged(code):
     assert markup_built_by_formatting(f"y = {code}\n") == []
 
@@ -87,13 +102,38 @@ def test_the_templates_ship_with_the_package_and_autoescape():
     from cofe.monitor._templates import environment, render
 
     names = set(os.listdir(MONITOR / "templates"))
-    assert {"base.html", "macros.html", "overview.html", "window.html", "round.html",
-            "trace.html", "line_chart.svg"} <= names  # fmt: skip
+    assert {
+        "base.html",
+        "macros.html",
+        "overview.html",
+        "window.html",
+        "round.html",
+        "trace.html",
+        "line_chart.svg",
+    } <= names
     assert environment().autoescape is True
-    page = render("trace.html", title="<script>x</script>", subtitle="s", nav=[], cases=[],
-                  card={"slug": "t", "title": "<img src=x>", "value": None, "flags": [],
-                        "body": {"with_query": False, "query": None, "line": "l", "error": None,
-                                 "problems": [], "context": None, "pool": None,
-                                 "answer": [("<b>", True)]}})  # fmt: skip
+    page = render(
+        "trace.html",
+        title="<script>x</script>",
+        subtitle="s",
+        nav=[],
+        cases=[],
+        card={
+            "slug": "t",
+            "title": "<img src=x>",
+            "value": None,
+            "flags": [],
+            "body": {
+                "with_query": False,
+                "query": None,
+                "line": "l",
+                "error": None,
+                "problems": [],
+                "context": None,
+                "pool": None,
+                "answer": [("<b>", True)],
+            },
+        },
+    )
     assert "<script>x" not in page and "&lt;script&gt;x" in page
     assert "<img" not in page and "<mark>&lt;b&gt;</mark>" in page

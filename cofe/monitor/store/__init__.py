@@ -2,14 +2,13 @@
 (SQLite and PostgreSQL). Nothing outside this package writes SQL
 (``tests/monitor/test_store_owns_sql.py`` checks)."""
 
+from cofe.monitor.store._codec import CANARY, TRAFFIC
 from cofe.monitor.store._engine import POSTGRES_SCHEMES, StoreError, shown_location
 from cofe.monitor.store._migrations import STORE_SCHEMA_VERSION
 from cofe.monitor.store._queries import CanaryCase, CanaryMeasure, CanaryRoundRow
 from cofe.monitor.store._store import (
-    CANARY,
     DEFAULT_RETAIN_SECONDS,
     DEFAULT_WINDOW_SECONDS,
-    TRAFFIC,
     IngestReport,
     MonitorStore,
 )

@@ -19,13 +19,21 @@ from cofe.monitor._clean import REPAIRED, clean_text
 from cofe.monitor._spans import Span
 from cofe.runlog import Stage
 
+TRAFFIC, CANARY = "traffic", "canary"  # where a trace came from (``traces.origin``)
+INT64_MAX = 2**63 - 1
 DROPPED = "cofe.dropped_attributes"  # a stored span's count of attributes its tracer dropped
 _CONTENT, _CHUNK = ".document.content", ".document.content_chunk"
 
 
+def _ns(value: int) -> int:
+    """A time bound as the store's signed 64-bit integers hold it: a range reaching past
+    them (a window computed from a span stored before times were checked) is cut there."""
+    return max(-INT64_MAX, min(int(value), INT64_MAX))
+
+
 def span_row(span: Span, texts: dict[str, str], received_ns: int) -> dict[str, Any]:
     """The ``spans`` row of a (storable) span; its document texts are added to ``texts``."""
-    from cofe.adapters._trace import text_id
+    from cofe.adapters import text_id
 
     attributes: dict[str, Any] = {}
     for key, value in span.attributes.items():
@@ -39,11 +47,20 @@ def span_row(span: Span, texts: dict[str, str], received_ns: int) -> dict[str, A
         attributes[DROPPED] = span.dropped_attributes
     if span.repaired:
         attributes[REPAIRED] = span.repaired
-    return {"trace_id": span.trace_id, "span_id": span.span_id, "parent_id": span.parent_id,
-            "name": span.name, "kind": span.kind, "start_ns": span.start_ns,
-            "end_ns": span.end_ns, "status": span.status, "status_message": span.status_message,
-            "attributes": json.dumps(attributes), "events": json.dumps(list(span.events)),
-            "received_ns": received_ns}  # fmt: skip
+    return {
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_id": span.parent_id,
+        "name": span.name,
+        "kind": span.kind,
+        "start_ns": span.start_ns,
+        "end_ns": span.end_ns,
+        "status": span.status,
+        "status_message": span.status_message,
+        "attributes": json.dumps(attributes),
+        "events": json.dumps(list(span.events)),
+        "received_ns": received_ns,
+    }
 
 
 def chunk_ids_of(attributes: Mapping[Any, Any]) -> set[str]:
@@ -63,11 +80,20 @@ def span_of(row: Mapping[Any, Any], attributes: dict[str, Any], texts: Mapping[s
                 restored[key.removesuffix("_chunk")] = text
         else:
             restored[key] = value
-    return Span(trace_id=row["trace_id"], span_id=row["span_id"], parent_id=row["parent_id"],
-                name=row["name"], start_ns=row["start_ns"], end_ns=row["end_ns"],
-                status=row["status"], status_message=row["status_message"],
-                attributes=restored, events=tuple(json.loads(row["events"])),
-                dropped_attributes=dropped, repaired=repaired)  # fmt: skip
+    return Span(
+        trace_id=row["trace_id"],
+        span_id=row["span_id"],
+        parent_id=row["parent_id"],
+        name=row["name"],
+        start_ns=row["start_ns"],
+        end_ns=row["end_ns"],
+        status=row["status"],
+        status_message=row["status_message"],
+        attributes=restored,
+        events=tuple(json.loads(row["events"])),
+        dropped_attributes=dropped,
+        repaired=repaired,
+    )
 
 
 def _doc_list(docs: Sequence[Doc] | None) -> str | None:
@@ -77,20 +103,29 @@ def _doc_list(docs: Sequence[Doc] | None) -> str | None:
 
 
 def trace_row(record: TraceRecord, origin: str, now_ns: int) -> dict[str, Any]:
-    return {"trace_id": record.trace_id, "origin": origin, "started_ns": record.started_ns,
-            "ended_ns": record.ended_ns, "query": record.query, "answer": record.answer,
-            "pool": _doc_list(record.pool), "context": _doc_list(record.context),
-            "latency": json.dumps({s.value: v for s, v in record.latency.items()}),
-            "stages": json.dumps([s.value for s in record.stages]),
-            "error_stage": record.error_stage.value if record.error_stage else None,
-            "error": record.error, "problems": json.dumps(record.problems),
-            "ignored": json.dumps(record.ignored), "spans": record.spans,
-            "is_query": int(record.is_query), "updated_ns": now_ns}  # fmt: skip
+    return {
+        "trace_id": record.trace_id,
+        "origin": origin,
+        "started_ns": record.started_ns,
+        "ended_ns": record.ended_ns,
+        "query": record.query,
+        "answer": record.answer,
+        "pool": _doc_list(record.pool),
+        "context": _doc_list(record.context),
+        "latency": json.dumps({s.value: v for s, v in record.latency.items()}),
+        "stages": json.dumps([s.value for s in record.stages]),
+        "error_stage": record.error_stage.value if record.error_stage else None,
+        "error": record.error,
+        "problems": json.dumps(record.problems),
+        "ignored": json.dumps(record.ignored),
+        "spans": record.spans,
+        "is_query": int(record.is_query),
+        "updated_ns": now_ns,
+    }
 
 
 def listed_chunk_ids(row: Mapping[Any, Any]) -> set[str]:
-    return {d[0] for column in ("pool", "context") if row[column]
-            for d in json.loads(row[column])}  # fmt: skip
+    return {d[0] for column in ("pool", "context") if row[column] for d in json.loads(row[column])}
 
 
 def record_of(row: Mapping[Any, Any], texts: Mapping[str, str]) -> TraceRecord:
@@ -100,25 +135,34 @@ def record_of(row: Mapping[Any, Any], texts: Mapping[str, str]) -> TraceRecord:
         if column is None:
             return None
         # [chunk id, score, ref, chars]; rows stored before chars was kept have three
-        return [Doc(d[0], d[1], d[2], texts.get(d[0]), d[3] if len(d) > 3 else None)
-                for d in json.loads(column)]  # fmt: skip
+        return [
+            Doc(d[0], d[1], d[2], texts.get(d[0]), d[3] if len(d) > 3 else None)
+            for d in json.loads(column)
+        ]
 
     return TraceRecord(
-        trace_id=row["trace_id"], started_ns=row["started_ns"], ended_ns=row["ended_ns"],
-        query=row["query"], answer=row["answer"], pool=docs(row["pool"]),
+        trace_id=row["trace_id"],
+        started_ns=row["started_ns"],
+        ended_ns=row["ended_ns"],
+        query=row["query"],
+        answer=row["answer"],
+        pool=docs(row["pool"]),
         context=docs(row["context"]),
         latency={Stage(k): v for k, v in json.loads(row["latency"]).items()},
         stages=tuple(Stage(s) for s in json.loads(row["stages"])),
         error_stage=Stage(row["error_stage"]) if row["error_stage"] else None,
-        error=row["error"], problems=json.loads(row["problems"]),
-        ignored=json.loads(row["ignored"]), spans=row["spans"], is_query=bool(row["is_query"]),
-    )  # fmt: skip
+        error=row["error"],
+        problems=json.loads(row["problems"]),
+        ignored=json.loads(row["ignored"]),
+        spans=row["spans"],
+        is_query=bool(row["is_query"]),
+    )
 
 
 def storable_record(record: TraceRecord) -> TraceRecord:
     """An adapter's record with storable text (``_clean``: surrogates, NUL), its chunks
     addressed by the text kept; repairs are said among its problems."""
-    from cofe.adapters._trace import text_id
+    from cofe.adapters import text_id
 
     repairs = 0
 
@@ -140,11 +184,17 @@ def storable_record(record: TraceRecord) -> TraceRecord:
             out.append(replace(d, chunk_id=chunk_id, text=kept, ref=text(d.ref)))
         return out
 
-    cleaned = replace(record, query=text(record.query), answer=text(record.answer),
-                      error=text(record.error), pool=docs(record.pool),
-                      context=docs(record.context),
-                      problems=[text(p) or "" for p in record.problems])  # fmt: skip
+    cleaned = replace(
+        record,
+        query=text(record.query),
+        answer=text(record.answer),
+        error=text(record.error),
+        pool=docs(record.pool),
+        context=docs(record.context),
+        problems=[text(p) or "" for p in record.problems],
+    )
     if repairs:
-        cleaned.problems.append(f"{repairs} value(s) repaired to be stored (lone surrogates "
-                                "as U+FFFD, NUL removed)")  # fmt: skip
+        cleaned.problems.append(
+            f"{repairs} value(s) repaired to be stored (lone surrogates as U+FFFD, NUL removed)"
+        )
     return cleaned

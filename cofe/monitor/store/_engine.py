@@ -121,16 +121,21 @@ class Engine:
             raise StoreError(f"{path}: is a folder; the SQLite store is a file (e.g. monitor.db)")
         if not path.parent.exists():
             raise StoreError(f"{path}: its folder {path.parent} does not exist")
-        engine = sa.create_engine(f"sqlite:///{path}",
-                                  connect_args={"timeout": 30.0, "check_same_thread": False})  # fmt: skip
+        engine = sa.create_engine(
+            f"sqlite:///{path}", connect_args={"timeout": 30.0, "check_same_thread": False}
+        )
         read_only = self.read_only
 
         @event.listens_for(engine, "connect")
         def configure(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # transactions are begun below, by us
             cursor = dbapi_connection.cursor()
-            for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON",
-                           *(("query_only=ON",) if read_only else ())):  # fmt: skip
+            for pragma in (
+                "journal_mode=WAL",
+                "synchronous=FULL",
+                "foreign_keys=ON",
+                *(("query_only=ON",) if read_only else ()),
+            ):
                 cursor.execute(f"PRAGMA {pragma}")
             cursor.close()
 
@@ -158,9 +163,14 @@ class Engine:
         # use_insertmanyvalues off: a batch's rows go through psycopg's executemany (one
         # statement, pipelined) rather than one long multi-VALUES text per batch, which
         # psycopg parses anew each time (it was half of ingest's CPU)
-        engine = sa.create_engine(f"postgresql+psycopg://{rest}", pool_pre_ping=True,
-                                  pool_size=8, max_overflow=16, use_insertmanyvalues=False,
-                                  connect_args={"connect_timeout": 10})  # fmt: skip
+        engine = sa.create_engine(
+            f"postgresql+psycopg://{rest}",
+            pool_pre_ping=True,
+            pool_size=8,
+            max_overflow=16,
+            use_insertmanyvalues=False,
+            connect_args={"connect_timeout": 10},
+        )
         if self.read_only:
 
             @event.listens_for(engine, "connect")
@@ -175,8 +185,10 @@ class Engine:
         except (sa.exc.DBAPIError, sa.exc.ArgumentError, ValueError) as error:
             engine.dispose()
             cause = getattr(error, "orig", None) or error
-            raise StoreError(f"{shown_location(url)}: cannot connect to PostgreSQL "
-                             f"({shown_location(str(cause)).strip()})") from None
+            raise StoreError(
+                f"{shown_location(url)}: cannot connect to PostgreSQL "
+                f"({shown_location(str(cause)).strip()})"
+            ) from None
         return engine
 
     # --- transactions --------------------------------------------------------------------
@@ -205,8 +217,10 @@ class Engine:
             return True
         if isinstance(error, sa.exc.OperationalError | sa.exc.InterfaceError):
             text = str(error.orig).lower()
-            return any(word in text for word in ("connect", "terminat", "shutdown", "closed",
-                                                 "starting up", "lost"))  # fmt: skip
+            return any(
+                word in text
+                for word in ("connect", "terminat", "shutdown", "closed", "starting up", "lost")
+            )
         return False
 
     def retrying(self, work: Callable[[], T]) -> T:
@@ -215,18 +229,24 @@ class Engine:
             return work()
         from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
-        retry = Retrying(retry=retry_if_exception(self._lost), reraise=True,
-                         stop=stop_after_delay(RECONNECT_SECONDS),
-                         wait=wait_exponential(multiplier=0.2, max=2.0))  # fmt: skip
+        retry = Retrying(
+            retry=retry_if_exception(self._lost),
+            reraise=True,
+            stop=stop_after_delay(RECONNECT_SECONDS),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+        )
         return retry(work)
 
     def size_bytes(self) -> int:
         if self.path is not None:
-            return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal"))
-                       if p.exists())  # fmt: skip
+            return sum(
+                p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists()
+            )
         with self.read() as connection:
-            return int(connection.scalar(sa.select(sa.func.pg_database_size(
-                sa.func.current_database()))) or 0)  # fmt: skip
+            return int(
+                connection.scalar(sa.select(sa.func.pg_database_size(sa.func.current_database())))
+                or 0
+            )
 
     def checkpoint(self) -> None:
         """SQLite: fold the write-ahead log into the database file (outside a transaction,

@@ -59,5 +59,6 @@ def stored_version(connection: Connection) -> int:
 
 
 def set_version(connection: Connection, version: int) -> None:
-    connection.execute(t.meta.update().where(t.meta.c.key == "schema_version")
-                       .values(value=str(version)))  # fmt: skip
+    connection.execute(
+        t.meta.update().where(t.meta.c.key == "schema_version").values(value=str(version))
+    )

@@ -18,7 +18,6 @@ from sqlalchemy.engine import Connection
 from cofe.monitor.store import _tables as t
 
 T = TypeVar("T")
-_PRIME = 1_000_000_007  # update times summed modulo this: a window's stamp fits 64 bits
 IN_SLICE = 10_000  # values of one IN list (SQLite and psycopg cap a statement's parameters)
 
 
@@ -61,9 +60,24 @@ class CanaryMeasure:
     unscored: int
 
 
-_ALERT_COLUMNS = ("alert_id", "rule", "fired_ns", "origin", "stage", "measure", "severity",
-                  "window_start_ns", "window_end_ns", "baseline", "current", "ci_low", "ci_high",
-                  "p_value", "message", "examples")  # fmt: skip
+_ALERT_COLUMNS = (
+    "alert_id",
+    "rule",
+    "fired_ns",
+    "origin",
+    "stage",
+    "measure",
+    "severity",
+    "window_start_ns",
+    "window_end_ns",
+    "baseline",
+    "current",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "message",
+    "examples",
+)
 
 
 def _all(query: Any, connection: Connection) -> list[Any]:
@@ -81,36 +95,50 @@ class Queries:
 
     _mark_dirty: Callable[[Connection, Iterable[tuple[str, int]]], None]
     window_of: Callable[[int], int]
-    window_rows: Callable[[str, int, int], list[tuple[Any, ...]]]
-
-    @property
-    def window_ns(self) -> int:  # the store's
-        raise NotImplementedError
 
     # --- canary rounds -----------------------------------------------------------------------
 
-    def add_canary_round(self, round_row: dict[str, Any], measures: Iterable[dict[str, Any]],
-                         cases: Iterable[dict[str, Any]], scores: Iterable[dict[str, Any]]) -> None:  # fmt: skip
+    def add_canary_round(
+        self,
+        round_row: dict[str, Any],
+        measures: Iterable[dict[str, Any]],
+        cases: Iterable[dict[str, Any]],
+        scores: Iterable[dict[str, Any]],
+    ) -> None:
         """A scored round: its row, measures, cases and per-sample scores, in one transaction."""
         measures, cases, scores = list(measures), list(cases), list(scores)
 
         def add(connection: Connection) -> None:
             connection.execute(t.canary_rounds.insert(), [round_row])
-            for table, rows in ((t.canary_measures, measures), (t.canary_cases, cases),
-                                (t.canary_scores, scores)):  # fmt: skip
+            for table, rows in (
+                (t.canary_measures, measures),
+                (t.canary_cases, cases),
+                (t.canary_scores, scores),
+            ):
                 if rows:
                     connection.execute(table.insert(), rows)
 
         self._writing(add)
 
-    def canary_series(self, *, since_ns: int = 0, stage: str | None = None,
-                      measure: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    def canary_series(
+        self, *, since_ns: int = 0, stage: str | None = None, measure: str | None = None
+    ) -> list[dict[str, Any]]:
         """Canary measures per round, oldest first."""
         r, m = t.canary_rounds.c, t.canary_measures.c
-        query = (sa.select(r.started_ns.label("start_ns"), m.round_id, m.stage, m.step, m.measure,
-                           m.value, m.n, m.unscored)
-                 .join_from(t.canary_measures, t.canary_rounds, r.round_id == m.round_id)
-                 .where(r.started_ns >= since_ns))  # fmt: skip
+        query = (
+            sa.select(
+                r.started_ns.label("start_ns"),
+                m.round_id,
+                m.stage,
+                m.step,
+                m.measure,
+                m.value,
+                m.n,
+                m.unscored,
+            )
+            .join_from(t.canary_measures, t.canary_rounds, r.round_id == m.round_id)
+            .where(r.started_ns >= since_ns)
+        )
         if stage is not None:
             query = query.where(m.stage == stage)
         if measure is not None:
@@ -118,19 +146,34 @@ class Queries:
         query = query.order_by(r.started_ns, m.step, m.measure)
         return self._reading(lambda c: [dict(row._mapping) for row in c.execute(query)])
 
-    def canary_rounds(self, *, since_ns: int | None = None, until_ns: int | None = None,
-                      finished_by_ns: int | None = None, newest_first: bool = False,
-                      until_inclusive: bool = False) -> list[CanaryRoundRow]:  # fmt: skip
+    def canary_rounds(
+        self,
+        *,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        finished_by_ns: int | None = None,
+        newest_first: bool = False,
+        until_inclusive: bool = False,
+    ) -> list[CanaryRoundRow]:
         """Rounds started in ``[since_ns, until_ns)`` (``]`` when ``until_inclusive``) and
         finished by ``finished_by_ns``, oldest first unless ``newest_first``."""
         r = t.canary_rounds.c
-        query = sa.select(r.round_id, r.started_ns, r.finished_ns, r.evalset_sha256, r.pipeline,
-                          r.samples, r.answered, r.run_dir)  # fmt: skip
+        query = sa.select(
+            r.round_id,
+            r.started_ns,
+            r.finished_ns,
+            r.evalset_sha256,
+            r.pipeline,
+            r.samples,
+            r.answered,
+            r.run_dir,
+        )
         if since_ns is not None:
             query = query.where(r.started_ns >= since_ns)
         if until_ns is not None:
-            query = query.where(r.started_ns <= until_ns if until_inclusive
-                                else r.started_ns < until_ns)  # fmt: skip
+            query = query.where(
+                r.started_ns <= until_ns if until_inclusive else r.started_ns < until_ns
+            )
         if finished_by_ns is not None:
             query = query.where(r.finished_ns <= finished_by_ns)
         query = query.order_by(r.started_ns.desc() if newest_first else r.started_ns)
@@ -138,8 +181,16 @@ class Queries:
 
     def canary_round(self, round_id: str) -> CanaryRoundRow | None:
         r = t.canary_rounds.c
-        query = sa.select(r.round_id, r.started_ns, r.finished_ns, r.evalset_sha256, r.pipeline,
-                          r.samples, r.answered, r.run_dir).where(r.round_id == round_id)  # fmt: skip
+        query = sa.select(
+            r.round_id,
+            r.started_ns,
+            r.finished_ns,
+            r.evalset_sha256,
+            r.pipeline,
+            r.samples,
+            r.answered,
+            r.run_dir,
+        ).where(r.round_id == round_id)
         row = self._reading(lambda c: c.execute(query).first())
         return CanaryRoundRow(*row) if row is not None else None
 
@@ -148,34 +199,49 @@ class Queries:
         r = t.canary_rounds.c
 
         def read(c: Connection) -> tuple[str | None, str | None]:
-            before = c.scalar(sa.select(r.round_id).where(r.started_ns < started_ns)
-                              .order_by(r.started_ns.desc()).limit(1))  # fmt: skip
-            after = c.scalar(sa.select(r.round_id).where(r.started_ns > started_ns)
-                             .order_by(r.started_ns).limit(1))  # fmt: skip
+            before = c.scalar(
+                sa.select(r.round_id)
+                .where(r.started_ns < started_ns)
+                .order_by(r.started_ns.desc())
+                .limit(1)
+            )
+            after = c.scalar(
+                sa.select(r.round_id)
+                .where(r.started_ns > started_ns)
+                .order_by(r.started_ns)
+                .limit(1)
+            )
             return before, after
 
         return self._reading(read)
 
-    def canary_measures(self, round_id: str, *, except_step: str | None = None) -> list[CanaryMeasure]:
+    def canary_measures(
+        self, round_id: str, *, except_step: str | None = None
+    ) -> list[CanaryMeasure]:
         m = t.canary_measures.c
         query = sa.select(m.step, m.stage, m.measure, m.value, m.n, m.unscored).where(
-            m.round_id == round_id)
+            m.round_id == round_id
+        )
         if except_step is not None:
             query = query.where(m.step != except_step)
         return self._reading(lambda c: [CanaryMeasure(*row) for row in c.execute(query)])
 
-    def canary_measure(self, round_id: str, measure: str, stage: str,
-                       step: str | None = None) -> tuple[float | None, int] | None:  # fmt: skip
+    def canary_measure(
+        self, round_id: str, measure: str, stage: str, step: str | None = None
+    ) -> tuple[float | None, int] | None:
         """``(value, n)`` of a measure as the round's summary lists it, if it does."""
         m = t.canary_measures.c
-        query = sa.select(m.value, m.n).where(m.round_id == round_id, m.measure == measure,
-                                              m.stage == stage)  # fmt: skip
+        query = sa.select(m.value, m.n).where(
+            m.round_id == round_id, m.measure == measure, m.stage == stage
+        )
         if step is not None:
             query = query.where(m.step == step)
         row = self._reading(lambda c: c.execute(query).first())
         return (row[0], int(row[1])) if row is not None else None
 
-    def canary_cases(self, round_id: str, sample_ids: Sequence[str] | None = None) -> list[CanaryCase]:
+    def canary_cases(
+        self, round_id: str, sample_ids: Sequence[str] | None = None
+    ) -> list[CanaryCase]:
         """The round's cases (those of ``sample_ids`` only, when given), by sample id."""
         k = t.canary_cases.c
         query = sa.select(t.canary_cases).where(k.round_id == round_id).order_by(k.sample_id)
@@ -185,8 +251,9 @@ class Queries:
         def read(part: Sequence[str], c: Connection) -> list[CanaryCase]:
             return [CanaryCase(*row) for row in c.execute(query.where(k.sample_id.in_(part)))]
 
-        return [case for part in slices(list(sample_ids))
-                for case in self._reading(partial(read, part))]  # fmt: skip
+        return [
+            case for part in slices(list(sample_ids)) for case in self._reading(partial(read, part))
+        ]
 
     def cases_of_trace(self, trace_id: str) -> list[tuple[str, str]]:
         """``(round id, sample id)`` of the canary cases a trace answered."""
@@ -196,8 +263,9 @@ class Queries:
 
     def canary_sample_scores(self, round_id: str, step: str, measure: str) -> dict[str, float]:
         s = t.canary_scores.c
-        query = sa.select(s.sample_id, s.value).where(s.round_id == round_id, s.step == step,
-                                                      s.measure == measure)  # fmt: skip
+        query = sa.select(s.sample_id, s.value).where(
+            s.round_id == round_id, s.step == step, s.measure == measure
+        )
         return self._reading(lambda c: {row[0]: float(row[1]) for row in c.execute(query)})
 
     def verdict_counts(self, round_ids: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -205,8 +273,11 @@ class Queries:
         k = t.canary_cases.c
         out: dict[str, dict[str, int]] = {}
         for part in slices(list(round_ids)):
-            query = (sa.select(k.round_id, k.verdict, sa.func.count()).where(k.round_id.in_(part))
-                     .group_by(k.round_id, k.verdict))  # fmt: skip
+            query = (
+                sa.select(k.round_id, k.verdict, sa.func.count())
+                .where(k.round_id.in_(part))
+                .group_by(k.round_id, k.verdict)
+            )
             for round_id, verdict, n in self._reading(partial(_all, query)):
                 out.setdefault(round_id, {})[verdict] = int(n)
         return out
@@ -222,26 +293,35 @@ class Queries:
     def last_alerted_window(self, rule: str) -> int | None:
         """The start of the latest window the rule alerted, if any."""
         a = t.alerts.c
-        value = self._reading(lambda c: c.scalar(sa.select(sa.func.max(a.window_start_ns))
-                                                 .where(a.rule == rule)))  # fmt: skip
+        value = self._reading(
+            lambda c: c.scalar(sa.select(sa.func.max(a.window_start_ns)).where(a.rule == rule))
+        )
         return int(value) if value is not None else None
 
     def _alerts_in(self, start_ns: int, end_ns: int) -> Any:
         a = t.alerts.c
-        return sa.or_(sa.and_(a.fired_ns >= start_ns, a.fired_ns < end_ns),
-                      sa.and_(a.window_start_ns >= start_ns, a.window_start_ns < end_ns))  # fmt: skip
+        return sa.or_(
+            sa.and_(a.fired_ns >= start_ns, a.fired_ns < end_ns),
+            sa.and_(a.window_start_ns >= start_ns, a.window_start_ns < end_ns),
+        )
 
     def alerts(self, start_ns: int, end_ns: int, *, limit: int) -> list[dict[str, Any]]:
         """Alerts fired, or about a window that started, in ``[start_ns, end_ns)``; newest first."""
         a = t.alerts.c
-        query = (sa.select(*(a[name] for name in _ALERT_COLUMNS))
-                 .where(self._alerts_in(start_ns, end_ns))
-                 .order_by(a.fired_ns.desc(), a.alert_id).limit(limit))  # fmt: skip
+        query = (
+            sa.select(*(a[name] for name in _ALERT_COLUMNS))
+            .where(self._alerts_in(start_ns, end_ns))
+            .order_by(a.fired_ns.desc(), a.alert_id)
+            .limit(limit)
+        )
         return self._reading(lambda c: [dict(row._mapping) for row in c.execute(query)])
 
     def alert_count(self, start_ns: int, end_ns: int) -> int:
-        query = sa.select(sa.func.count()).select_from(t.alerts).where(
-            self._alerts_in(start_ns, end_ns))
+        query = (
+            sa.select(sa.func.count())
+            .select_from(t.alerts)
+            .where(self._alerts_in(start_ns, end_ns))
+        )
         return int(self._reading(lambda c: c.scalar(query)) or 0)
 
     def record_delivery(self, alert_id: str, where: str, outcome: str) -> None:
@@ -252,14 +332,19 @@ class Queries:
             raw = c.scalar(sa.select(a.delivered).where(a.alert_id == alert_id))
             delivered = json.loads(raw) if raw else {}
             delivered[where] = outcome
-            c.execute(t.alerts.update().where(a.alert_id == alert_id)
-                      .values(delivered=json.dumps(delivered)))  # fmt: skip
+            c.execute(
+                t.alerts.update()
+                .where(a.alert_id == alert_id)
+                .values(delivered=json.dumps(delivered))
+            )
 
         self._writing(record)
 
     def deliveries(self, alert_id: str) -> dict[str, str]:
         a = t.alerts.c
-        raw = self._reading(lambda c: c.scalar(sa.select(a.delivered).where(a.alert_id == alert_id)))
+        raw = self._reading(
+            lambda c: c.scalar(sa.select(a.delivered).where(a.alert_id == alert_id))
+        )
         return json.loads(raw) if raw else {}
 
     # --- judgements --------------------------------------------------------------------------
@@ -269,12 +354,18 @@ class Queries:
         first."""
         tr, j = t.traces.c, t.judgements.c
         judged = sa.select(j.trace_id).where(j.trace_id == tr.trace_id).exists()
-        query = (sa.select(tr.trace_id)
-                 .where(tr.origin == "traffic", tr.answer.is_not(None), tr.started_ns >= since_ns,
-                        ~judged).order_by(tr.started_ns))  # fmt: skip
+        query = (
+            sa.select(tr.trace_id)
+            .where(
+                tr.origin == "traffic", tr.answer.is_not(None), tr.started_ns >= since_ns, ~judged
+            )
+            .order_by(tr.started_ns)
+        )
         return self._reading(lambda c: list(c.scalars(query)))
 
-    def add_judgements(self, rows: Iterable[dict[str, Any]], windows: Iterable[tuple[str, int]]) -> None:
+    def add_judgements(
+        self, rows: Iterable[dict[str, Any]], windows: Iterable[tuple[str, int]]
+    ) -> None:
         """Judgements (a trace's measure judged once: a second is ignored), and the windows
         whose series they change."""
         rows, marks = list(rows), list(windows)
@@ -282,8 +373,12 @@ class Queries:
         def add(c: Connection) -> None:
             if rows:
                 dialect = postgresql if c.dialect.name == "postgresql" else sqlite
-                c.execute(dialect.insert(t.judgements).on_conflict_do_nothing(
-                    index_elements=["trace_id", "measure"]), rows)  # fmt: skip
+                c.execute(
+                    dialect.insert(t.judgements).on_conflict_do_nothing(
+                        index_elements=["trace_id", "measure"]
+                    ),
+                    rows,
+                )
             self._mark_dirty(c, marks)
 
         self._writing(add)
@@ -294,8 +389,7 @@ class Queries:
         out: list[tuple[str, float | None, str | None]] = []
         for part in slices(list(trace_ids)):
             query = sa.select(j.measure, j.value, j.reason).where(j.trace_id.in_(part))
-            out += [(row[0], row[1], row[2])
-                    for row in self._reading(partial(_all, query))]
+            out += [(row[0], row[1], row[2]) for row in self._reading(partial(_all, query))]
         return out
 
     # --- what the store holds ---------------------------------------------------------------
@@ -305,17 +399,27 @@ class Queries:
         tables = (t.spans, t.traces, t.chunks, t.series, t.judgements, t.canary_rounds)
 
         def count(connection: Connection) -> dict[str, int]:
-            out = {table.name: int(connection.scalar(sa.select(sa.func.count()).select_from(table))
-                                   or 0) for table in tables}  # fmt: skip
-            out["traces_with_problems"] = int(connection.scalar(
-                sa.select(sa.func.count()).select_from(t.traces)
-                .where(t.traces.c.problems != "[]")) or 0)  # fmt: skip
+            out = {
+                table.name: int(
+                    connection.scalar(sa.select(sa.func.count()).select_from(table)) or 0
+                )
+                for table in tables
+            }
+            out["traces_with_problems"] = int(
+                connection.scalar(
+                    sa.select(sa.func.count())
+                    .select_from(t.traces)
+                    .where(t.traces.c.problems != "[]")
+                )
+                or 0
+            )
             return out
 
         return self._reading(count)
 
-    def problem_counts(self, *, origin: str | None = None, since_ns: int | None = None,
-                       until_ns: int | None = None) -> dict[str, int]:  # fmt: skip
+    def problem_counts(
+        self, *, origin: str | None = None, since_ns: int | None = None, until_ns: int | None = None
+    ) -> dict[str, int]:
         """Traces per problem (numbers in a reason folded to N), and spans of unknown kinds."""
         c = t.traces.c
         query = sa.select(c.problems, c.ignored).where((c.problems != "[]") | (c.ignored != "{}"))
@@ -334,68 +438,3 @@ class Queries:
                 key = f"spans of unknown kind {kind}"
                 out[key] = out.get(key, 0) + int(n)
         return out
-
-    # --- windows ------------------------------------------------------------------------------
-
-    def _refresh_window(self, origin: str, start: int, end: int) -> None:
-        """One window's series, computed with no transaction held open: its stamp (its
-        traces' count and update times, its judgements') read first, its rows computed,
-        then one short transaction takes its mark, replaces its series and -- if the stamp
-        changed meanwhile (a batch landed in it) -- marks it again for the next refresh.
-        A window is never left unmarked with rows missing a batch, whenever the process
-        stops; writers wait only for that last transaction, never for the computing. A
-        second refresher that finds the mark taken leaves the window to the first."""
-        before = self._reading(partial(self._window_stamp, origin, start, end))
-        rows = self.window_rows(origin, start, end)
-        self._writing(partial(self._store_window, origin, start, end, rows, before))
-
-    def _window_stamp(self, origin: str, start: int, end: int,
-                      connection: Connection) -> tuple[Any, ...]:  # fmt: skip
-        c, j = t.traces.c, t.judgements.c
-        inside = (c.origin == origin, c.started_ns >= start, c.started_ns < end)
-        traces = connection.execute(sa.select(
-            sa.func.count(), sa.func.max(c.updated_ns),
-            sa.func.sum(c.updated_ns % _PRIME)).where(*inside)).one()  # fmt: skip
-        judged = connection.execute(sa.select(
-            sa.func.count(), sa.func.max(j.judged_ns), sa.func.sum(j.judged_ns % _PRIME)).where(
-            j.trace_id.in_(sa.select(c.trace_id).where(*inside)))).one()  # fmt: skip
-        return (*traces, *judged)
-
-    def _store_window(self, origin: str, start: int, end: int, rows: list[tuple[Any, ...]],
-                      before: tuple[Any, ...], connection: Connection) -> None:  # fmt: skip
-        d, s = t.dirty_windows.c, t.series.c
-        taken = connection.execute(t.dirty_windows.delete().where(
-            d.origin == origin, d.start_ns == start).returning(d.start_ns)).all()  # fmt: skip
-        if not taken:  # another refresher has it
-            return
-        connection.execute(t.series.delete().where(s.origin == origin,
-                                                   s.window_ns == self.window_ns,
-                                                   s.start_ns == start))  # fmt: skip
-        if rows:
-            connection.execute(t.series.insert(), [
-                {"origin": origin, "window_ns": self.window_ns, "start_ns": start, "stage": stage,
-                 "signal": signal, "value": value, "n": n, "note": note}
-                for stage, signal, value, n, note in rows])  # fmt: skip
-        if self._window_stamp(origin, start, end, connection) != before:
-            self._mark_dirty(connection, [(origin, start)])  # computed again next time
-
-    # --- the dashboard -----------------------------------------------------------------------
-
-    def instants(self, origin: str) -> list[int]:
-        """Every instant something was recorded at: window starts of ``origin``'s series,
-        canary round starts, alerted windows."""
-        s = t.series.c
-
-        def read(c: Connection) -> list[int]:
-            out = [int(v) for v in c.scalars(sa.select(s.start_ns).distinct().where(
-                s.origin == origin, s.window_ns == self.window_ns))]  # fmt: skip
-            out += [int(v) for v in c.scalars(sa.select(t.canary_rounds.c.started_ns))]
-            out += [int(v) for v in c.scalars(sa.select(t.alerts.c.window_start_ns))]
-            return out
-
-        return self._reading(read)
-
-    def pending_windows(self) -> int:
-        """Windows marked to be computed again."""
-        return int(self._reading(lambda c: c.scalar(
-            sa.select(sa.func.count()).select_from(t.dirty_windows))) or 0)  # fmt: skip

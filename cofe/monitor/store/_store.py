@@ -6,7 +6,8 @@ while the collector writes; in the standard library). DuckDB was the other candi
 faster for column scans, but its single-writer file lock would keep readers out while
 the collector runs, and the work here is many small transactional inserts plus
 index-range reads of one window -- a row store's job. PostgreSQL runs the same queries
-for a shared deployment. Every query is here, written once with SQLAlchemy Core.
+for a shared deployment. Every query is here or in its mixins (``_trace_reads``,
+``_windows_queries``, ``_queries``), written once with SQLAlchemy Core.
 
 Every batch of spans is ingested in one transaction: the spans (keyed by trace and
 span id, so a batch sent again adds nothing), the chunk texts (content-addressed:
@@ -33,6 +34,7 @@ from cofe.monitor._assemble import TraceRecord, assemble
 from cofe.monitor._spans import Span
 from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t
+from cofe.monitor.store._codec import TRAFFIC
 from cofe.monitor.store._engine import Engine, StoreError, T, shown_location
 from cofe.monitor.store._migrations import (
     STEPS,
@@ -43,12 +45,12 @@ from cofe.monitor.store._migrations import (
     tables_present,
 )
 from cofe.monitor.store._queries import Queries, slices
+from cofe.monitor.store._trace_reads import TraceReads
+from cofe.monitor.store._windows_queries import WindowQueries
 
 DEFAULT_WINDOW_SECONDS = 300
 DEFAULT_RETAIN_SECONDS = 7 * 24 * 3600
-TRAFFIC, CANARY = "traffic", "canary"
 MAX_SECONDS = 100 * 366 * 86400  # nanoseconds of a century still fit a 64-bit integer
-INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -59,31 +61,36 @@ class IngestReport:
     problems: int  # of those re-assembled, traces missing a part
 
 
-def _ns(value: int) -> int:
-    """A time bound as the store's signed 64-bit integers hold it: a range reaching past
-    them (a window computed from a span stored before times were checked) is cut there."""
-    return max(-INT64_MAX, min(int(value), INT64_MAX))
-
-
 def _upsert(table: sa.Table, connection: Connection) -> Any:
     """``INSERT ... ON CONFLICT`` in the connection's dialect (both have it)."""
     dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
     return dialect.insert(table)
 
 
-class MonitorStore(Queries):
+class MonitorStore(TraceReads, WindowQueries, Queries):
     """Open (creating or migrating) the store at ``location``: a file path for SQLite, or a
     ``postgresql://`` URL. ``window_seconds`` and ``retain_seconds`` are fixed when the store
     is created; later opens read them from the store. ``read_only`` opens an existing store
     at the current version without writing anything, ever (the dashboard)."""
 
-    def __init__(self, location: str | Path, *, window_seconds: int | None = None,
-                 retain_seconds: int | None = None, read_only: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        location: str | Path,
+        *,
+        window_seconds: int | None = None,
+        retain_seconds: int | None = None,
+        read_only: bool = False,
+    ) -> None:
         self.location = shown_location(str(location))  # what messages may print
-        if read_only and not str(location).startswith(("postgresql://", "postgres://")) \
-                and not Path(location).is_file():  # fmt: skip
-            raise StoreError(f"{self.location}: no monitoring store there (the dashboard only "
-                             "reads one; `cofe monitor collect` or `import` makes it)")  # fmt: skip
+        if (
+            read_only
+            and not str(location).startswith(("postgresql://", "postgres://"))
+            and not Path(location).is_file()
+        ):
+            raise StoreError(
+                f"{self.location}: no monitoring store there (the dashboard only "
+                "reads one; `cofe monitor collect` or `import` makes it)"
+            )
         self.db = Engine(location, read_only=read_only)
         try:
             if read_only:
@@ -108,14 +115,20 @@ class MonitorStore(Queries):
                 present = tables_present(connection)  # made by another process meanwhile?
                 if "cofe_meta" not in present:
                     if present - {"sqlite_sequence"}:
-                        raise StoreError(f"{self.location}: holds other tables; not a cofe "
-                                         "monitoring store (give an empty database or a new "
-                                         "file)")  # fmt: skip
+                        raise StoreError(
+                            f"{self.location}: holds other tables; not a cofe "
+                            "monitoring store (give an empty database or a new "
+                            "file)"
+                        )
                     STEPS[0](connection)
-                    connection.execute(t.meta.insert(), [
-                        {"key": "schema_version", "value": "1"},
-                        {"key": "window_seconds", "value": str(window)},
-                        {"key": "retain_seconds", "value": str(retain)}])  # fmt: skip
+                    connection.execute(
+                        t.meta.insert(),
+                        [
+                            {"key": "schema_version", "value": "1"},
+                            {"key": "window_seconds", "value": str(window)},
+                            {"key": "retain_seconds", "value": str(retain)},
+                        ],
+                    )
         meta = self._meta()
         version = int(meta.get("schema_version", "0"))
         self._refuse_newer(version)
@@ -134,14 +147,19 @@ class MonitorStore(Queries):
         self.window_seconds = int(meta["window_seconds"])
         self.retain_seconds = int(meta["retain_seconds"])
         if window_seconds is not None and window_seconds != self.window_seconds:
-            raise StoreError(f"{self.location}: the store's window is {self.window_seconds} s, "
-                             f"not {window_seconds} s (it is fixed when the store is created: "
-                             "leave --window out, or make a new store for another window)")  # fmt: skip
+            raise StoreError(
+                f"{self.location}: the store's window is {self.window_seconds} s, "
+                f"not {window_seconds} s (it is fixed when the store is created: "
+                "leave --window out, or make a new store for another window)"
+            )
         if retain_seconds is not None and retain_seconds != self.retain_seconds:
             _check_settings(self.window_seconds, retain_seconds)
             with self.db.write() as connection:
-                connection.execute(t.meta.update().where(t.meta.c.key == "retain_seconds")
-                                   .values(value=str(retain_seconds)))  # fmt: skip
+                connection.execute(
+                    t.meta.update()
+                    .where(t.meta.c.key == "retain_seconds")
+                    .values(value=str(retain_seconds))
+                )
             self.retain_seconds = retain_seconds
 
     def _open_read_only(self) -> None:
@@ -149,24 +167,29 @@ class MonitorStore(Queries):
         would be a write)."""
         with self.db.read() as connection:
             if "cofe_meta" not in tables_present(connection):
-                raise StoreError(f"{self.location}: not a cofe monitoring store (no cofe_meta "
-                                 "table)")  # fmt: skip
+                raise StoreError(
+                    f"{self.location}: not a cofe monitoring store (no cofe_meta table)"
+                )
         meta = self._meta()
         version = int(meta.get("schema_version", "0"))
         self._refuse_newer(version)
         if version < STORE_SCHEMA_VERSION:
-            raise StoreError(f"{self.location}: store schema version {version} is older than "
-                             f"this cofe's ({STORE_SCHEMA_VERSION}); the dashboard does not "
-                             "migrate it -- run `cofe monitor status` once to migrate it")  # fmt: skip
+            raise StoreError(
+                f"{self.location}: store schema version {version} is older than "
+                f"this cofe's ({STORE_SCHEMA_VERSION}); the dashboard does not "
+                "migrate it -- run `cofe monitor status` once to migrate it"
+            )
         self.schema_version = version
         self.window_seconds = int(meta["window_seconds"])
         self.retain_seconds = int(meta["retain_seconds"])
 
     def _refuse_newer(self, version: int) -> None:
         if version > STORE_SCHEMA_VERSION:
-            raise StoreError(f"{self.location}: store schema version {version} was written by "
-                             f"a newer cofe (this one reads up to {STORE_SCHEMA_VERSION}); "
-                             "upgrade cofe")  # fmt: skip
+            raise StoreError(
+                f"{self.location}: store schema version {version} was written by "
+                f"a newer cofe (this one reads up to {STORE_SCHEMA_VERSION}); "
+                "upgrade cofe"
+            )
 
     def _meta(self) -> dict[str, str]:
         with self.db.read() as connection:
@@ -225,9 +248,15 @@ class MonitorStore(Queries):
             touched.setdefault(s.trace_id, []).append(s)
         return self._writing(partial(self._ingest, rows, touched, texts, received, len(spans)))
 
-    def _ingest(self, rows: list[dict[str, Any]], touched: dict[str, list[Span]],
-                texts: dict[str, str], received: int, batch: int,
-                connection: Connection) -> IngestReport:  # fmt: skip
+    def _ingest(
+        self,
+        rows: list[dict[str, Any]],
+        touched: dict[str, list[Span]],
+        texts: dict[str, str],
+        received: int,
+        batch: int,
+        connection: Connection,
+    ) -> IngestReport:
         groups = {trace_id: list(group) for trace_id, group in touched.items()}
         ids = list(groups)
         self._lock_traces(connection, ids)
@@ -236,23 +265,33 @@ class MonitorStore(Queries):
         known: dict[str, set[str]] = {}
         for part in slices(ids):
             for trace_id, span_id in connection.execute(
-                    sa.select(t.spans.c.trace_id, t.spans.c.span_id).where(
-                        t.spans.c.trace_id.in_(part))):  # fmt: skip
+                sa.select(t.spans.c.trace_id, t.spans.c.span_id).where(t.spans.c.trace_id.in_(part))
+            ):
                 known.setdefault(trace_id, set()).add(span_id)
         fresh = [r for r in rows if r["span_id"] not in known.get(r["trace_id"], ())]
         new = len({(r["trace_id"], r["span_id"]) for r in fresh})
         if fresh:  # spans stored before (a batch sent again) add nothing
-            connection.execute(_upsert(t.spans, connection).on_conflict_do_nothing(
-                index_elements=["trace_id", "span_id"]), fresh)  # fmt: skip
+            connection.execute(
+                _upsert(t.spans, connection).on_conflict_do_nothing(
+                    index_elements=["trace_id", "span_id"]
+                ),
+                fresh,
+            )
         # re-assembled only if the batch brought it a span (a span stored before is kept)
-        changed = {trace_id for trace_id in ids
-                   if any(s.span_id not in known.get(trace_id, ()) for s in groups[trace_id])}  # fmt: skip
+        changed = {
+            trace_id
+            for trace_id in ids
+            if any(s.span_id not in known.get(trace_id, ()) for s in groups[trace_id])
+        }
         self._add_chunks(connection, texts if changed else {}, received)
         stored = self._stored_spans(connection, [i for i in ids if i in changed and i in known])
         for trace_id, before in stored.items():
             groups[trace_id] = groups[trace_id] + before
-        records = [assemble(trace_id, list({s.span_id: s for s in groups[trace_id]}.values()))
-                   for trace_id in ids if trace_id in changed]  # fmt: skip
+        records = [
+            assemble(trace_id, list({s.span_id: s for s in groups[trace_id]}.values()))
+            for trace_id in ids
+            if trace_id in changed
+        ]
         self._put_traces(connection, records, received)
         return IngestReport(batch, new, len(groups), sum(1 for r in records if r.problems))
 
@@ -262,10 +301,13 @@ class MonitorStore(Queries):
         one trace at once each assemble it from the other's committed spans (SQLite's write
         transactions already run one at a time). Locks are taken in order: no deadlock."""
         if connection.dialect.name == "postgresql" and trace_ids:
-            connection.execute(sa.text(
-                "SELECT pg_advisory_xact_lock(hashtext(t)) FROM "
-                "(SELECT unnest(CAST(:ids AS text[])) AS t ORDER BY 1) AS ordered"),
-                {"ids": sorted(trace_ids)})  # fmt: skip
+            connection.execute(
+                sa.text(
+                    "SELECT pg_advisory_xact_lock(hashtext(t)) FROM "
+                    "(SELECT unnest(CAST(:ids AS text[])) AS t ORDER BY 1) AS ordered"
+                ),
+                {"ids": sorted(trace_ids)},
+            )
 
     def add_traces(self, records: Iterable[TraceRecord], *, origin: str = TRAFFIC) -> int:
         """Store stage records made without spans (an adapter writing straight to the store)."""
@@ -284,16 +326,26 @@ class MonitorStore(Queries):
     def _add_chunks(connection: Connection, texts: dict[str, str], now: int) -> None:
         if texts:
             insert = _upsert(t.chunks, connection).on_conflict_do_nothing(
-                index_elements=["chunk_id"])  # fmt: skip
-            connection.execute(insert, [{"chunk_id": chunk_id, "text": text, "first_seen_ns": now}
-                                        for chunk_id, text in sorted(texts.items())])  # sorted: batches sharing chunks wait, never deadlock
+                index_elements=["chunk_id"]
+            )
+            connection.execute(
+                insert,
+                [
+                    {"chunk_id": chunk_id, "text": text, "first_seen_ns": now}
+                    for chunk_id, text in sorted(texts.items())
+                ],
+            )  # sorted: batches sharing chunks wait, never deadlock
 
-    def _stored_spans(self, connection: Connection,
-                      trace_ids: Sequence[str]) -> dict[str, list[Span]]:  # fmt: skip
+    def _stored_spans(
+        self, connection: Connection, trace_ids: Sequence[str]
+    ) -> dict[str, list[Span]]:
         if not trace_ids:
             return {}
-        rows = [row for part in slices(trace_ids) for row in connection.execute(
-            sa.select(t.spans).where(t.spans.c.trace_id.in_(part)))]  # fmt: skip
+        rows = [
+            row
+            for part in slices(trace_ids)
+            for row in connection.execute(sa.select(t.spans).where(t.spans.c.trace_id.in_(part)))
+        ]
         loaded = [(row._mapping, json.loads(row.attributes)) for row in rows]
         wanted = sorted({c for _, attributes in loaded for c in _codec.chunk_ids_of(attributes)})
         texts = self._chunk_texts(connection, wanted)
@@ -302,23 +354,22 @@ class MonitorStore(Queries):
             out.setdefault(row["trace_id"], []).append(_codec.span_of(row, attributes, texts))
         return out
 
-    @staticmethod
-    def _chunk_texts(connection: Connection, chunk_ids: Sequence[str]) -> dict[str, str]:
-        if not chunk_ids:
-            return {}
-        return {r.chunk_id: r.text for part in slices(chunk_ids) for r in connection.execute(
-            sa.select(t.chunks.c.chunk_id, t.chunks.c.text).where(t.chunks.c.chunk_id.in_(part)))}  # fmt: skip
-
-    def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, str]:
-        return self._reading(partial(self._chunk_texts, chunk_ids=list(chunk_ids)))
-
-    def _put_traces(self, connection: Connection, records: Sequence[TraceRecord], now: int,
-                    origin: str | None = None) -> None:  # fmt: skip
+    def _put_traces(
+        self,
+        connection: Connection,
+        records: Sequence[TraceRecord],
+        now: int,
+        origin: str | None = None,
+    ) -> None:
         ids = [r.trace_id for r in records]
         c = t.traces.c
-        existing = {r.trace_id: (r.origin, r.started_ns) for part in slices(ids)
-                    for r in connection.execute(sa.select(c.trace_id, c.origin, c.started_ns)
-                                                .where(c.trace_id.in_(part)))}  # fmt: skip
+        existing = {
+            r.trace_id: (r.origin, r.started_ns)
+            for part in slices(ids)
+            for r in connection.execute(
+                sa.select(c.trace_id, c.origin, c.started_ns).where(c.trace_id.in_(part))
+            )
+        }
         rows, dirty = [], set()
         for r in records:
             before = existing.get(r.trace_id)
@@ -331,8 +382,12 @@ class MonitorStore(Queries):
             insert = _upsert(t.traces, connection)
             insert = insert.on_conflict_do_update(
                 index_elements=["trace_id"],
-                set_={c.name: insert.excluded[c.name] for c in t.traces.columns
-                      if c.name != "trace_id"})  # fmt: skip
+                set_={
+                    c.name: insert.excluded[c.name]
+                    for c in t.traces.columns
+                    if c.name != "trace_id"
+                },
+            )
             connection.execute(insert, rows)
         self._mark_dirty(connection, dirty)
 
@@ -341,7 +396,8 @@ class MonitorStore(Queries):
         rows = [{"origin": o, "start_ns": s} for o, s in sorted(windows)]
         if rows:
             insert = _upsert(t.dirty_windows, connection).on_conflict_do_nothing(
-                index_elements=["origin", "start_ns"])  # fmt: skip
+                index_elements=["origin", "start_ns"]
+            )
             connection.execute(insert, rows)
 
     def mark_dirty(self, windows: Iterable[tuple[str, int]]) -> None:
@@ -355,71 +411,23 @@ class MonitorStore(Queries):
 
         def mark(connection: Connection) -> None:
             for part in slices(ids):
-                old = connection.execute(sa.select(t.traces.c.origin, t.traces.c.started_ns)
-                                         .where(t.traces.c.trace_id.in_(part))).all()  # fmt: skip
-                connection.execute(t.traces.update().where(t.traces.c.trace_id.in_(part))
-                                   .values(origin=origin))  # fmt: skip
-                self._mark_dirty(connection, {(o, self.window_of(s)) for o, s in old}
-                                 | {(origin, self.window_of(s)) for _, s in old})  # fmt: skip
+                old = connection.execute(
+                    sa.select(t.traces.c.origin, t.traces.c.started_ns).where(
+                        t.traces.c.trace_id.in_(part)
+                    )
+                ).all()
+                connection.execute(
+                    t.traces.update().where(t.traces.c.trace_id.in_(part)).values(origin=origin)
+                )
+                self._mark_dirty(
+                    connection,
+                    {(o, self.window_of(s)) for o, s in old}
+                    | {(origin, self.window_of(s)) for _, s in old},
+                )
 
         self._writing(mark)
 
-    # --- reading -----------------------------------------------------------------------------
-
-    def _records(self, connection: Connection, query: sa.Select[Any],
-                 with_text: bool) -> list[TraceRecord]:  # fmt: skip
-        rows = [row._mapping for row in connection.execute(query)]
-        texts: dict[str, str] = {}
-        if with_text:
-            wanted = sorted({c for row in rows for c in _codec.listed_chunk_ids(row)})
-            texts = self._chunk_texts(connection, wanted)
-        return [_codec.record_of(row, texts) for row in rows]
-
-    def traces(self, start_ns: int, end_ns: int, *, origin: str | None = TRAFFIC,
-               with_text: bool = False, limit: int | None = None) -> list[TraceRecord]:  # fmt: skip
-        """Stage records of the traces that started in ``[start_ns, end_ns)`` (the first
-        ``limit`` of them, when given)."""
-        c = t.traces.c
-        query = sa.select(t.traces).where(c.started_ns >= _ns(start_ns), c.started_ns < _ns(end_ns))
-        if origin is not None:
-            query = query.where(c.origin == origin)
-        query = query.order_by(c.started_ns).limit(limit)
-        return self._reading(lambda connection: self._records(connection, query, with_text))
-
-    def trace(self, trace_id: str, *, with_text: bool = True) -> TraceRecord | None:
-        found = self.traces_by_id([trace_id], with_text=with_text)
-        return found[0] if found else None
-
-    def traces_by_id(self, trace_ids: Sequence[str], *, with_text: bool = False) -> list[TraceRecord]:
-        return [record for part in slices(list(trace_ids))
-                for record in self._reading(partial(
-                    self._records, query=sa.select(t.traces).where(t.traces.c.trace_id.in_(part)),
-                    with_text=with_text))]  # fmt: skip
-
-    def traces_by_query(self, queries: Sequence[str], since_ns: int) -> dict[str, list[TraceRecord]]:
-        """Traces started at or after ``since_ns`` whose query is one of ``queries``."""
-        wanted = list(queries)
-        if not wanted:
-            return {}
-        c = t.traces.c
-        query = (sa.select(t.traces).where(c.query.in_(wanted), c.started_ns >= _ns(since_ns))
-                 .order_by(c.started_ns))  # fmt: skip
-        out: dict[str, list[TraceRecord]] = {}
-        for record in self._reading(lambda connection: self._records(connection, query, True)):
-            out.setdefault(record.query or "", []).append(record)
-        return out
-
-    # --- windows -----------------------------------------------------------------------------
-
-    def refresh(self) -> int:
-        """Recompute the series of every window that received traces (or judgements) since
-        it was last computed, each outside any write transaction (``_refresh_window``);
-        returns how many windows were computed."""
-        dirty = self._reading(lambda connection: connection.execute(
-            sa.select(t.dirty_windows).order_by(t.dirty_windows.c.start_ns)).all())  # fmt: skip
-        for origin, start in dirty:
-            self._refresh_window(origin, int(start), _ns(int(start) + self.window_ns))
-        return len(dirty)
+    # --- windows (``_windows_queries`` refreshes, stores and reads them) -------------------
 
     def window_rows(self, origin: str, start_ns: int, end_ns: int) -> list[tuple[Any, ...]]:
         """``(stage, signal, value, n, note)`` of every signal of a window: computed by
@@ -427,21 +435,6 @@ class MonitorStore(Queries):
         from cofe.monitor._windows import window_rows
 
         return window_rows(self, origin, start_ns, end_ns)
-
-    def series(self, *, origin: str = TRAFFIC, since_ns: int = 0, until_ns: int | None = None,
-               stage: str | None = None, signal: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
-        """Stored series rows, oldest first (``refresh`` first to include recent traces)."""
-        s = t.series.c
-        query = sa.select(s.start_ns, s.stage, s.signal, s.value, s.n, s.note).where(
-            s.origin == origin, s.window_ns == self.window_ns, s.start_ns >= _ns(since_ns))
-        if until_ns is not None:
-            query = query.where(s.start_ns < _ns(until_ns))
-        if stage is not None:
-            query = query.where(s.stage == stage)
-        if signal is not None:
-            query = query.where(s.signal == signal)
-        query = query.order_by(s.start_ns, s.stage, s.signal)
-        return self._reading(lambda connection: [dict(r._mapping) for r in connection.execute(query)])
 
     # --- retention ---------------------------------------------------------------------------
 
@@ -454,8 +447,9 @@ class MonitorStore(Queries):
         def prune(connection: Connection) -> dict[str, int]:
             old = t.traces.c.ended_ns < cutoff
             gone = sa.select(t.traces.c.trace_id).where(old).scalar_subquery()
-            traces = int(connection.scalar(sa.select(sa.func.count()).where(old)
-                                           .select_from(t.traces)) or 0)  # fmt: skip
+            traces = int(
+                connection.scalar(sa.select(sa.func.count()).where(old).select_from(t.traces)) or 0
+            )
             connection.execute(t.judgements.delete().where(t.judgements.c.trace_id.in_(gone)))
             spans = connection.execute(t.spans.delete().where(t.spans.c.end_ns < cutoff)).rowcount
             connection.execute(t.traces.delete().where(old))
@@ -475,5 +469,6 @@ def _check_settings(window: int, retain: int) -> None:
     if not 1 <= window <= 366 * 86400:
         raise StoreError(f"the window must be from 1 second to a year, not {window} s")
     if not 0 <= retain <= MAX_SECONDS:
-        raise StoreError(f"the retention must be 0 (keep forever) or up to a century of "
-                         f"seconds, not {retain}")  # fmt: skip
+        raise StoreError(
+            f"the retention must be 0 (keep forever) or up to a century of seconds, not {retain}"
+        )

@@ -1,0 +1,185 @@
+"""One span as cofe holds it (:class:`Span`), the errors of reading spans, and what every
+export format shares: nested attributes flattened, ids as hex, status codes.
+:mod:`cofe.monitor._spans` reads the formats (the OTLP/JSON ones in
+:mod:`cofe.monitor._spans_json`) and exports these names too."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Any
+
+from cofe.monitor._clean import (
+    check_time,
+    clean_mapping,
+    clean_text,
+    maybe_unstorable,
+)
+
+KIND = "openinference.span.kind"
+
+
+class SpanFormatError(ValueError):
+    """A body or record that is not spans in any format cofe reads; says where and why."""
+
+
+class TooManySpans(SpanFormatError):
+    """A request holding more spans than the receiver takes in one batch (counted before
+    any span is built: a small gzip body can inflate to millions of tiny spans)."""
+
+
+def _check_count(n: int, max_spans: int | None) -> None:
+    if max_spans is not None and n > max_spans:
+        raise TooManySpans(
+            f"the request holds {n:,} spans, more than {max_spans:,} in one "
+            "batch: send smaller batches"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    trace_id: str  # 32 lower-case hex digits
+    span_id: str  # 16 lower-case hex digits
+    parent_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    status: str  # "ok", "error" or "unset"
+    status_message: str
+    attributes: dict[str, Any]
+    events: tuple[dict[str, Any], ...] = ()  # {"name", "time_ns", "attributes"}
+    dropped_attributes: int = 0  # attributes the SDK's limit dropped (128 by default)
+    repaired: int = 0  # values changed or dropped to be storable (``_clean``)
+
+    def __post_init__(self) -> None:
+        for what, ns in (("start time", self.start_ns), ("end time", self.end_ns)):
+            try:  # a time no real span has would overflow the windows' arithmetic
+                check_time(ns, what)
+            except ValueError as error:
+                raise SpanFormatError(str(error)) from None
+
+    def storable(self) -> Span:
+        """This span with every value a store can keep (``_clean``: lone surrogates as
+        U+FFFD, NUL removed, numbers out of range dropped), the repairs counted."""
+        name, a = clean_text(self.name)
+        message, b = clean_text(self.status_message)
+        if not (a or b or maybe_unstorable(self.attributes, self.events)):
+            return self  # the common case, found in one C-level scan
+        attributes, c = clean_mapping(self.attributes)
+        events, d = [], 0
+        for event in self.events:
+            cleaned, n = clean_mapping(event)
+            events.append(cleaned)
+            d += n
+        repairs = a + b + c + d
+        if not repairs:
+            return self
+        return Span(
+            trace_id=self.trace_id,
+            span_id=self.span_id,
+            parent_id=self.parent_id,
+            name=name,
+            start_ns=self.start_ns,
+            end_ns=self.end_ns,
+            status=self.status,
+            status_message=message,
+            attributes=attributes,
+            events=tuple(events),
+            dropped_attributes=self.dropped_attributes,
+            repaired=self.repaired + repairs,
+        )
+
+    @property
+    def kind(self) -> str | None:
+        """The OpenInference span kind (``RETRIEVER``, ``LLM``, ...), upper case; None if absent."""
+        kind = self.attributes.get(KIND)
+        return kind.upper() if isinstance(kind, str) and kind.strip() else None
+
+    @property
+    def seconds(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e9
+
+    def exception(self) -> tuple[str, str] | None:
+        """(type, message) of the span's first recorded exception, if any."""
+        for event in self.events:
+            if event.get("name") == "exception":
+                attrs = event.get("attributes") or {}
+                return (
+                    str(attrs.get("exception.type") or "Exception"),
+                    str(attrs.get("exception.message") or ""),
+                )
+        return None
+
+
+# --- attribute values ----------------------------------------------------------------------
+
+
+def flatten(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Nested attribute values (a list of documents as objects, as some exports write them)
+    become OpenInference's flat keys: ``{"a": [{"b": 1}]}`` -> ``{"a.0.b": 1}``. Lists of
+    scalars stay lists (an OTLP array attribute)."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), item)
+        elif isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+            for i, item in enumerate(value):
+                walk(f"{prefix}.{i}", item)
+        else:
+            out[prefix] = value
+
+    for key, value in attributes.items():
+        walk(str(key), value)
+    return out
+
+
+# --- ids -----------------------------------------------------------------------------------
+
+
+def _hex_id(value: Any, size: int, what: str) -> str | None:
+    """An id as lower-case hex: OTLP/JSON writes hex; protobuf's own JSON mapping (and so
+    ``MessageToJson``) writes base64; the SDK's JSON writes ``0x``-prefixed hex."""
+    if value is None or len(value) == 0:
+        return None
+    if isinstance(value, bytes):
+        raw = value
+    else:
+        text = str(value).removeprefix("0x")
+        if len(text) == 2 * size and all(c in "0123456789abcdefABCDEF" for c in text):
+            raw = bytes.fromhex(text)
+        else:
+            try:
+                raw = base64.b64decode(text, validate=True)
+            except (binascii.Error, ValueError):
+                raw = b""
+    if len(raw) != size:
+        raise SpanFormatError(f"{what} {value!r} is not {size} bytes (hex or base64)")
+    if not any(raw):
+        raise SpanFormatError(f"{what} is all zeros (an invalid id)")
+    return raw.hex()
+
+
+_STATUS = {
+    0: "unset",
+    1: "ok",
+    2: "error",
+    "STATUS_CODE_UNSET": "unset",
+    "STATUS_CODE_OK": "ok",
+    "STATUS_CODE_ERROR": "error",
+    "UNSET": "unset",
+    "OK": "ok",
+    "ERROR": "error",
+}
+
+
+def _status(code: Any) -> str:
+    return _STATUS.get(code, "unset")
+
+
+def _required(value: str | None, what: str) -> str:
+    if value is None:
+        raise SpanFormatError(f"{what} is missing")
+    return value

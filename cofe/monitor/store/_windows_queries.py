@@ -1,0 +1,176 @@
+"""The store's series per time window: the windows marked since they were last computed,
+each one's rows computed with no transaction held open and stored (``refresh``), and the
+stored series read. A mixin of :class:`~cofe.monitor.store.MonitorStore`, like
+:class:`~cofe.monitor.store._queries.Queries`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from cofe.monitor.store import _tables as t
+from cofe.monitor.store._codec import TRAFFIC, _ns
+from cofe.monitor.store._engine import T
+
+_PRIME = 1_000_000_007  # update times summed modulo this: a window's stamp fits 64 bits
+
+
+class WindowQueries:
+    """Series per window: refreshed, stored and read (see the module)."""
+
+    if TYPE_CHECKING:  # MonitorStore's (``_store``)
+
+        def _reading(self, work: Callable[[Connection], T]) -> T: ...
+
+        def _writing(self, work: Callable[[Connection], T]) -> T: ...
+
+    _mark_dirty: Callable[[Connection, Iterable[tuple[str, int]]], None]
+    window_rows: Callable[[str, int, int], list[tuple[Any, ...]]]
+
+    @property
+    def window_ns(self) -> int:  # the store's
+        raise NotImplementedError
+
+    def refresh(self) -> int:
+        """Recompute the series of every window that received traces (or judgements) since
+        it was last computed, each outside any write transaction (``_refresh_window``);
+        returns how many windows were computed."""
+        dirty = self._reading(
+            lambda connection: connection.execute(
+                sa.select(t.dirty_windows).order_by(t.dirty_windows.c.start_ns)
+            ).all()
+        )
+        for origin, start in dirty:
+            self._refresh_window(origin, int(start), _ns(int(start) + self.window_ns))
+        return len(dirty)
+
+    def series(
+        self,
+        *,
+        origin: str = TRAFFIC,
+        since_ns: int = 0,
+        until_ns: int | None = None,
+        stage: str | None = None,
+        signal: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Stored series rows, oldest first (``refresh`` first to include recent traces)."""
+        s = t.series.c
+        query = sa.select(s.start_ns, s.stage, s.signal, s.value, s.n, s.note).where(
+            s.origin == origin, s.window_ns == self.window_ns, s.start_ns >= _ns(since_ns)
+        )
+        if until_ns is not None:
+            query = query.where(s.start_ns < _ns(until_ns))
+        if stage is not None:
+            query = query.where(s.stage == stage)
+        if signal is not None:
+            query = query.where(s.signal == signal)
+        query = query.order_by(s.start_ns, s.stage, s.signal)
+        return self._reading(
+            lambda connection: [dict(r._mapping) for r in connection.execute(query)]
+        )
+
+    def _refresh_window(self, origin: str, start: int, end: int) -> None:
+        """One window's series, computed with no transaction held open: its stamp (its
+        traces' count and update times, its judgements') read first, its rows computed,
+        then one short transaction takes its mark, replaces its series and -- if the stamp
+        changed meanwhile (a batch landed in it) -- marks it again for the next refresh.
+        A window is never left unmarked with rows missing a batch, whenever the process
+        stops; writers wait only for that last transaction, never for the computing. A
+        second refresher that finds the mark taken leaves the window to the first."""
+        before = self._reading(partial(self._window_stamp, origin, start, end))
+        rows = self.window_rows(origin, start, end)
+        self._writing(partial(self._store_window, origin, start, end, rows, before))
+
+    def _window_stamp(
+        self, origin: str, start: int, end: int, connection: Connection
+    ) -> tuple[Any, ...]:
+        c, j = t.traces.c, t.judgements.c
+        inside = (c.origin == origin, c.started_ns >= start, c.started_ns < end)
+        traces = connection.execute(
+            sa.select(
+                sa.func.count(), sa.func.max(c.updated_ns), sa.func.sum(c.updated_ns % _PRIME)
+            ).where(*inside)
+        ).one()
+        judged = connection.execute(
+            sa.select(
+                sa.func.count(), sa.func.max(j.judged_ns), sa.func.sum(j.judged_ns % _PRIME)
+            ).where(j.trace_id.in_(sa.select(c.trace_id).where(*inside)))
+        ).one()
+        return (*traces, *judged)
+
+    def _store_window(
+        self,
+        origin: str,
+        start: int,
+        end: int,
+        rows: list[tuple[Any, ...]],
+        before: tuple[Any, ...],
+        connection: Connection,
+    ) -> None:
+        d, s = t.dirty_windows.c, t.series.c
+        taken = connection.execute(
+            t.dirty_windows.delete()
+            .where(d.origin == origin, d.start_ns == start)
+            .returning(d.start_ns)
+        ).all()
+        if not taken:  # another refresher has it
+            return
+        connection.execute(
+            t.series.delete().where(
+                s.origin == origin, s.window_ns == self.window_ns, s.start_ns == start
+            )
+        )
+        if rows:
+            connection.execute(
+                t.series.insert(),
+                [
+                    {
+                        "origin": origin,
+                        "window_ns": self.window_ns,
+                        "start_ns": start,
+                        "stage": stage,
+                        "signal": signal,
+                        "value": value,
+                        "n": n,
+                        "note": note,
+                    }
+                    for stage, signal, value, n, note in rows
+                ],
+            )
+        if self._window_stamp(origin, start, end, connection) != before:
+            self._mark_dirty(connection, [(origin, start)])  # computed again next time
+
+    # --- the dashboard -----------------------------------------------------------------------
+
+    def instants(self, origin: str) -> list[int]:
+        """Every instant something was recorded at: window starts of ``origin``'s series,
+        canary round starts, alerted windows."""
+        s = t.series.c
+
+        def read(c: Connection) -> list[int]:
+            out = [
+                int(v)
+                for v in c.scalars(
+                    sa.select(s.start_ns)
+                    .distinct()
+                    .where(s.origin == origin, s.window_ns == self.window_ns)
+                )
+            ]
+            out += [int(v) for v in c.scalars(sa.select(t.canary_rounds.c.started_ns))]
+            out += [int(v) for v in c.scalars(sa.select(t.alerts.c.window_start_ns))]
+            return out
+
+        return self._reading(read)
+
+    def pending_windows(self) -> int:
+        """Windows marked to be computed again."""
+        return int(
+            self._reading(
+                lambda c: c.scalar(sa.select(sa.func.count()).select_from(t.dirty_windows))
+            )
+            or 0
+        )
