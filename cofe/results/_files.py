@@ -102,12 +102,18 @@ class ScoresWriter:
 
     def _refuse_other_settings(self) -> None:
         existing = _settings_in(self.out)
+        if existing is None:
+            return
         wanted = self.config.model_dump(mode="json")
-        if existing is not None and existing != wanted:
-            try:
-                theirs = ScoreConfig.model_validate(existing).label() or "the defaults"
-            except ValueError:
-                theirs = "unreadable settings"
+        try:
+            # read as settings, not compared as raw JSON: a scoring written before a setting
+            # existed holds its default implicitly (an older cofe's defaults are these)
+            read = ScoreConfig.model_validate(existing)
+            theirs = read.label() or "the defaults"
+            same = read.model_dump(mode="json") == wanted
+        except ValueError:
+            theirs, same = "unreadable settings", False
+        if not same:
             raise InputError(
                 InputProblem(
                     str(self.out / SUMMARY),

@@ -46,6 +46,21 @@ def test_writing_over_a_scoring_with_other_settings_is_refused_without_force(run
     assert main(["score", str(run_dir), "--json", "--out", str(out), "--top-k", "2"]) == 0
 
 
+def test_a_scoring_by_an_older_cofe_with_the_same_settings_is_refreshed(run_dir, capsys):
+    # an older cofe wrote its settings before a setting existed (here: --measures); the same
+    # defaults must not be refused as "other settings (the defaults; this one: the defaults)"
+    out = run_dir / "older"
+    assert main(["score", str(run_dir), "--json", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    del summary["config"]["measures"]
+    (out / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["score", str(run_dir), "--json", "--out", str(out)]) == 0
+    # other settings are still refused
+    assert main(["score", str(run_dir), "--json", "--out", str(out), "--top-k", "2"]) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
 def test_a_rescore_killed_mid_way_never_leaves_a_readable_mix(run_dir, monkeypatch):
     result = score_run(run_dir)
     out = result.write(run_dir / "scores")
