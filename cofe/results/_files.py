@@ -35,6 +35,7 @@ RESULTS_SCHEMA_VERSION = 5
 NEUTRALISED_SINCE = 5
 # rows end in CRLF (RFC 4180): a cell holding a carriage return is then quoted, and read back
 EOL = "\r\n"
+CSV_CHUNK = 100_000  # rows formatted at once: their text, not the whole table's, is in memory
 # version 1 had no verdicts.source column: read as missing (no clustering by document);
 # version 2 had no verdicts.answered and .refusal: read as missing (refusals unknown)
 SUMMARY = "summary.json"
@@ -160,9 +161,10 @@ class ScoresWriter:
         self._handles["verdicts.jsonl"].write(_jsonl(rows))
 
     def add_table(self, name: str, frame: pd.DataFrame) -> None:
-        frame = typed(frame, name)
-        if len(frame):
-            self._handles[name].write(csv_rows(_cells(frame, name, neutralise)))
+        frame = _cells(typed(frame, name), name, neutralise)
+        handle = self._handles[name]
+        for start in range(0, len(frame), CSV_CHUNK):  # text for a slice at a time: bounded
+            handle.write(csv_rows(frame.iloc[start : start + CSV_CHUNK]))
 
     def add_problems(self, problems: list[InputProblem]) -> None:
         rows = [
