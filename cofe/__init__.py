@@ -5,8 +5,9 @@ recorded run -- parse, chunking, retrieval, reranking, generation -- and each
 bad case is traced to the first stage that lost the information.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from cofe._lazy import lazy_names
 from cofe._version import __version__
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads on first use
@@ -81,21 +82,6 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'cofe' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "AnyOf",
     "Chunk",
@@ -127,3 +113,5 @@ __all__ = [
     "score_run",
     "write_evalset",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -34,7 +34,6 @@ from typing import Any
 from cofe.chain import STEP_STAGE
 from cofe.evalset import read_evalset
 from cofe.monitor._assemble import TraceRecord
-from cofe.monitor._record import record_of
 from cofe.monitor.store import CANARY, MonitorStore
 from cofe.runlog import (
     Chunk,
@@ -183,7 +182,7 @@ def _store_run_traces(
         spent = sum(sample.latency.values())
         trace_of[sample_id] = f"canary:{round_id}:{sample_id}"
         records.append(
-            record_of(
+            TraceRecord.of_sample(
                 trace_of[sample_id],
                 evals[sample_id].query,
                 sample,
@@ -266,7 +265,7 @@ def _send_round(
                 chunks[doc.chunk_id] = Chunk(
                     chunk_id=doc.chunk_id, doc_id=doc.chunk_id, text=doc.text, meta={"ref": doc.ref}
                 )
-        records.append(_sample_of(s.id, trace))
+        records.append(trace.sample(s.id))
     writer = RunWriter(out)
     manifest = Manifest(
         run_id=f"canary-{round_id}",
@@ -287,10 +286,6 @@ def _send_round(
 
 def _answered_or_failed(trace: TraceRecord) -> bool:
     return trace.is_query and (trace.answer is not None or trace.error_stage is not None)
-
-
-def _sample_of(sample_id: str, trace: TraceRecord) -> SampleRecord:
-    return trace.sample(sample_id)  # the adapters' conversion, one code for both
 
 
 def _context_stage(result: Any) -> str:

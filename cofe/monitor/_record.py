@@ -11,38 +11,12 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from cofe.adapters import Trace, pipeline_shape
 from cofe.monitor._assemble import TraceRecord
 from cofe.monitor.store import TRAFFIC, MonitorStore
-from cofe.runlog import Chunk, SampleRecord, Stage
-
-
-def record_of(
-    trace_id: str,
-    query: str,
-    sample: SampleRecord,
-    chunks: Mapping[str, Chunk],
-    *,
-    started_ns: int,
-    ended_ns: int,
-    stages: Sequence[Stage] | None,
-    top_k: int | None,
-) -> TraceRecord:
-    """A run-log record (what an adapter produced for one query) as a stored trace: the
-    adapters' own conversion (``SpanTraceRecord.of_sample``), one code for both."""
-    return TraceRecord.of_sample(
-        trace_id,
-        query,
-        sample,
-        chunks,
-        started_ns=started_ns,
-        ended_ns=ended_ns,
-        stages=stages,
-        top_k=top_k,
-    )
 
 
 class WatchedPipeline:
@@ -70,7 +44,7 @@ class WatchedPipeline:
         ident = trace_id or uuid.uuid4().hex
         registry = getattr(self.pipeline, "registry", None)
         chunks = registry.by_id if registry is not None else {}
-        record = record_of(
+        record = TraceRecord.of_sample(
             ident,
             query,
             trace.record(ident),

@@ -4,7 +4,9 @@ Names load on first use: ``cofe score`` prints its table without loading the HTM
 (and the judges, comparisons and LLM client it reads).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cofe._lazy import lazy_names
 
 if TYPE_CHECKING:
     from cofe.report._compare_text import render_comparison
@@ -30,21 +32,6 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'cofe.report' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "CHUNK_CHARS",
     "MAX_CASES",
@@ -57,3 +44,5 @@ __all__ = [
     "render_result",
     "strict_marks",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

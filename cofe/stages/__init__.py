@@ -5,7 +5,9 @@ the scoring settings and the compact record from here without loading the scorer
 imports them -- no cycle, and no function-level import to hide one.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cofe._lazy import lazy_names
 
 if TYPE_CHECKING:
     from cofe.results import SCORE_FILES, ScoreResult, read_scores
@@ -23,21 +25,6 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'cofe.stages' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = [
     "SCORE_FILES",
     "ChunkRef",
@@ -52,3 +39,5 @@ __all__ = [
     "score_run",
     "score_to_folder",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

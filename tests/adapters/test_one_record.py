@@ -1,14 +1,10 @@
 """One record of a query: the adapters' ``Trace`` is the run-log ``SampleRecord`` without its
 sample id, and the span record (``SpanTraceRecord``) converts to and from it -- the
-conversions the monitor makes (``record_of``, its canary's ``_sample_of``) are these."""
+conversions the monitor's watch() and canaries call."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from typing import Any
-
-import pytest
 
 from cofe.adapters import SpanTraceRecord, Trace
 from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage, StageError
@@ -64,52 +60,3 @@ def test_a_run_log_record_goes_to_a_span_record_and_back_unchanged() -> None:
                 "Boom",
                 "it broke",
             )
-
-
-def _monitor(module: str, name: str) -> Any:
-    """The monitor's own conversion, while it has one (it is to call these instead)."""
-    found = getattr(importlib.import_module(module), name, None)
-    if found is None:
-        pytest.skip(f"{module}.{name} is gone: the monitor uses SpanTraceRecord's conversions")
-    return found
-
-
-def test_the_span_records_conversion_is_the_monitors() -> None:
-    """Until the monitor calls ``SpanTraceRecord.of_sample`` itself, its ``record_of`` and
-    this one agree field by field."""
-    record_of = _monitor("cofe.monitor._record", "record_of")
-
-    for error in (False, True):
-        for top_k in (None, 1):
-            sample = _sample(error).model_copy(update={"context": None})
-            ours = SpanTraceRecord.of_sample(
-                "t",
-                "q",
-                sample,
-                CHUNKS,
-                started_ns=5,
-                ended_ns=9,
-                stages=(Stage.RETRIEVAL,),
-                top_k=top_k,
-            )
-            theirs = record_of(
-                "t",
-                "q",
-                sample,
-                CHUNKS,
-                started_ns=5,
-                ended_ns=9,
-                stages=(Stage.RETRIEVAL,),
-                top_k=top_k,
-            )
-            assert dataclasses.asdict(ours) == dataclasses.asdict(theirs)
-
-
-def test_the_span_records_sample_is_the_canarys() -> None:
-    _sample_of = _monitor("cofe.monitor._canary", "_sample_of")
-
-    for error in (False, True):
-        record = SpanTraceRecord.of_sample(
-            "t", "q", _sample(error), CHUNKS, started_ns=0, ended_ns=1, stages=None, top_k=None
-        )
-        assert record.sample("q1") == _sample_of("q1", record)
