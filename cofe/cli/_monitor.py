@@ -120,6 +120,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=10.0,
         help="seconds between recomputing the windows that received traces",
     )
+    c.add_argument(
+        "--open-window-refresh",
+        type=_seconds,
+        default=60.0,
+        help="seconds between recomputing the window traffic is still landing in (its "
+        "cost grows with its traces; closed windows are recomputed every --refresh)",
+    )
     c.set_defaults(run=_collect)
 
     i = verbs.add_parser("import", help="import exported spans from files")
@@ -250,7 +257,12 @@ def _collect(args: argparse.Namespace) -> int:
     check_binding(args.host, token)  # before the store is created
     store = _open(args)
     collector = Collector(
-        store, host=args.host, port=args.port, token=token, refresh_seconds=args.refresh
+        store,
+        host=args.host,
+        port=args.port,
+        token=token,
+        refresh_seconds=args.refresh,
+        open_window_seconds=args.open_window_refresh,
     )
 
     def stop(signum: int, frame: FrameType | None) -> None:

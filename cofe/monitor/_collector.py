@@ -180,6 +180,7 @@ class Collector:
         request_seconds: float = DEFAULT_REQUEST_SECONDS,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         refresh_seconds: float = 10.0,
+        open_window_seconds: float = 60.0,
         quiet: bool = False,
     ) -> None:
         check_binding(host, token)
@@ -189,6 +190,9 @@ class Collector:
         self._bodies = threading.BoundedSemaphore(PARALLEL_BODIES)
         self._budget = _ByteBudget(max_body)  # the largest body, or many small ones
         self.refresh_seconds, self.quiet = refresh_seconds, quiet
+        # the window traffic is still landing in is recomputed at most this often (its cost
+        # grows with its traces and it is stale again at once); closed windows every round
+        self.open_window_seconds = open_window_seconds
         self._stop = threading.Event()
         collector = self
 
@@ -426,7 +430,7 @@ class Collector:
         last_prune = float("-inf")  # the first round prunes (not only once uptime passes 1 h)
         while not self._stop.wait(self.refresh_seconds):
             try:
-                self._refresh()
+                self.store.refresh(open_every_s=self.open_window_seconds)
                 if time.monotonic() - last_prune > 3600:
                     self.store.prune()
                     last_prune = time.monotonic()

@@ -143,3 +143,20 @@ def test_a_window_is_computed_with_no_write_transaction_open(store):
     assert store.pending_windows() == 1  # the window changed while computed: marked again
     assert store.refresh() == 1 and store.pending_windows() == 0
     assert [r["value"] for r in store.series(stage="all", signal="Traces")] == [2.0]
+
+
+def test_the_open_window_is_recomputed_at_most_so_often_and_never_left_out(store):
+    """Traffic keeps landing in the open window; recomputing it every round is what slowed
+    every sender's acks. The collector recomputes it at most every ``open_every_s``; it stays
+    marked meanwhile, so any plain refresh (a reader, the collector's last) computes it."""
+    store.ingest(traces_batch(0, 1))
+    still_open = 0  # "now" before the window ends: it is still open
+    assert store.refresh(open_every_s=60, now_ns=still_open) == 1  # never computed: now
+    store.ingest(traces_batch(1, 1))
+    assert store.refresh(open_every_s=60, now_ns=still_open) == 0  # computed a moment ago
+    assert store.pending_windows() == 1  # still marked: not lost
+    closed = 2**62  # once the window has ended it is computed every round
+    assert store.refresh(open_every_s=60, now_ns=closed) == 1
+    store.ingest(traces_batch(2, 1))
+    assert store.refresh() == 1 and store.pending_windows() == 0  # a plain refresh: always
+    assert [r["value"] for r in store.series(stage="all", signal="Traces")] == [3.0]

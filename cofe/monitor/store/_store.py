@@ -82,6 +82,7 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
         read_only: bool = False,
     ) -> None:
         self.location = shown_location(str(location))  # what messages may print
+        self._open_computed = {}
         if (
             read_only
             and not str(location).startswith(("postgresql://", "postgres://"))

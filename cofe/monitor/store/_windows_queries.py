@@ -5,6 +5,7 @@ stored series read. A mixin of :class:`~cofe.monitor.store.MonitorStore`, like
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -29,24 +30,41 @@ class WindowQueries:
         def _writing(self, work: Callable[[Connection], T]) -> T: ...
 
     _mark_dirty: Callable[[Connection, Iterable[tuple[str, int]]], None]
+    # when this store object last computed each still-open window (refresh's open_every_s)
+    _open_computed: dict[tuple[str, int], float]
     window_rows: Callable[[str, int, int], list[tuple[Any, ...]]]
 
     @property
     def window_ns(self) -> int:  # the store's
         raise NotImplementedError
 
-    def refresh(self) -> int:
+    def refresh(self, *, open_every_s: float = 0.0, now_ns: int | None = None) -> int:
         """Recompute the series of every window that received traces (or judgements) since
         it was last computed, each outside any write transaction (``_refresh_window``);
-        returns how many windows were computed."""
+        returns how many windows were computed.
+
+        ``open_every_s``: a window still open at ``now_ns`` (traffic keeps landing in it) is
+        recomputed at most that often by this store object -- its computing is the cost that
+        grows with its traces, and it would be stale again within seconds; it stays marked,
+        so the next refresh, or any reader's plain ``refresh()``, computes it. Closed
+        windows, which alerts read, are computed at once."""
         dirty = self._reading(
             lambda connection: connection.execute(
                 sa.select(t.dirty_windows).order_by(t.dirty_windows.c.start_ns)
             ).all()
         )
+        now = time.time_ns() if now_ns is None else now_ns
+        computed = 0
         for origin, start in dirty:
-            self._refresh_window(origin, int(start), _ns(int(start) + self.window_ns))
-        return len(dirty)
+            start, end = int(start), _ns(int(start) + self.window_ns)
+            if open_every_s > 0 and end > now:
+                last = self._open_computed.get((origin, start))
+                if last is not None and time.monotonic() - last < open_every_s:
+                    continue
+                self._open_computed[(origin, start)] = time.monotonic()
+            self._refresh_window(origin, start, end)
+            computed += 1
+        return computed
 
     def series(
         self,
