@@ -661,7 +661,13 @@ def labels_for_scoring(
     if not judgements:
         return {}
     # with --repeats: measures the judge disagrees with itself on are unscored for everyone
-    shaky = unreliable({key: labels_of(j) for key, j in every.items() if j.status == "judged"})
+    # (a run judged once has nothing to compare: no measure is evaluated for it)
+    repeated = len(every) > len(judgements)
+    shaky = (
+        unreliable({key: labels_of(j) for key, j in every.items() if j.status == "judged"})
+        if repeated
+        else ()
+    )
     # the example's correctness on most samples is an echo: no sample's score is used (the
     # judge's other labels are); cofe judge's summary says why
     echo = correctness_echo(_correctness_values(judgements))

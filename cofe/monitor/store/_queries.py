@@ -84,6 +84,21 @@ def _all(query: Any, connection: Connection) -> list[Any]:
     return list(connection.execute(query).all())
 
 
+def _rounds() -> Any:
+    """The columns of a CanaryRoundRow, in its field order."""
+    r = t.canary_rounds.c
+    return sa.select(
+        r.round_id,
+        r.started_ns,
+        r.finished_ns,
+        r.evalset_sha256,
+        r.pipeline,
+        r.samples,
+        r.answered,
+        r.run_dir,
+    )
+
+
 class Queries:
     """Canary rounds, alerts and judgements (see the module)."""
 
@@ -158,16 +173,7 @@ class Queries:
         """Rounds started in ``[since_ns, until_ns)`` (``]`` when ``until_inclusive``) and
         finished by ``finished_by_ns``, oldest first unless ``newest_first``."""
         r = t.canary_rounds.c
-        query = sa.select(
-            r.round_id,
-            r.started_ns,
-            r.finished_ns,
-            r.evalset_sha256,
-            r.pipeline,
-            r.samples,
-            r.answered,
-            r.run_dir,
-        )
+        query = _rounds()
         if since_ns is not None:
             query = query.where(r.started_ns >= since_ns)
         if until_ns is not None:
@@ -180,17 +186,7 @@ class Queries:
         return self._reading(lambda c: [CanaryRoundRow(*row) for row in c.execute(query)])
 
     def canary_round(self, round_id: str) -> CanaryRoundRow | None:
-        r = t.canary_rounds.c
-        query = sa.select(
-            r.round_id,
-            r.started_ns,
-            r.finished_ns,
-            r.evalset_sha256,
-            r.pipeline,
-            r.samples,
-            r.answered,
-            r.run_dir,
-        ).where(r.round_id == round_id)
+        query = _rounds().where(t.canary_rounds.c.round_id == round_id)
         row = self._reading(lambda c: c.execute(query).first())
         return CanaryRoundRow(*row) if row is not None else None
 
