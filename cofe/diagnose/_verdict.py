@@ -59,6 +59,15 @@ PASS_AT = {spec.step: Verdict(spec.passes) for spec in STEPS if spec.passes is n
 _PASSES = frozenset(PASS_AT.values())
 LOSS_VERDICT = {spec.stage: Verdict(spec.loss) for spec in STAGES}
 _ORDER = list(Verdict)
+# Verdict lists the declared verdicts in the chain's order -- every loss, stage by stage; every
+# pass, the deepest first -- then the two that blame no step: a new stage's verdicts go where
+# its declarations put them (the first of several kinds of loss at one stage wins)
+assert list(Verdict) == [
+    *(Verdict(code) for spec in STAGES for code in spec.losses),
+    *reversed(PASS_AT.values()),
+    Verdict.PIPELINE_ERROR,
+    Verdict.UNSCORABLE,
+], "Verdict's members must follow cofe.chain's STAGES (losses) and STEPS (passes, reversed)"
 
 
 @dataclass(frozen=True, slots=True)

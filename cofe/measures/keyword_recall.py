@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cofe.chain import STEPS as CHAIN_STEPS
 from cofe.measures._base import Measure, top
 from cofe.measures._unscored import Unscored
-from cofe.measures._view import Step, StepView
+from cofe.measures._view import StepView
 
 
 class KeywordRecall(Measure):
@@ -16,7 +17,8 @@ class KeywordRecall(Measure):
     """
 
     NAME = "KeywordRecall"
-    STEPS = frozenset({Step.PARSE, Step.CORPUS, Step.POOL, Step.CONTEXT, Step.ANSWER})
+    # every step the scorer judges, as cofe.chain declares them (a step added there too)
+    STEPS = frozenset(spec.step for spec in CHAIN_STEPS if spec.reads is not None)
 
     def compute(self, point_ranks: Sequence[int | None]) -> float:
         return sum(top(self.cutoff, r) for r in point_ranks) / len(point_ranks)

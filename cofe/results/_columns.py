@@ -6,6 +6,8 @@ from typing import Final, Literal, TypeAlias
 
 import pandas as pd
 
+from cofe.chain import POINT_COLUMNS, PointKind
+
 ColumnKind: TypeAlias = Literal["object", "string", "boolean", "Int64", "float64", "int64"]
 """A column's pandas dtype, spelled as ``astype`` takes it."""
 
@@ -15,6 +17,8 @@ FLAG: Final = "boolean"  # nullable: <NA> where the step was not judged
 RANK: Final = "Int64"  # nullable integer: <NA> where the point was never complete
 NUMBER: Final = "float64"
 COUNT: Final = "int64"
+
+_POINT_KINDS: dict[PointKind, ColumnKind] = {"flag": FLAG, "rank": RANK, "text": MAYBE_TEXT}
 
 TABLES: dict[str, dict[str, ColumnKind]] = {
     "scores": {
@@ -29,17 +33,9 @@ TABLES: dict[str, dict[str, ColumnKind]] = {
         "query_type": TEXT,
         "point": COUNT,
         "keywords": TEXT,
-        "parse": FLAG,
-        "corpus": FLAG,
-        "intact": FLAG,
-        "anchored": FLAG,
-        "cut_keywords": MAYBE_TEXT,
-        "dropped_keywords": MAYBE_TEXT,
-        "pool_rank": RANK,
-        "context_rank": RANK,
-        "answer": FLAG,  # every keyword found verbatim (answer/KeywordRecall)
-        "answer_decision": MAYBE_TEXT,  # present / partial / absent / undecided
-        "answer_rule": MAYBE_TEXT,  # what decided: verbatim / judge / paraphrase
+        # each step's own columns, as the chain declares them (parse, corpus, intact, ...,
+        # pool_rank, context_rank, answer, answer_decision, answer_rule)
+        **{name: _POINT_KINDS[kind] for name, kind in POINT_COLUMNS},
         "lost_at": MAYBE_TEXT,
     },
     "verdicts": {

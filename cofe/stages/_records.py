@@ -13,14 +13,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from pathlib import Path
+from types import MappingProxyType
 from typing import NamedTuple
 
 from tqdm import tqdm
 
 from cofe._errors import InputProblem
+from cofe.chain import STEPS
 from cofe.runlog import (
     SAMPLES,
     RankedChunk,
@@ -37,6 +39,10 @@ class ChunkRef(NamedTuple):
     chunk_id: str
 
 
+More = Mapping[str, tuple[ChunkRef, ...] | str]
+_NOTHING: More = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class Outputs:
     """The parts of a sample record that scoring reads (same names as ``SampleRecord``)."""
@@ -47,6 +53,18 @@ class Outputs:
     answer: str | None
     latency: Mapping[Stage, float]
     error: StageError | None
+    # the outputs of the steps read generically (``MORE_FIELDS``), by field: a ranked list's
+    # chunk ids or a text; a field the record leaves null is absent
+    more: More = field(default_factory=lambda: _NOTHING)
+
+
+MORE_FIELDS: tuple[tuple[str, bool], ...] = tuple(
+    (spec.field, spec.reads == "ranked")
+    for spec in STEPS
+    if spec.field is not None and spec.field not in {f.name for f in fields(Outputs)}
+)
+"""The ``SampleRecord`` fields of the steps ``cofe.chain`` declares beyond the pool, the
+context and the answer (each with whether it holds chunk ids): kept in ``Outputs.more``."""
 
 
 _CHUNK_ID = attrgetter("chunk_id")
@@ -71,7 +89,22 @@ def outputs_of(record: SampleRecord, refs: _Refs) -> Outputs:
         record.answer,
         record.latency,
         record.error,
+        _more(record, refs) if MORE_FIELDS else _NOTHING,
     )
+
+
+def _more(record: SampleRecord, refs: _Refs) -> More:
+    found: dict[str, tuple[ChunkRef, ...] | str] = {}
+    for name, ranked in MORE_FIELDS:
+        value = getattr(record, name)
+        if value is not None:
+            found[name] = (refs.ranked(value) or ()) if ranked else value
+    return found or _NOTHING
+
+
+def more_fields(record: SampleRecord) -> list[str]:
+    """The ``MORE_FIELDS`` this record fills (for the run's shape: which steps it has)."""
+    return [name for name, _ in MORE_FIELDS if getattr(record, name) is not None]
 
 
 def compact(records: Mapping[str, SampleRecord]) -> dict[str, Outputs]:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from cofe._errors import InputProblem
 from cofe._parallel import fork_map
-from cofe.chain import STAGE_ORDER, STEP_STAGE
+from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_STAGE, STEPS, StepSpec
 from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose, refusal_reason
 from cofe.evalset import EvalSample, EvalSet
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
@@ -38,11 +38,13 @@ from cofe.stages._shape import RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking, split_points, split_why
 from cofe.stages.generation import judge_answer
-from cofe.stages.parse import judge_parse
+from cofe.stages.parse import judge_parse, judge_text
 from cofe.stages.ranking import judge_ranked
 
 _Reach = tuple[RankedHits, Sequence[ChunkRef], str]
 """The last ranked list judged for a sample (its hits, its items, "context" or "pool")."""
+_Judge = Callable[["_SampleScorer", StepSpec], StageOutcome | None]
+"""How the scorer judges one step of one sample (``_JUDGES``, ``_READERS``)."""
 
 
 class _SampleScorer:
@@ -57,6 +59,13 @@ class _SampleScorer:
             step: [(measure.evaluate, (step.value, measure.name)) for measure in measures]
             for step, measures in self.plan.items()
         }
+        # the steps this run has, in chain order, each with its judge: its own (``_JUDGES``)
+        # or the generic reader of what it holds (``_READERS``)
+        self._judges = [
+            (_JUDGES.get(spec.step) or _READERS[spec.reads], spec)
+            for spec in STEPS
+            if spec.step in self.plan and spec.reads is not None
+        ]
 
     # --- rows -----------------------------------------------------------------------------
 
@@ -167,15 +176,25 @@ class _SampleScorer:
                     ),
                 )
             )
+        # what the steps' judges share for this sample
+        self._sample, self._cs, self._outputs = sample, cs, record
+        self._source, self._scope = source, scope
+        self._fates: dict[str, Sequence[Any]] = {}
+        self._corpus: CorpusHits | None = None  # the corpus, when judged
+        self._judged_pool: RankedHits | None = None  # the pool, when judged
+        self._reach: _Reach | None = None
+        self._reference = (
+            strict_tokens(sample.reference_answer) if sample.reference_answer else None
+        )
+        self._refused = self._refusal(sample, record)
         outcomes: list[StageOutcome | None] = []
-        fates: dict[str, Sequence[Any]] = {}
-        outcomes.append(self._parse(cs, source, scope, fates))
-        corpus = self._chunking(cs, scope, source, fates, outcomes)
-        reach = self._ranking(sample, cs, record, scope, source, corpus, fates, outcomes)
-        refusal = self._refusal(sample, record)
-        outcomes.append(self._generation(sample, cs, record, fates, refusal))
-        self._split(cs, scope, corpus, reach, outcomes)
-        self._record(sample, cs, record, [o for o in outcomes if o is not None], fates, refusal)
+        self._outcomes = outcomes
+        for judge, spec in self._judges:  # the chain, step by step
+            outcomes.append(judge(self, spec))
+        self._split(cs, scope, self._corpus, self._reach, outcomes)
+        self._record(
+            sample, cs, record, [o for o in outcomes if o is not None], self._fates, self._refused
+        )
 
     def _crashed(self, record: Outputs, stage: Stage) -> str | None:
         """Why a stage produced nothing: it, or a stage before it, raised."""
@@ -184,19 +203,18 @@ class _SampleScorer:
             return f"the pipeline's {error.stage} stage raised {error.type}"
         return None
 
-    def _parse(
-        self, cs: CompiledSample, source: Source, scope: Scope, fates: dict[str, Sequence[Any]]
-    ) -> StageOutcome | None:
-        if Step.PARSE not in self.plan:
-            return None
-        parse = judge_parse(self.ctx, cs, source, scope)
+    # --- the judges of the steps (``_JUDGES``, ``_READERS``) -------------------------------
+
+    def _parse(self, spec: StepSpec) -> StageOutcome | None:
+        cs, source = self._cs, self._source
+        parse = judge_parse(self.ctx, cs, source, self._scope)
         if isinstance(parse, Unscored):
             return self.unjudged(Step.PARSE, parse.reason)
         self.measure(StepView(Step.PARSE, parse.ranks))
         where = (
             f"the parsed text of {source.doc!r}" if source.doc else "any parsed document in scope"
         )
-        fates["parse"] = parse.hits
+        self._fates["parse"] = parse.hits
         return StageOutcome(
             Step.PARSE,
             Stage.PARSE,
@@ -204,20 +222,11 @@ class _SampleScorer:
             lambda p: f"{quote(parse.missing[p])} not in {where}",
         )
 
-    def _chunking(
-        self,
-        cs: CompiledSample,
-        scope: Scope,
-        source: Source,
-        fates: dict[str, Sequence[Any]],
-        outcomes: list[StageOutcome | None],
-    ) -> CorpusHits | None:
-        if Step.CORPUS not in self.plan:
-            return None
+    def _chunking(self, spec: StepSpec) -> StageOutcome | None:
         if self.shape.corpus_unjudged:
-            outcomes.append(self.unjudged(Step.CORPUS, self.shape.corpus_unjudged))
-            return None
-        corpus = judge_chunking(self.ctx, cs, scope, source)
+            return self.unjudged(Step.CORPUS, self.shape.corpus_unjudged)
+        cs = self._cs
+        corpus = judge_chunking(self.ctx, cs, self._scope, self._source)
         self.measure(
             StepView(
                 Step.CORPUS,
@@ -227,23 +236,21 @@ class _SampleScorer:
                 has_coarse=bool(cs.coarse),
             )
         )
-        fates.update(
+        self._corpus = corpus
+        self._fates.update(
             corpus=corpus.hits,
             intact=corpus.intact,
             anchored=corpus.anchored,
             cut_keywords=[" | ".join(cut) or None for cut in corpus.cut],
             dropped_keywords=[" | ".join(d) or None for d in corpus.dropped],
         )
-        outcomes.append(
-            StageOutcome(
-                Step.CORPUS,
-                Stage.CHUNKING,
-                corpus.hits,
-                corpus_why(corpus),
-                corpus.kinds.__getitem__,
-            )
+        return StageOutcome(
+            Step.CORPUS,
+            Stage.CHUNKING,
+            corpus.hits,
+            corpus_why(corpus),
+            corpus.kinds.__getitem__,
         )
-        return corpus
 
     def _ranked(
         self,
@@ -291,52 +298,32 @@ class _SampleScorer:
         )
         return hits
 
-    def _ranking(
-        self,
-        sample: EvalSample,
-        cs: CompiledSample,
-        record: Outputs,
-        scope: Scope,
-        source: Source,
-        corpus: CorpusHits | None,
-        fates: dict[str, Sequence[Any]],
-        outcomes: list[StageOutcome | None],
-    ) -> _Reach | None:
-        """Judge the pool and what the generator received; returns the last ranked list
-        judged (the context, else the pool): what reached the generator, as far as known."""
-        shape, n, k = self.shape, self.n, self.k
-        reach: _Reach | None = None
-        self._reference = (
-            strict_tokens(sample.reference_answer) if sample.reference_answer else None
+    def _pool(self, spec: StepSpec) -> StageOutcome | None:
+        record, n = self._outputs, self.n
+        if record.pool is None:
+            reason = self._crashed(record, Stage.RETRIEVAL) or "the record has no pool"
+            return self.unjudged(Step.POOL, reason)
+        judged = self._ranked(
+            Step.POOL, self._sample, self._cs, record.pool, self._scope, self._source
         )
-        pool: RankedHits | None = None
-        if Step.POOL in self.plan:
-            if record.pool is None:
-                outcomes.append(
-                    self.unjudged(
-                        Step.POOL,
-                        self._crashed(record, Stage.RETRIEVAL) or "the record has no pool",
-                    )
-                )
-            else:
-                judged = self._ranked(Step.POOL, sample, cs, record.pool, scope, source)
-                if isinstance(judged, str):
-                    outcomes.append(StageOutcome(Step.POOL, Stage.RETRIEVAL, None, unjudged=judged))
-                else:
-                    pool = judged
-                    fates["pool_rank"] = pool.point_ranks
-                    reach = (pool, record.pool[:n], "pool")  # unless a context is judged
-                    outcomes.append(
-                        StageOutcome(
-                            Step.POOL,
-                            Stage.RETRIEVAL,
-                            _within(pool.point_ranks, n),
-                            ranked_why(pool, n, "pool", corpus=corpus),
-                            derivation_kind(pool, Verdict.NOT_RETRIEVED),
-                        )
-                    )
-        if Step.CONTEXT not in self.plan:
-            return reach
+        if isinstance(judged, str):
+            return StageOutcome(Step.POOL, Stage.RETRIEVAL, None, unjudged=judged)
+        pool = self._judged_pool = judged
+        self._fates["pool_rank"] = pool.point_ranks
+        self._reach = (pool, record.pool[:n], "pool")  # unless a context is judged
+        return StageOutcome(
+            Step.POOL,
+            Stage.RETRIEVAL,
+            _within(pool.point_ranks, n),
+            ranked_why(pool, n, "pool", corpus=self._corpus),
+            derivation_kind(pool, Verdict.NOT_RETRIEVED),
+        )
+
+    def _context(self, spec: StepSpec) -> StageOutcome | None:
+        """What the generator received: the last ranked list judged, the context, else the
+        pool (``_reach``), is what reached the generator, as far as known."""
+        shape, k, record = self.shape, self.k, self._outputs
+        pool, corpus = self._judged_pool, self._corpus
         stage = shape.context_stage(pool is not None)
         given = self._given(record)
         if given is None:
@@ -344,14 +331,14 @@ class _SampleScorer:
                 record, Stage.RERANKING if shape.reranker else Stage.RETRIEVAL
             ) or (shape.top_k_from if k is None else "the record has no context")
             self.unjudged(Step.CONTEXT, reason)
-            outcomes.append(StageOutcome(Step.CONTEXT, stage, None, unjudged=reason))
-            return reach
-        judged = self._ranked(Step.CONTEXT, sample, cs, given, scope, source, pool)
+            return StageOutcome(Step.CONTEXT, stage, None, unjudged=reason)
+        judged = self._ranked(
+            Step.CONTEXT, self._sample, self._cs, given, self._scope, self._source, pool
+        )
         if isinstance(judged, str):
-            outcomes.append(StageOutcome(Step.CONTEXT, stage, None, unjudged=judged))
-            return reach
-        fates["context_rank"] = judged.point_ranks
-        reach = (judged, given, "context")
+            return StageOutcome(Step.CONTEXT, stage, None, unjudged=judged)
+        self._fates["context_rank"] = judged.point_ranks
+        self._reach = (judged, given, "context")
         if record.context is None and pool is not None:
             why = ranked_why(pool, len(given), "pool", corpus=corpus)  # the context is its top-K
         else:
@@ -366,8 +353,60 @@ class _SampleScorer:
         before = pool if stage is Stage.RERANKING else None
         hits = tuple(r is not None for r in judged.point_ranks)
         kind = derivation_kind(judged, LOSS_VERDICT[stage], before)
-        outcomes.append(StageOutcome(Step.CONTEXT, stage, hits, why, kind))
-        return reach
+        return StageOutcome(Step.CONTEXT, stage, hits, why, kind)
+
+    def _ranked_output(self, spec: StepSpec) -> StageOutcome | None:
+        """A step ``cofe.chain`` declares beyond the pool and the context whose record field
+        holds chunk ids: a point is held when every keyword is in the list (its whole length);
+        its first per-point column gets the rank where the point became complete."""
+        step, record = spec.step, self._outputs
+        stage = STEP_STAGE.get(step) or self.shape.context_stage(self._judged_pool is not None)
+        items = record.more.get(spec.field or "")
+        if not isinstance(items, tuple):
+            reason = self._crashed(record, stage) or f"the record has no {spec.field}"
+            return self.unjudged(step, reason)
+        judged = self._ranked(step, self._sample, self._cs, items, self._scope, self._source)
+        if isinstance(judged, str):
+            return StageOutcome(step, stage, None, unjudged=judged)
+        if spec.columns:
+            self._fates[spec.columns[0][0]] = judged.point_ranks
+        hits = tuple(r is not None for r in judged.point_ranks)
+        why = ranked_why(judged, len(items), step.value, corpus=self._corpus)
+        return StageOutcome(step, stage, hits, self._held_before(why))
+
+    def _text_output(self, spec: StepSpec) -> StageOutcome | None:
+        """A step ``cofe.chain`` declares beyond the answer whose record field holds a text: a
+        point is held when every keyword is in it as written (or ``--fuzzy`` close); its first
+        per-point column gets that flag."""
+        step, record = spec.step, self._outputs
+        stage = STEP_STAGE.get(step) or self.shape.context_stage(self._judged_pool is not None)
+        text = record.more.get(spec.field or "")
+        if not isinstance(text, str):
+            reason = self._crashed(record, stage) or f"the record has no {spec.field}"
+            return self.unjudged(step, reason)
+        found = judge_text(self.ctx, self._cs, text)
+        self.measure(
+            StepView(
+                step,
+                found.ranks,
+                reference=self._reference,
+                tokens=_once(lambda: strict_tokens(text)),
+            )
+        )
+        if spec.columns:
+            self._fates[spec.columns[0][0]] = found.hits
+        missing = found.missing
+        why = lambda p: f"{quote(missing[p])} not in the {step}"  # noqa: E731
+        return StageOutcome(step, stage, found.hits, self._held_before(why))
+
+    def _held_before(self, why: Callable[[int], str]) -> Callable[[int], str]:
+        """A generic step's evidence, naming the judged step before it that held the point."""
+        before = next((o for o in reversed(self._outcomes) if o and o.hits is not None), None)
+        if before is None:
+            return why
+        held, name = before.hits, before.step
+        assert held is not None
+        return lambda p: f"{why(p)}; the {name} held it" if held[p] else why(p)
 
     def _split(
         self,
@@ -416,16 +455,8 @@ class _SampleScorer:
             texts.append(ctx.docs.text(ctx.doc_pos[source]))
         return texts
 
-    def _generation(
-        self,
-        sample: EvalSample,
-        cs: CompiledSample,
-        record: Outputs,
-        fates: dict[str, Sequence[Any]],
-        refusal: str | None,
-    ) -> StageOutcome | None:
-        if Step.ANSWER not in self.plan:
-            return None
+    def _generation(self, spec: StepSpec) -> StageOutcome | None:
+        sample, cs, record, fates = self._sample, self._cs, self._outputs, self._fates
         if record.answer is None:
             reason = self._crashed(record, Stage.GENERATION) or "the record has no answer"
             return self.unjudged(Step.ANSWER, reason)
@@ -438,7 +469,7 @@ class _SampleScorer:
             sample.query,
             judged,
             lambda: self._quotable(sample, record),
-            refusal,
+            self._refused,
         )
         text = record.answer
         conveyed = answer.conveyed
@@ -527,19 +558,22 @@ class _SampleScorer:
         return tokens
 
 
-FATE_KEYS = (
-    "parse",
-    "corpus",
-    "intact",
-    "anchored",
-    "cut_keywords",
-    "dropped_keywords",
-    "pool_rank",
-    "context_rank",
-    "answer",
-    "answer_decision",
-    "answer_rule",
-)
+_JUDGES: dict[Step, _Judge] = {
+    Step.PARSE: _SampleScorer._parse,
+    Step.CORPUS: _SampleScorer._chunking,
+    Step.POOL: _SampleScorer._pool,
+    Step.CONTEXT: _SampleScorer._context,
+    Step.ANSWER: _SampleScorer._generation,
+}
+"""The steps with a judge of their own; every other step ``cofe.chain`` declares is judged by
+the reader of what it holds (``StepSpec.reads``)."""
+_READERS: dict[str, _Judge] = {
+    "ranked": _SampleScorer._ranked_output,
+    "text": _SampleScorer._text_output,
+}
+
+FATE_KEYS = tuple(name for name, _ in POINT_COLUMNS)
+"""The points table's per-step columns (``cofe.chain``): what each step's judge found."""
 
 
 def _once(make: Callable[[], list[str]]) -> Callable[[], list[str]]:
@@ -745,6 +779,9 @@ def _stages(shape: RunShape) -> list[Stage]:
         stages.append(Stage.RERANKING)
     if shape.generation:
         stages.append(Stage.GENERATION)
+    if shape.more:  # the stages of steps read generically (cofe.chain) the run records
+        stages += [STEP_STAGE[step] for step in shape.more if step in STEP_STAGE]
+        stages = sorted(dict.fromkeys(stages), key=STAGE_ORDER.__getitem__)
     return stages
 
 

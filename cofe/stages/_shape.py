@@ -10,10 +10,11 @@ measure of a step has the same denominator.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cofe._errors import InputError, InputProblem
+from cofe.chain import STEP_ORDER, STEPS
 from cofe.measures import (
     BLEU,
     NDCG,
@@ -48,7 +49,13 @@ from cofe.measures import (
 )
 from cofe.runlog import RunLog, Stage
 from cofe.stages._config import ScoreConfig
-from cofe.stages._records import Outputs
+from cofe.stages._records import MORE_FIELDS, Outputs
+
+MORE_STEPS: dict[str, Step] = {
+    spec.field: spec.step for spec in STEPS if spec.field in dict(MORE_FIELDS)
+}
+"""The steps read generically (``cofe.chain``: beyond the pool, the context and the answer),
+by their ``SampleRecord`` field."""
 
 
 def reorders(pool: Sequence[Any], context: Sequence[Any]) -> bool:
@@ -73,8 +80,11 @@ class RecordFacts:
     # some record's context is not the first items of its pool: something reordered or
     # replaced them (a reranker); a context that is always the pool's top-K is a plain cut
     reordered: bool = False
+    more: set[str] = field(default_factory=set)  # the ``MORE_FIELDS`` some record fills
 
     def add(self, record: Outputs) -> None:
+        if record.more:
+            self.more.update(record.more)
         if record.pool is not None:
             self.has_pool = True
             self.longest_pool = max(self.longest_pool, len(record.pool))
@@ -105,6 +115,8 @@ class RunShape:
     judged: bool = False  # `cofe judge` stored claim labels for this run
     # why the chunks are not the whole corpus (None: they are): the corpus step is not judged
     corpus_unjudged: str | None = None
+    # the steps read generically (``MORE_STEPS``) some record of the run has
+    more: frozenset[Step] = frozenset()
 
     @classmethod
     def from_facts(cls, run: RunLog, config: ScoreConfig, facts: RecordFacts) -> RunShape:
@@ -158,6 +170,7 @@ class RunShape:
             top_k=top_k,
             top_k_from=source,
             feeds_context=feeds_context,
+            more=frozenset(MORE_STEPS[name] for name in facts.more),
         )
 
     @property
@@ -267,6 +280,9 @@ class RunShape:
                     AnswerRelevancy(),
                     AnswerSimilarity(),
                 )
+        if self.more:  # a step read generically: its keywords found (the whole list, the text)
+            plan.update((step, (KeywordRecall(),)) for step in self.more)
+            plan = dict(sorted(plan.items(), key=lambda item: STEP_ORDER[item[0]]))
         for step, measures in plan.items():
             for measure in measures:
                 assert step in measure.STEPS, f"{measure.name} does not apply to {step}"

@@ -58,7 +58,15 @@ from cofe.results import (
 from cofe.runlog import SAMPLES, RunLog, SampleRecord, Stage, read_corpus
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext
-from cofe.stages._records import Outputs, _Refs, compact, gc_paused, outputs_of
+from cofe.stages._records import (
+    MORE_FIELDS,
+    Outputs,
+    _Refs,
+    compact,
+    gc_paused,
+    more_fields,
+    outputs_of,
+)
 from cofe.stages._scorer import (
     PARALLEL_FROM,
     batch_result,
@@ -531,6 +539,7 @@ class RecordIndex:
         hashes, offsets, lines = array("q"), array("q"), array("q")
         pools, contexts, flags = array("i"), array("i"), array("b")
         reordered = False  # some context is not its pool's first items (RecordFacts.reordered)
+        more: set[str] = set()  # RecordFacts.more
         name = str(path)
         size = path.stat().st_size if path.exists() else 0
         bar = tqdm(
@@ -564,6 +573,8 @@ class RecordIndex:
                 contexts.append(-1 if record.context is None else len(record.context))
                 if not reordered and record.context is not None and record.pool is not None:
                     reordered = reorders(record.pool, record.context)
+                if MORE_FIELDS:
+                    more.update(more_fields(record))
                 error = record.error.stage if record.error is not None else None
                 flags.append(
                     (record.answer is not None)
@@ -592,6 +603,7 @@ class RecordIndex:
             )
         kept = order[newest]
         index._gather_facts(kept, pools, contexts, flags, reordered)
+        index.facts.more = more
         index.refs, index.kept = refs, kept_outputs
         return index
 

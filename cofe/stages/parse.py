@@ -1,8 +1,9 @@
-"""Parse stage: are the fine keywords in the parsed text of the documents in scope?"""
+"""Parse stage: are the fine keywords in the parsed text of the documents in scope? And the
+same question of one text a sample record holds (a step ``cofe.chain`` declares)."""
 
 from __future__ import annotations
 
-from cofe.matching import CompiledSample
+from cofe.matching import CompiledSample, fuzzy_in
 from cofe.measures import Unscored
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._judgements import PointHits
@@ -39,6 +40,31 @@ def judge_parse(
                     units &= allowed
                 holders = units if holders is None else holders & units
             absent = () if holders else point.keywords
+        hits.append(not absent)
+        missing.append(absent)
+    return PointHits(tuple(hits), tuple(missing))
+
+
+def judge_text(ctx: RunContext, cs: CompiledSample, text: str) -> PointHits:
+    """Per point: every keyword in the text as written (``--fuzzy``: or close to it), as an
+    answer's keywords are looked for (``generation.judge_answer``, its verbatim rule)."""
+    normalized = ctx.normalize(text)
+    keywords = ctx.index.keywords
+    ratio, min_chars = ctx.config.fuzzy, ctx.config.fuzzy_min_chars
+
+    def has(ident: int) -> bool:
+        return keywords[ident] in normalized or fuzzy_in(
+            keywords[ident], normalized, ratio, min_chars
+        )
+
+    hits: list[bool] = []
+    missing: list[tuple[str, ...]] = []
+    for point in cs.points:
+        absent = tuple(
+            shown
+            for shown, slot in zip(point.keywords, point.slots, strict=True)
+            if not any(has(ident) for ident in slot)
+        )
         hits.append(not absent)
         missing.append(absent)
     return PointHits(tuple(hits), tuple(missing))
