@@ -11,8 +11,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from cofe.charts import Line, Marker, Point, line_chart
 from cofe.monitor._canary import series_of
-from cofe.monitor._charts import Line, Marker, Point, line_chart
 from cofe.monitor._dashboard_kit import (
     RANGES,
     STAGE_TITLES,

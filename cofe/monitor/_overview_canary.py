@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from cofe.chain import PASSES
-from cofe.monitor._charts import Line, Marker, Point, line_chart
+from cofe.charts import Line, Marker, Point, line_chart
 from cofe.monitor._dashboard_kit import (
     MAX_ROUNDS,
     STEP_ORDER,

@@ -1,9 +1,10 @@
 """The dashboard's markup: Jinja2 templates (``cofe/monitor/templates``), autoescaped.
 
-Python computes what a page shows -- numbers, geometry, links, texts -- and a template
-writes the markup; no HTML or SVG is built by string formatting in ``cofe.monitor``
+Python computes what a page shows -- numbers, links, texts -- and a template writes the
+markup; no HTML or SVG is built by string formatting in ``cofe.monitor``
 (``tests/monitor/test_templates_only.py``). Every value is escaped when written, so a
-query, a chunk or an alert's message that holds markup shows as text."""
+query, a chunk or an alert's message that holds markup shows as text. The charts are
+``cofe.charts``' (its templates, shared with the HTML report), as is the stylesheet."""
 
 from __future__ import annotations
 
@@ -25,14 +26,6 @@ class Link:
     cls: str = ""
 
 
-def _fixed(value: float, digits: int = 1) -> str:
-    return f"{value:.{digits}f}"
-
-
-def _general(value: float) -> str:
-    return f"{value:g}"
-
-
 def _thousands(value: int) -> str:
     return f"{value:,}"
 
@@ -50,7 +43,7 @@ def environment() -> Any:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(fixed=_fixed, general=_general, thousands=_thousands)
+    env.filters.update(thousands=_thousands)
     return env
 
 

@@ -1,7 +1,8 @@
 """Human-readable renderings of score results.
 
 Names load on first use: ``cofe score`` prints its table without loading the HTML report
-(and the judges, comparisons and LLM client it reads).
+(and the judges, comparisons and LLM client it reads). Its charts and stylesheet are
+``cofe.charts``' (``STYLE`` is ``cofe.charts.STYLESHEET``, inlined in the report).
 """
 
 from typing import TYPE_CHECKING
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
         render_report,
         strict_marks,
     )
-    from cofe.report._svg import PALETTE
     from cofe.report._text import format_table, render_result
 
 _HOMES = {
@@ -27,7 +27,6 @@ _HOMES = {
         ("CHUNK_CHARS", "MAX_CASES", "STYLE", "RunForReport", "render_report", "strict_marks"),
         "cofe.report._html",
     ),
-    "PALETTE": "cofe.report._svg",
     **dict.fromkeys(("format_table", "render_result"), "cofe.report._text"),
 }
 
@@ -35,7 +34,6 @@ _HOMES = {
 __all__ = [
     "CHUNK_CHARS",
     "MAX_CASES",
-    "PALETTE",
     "STYLE",
     "RunForReport",
     "format_table",

@@ -1,7 +1,8 @@
 """The HTML report: one self-contained file a person would rather look at than read as CSV.
 
 No script library, no stylesheet or font from the network: charts are inline
-SVG drawn in Python (``_svg``), the bad-case browser is rendered on the server
+SVG (``cofe.charts``' templates), the stylesheet ``cofe.charts.STYLESHEET`` (the
+dashboard's too) is inlined, the bad-case browser is rendered on the server
 and a few lines of inline script only show and hide cases by their data
 attributes. Every piece of document, query, keyword and answer text goes
 through ``html.escape`` before it reaches the page (keywords are highlighted
@@ -24,6 +25,7 @@ import pandas as pd
 
 from cofe._version import __version__
 from cofe.chain import PASSES
+from cofe.charts import STYLESHEET, grouped_bars, histogram, intervals, verdict_colour
 from cofe.compare import ALL, Comparison
 from cofe.diagnose import STEPS
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
@@ -36,7 +38,6 @@ from cofe.matching import (
     normalize_strict,
     strict_tokens,
 )
-from cofe.report import _svg
 from cofe.results import ScoreResult
 from cofe.runlog import RunLog
 from cofe.stages import Outputs, read_compact
@@ -67,23 +68,7 @@ class RunForReport:
         return cls(name, result, log, records, samples, read_judgements(run_dir))
 
 
-STYLE = """
-body{font:14px/1.45 system-ui,"Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC",
-"PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei",sans-serif;margin:0;
-color:#1a202c;background:#f7fafc}
-header{background:#1a365d;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}
-main{padding:12px 24px;max-width:1200px}section{background:#fff;border:1px solid #e2e8f0;
-border-radius:6px;padding:12px 16px;margin:14px 0}h2{font-size:17px;margin:4px 0 10px}
-table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #edf2f7;
-padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
-.charts{display:flex;flex-wrap:wrap;gap:8px}.case{border:1px solid #cbd5e0;border-radius:6px;
-padding:8px 12px;margin:10px 0;background:#fff}.case h3{font-size:14px;margin:0 0 6px}
-.verdict{display:inline-block;padding:1px 6px;border-radius:4px;background:#fed7d7;
-font-size:12px}.chunk{white-space:pre-wrap;background:#f7fafc;border-left:3px solid #a0aec0;
-padding:4px 8px;margin:4px 0;font-size:12.5px}mark{background:#faf089}.muted{color:#718096;
-font-size:12px}.filters label{margin-right:14px}.sig{font-weight:bold;color:#2f855a}
-.claim-unsupported{color:#9b2c2c}.claim-source_only{color:#b7791f}
-"""
+STYLE = STYLESHEET  # the report's stylesheet: the one cofe.charts keeps for both
 
 _SCRIPT = """
 (function(){
@@ -174,7 +159,7 @@ def _waterfall(runs: Sequence[RunForReport]) -> str:
     falls = {r.name: r.result.waterfall().set_index("step")["recall"] for r in runs}
     steps = [s.value for s in STEPS if any(s.value in f.index for f in falls.values())]
     series = {name: [f.get(step) for step in steps] for name, f in falls.items()}
-    chart = _svg.grouped_bars(
+    chart = grouped_bars(
         steps,
         series,
         title="Loss waterfall: share of information points still present after each step",
@@ -204,14 +189,14 @@ def _verdicts(runs: Sequence[RunForReport]) -> str:
             ]
             for v in table.index
         }
-        chart = _svg.grouped_bars(
+        chart = grouped_bars(
             [str(q) for q in table.columns],
             series,
             title=f"{run.name}: verdicts per query type (share)",
-            colours={v: _svg.verdict_colour(v) for v in series},
+            colours={v: verdict_colour(v) for v in series},
         )
         rows = [[str(v), *(int(x) for x in table.loc[v])] for v in table.index]
-        parts.append(chart + _table(["verdict", *map(str, table.columns)], rows))
+        parts.append(str(chart) + _table(["verdict", *map(str, table.columns)], rows))
         parts.append(_by_doc_type(run))
     return f"<section id='verdicts'><h2>Verdicts</h2>{''.join(parts)}</section>"
 
@@ -294,7 +279,7 @@ def _histograms(runs: Sequence[RunForReport]) -> str:
         scores = run.result.scores
         charts = []
         for (step, measure), group in scores.groupby(["step", "measure"], sort=False):
-            charts.append(_svg.histogram(group["value"].tolist(), title=f"{step}/{measure}"))
+            charts.append(histogram(group["value"].tolist(), title=f"{step}/{measure}"))
         parts.append(f"<h3>{escape(run.name)}</h3><div class='charts'>{''.join(charts)}</div>")
     return (
         "<section id='distributions'><h2>Per-sample distribution of every measure</h2>"
@@ -332,7 +317,7 @@ def _comparison(comparison: Comparison) -> str:
             (label, r["difference"], r["low"], r["high"])
             for label, r in zip(labels, records, strict=True)
         ]
-        parts.append(_svg.intervals(rows, title=f"{a} − {b}: paired difference, 95 % CI"))
+        parts.append(intervals(rows, title=f"{a} − {b}: paired difference, 95 % CI"))
         table_rows = []
         for label, r in zip(labels, records, strict=True):
             p_holm = r["p_holm"]

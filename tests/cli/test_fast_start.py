@@ -1,6 +1,6 @@
 """`cofe --help` and `import cofe` load no heavy library (pandas, numpy, the matcher's C
-extensions, the LLM client): what a command needs loads when it runs. Measured in
-benchmarks/startup.py; here only what is imported, which cannot flake."""
+extensions, the LLM client, the charts' jinja2): what a command needs loads when it
+runs. Measured in benchmarks/startup.py; here only what is imported, which cannot flake."""
 
 import subprocess
 import sys
@@ -9,7 +9,17 @@ import pytest
 
 from tests.conftest import REPO
 
-HEAVY = ("pandas", "numpy", "scipy", "rapidfuzz", "ahocorasick", "openai", "httpx", "jieba")
+HEAVY = (
+    "pandas",
+    "numpy",
+    "scipy",
+    "rapidfuzz",
+    "ahocorasick",
+    "openai",
+    "httpx",
+    "jieba",
+    "jinja2",
+)
 
 PROBE = """
 import sys

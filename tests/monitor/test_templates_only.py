@@ -1,8 +1,9 @@
-"""No HTML or SVG built by string formatting in ``cofe/monitor``: pages and charts are
-Jinja2 templates (``cofe/monitor/templates``, autoescaped), Python computes what they
-show. A markup tag inside an f-string, a ``.format`` or ``%`` template, or a literal
-concatenated with a computed value fails this test; markup in a plain literal (a
-docstring naming ``<details>``) does not."""
+"""No HTML or SVG built by string formatting in ``cofe/monitor`` nor in ``cofe/charts``
+(the dashboard's charts): pages and charts are Jinja2 templates (``cofe/monitor/templates``,
+``cofe/charts/templates``, autoescaped), Python computes what they show. A markup tag
+inside an f-string, a ``.format`` or ``%`` template, or a literal concatenated with a
+computed value fails this test; markup in a plain literal (a docstring naming
+``<details>``) does not."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 MONITOR = Path(__file__).resolve().parents[2] / "cofe" / "monitor"
+CHARTS = MONITOR.parent / "charts"
 ELEMENTS = (
     "a abbr b body br caption circle code col details div em figcaption figure footer form g "
     "h1 h2 h3 h4 h5 h6 head header hr html i img input label li line link main mark meta nav "
@@ -57,13 +59,14 @@ def markup_built_by_formatting(source: str) -> list[int]:
     return sorted({node.lineno for node in ast.walk(ast.parse(source)) if _formats_markup(node)})  # type: ignore[attr-defined]
 
 
-def test_no_markup_is_built_by_string_formatting_in_the_monitor():
+@pytest.mark.parametrize("folder", [MONITOR, CHARTS], ids=["monitor", "charts"])
+def test_no_markup_is_built_by_string_formatting_in_the_monitor_or_its_charts(folder):
     found = []
-    for path in sorted(MONITOR.rglob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
         lines = source.splitlines()
         for number in markup_built_by_formatting(source):
-            found.append(f"{path.relative_to(MONITOR)}:{number}: {lines[number - 1].strip()}")
+            found.append(f"{path.relative_to(folder)}:{number}: {lines[number - 1].strip()}")
     assert found == [], "markup built by string formatting (use a template):\n" + "\n".join(found)
 
 
@@ -109,8 +112,10 @@ def test_the_templates_ship_with_the_package_and_autoescape():
         "window.html",
         "round.html",
         "trace.html",
-        "line_chart.svg",
     } <= names
+    assert {"line_chart.svg", "bars.svg", "histogram.svg", "intervals.svg"} <= set(
+        os.listdir(CHARTS / "templates")
+    )
     assert environment().autoescape is True
     page = render(
         "trace.html",

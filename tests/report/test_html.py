@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from cofe import Chunk, EvalSample, Manifest, ParsedDocument, RankedChunk, RunWriter, SampleRecord
+from cofe.charts import histogram
 from cofe.cli import main
 from cofe.evalset import write_evalset
-from cofe.report._svg import histogram
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
