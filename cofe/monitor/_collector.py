@@ -12,9 +12,13 @@ batch (``_clean``): what no store can keep is repaired and counted on its trace.
 
 Loopback by default; another address needs a token (``Authorization: Bearer ...``),
 which is compared in constant time and never logged; without one, the Host must name
-this machine. Everything that can refuse a request is checked before its body is read;
-bodies are read within a byte budget, at most ``max_spans`` spans are decoded per
-request, and a request must arrive whole within its deadline (``_http``).
+this machine. Everything that can refuse a request is checked before its body is read
+(and the connection is closed rather than the body read); bodies are read within a byte
+budget (a body waits for room in a worker thread; 503 with Retry-After when none comes),
+at most ``max_spans`` spans are decoded per request, and a request must arrive whole
+within its deadline. The web layer is a Starlette app served by uvicorn (``_asgi``: why,
+and the deadline and connection cap it adds); decoding and the store's writes run in
+worker threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -24,17 +28,26 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from cofe.monitor._asgi import AsgiServer, Guard
 from cofe.monitor._http import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_REQUEST_SECONDS,
-    BoundedServer,
-    DeadlineHandler,
     check_binding,
-    host_allowed,
     is_loopback,
     token_ok,
 )
@@ -186,183 +199,135 @@ class Collector:
         check_binding(host, token)
         self.store, self.token, self.max_body, self.max_spans = store, token, max_body, max_spans
         self.stats = CollectorStats()
-        self._stats_lock = threading.Lock()  # handler threads count concurrently
+        self._stats_lock = threading.Lock()  # worker threads count concurrently
         self._bodies = threading.BoundedSemaphore(PARALLEL_BODIES)
         self._budget = _ByteBudget(max_body)  # the largest body, or many small ones
+        # threads waiting for room in the budget: their own pool, one per connection at
+        # most, so that waiting never takes the threads the store's writes need
+        self._waiters: anyio.CapacityLimiter | None = None
+        self.max_connections = max_connections
         self.refresh_seconds, self.quiet = refresh_seconds, quiet
         # the window traffic is still landing in is recomputed at most this often (its cost
         # grows with its traces and it is stale again at once); closed windows every round
         self.open_window_seconds = open_window_seconds
         self._stop = threading.Event()
-        collector = self
-
-        class Handler(DeadlineHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # the token is in headers:
-                pass  # nothing about a request is logged; the stats line says what came in
-
-            def do_POST(self) -> None:
-                collector._handle(self)
-
-            def do_GET(self) -> None:
-                self.request_read()
-                if not collector._host_ok(self):
-                    return collector._wrong_host(self)
-                if self.path == "/healthz":
-                    stats = dict(collector.stats.__dict__)
-                    if not token_ok(self.headers.get("Authorization"), collector.token):
-                        # alive, but what came in (last_error quotes bodies) is for senders only
-                        stats = {"alive": True}
-                    self._send(200, "application/json", json.dumps(stats, default=str).encode())
-                else:
-                    self._send(404, "text/plain", b"not found\n")
-
-            def do_HEAD(self) -> None:
-                self._head = True  # GET's status and headers, no body
-                self.do_GET()
-
-            def __getattr__(self, name: str) -> Any:
-                if name.startswith("do_"):  # any other method: 405 naming those allowed
-                    return self._not_allowed
-                raise AttributeError(name)
-
-            def _not_allowed(self) -> None:
-                self.request_read()
-                self.close_connection = True  # its body, if any, is not read
-                self._send(
-                    405,
-                    "text/plain",
-                    b"POST spans to /v1/traces; GET /healthz\n",
-                    {"Allow": "GET, HEAD, POST"},
-                )
-
-            def _send(
-                self,
-                status: int,
-                content_type: str,
-                body: bytes,
-                extra: dict[str, str] | None = None,
-            ) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                for key, value in (extra or {}).items():
-                    self.send_header(key, value)
-                if self.close_connection:
-                    self.send_header("Connection", "close")
-                self.end_headers()
-                if not getattr(self, "_head", False):
-                    self.wfile.write(body)
-                self._head = False
-
-        self.handler = Handler
-        self.server = BoundedServer(
-            (host, port), Handler, request_seconds=request_seconds, max_connections=max_connections
+        self.host = host
+        self.server = AsgiServer(
+            self._app(),
+            (host, port),
+            request_seconds=request_seconds,
+            max_connections=max_connections,
         )
         self.port = self.server.server_address[1]
-        self.host = host
 
-    # --- one request -----------------------------------------------------------------------
+    # --- the app -----------------------------------------------------------------------------
 
-    def _host_ok(self, request: DeadlineHandler) -> bool:
-        """With a token, the token guards; without one, only requests naming this machine
-        (a page elsewhere must not post spans or read stats through DNS rebinding)."""
-        return self.token is not None or host_allowed(request.headers.get("Host"), self.host)
-
-    def _wrong_host(self, request: DeadlineHandler) -> None:
-        request.close_connection = True  # nothing of its body is read
-        with self._stats_lock:
-            self.stats.rejected += 1
-        request._send(  # type: ignore[attr-defined]
-            403,
-            "text/plain",
-            b"this collector answers only requests naming this machine\n",
+    def _app(self) -> Starlette:
+        """Routes behind the guard (methods, Host) and the token check, in that order."""
+        return Starlette(
+            routes=[
+                Route(TRACES_PATH, self._traces, methods=["POST"]),
+                Route("/healthz", self._healthz, methods=["GET"]),  # and HEAD
+            ],
+            middleware=[
+                Middleware(
+                    Guard,
+                    methods=("GET", "HEAD", "POST"),
+                    bound_host=self.host,
+                    token=self.token,
+                    answer=_text,
+                    not_allowed=f"POST spans to {TRACES_PATH}; GET /healthz",
+                    wrong_host=lambda: "this collector answers only requests naming this machine",
+                    refused=self._count_rejected,
+                ),
+                Middleware(_TokenCheck, collector=self),
+            ],
+            exception_handlers={HTTPException: self._http_error},
         )
 
-    def _handle(self, request: DeadlineHandler) -> None:
-        """One POST: everything that can refuse it is checked before its body is read."""
-        send: Callable[..., None] = request._send  # type: ignore[attr-defined]
-        if not self._host_ok(request):
-            request.request_read()
-            return self._wrong_host(request)
-        if not token_ok(request.headers.get("Authorization"), self.token):
-            request.request_read()
-            request.close_connection = True  # a caller without the token gets nothing read
-            with self._stats_lock:
-                self.stats.rejected += 1
-            return send(401, "text/plain", b"a valid bearer token is required\n")
-        if request.path.split("?")[0] != TRACES_PATH:
-            request.request_read()
-            request.close_connection = True  # its body is not read
-            return send(404, "text/plain", f"POST spans to {TRACES_PATH}\n".encode())
-        kind = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        as_json = kind == "application/json"
-        reply_type = "application/json" if as_json else "application/x-protobuf"
+    def _count_rejected(self) -> None:
+        with self._stats_lock:
+            self.stats.rejected += 1
+
+    async def _http_error(self, request: Request, error: Exception) -> Response:
+        """The router's 404 and 405 (their body, if any, is never read)."""
+        assert isinstance(error, HTTPException)
+        if error.status_code == 405:
+            allow = ", ".join(sorted((error.headers or {}).get("Allow", "").split(", ")))
+            return _text(405, f"POST spans to {TRACES_PATH}; GET /healthz", {"Allow": allow})
+        if request.method == "POST":
+            return _text(error.status_code, f"POST spans to {TRACES_PATH}", {})
+        return _text(error.status_code, "not found", {})
+
+    async def _healthz(self, request: Request) -> Response:
+        stats: dict[str, Any] = dict(self.stats.__dict__)
+        if not token_ok(request.headers.get("authorization"), self.token):
+            # alive, but what came in (last_error quotes bodies) is for senders only
+            stats = {"alive": True}
+        return Response(json.dumps(stats, default=str), 200, media_type="application/json")
+
+    async def _traces(self, request: Request) -> Response:
+        """One POST: everything that can refuse it is checked before its body is read; the
+        blocking work (waiting for room, decoding, the store) runs in worker threads."""
+        headers = request.headers
+        kind = (headers.get("content-type") or "").split(";")[0].strip().lower()
+        reply_type = "application/json" if kind == "application/json" else "application/x-protobuf"
         try:
-            length = int(request.headers.get("Content-Length") or "-1")
+            length = int(headers.get("content-length") or "-1")
         except ValueError:
             length = -1
         if length < 0:
-            request.request_read()
-            request.close_connection = True
-            return self._refuse(send, 411, reply_type, "a Content-Length is required")
+            return self._refuse(411, reply_type, "a Content-Length is required")
         if length > self.max_body:
-            request.request_read()
-            request.close_connection = True
-            return self._refuse(send, 413, reply_type, f"the body is over {self.max_body:,} bytes")
-        # room is waited for half the request's deadline: a 503 is answered before the
-        # deadline would cut the connection
-        if not self._budget.acquire(length, timeout=self.server.request_seconds / 2):
-            request.request_read()
-            request.close_connection = True  # its body is not read
-            return self._busy(send)
-        held = [length]  # bytes of the budget this request holds (its inflated size, later)
-        try:
-            self._receive(request, send, kind, reply_type, held)
-        finally:
-            self._budget.release(held[0])
-
-    def _busy(self, send: Callable[..., None]) -> None:
-        """503 with Retry-After: OTLP exporters wait that long, then send the batch again."""
-        with self._stats_lock:
-            self.stats.busy += 1
-        send(
-            503,
-            "text/plain",
-            b"the collector is busy; retry\n",
-            {"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
-
-    def _receive(
-        self,
-        request: DeadlineHandler,
-        send: Callable[..., None],
-        kind: str,
-        reply_type: str,
-        held: list[int],
-    ) -> None:
-        """The body (its bytes within the collector's budget), decoded and stored. What is
-        held at once stays near one body: the budget counts an inflated body by its
-        inflated size, and a protobuf body is dropped once parsed, before its spans are
-        made (body, message and spans are never all in memory)."""
-        as_json = kind == "application/json"
-        length = held[0]
-        body = request.rfile.read(length)
-        request.request_read()
-        if len(body) < length:  # the sender stopped, or its deadline passed: no answer
-            request.close_connection = True
-            return None
+            return self._refuse(413, reply_type, f"the body is over {self.max_body:,} bytes")
         if kind not in ("application/x-protobuf", "application/json"):
             return self._refuse(
-                send,
                 415,
                 "text/plain",
                 f"Content-Type {kind or '(none)'}: send application/x-protobuf or application/json",
             )
-        encoding = (request.headers.get("Content-Encoding") or "").strip().lower()
+        encoding = (headers.get("content-encoding") or "").strip().lower()
         if encoding not in ENCODINGS:  # not read as spans: a 400 would make the sender drop them
             return self._refuse(
-                send, 415, reply_type, f"Content-Encoding {encoding}: send gzip, deflate or none"
+                415, reply_type, f"Content-Encoding {encoding}: send gzip, deflate or none"
             )
+        if not self._budget.acquire(length, timeout=0):  # room now: no thread needed
+            if self._waiters is None:
+                self._waiters = anyio.CapacityLimiter(self.max_connections + 1)
+            # room is waited for half the request's deadline: a 503 is answered before the
+            # deadline would cut the connection
+            wait = self.server.request_seconds / 2
+            if not await anyio.to_thread.run_sync(
+                self._budget.acquire, length, wait, limiter=self._waiters
+            ):
+                return self._busy()
+        held = [length]  # bytes of the budget this request holds (its inflated size, later)
+        try:
+            body = await _read_body(request, length)
+            if body is None:  # the sender stopped, or its deadline passed: nobody to answer
+                return Response(status_code=400, headers={"Connection": "close"})
+            # handed over in a box the worker empties: no reference stays here, so the body
+            # is freed once parsed (a 64 MB body is not held while its spans are made)
+            box = [body]
+            del body
+            return await run_in_threadpool(self._store_body, box, kind, encoding, held)
+        finally:
+            self._budget.release(held[0])
+
+    def _busy(self) -> Response:
+        """503 with Retry-After: OTLP exporters wait that long, then send the batch again."""
+        with self._stats_lock:
+            self.stats.busy += 1
+        return _text(503, "the collector is busy; retry", {"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    def _store_body(self, box: list[bytes], kind: str, encoding: str, held: list[int]) -> Response:
+        """The body decoded and stored (in a worker thread). What is held at once stays near
+        one body: the budget counts an inflated body by its inflated size, and a protobuf
+        body is dropped once parsed, before its spans are made (body, message and spans are
+        never all in memory)."""
+        as_json = kind == "application/json"
+        reply_type = "application/json" if as_json else "application/x-protobuf"
+        length, body = held[0], box.pop()
         with self._bodies:  # memory: a few bodies inflated and decoded at once
             try:
                 if encoding in ("gzip", "deflate"):
@@ -372,7 +337,7 @@ class Collector:
                         if not self._budget.exchange(
                             length, wanted, self.server.request_seconds / 2
                         ):
-                            return self._busy(send)
+                            return self._busy()
                         held[0] = wanted
                 if as_json:
                     spans = spans_from_json(body, self.max_spans)
@@ -382,13 +347,13 @@ class Collector:
                     spans = protobuf_spans(message, self.max_spans)
                     del message
             except TooManySpans as error:
-                return self._refuse(send, 413, reply_type, str(error))
+                return self._refuse(413, reply_type, str(error))
             except SpanFormatError as error:
-                return self._refuse(send, 400, reply_type, str(error))
+                return self._refuse(400, reply_type, str(error))
             except Exception as error:  # a shape the decoder did not foresee is still not spans:
                 # answered (not a dropped connection, which the sender would retry forever)
                 return self._refuse(
-                    send, 400, reply_type, f"not OTLP spans ({type(error).__name__}: {error})"[:500]
+                    400, reply_type, f"not OTLP spans ({type(error).__name__}: {error})"[:500]
                 )
             del body
             try:
@@ -402,7 +367,7 @@ class Collector:
                     "answered 503 so the sender retries",
                     file=sys.stderr,
                 )
-                return send(503, "text/plain", b"the store could not write the batch; retry\n")
+                return _text(503, "the store could not write the batch; retry", {})
         with self._stats_lock:
             stats = self.stats
             stats.batches += 1
@@ -410,19 +375,20 @@ class Collector:
             stats.new_spans += report.new_spans
             stats.traces += report.traces
             stats.problem_traces += report.problems
-        send(200, reply_type, b"{}" if as_json else b"")  # an empty ExportTraceServiceResponse
+        # an empty ExportTraceServiceResponse
+        return Response(b"{}" if as_json else b"", 200, media_type=reply_type)
 
-    def _refuse(
-        self, send: Callable[..., None], status: int, reply_type: str, message: str
-    ) -> None:
+    def _refuse(self, status: int, reply_type: str, message: str) -> Response:
         with self._stats_lock:
             self.stats.rejected += 1
             self.stats.last_error = message[:500]
         if reply_type == "application/json":
             body = json.dumps({"code": 3, "message": message}).encode()
+        elif reply_type == "text/plain":
+            return _text(status, message, {})
         else:
             body = _status_message(3, message)  # INVALID_ARGUMENT
-        send(status, reply_type, body)
+        return Response(body, status, media_type=reply_type)
 
     # --- running -----------------------------------------------------------------------------
 
@@ -443,11 +409,10 @@ class Collector:
         keeper = threading.Thread(target=self._housekeeping, name="cofe-windows", daemon=True)
         keeper.start()
         try:
-            self.server.serve_forever(poll_interval=0.2)
+            self.server.run_forever()
         finally:
             self._stop.set()
             keeper.join(timeout=5)
-            self.server.server_close()
             self._refresh()
 
     def _refresh(self) -> None:
@@ -464,7 +429,7 @@ class Collector:
 
     def shutdown(self) -> None:
         """Stop serving and wait until the last windows are computed (the store stays open)."""
-        self.server.shutdown()
+        self.server.stop()
         thread = getattr(self, "_thread", None)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=30)
@@ -473,3 +438,39 @@ class Collector:
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}{TRACES_PATH}"
+
+
+class _TokenCheck:
+    """With a token, a POST without it is refused before anything of it is read (a GET of
+    /healthz is answered either way: alive, and the stats only to a sender)."""
+
+    def __init__(self, app: ASGIApp, *, collector: Collector) -> None:
+        self.app, self.collector = app, collector
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            header = Headers(scope=scope).get("authorization")
+            if not token_ok(header, self.collector.token):
+                self.collector._count_rejected()
+                response = _text(401, "a valid bearer token is required", {})
+                return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+def _text(status: int, message: str, headers: dict[str, str]) -> Response:
+    return PlainTextResponse(message + "\n", status, headers)
+
+
+async def _read_body(request: Request, length: int) -> bytes | None:
+    """The body, ``length`` bytes, filled in place as it arrives (one copy held: a bytearray
+    both decoders and zlib take as bytes); None if the sender stopped short."""
+    body, filled = bytearray(length), 0
+    try:
+        async for chunk in request.stream():
+            if filled + len(chunk) > length:
+                return None  # more than announced (h11 would not pass it)
+            body[filled : filled + len(chunk)] = chunk
+            filled += len(chunk)
+    except ClientDisconnect:
+        return None
+    return cast(bytes, body) if filled == length else None

@@ -15,6 +15,10 @@ SVG whose markers are links, filters are links, and collapsed text is ``<details
   each stage of the case's trace produced;
 - ``/trace?id=<trace>``: one trace (alert examples link here).
 
+Served by uvicorn as a Starlette app (``_asgi``: why that stack, and the request deadline
+and connection cap it adds); pages are rendered from the store in a worker thread, so the
+event loop never waits on a read.
+
 Security: loopback by default; any other address needs a token (``check_binding``,
 shared with the collector). With a token every request needs it -- ``Authorization:
 Bearer``, or once in a browser ``/?token=...``, which sets an HttpOnly SameSite=Strict
@@ -38,12 +42,20 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
-from http.server import BaseHTTPRequestHandler
-from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode
 
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cofe.monitor._asgi import AsgiServer, Guard, canonical
 from cofe.monitor._dashboard_kit import (
     _SECURITY_HEADERS,
     CSP,
@@ -58,10 +70,7 @@ from cofe.monitor._dashboard_kit import (
 from cofe.monitor._drilldown import Pages
 from cofe.monitor._http import (
     DEFAULT_MAX_CONNECTIONS,
-    BoundedServer,
-    DeadlineHandler,
     check_binding,
-    host_allowed,
     token_ok,
 )
 from cofe.monitor.store import (
@@ -76,6 +85,12 @@ __all__ = ["CSP", "Dashboard", "Pages", "open_read_only"]
 
 
 COOKIE_CONTEXT = b"cofe monitor dashboard session"
+PAGES: dict[str, Callable[[Pages, _Params], str]] = {
+    "/": Pages.overview,
+    "/window": Pages.window,
+    "/round": Pages.round,
+    "/trace": Pages.trace,
+}
 
 
 class Dashboard:
@@ -99,54 +114,19 @@ class Dashboard:
         self.token = token or None
         self._lock = threading.Lock()
         self._store: MonitorStore | None = open_read_only(self.location)
-        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.cookie_name = "cofe_dashboard"
-        dashboard = self
-
-        class Handler(DeadlineHandler):
-            def version_string(self) -> str:
-                return "cofe-dashboard"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # a request line may hold the token (?token=...): nothing is logged
-
-            def do_GET(self) -> None:
-                self.request_read()  # a GET has no body: the request is in
-                dashboard._handle(self, head=False)
-
-            def do_HEAD(self) -> None:
-                self.request_read()
-                dashboard._handle(self, head=True)
-
-            def send_error(
-                self, code: int, message: str | None = None, explain: str | None = None
-            ) -> None:
-                # http.server's own errors (a malformed request line, headers too long)
-                # would repeat the request line -- and a token in it: only the status here
-                self.close_connection = True
-                try:
-                    phrase = HTTPStatus(code).phrase
-                except ValueError:
-                    phrase = "error"
-                dashboard._text(self, code, f"{code} {phrase}", head=self.command == "HEAD")
-
-            def __getattr__(self, name: str) -> Any:
-                if name.startswith("do_"):  # any other method: 405, not http.server's 501
-                    return lambda: dashboard._not_allowed(self)
-                raise AttributeError(name)
-
+        self.host = host
         try:
-            self.server = BoundedServer(
+            self.server = AsgiServer(
+                self._app(),
                 (host, port),
-                Handler,
                 request_seconds=request_seconds,
                 max_connections=max_connections,
             )
         except BaseException:
             self._store.close()
             raise
-        self.host = host
         self.port = self.server.server_address[1]
         self.cookie_name = f"cofe_dashboard_{self.port}"  # one per port: cookies ignore ports
 
@@ -159,19 +139,10 @@ class Dashboard:
 
     def serve_forever(self) -> None:
         """Serve until ``shutdown`` (or an exception such as KeyboardInterrupt)."""
-        # one request at a time is accepted here and handled in its own thread; a loop of
-        # our own (not socketserver's serve_forever) so that a shutdown asked for before
-        # the loop started is not lost
-        self.server.timeout = 0.2
         try:
-            while not self._stop.is_set():
-                self.server.handle_request()
+            self.server.run_forever()
         finally:
-            self.server.server_close()
-            with self._lock:
-                if self._store is not None:
-                    self._store.close()
-                    self._store = None
+            self._close_store()
 
     def start(self) -> threading.Thread:
         self._thread = threading.Thread(
@@ -182,11 +153,14 @@ class Dashboard:
 
     def shutdown(self) -> None:
         """Stop serving and close the store."""
-        self._stop.set()
+        self.server.stop()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=30)
         self.server.server_close()
+        self._close_store()
+
+    def _close_store(self) -> None:
         with self._lock:
             if self._store is not None:
                 self._store.close()
@@ -208,20 +182,80 @@ class Dashboard:
                     self._store = None
                 raise
 
-    # --- requests -------------------------------------------------------------------------
+    # --- the app ------------------------------------------------------------------------------
+
+    def _app(self) -> Starlette:
+        """Routes behind the security headers, the guard (methods, Host) and the sign-in."""
+        static = [
+            Route("/static/dashboard.css", self._style, methods=["GET"]),  # and HEAD
+            Route("/favicon.svg", self._icon, methods=["GET"]),
+            Route("/favicon.ico", self._icon, methods=["GET"]),
+        ]
+        return Starlette(
+            routes=[Route(path, self._page, methods=["GET"]) for path in PAGES] + static,
+            middleware=[
+                Middleware(_Secured),
+                Middleware(
+                    Guard,
+                    methods=("GET", "HEAD"),
+                    bound_host=self.host,
+                    token=self.token,
+                    answer=_text,
+                    not_allowed="the dashboard is read-only: GET or HEAD",
+                    wrong_host=lambda: (
+                        f"this dashboard answers only requests for this machine: open {self.url}"
+                    ),
+                ),
+                Middleware(_SignIn, dashboard=self),
+            ],
+            exception_handlers={HTTPException: _not_found},
+        )
+
+    async def _style(self, request: Request) -> Response:
+        return Response(STYLE, media_type="text/css")
+
+    async def _icon(self, request: Request) -> Response:
+        return Response(ICON, media_type="image/svg+xml")
+
+    async def _page(self, request: Request) -> Response:
+        render = PAGES[request.scope["path"]]
+        params = _Params(request.scope["query_string"].decode("latin-1"))
+        try:
+            html = await run_in_threadpool(self._render, render, params)
+        except BadRequest as error:
+            return _text(400, str(error))
+        except NotFound as error:
+            return _text(404, str(error))
+        except StoreError as error:
+            print(f"cofe monitor serve: {error}", file=sys.stderr, flush=True)
+            return _text(503, "the store cannot be read now; see the dashboard's output")
+        except Exception:
+            print(
+                "cofe monitor serve: a page failed:\n" + traceback.format_exc(),
+                file=sys.stderr,
+                flush=True,
+            )
+            return _text(500, "the page failed; see the dashboard's output")
+        return HTMLResponse(html)
+
+    def _render(self, render: Callable[[Pages, _Params], str], params: _Params) -> str:
+        with self._open_store() as store:  # in a worker thread: a read blocks
+            return render(Pages(store), params)
+
+    # --- signing in ---------------------------------------------------------------------------
 
     def _session(self) -> str:
         assert self.token is not None
         return hmac.new(self.token.encode(), COOKIE_CONTEXT, hashlib.sha256).hexdigest()
 
-    def _authorized(self, request: BaseHTTPRequestHandler) -> bool:
+    def _authorized(self, headers: Headers) -> bool:
         if self.token is None:
             return True
-        header = request.headers.get("Authorization")
+        header = headers.get("authorization")
         if header is not None and header.startswith("Bearer "):
             return token_ok(header, self.token)
         try:
-            cookies = SimpleCookie(request.headers.get("Cookie") or "")
+            cookies = SimpleCookie(headers.get("cookie") or "")
         except CookieError:
             return False
         morsel = cookies.get(self.cookie_name)
@@ -229,133 +263,71 @@ class Dashboard:
             morsel.value.encode(), self._session().encode()
         )
 
-    def _host_ok(self, request: BaseHTTPRequestHandler) -> bool:
-        """Without a token, only requests naming this machine (no DNS rebinding)."""
-        return self.token is not None or host_allowed(request.headers.get("Host"), self.host)
+    def _sign_in(self, scope: Scope) -> Response | None:
+        """With a token: ``?token=`` once (a cookie, and the same page without it), or the
+        cookie or ``Authorization: Bearer`` on every request; None lets the request on."""
+        if self.token is None:
+            return None
+        query = scope["query_string"].decode("latin-1")
+        params = _Params(query)
+        if "token" not in params.values:
+            return None if self._authorized(Headers(scope=scope)) else _unauthorized()
+        if not token_ok(f"Bearer {params.values['token']}", self.token):
+            return _unauthorized()
+        kept = [(k, v) for k, v in parse_qs(query, keep_blank_values=True).items() if k != "token"]
+        query = urlencode([(k, x) for k, vs in kept for x in vs])
+        location = (scope["path"] or "/") + (f"?{query}" if query else "")
+        cookie = f"{self.cookie_name}={self._session()}; Path=/; HttpOnly; SameSite=Strict"
+        return _text(303, "signed in", {"Location": location, "Set-Cookie": cookie})
 
-    def _not_allowed(self, request: BaseHTTPRequestHandler) -> None:
-        request.close_connection = True  # its body, if any, is not read
-        self._send(
-            request,
-            405,
-            "text/plain; charset=utf-8",
-            b"the dashboard is read-only: GET or HEAD\n",
-            head=False,
-            extra={"Allow": "GET, HEAD"},
-        )
 
-    def _send(
-        self,
-        request: BaseHTTPRequestHandler,
-        status: int,
-        content_type: str,
-        body: bytes,
-        *,
-        head: bool,
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        request.send_response(status)
-        request.send_header("Content-Type", content_type)
-        request.send_header("Content-Length", str(len(body)))
-        for key, value in {**_SECURITY_HEADERS, **(extra or {})}.items():
-            request.send_header(key, value)
-        request.end_headers()
-        if not head:
-            request.wfile.write(body)
+class _SignIn:
+    """The dashboard's sign-in (:meth:`Dashboard._sign_in`) before any route."""
 
-    def _text(
-        self,
-        request: BaseHTTPRequestHandler,
-        status: int,
-        message: str,
-        head: bool,
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self._send(
-            request,
-            status,
-            "text/plain; charset=utf-8",
-            (message + "\n").encode(),
-            head=head,
-            extra=extra,
-        )
+    def __init__(self, app: ASGIApp, *, dashboard: Dashboard) -> None:
+        self.app, self.dashboard = app, dashboard
 
-    def _handle(self, request: BaseHTTPRequestHandler, *, head: bool) -> None:
-        parts = urlsplit(request.path)
-        path = parts.path
-        if not self._host_ok(request):
-            return self._text(
-                request,
-                403,
-                f"this dashboard answers only requests for this machine: open {self.url}",
-                head,
-            )
-        params = _Params(parts.query)
-        if "token" in params.values and self.token is not None:
-            given = params.values["token"]
-            if not token_ok(f"Bearer {given}", self.token):
-                return self._unauthorized(request, head)
-            kept = [
-                (k, v)
-                for k, v in parse_qs(parts.query, keep_blank_values=True).items()
-                if k != "token"
-            ]
-            query = urlencode([(k, x) for k, vs in kept for x in vs])
-            location = (path or "/") + (f"?{query}" if query else "")
-            cookie = f"{self.cookie_name}={self._session()}; Path=/; HttpOnly; SameSite=Strict"
-            return self._send(
-                request,
-                303,
-                "text/plain; charset=utf-8",
-                b"signed in\n",
-                head=head,
-                extra={"Location": location, "Set-Cookie": cookie},
-            )
-        if not self._authorized(request):
-            return self._unauthorized(request, head)
-        if path == "/static/dashboard.css":
-            return self._send(request, 200, "text/css; charset=utf-8", STYLE.encode(), head=head)
-        if path in ("/favicon.svg", "/favicon.ico"):
-            return self._send(request, 200, "image/svg+xml", ICON, head=head)
-        routes: dict[str, Callable[[Pages, _Params], str]] = {
-            "/": Pages.overview,
-            "/window": Pages.window,
-            "/round": Pages.round,
-            "/trace": Pages.trace,
-        }
-        render = routes.get(path)
-        if render is None:
-            return self._text(
-                request, 404, "not found: the pages are /, /window, /round and /trace", head
-            )
-        try:
-            with self._open_store() as store:
-                html = render(Pages(store), params)
-        except BadRequest as error:
-            return self._text(request, 400, str(error), head)
-        except NotFound as error:
-            return self._text(request, 404, str(error), head)
-        except StoreError as error:
-            print(f"cofe monitor serve: {error}", file=sys.stderr, flush=True)
-            return self._text(
-                request, 503, "the store cannot be read now; see the dashboard's output", head
-            )
-        except Exception:
-            print(
-                "cofe monitor serve: a page failed:\n" + traceback.format_exc(),
-                file=sys.stderr,
-                flush=True,
-            )
-            return self._text(request, 500, "the page failed; see the dashboard's output", head)
-        self._send(request, 200, "text/html; charset=utf-8", html.encode(), head=head)
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self.dashboard._sign_in(scope) if scope["type"] == "http" else None
+        if refusal is None:
+            return await self.app(scope, receive, send)
+        await refusal(scope, receive, send)
 
-    def _unauthorized(self, request: BaseHTTPRequestHandler, head: bool) -> None:
-        self._text(
-            request,
-            401,
-            "this dashboard needs its token: open /?token=<the token> "
-            "once in the browser (a cookie keeps you signed in), or send "
-            "Authorization: Bearer <the token>",
-            head,
-            extra={"WWW-Authenticate": 'Bearer realm="cofe monitor"'},
-        )
+
+class _Secured:
+    """Every answer carries the security headers (CSP: no script at all)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = canonical(
+                    [
+                        *message.get("headers", []),
+                        *((k.encode(), v.encode()) for k, v in _SECURITY_HEADERS.items()),
+                    ]
+                )
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def _text(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return PlainTextResponse(message + "\n", status, headers)
+
+
+def _unauthorized() -> Response:
+    return _text(
+        401,
+        "this dashboard needs its token: open /?token=<the token> "
+        "once in the browser (a cookie keeps you signed in), or send "
+        "Authorization: Bearer <the token>",
+        {"WWW-Authenticate": 'Bearer realm="cofe monitor"'},
+    )
+
+
+async def _not_found(request: Request, error: Exception) -> Response:
+    """The router's 404 (its 405 cannot happen: the guard answers every other method)."""
+    return _text(404, "not found: the pages are /, /window, /round and /trace")

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from cofe.chain import STEPS
+from cofe.charts import STYLESHEET
 from cofe.monitor._clean import LATEST_NS
 from cofe.monitor._templates import render, static
 from cofe.monitor.store import (
@@ -19,7 +20,6 @@ from cofe.monitor.store import (
     CanaryRoundRow,
     MonitorStore,
 )
-from cofe.report import STYLE as REPORT_STYLE
 
 DEFAULT_PORT = 8765
 RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "all": None}
@@ -58,21 +58,7 @@ _SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 
-_EXTRA_STYLE = """
-header .sub{color:#cbd5e0;font-size:12px}nav{margin:10px 0;font-size:13px}
-nav a,.filters a{margin-right:10px}nav .on,.filters .on{font-weight:bold;color:#1a202c;
-text-decoration:none}a{color:#2b6cb0}.fig{margin:0;width:360px}.fig.wide{width:540px}.fig figcaption{padding:0 6px}
-h3{font-size:15px;margin:14px 0 6px}.case .verdict.good{background:#c6f6d5}
-.badge{display:inline-block;padding:0 5px;margin-right:4px;border-radius:4px;
-background:#edf2f7;font-size:11.5px}.badge.bad{background:#fed7d7}
-.badge.value{background:#bee3f8}.err{color:#9b2c2c}.sev-critical{color:#9b2c2c;
-font-weight:bold}.sev-warning{color:#b7791f;font-weight:bold}
-table.rows td,table.rows th{text-align:left;vertical-align:top}
-table.rows td.num{text-align:right;white-space:nowrap}.nowrap{white-space:nowrap}
-.examples li{margin:2px 0}tr.hl td{background:#fefcbf}.empty{color:#718096;font-style:italic}
-svg.chart a circle.pt:hover{r:6}svg.chart a{cursor:pointer}.chunk .muted{font-size:11.5px}
-"""
-STYLE = REPORT_STYLE + _EXTRA_STYLE
+STYLE = STYLESHEET  # one stylesheet with the report's (cofe.charts keeps it)
 ICON = static("favicon.svg")  # templates/static/favicon.svg
 
 

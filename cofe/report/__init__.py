@@ -2,7 +2,7 @@
 
 Names load on first use: ``cofe score`` prints its table without loading the HTML report
 (and the judges, comparisons and LLM client it reads). Its charts and stylesheet are
-``cofe.charts``' (``STYLE`` is ``cofe.charts.STYLESHEET``, inlined in the report).
+``cofe.charts``' (its stylesheet, ``cofe.charts.STYLESHEET``, inlined in the report).
 """
 
 from typing import TYPE_CHECKING
@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from cofe.report._html import (
         CHUNK_CHARS,
         MAX_CASES,
-        STYLE,
         RunForReport,
         render_report,
         strict_marks,
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "render_comparison": "cofe.report._compare_text",
     **dict.fromkeys(
-        ("CHUNK_CHARS", "MAX_CASES", "STYLE", "RunForReport", "render_report", "strict_marks"),
+        ("CHUNK_CHARS", "MAX_CASES", "RunForReport", "render_report", "strict_marks"),
         "cofe.report._html",
     ),
     **dict.fromkeys(("format_table", "render_result"), "cofe.report._text"),
@@ -34,7 +33,6 @@ _HOMES = {
 __all__ = [
     "CHUNK_CHARS",
     "MAX_CASES",
-    "STYLE",
     "RunForReport",
     "format_table",
     "render_comparison",

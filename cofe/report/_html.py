@@ -68,8 +68,6 @@ class RunForReport:
         return cls(name, result, log, records, samples, read_judgements(run_dir))
 
 
-STYLE = STYLESHEET  # the report's stylesheet: the one cofe.charts keeps for both
-
 _SCRIPT = """
 (function(){
   var selects=document.querySelectorAll('.filters select');
@@ -113,7 +111,7 @@ def render_report(
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>cofe report: {escape(', '.join(names))}</title>"
-        f"<style>{STYLE}</style></head><body>"
+        f"<style>{STYLESHEET}</style></head><body>"
         f"<header><h1>cofe report: {escape(', '.join(names))}</h1>"
         f"<div class='muted' style='color:#cbd5e0'>cofe {escape(__version__)} · {made}</div>"
         f"</header><main>{''.join(body)}</main><script>{_SCRIPT}</script></body></html>\n"

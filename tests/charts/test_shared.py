@@ -60,7 +60,7 @@ def test_the_dashboard_serves_the_shared_stylesheet(tmp_path: Path) -> None:
         dashboard.shutdown()
     # the dashboard's stylesheet is cofe.charts' (it still appends its own copy of the
     # dashboard rules, which the shared sheet holds too, until _dashboard_kit drops them)
-    assert css.startswith(STYLESHEET)
+    assert css == STYLESHEET
 
 
 def test_lines_bars_and_verdicts_draw_from_one_palette() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cofe.monitor import Dashboard, MonitorStore
+from cofe.monitor import Collector, Dashboard, MonitorStore
 from tests.monitor.test_collector import TOKEN, post, protobuf, running, traces_batch
 
 
@@ -235,3 +235,58 @@ def test_bodies_are_read_within_a_byte_budget():
     budget.release(60)
     budget.release(30)
     assert budget.held == 0
+
+
+# --- the web layer (uvicorn) bounds what it does not bound itself ----------------------------
+
+
+@pytest.mark.parametrize("server", ["collector", "dashboard"])
+def test_headers_trickled_a_byte_at_a_time_are_cut_at_the_deadline(store, tmp_path, server):
+    """uvicorn's own keep-alive timer starts only after an answer and every byte received
+    cancels it: a request head sent a byte at a time held a connection for ever."""
+    if server == "collector":
+        serving = Collector(store, port=0, request_seconds=1.0, quiet=True)
+    else:
+        serving = Dashboard(str(tmp_path / "monitor.db"), port=0, request_seconds=1.0)
+    serving.start()
+    try:
+        sock = _connect(serving.port)
+        started, closed = time.monotonic(), False
+        for byte in b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"y" * 100:
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+            if _closed_by_server(sock, 0.2):
+                closed = True
+                break
+        assert closed and time.monotonic() - started < 3
+        sock.close()
+        assert _get(serving.port, "/healthz" if server == "collector" else "/")[0] == 200
+    finally:
+        serving.shutdown()
+
+
+def test_a_request_head_over_64_kb_is_refused_before_more_is_read(store):
+    with running(store) as collector:
+        sock = _connect(collector.port)
+        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"y" * 70_000)
+        sock.settimeout(5)
+        reply = sock.recv(4096)
+        sock.close()
+    assert reply.startswith(b"HTTP/1.1 400") and store.counts()["spans"] == 0
+
+
+def test_a_known_path_with_another_method_is_405_naming_its_method(store):
+    with running(store) as collector:
+        conn = http.client.HTTPConnection("127.0.0.1", collector.port, timeout=10)
+        conn.request("GET", "/v1/traces")
+        response = conn.getresponse()
+        assert response.status == 405 and response.getheader("Allow") == "POST"
+        response.read()
+        conn.request("POST", "/healthz", body=b"x" * 10, headers={"Content-Type": "x/y"})
+        response = conn.getresponse()
+        assert response.status == 405 and response.getheader("Allow") == "GET, HEAD"
+        assert response.getheader("Connection") == "close"  # its body is not read
+        conn.close()
