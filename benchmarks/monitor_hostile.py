@@ -16,6 +16,12 @@ byte every 2 s (never finishing it) while 8 senders POST batches of 512 spans (3
 of 6 spans each, repeated) over kept-alive connections, each waiting for its answer.
 Reported: the senders' acknowledgement latency (p50, p95) and how many slow connections
 the collector closed by its request deadline.
+
+(c) **one long trace** (``--parts long``, in process, SQLite): one trace fed 1,000 child
+spans a batch, 40 batches. Reported: the seconds of every fifth batch (the write
+transaction: before the trace bound every batch re-read and re-assembled the whole trace,
+so each cost more than the last) and how many spans the store refused past
+``MAX_TRACE_SPANS``.
 """
 
 from __future__ import annotations
@@ -252,6 +258,31 @@ def slow_connections(workdir: Path, senders: int = 8, slow: int = 50, batches: i
         process.wait(30)
 
 
+def long_trace(workdir: Path, batches: int = 40, per_batch: int = 1000) -> dict:
+    from dataclasses import replace
+
+    from cofe.monitor import MonitorStore
+
+    root = _spans(0, 1)[0]
+    trace = root.trace_id
+    seconds, refused = {}, 0
+    with MonitorStore(workdir / "long.db", window_seconds=3600) as store:
+        store.ingest([root])
+        next_id = 10**6
+        for b in range(1, batches + 1):
+            batch = [
+                replace(root, span_id=f"{i:016x}", parent_id=root.span_id, attributes={})
+                for i in range(next_id, next_id + per_batch)
+            ]
+            next_id += per_batch
+            started = time.perf_counter()
+            report = store.ingest(batch)
+            if b % 5 == 0:
+                seconds[f"{b * per_batch // 1000}k"] = round(time.perf_counter() - started, 3)
+            refused += getattr(report, "refused", 0)  # 0 before the bound existed
+    return {"part": "one long trace", "trace": trace, "batch_s_at": seconds, "refused": refused}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", default="large,slow")
@@ -264,6 +295,8 @@ def main() -> None:
             results.append(large_bodies(Path(folder), distinct=False))
         if "slow" in args.parts:
             results.append(slow_connections(Path(folder)))
+        if "long" in args.parts:
+            results.append(long_trace(Path(folder)))
     for result in results:
         print(
             json.dumps(result) if args.json else ", ".join(f"{k}: {v}" for k, v in result.items())

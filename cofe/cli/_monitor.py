@@ -296,6 +296,8 @@ def _import(args: argparse.Namespace) -> int:
             for problem in report.problems:
                 print(f"cofe: error: {problem}", file=sys.stderr)
             problems += len(report.problems)
+            for refusal in report.refusals:
+                print(f"cofe: warning: {path}: {refusal}", file=sys.stderr)
             print(
                 json.dumps(
                     {
@@ -304,6 +306,7 @@ def _import(args: argparse.Namespace) -> int:
                         "new_spans": report.new_spans,
                         "traces": report.traces,
                         "traces_with_problems": report.problem_traces,
+                        "refused_spans": report.refused_spans,
                         "problems": len(report.problems),
                     }
                 )

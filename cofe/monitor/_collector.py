@@ -110,6 +110,7 @@ class CollectorStats:
     new_spans: int = 0
     traces: int = 0
     problem_traces: int = 0
+    refused_spans: int = 0  # past a trace's bound (MAX_TRACE_SPANS)
     rejected: int = 0  # bodies refused (400/413/415)
     busy: int = 0  # bodies not read or decoded for want of memory (503, Retry-After)
     failed: int = 0  # batches the store could not write (503)
@@ -120,7 +121,8 @@ class CollectorStats:
         return (
             f"{self.spans:,} spans in {self.batches:,} batches ({self.new_spans:,} new), "
             f"{self.traces:,} trace updates ({self.problem_traces:,} with problems), "
-            f"{self.rejected:,} bodies refused, {self.busy:,} deferred (busy), "
+            f"{self.rejected:,} bodies refused, {self.refused_spans:,} spans past a trace's "
+            f"bound, {self.busy:,} deferred (busy), "
             f"{self.failed:,} store failures"
         )
 
@@ -176,6 +178,17 @@ def _status_message(code: int, message: str) -> bytes:
     asks for with an error, without a dependency for a two-field message."""
     text = message.encode()
     return b"\x08" + _varint(code) + b"\x12" + _varint(len(text)) + text
+
+
+def _partial(rejected: int, message: str, as_json: bool) -> bytes:
+    """An ExportTraceServiceResponse whose partial_success (field 1) holds rejected_spans
+    (field 1) and error_message (field 2): accepted, but not every span."""
+    if as_json:
+        reply = {"partialSuccess": {"rejectedSpans": str(rejected), "errorMessage": message}}
+        return json.dumps(reply).encode()
+    text = message.encode()
+    inner = b"\x08" + _varint(rejected) + b"\x12" + _varint(len(text)) + text
+    return b"\x0a" + _varint(len(inner)) + inner
 
 
 class Collector:
@@ -375,6 +388,11 @@ class Collector:
             stats.new_spans += report.new_spans
             stats.traces += report.traces
             stats.problem_traces += report.problems
+            stats.refused_spans += report.refused
+        if report.refused:  # stored all but these: OTLP's partial success names why
+            return Response(
+                _partial(report.refused, report.refusal(), as_json), 200, media_type=reply_type
+            )
         # an empty ExportTraceServiceResponse
         return Response(b"{}" if as_json else b"", 200, media_type=reply_type)
 

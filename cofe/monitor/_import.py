@@ -34,6 +34,8 @@ class ImportReport:
     new_spans: int = 0
     traces: int = 0
     problem_traces: int = 0
+    refused_spans: int = 0  # past a trace's bound (MAX_TRACE_SPANS); the store says which
+    refusals: list[str] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
 
 
@@ -81,6 +83,9 @@ def import_spans(
         done = store.ingest(spans)
         report.spans += done.spans
         report.new_spans += done.new_spans
+        if done.refused:
+            report.refused_spans += done.refused
+            report.refusals.append(done.refusal())
 
     def flush() -> None:
         if not pending:

@@ -250,3 +250,70 @@ def test_the_collector_and_the_alerts_survive_a_postgresql_restart(own_postgres,
 def test_spans_with_times_past_2100_are_no_spans():
     with pytest.raises(ValueError, match="between 1970 and 2100"):
         span("1", "CHAIN", start=(4_102_444_800 * 10**9 - T0) / 1e9)
+
+
+# --- one trace fed a batch at a time ------------------------------------------------------
+
+
+FULL = f"{7:032x}"  # the trace fed a batch at a time
+
+
+def _chain_batch(first: int, count: int, trace: str = FULL) -> list:
+    """``count`` child spans of one trace's root, span ids from ``first``."""
+    return [span(f"{i:x}", None, trace=trace, parent="1") for i in range(first, first + count)]
+
+
+def test_a_trace_past_its_bound_is_not_read_back_nor_reassembled(store_location, monkeypatch):
+    """Defect 6: every batch bringing a trace new spans re-read and re-assembled it whole in
+    the write transaction, so feeding one trace a batch at a time made each batch dearer
+    than the last (a 30,000-span trace: 1.3 s a batch). Past MAX_TRACE_SPANS its new spans
+    are refused, counted and the trace named; the other traces of the batch are stored."""
+    from cofe.monitor.store import _ingest, _store
+
+    monkeypatch.setattr(_ingest, "MAX_TRACE_SPANS", 50)
+    assembled: list[tuple[str, int]] = []
+    real = _store.assemble
+
+    def counting(trace_id, spans):
+        assembled.append((trace_id, len(spans)))
+        return real(trace_id, spans)
+
+    monkeypatch.setattr(_store, "assemble", counting)
+    with MonitorStore(store_location, window_seconds=60) as store:
+        store.ingest([span("1", "CHAIN", trace=FULL, **{"input.value": "q"})])
+        assert store.ingest(_chain_batch(2, 30)).refused == 0
+        report = store.ingest([*_chain_batch(100, 30), *traces_batch(5, 1)])
+        assert report.refused == 11 and report.full_traces == (FULL,)
+        assert "11 spans refused" in report.refusal() and "at most 50 spans" in report.refusal()
+        assembled.clear()
+        full = store.ingest(_chain_batch(200, 30))
+        assert full.refused == 30 and full.new_spans == 0
+        assert assembled == []  # a full trace costs its batch no read-back, no assembly
+        assert store.counts()["spans"] == 50 + len(traces_batch(5, 1))
+        again = store.ingest(_chain_batch(2, 30))  # spans it holds, sent again: not refused
+        assert again.refused == 0
+
+
+def test_the_collector_answers_partial_success_naming_the_full_trace(tmp_path, monkeypatch):
+    from cofe.monitor.store import _ingest
+
+    monkeypatch.setattr(_ingest, "MAX_TRACE_SPANS", 10)
+    spans = recent([span("1", "CHAIN", trace=FULL, **{"input.value": "q"}), *_chain_batch(2, 20)])
+    with MonitorStore(tmp_path / "m.db", window_seconds=60) as store, running(store) as collector:
+        status, _, reply = post(collector.url, otlp_json(spans), "application/json")
+        assert status == 200, reply
+        partial = json.loads(reply)["partialSuccess"]
+        assert partial["rejectedSpans"] == "11"
+        assert spans[0].trace_id in partial["errorMessage"]
+        status, _, reply = post(collector.url, protobuf(spans))
+        assert status == 200
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceResponse,
+        )
+
+        decoded = ExportTraceServiceResponse.FromString(reply)
+        assert decoded.partial_success.rejected_spans == 11
+        assert "at most 10 spans" in decoded.partial_success.error_message
+        assert "11 spans past a trace's bound" not in collector.stats.line()
+        assert "22 spans past a trace's bound" in collector.stats.line()
+        assert store.counts()["spans"] == 10

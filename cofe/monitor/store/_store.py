@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t
 from cofe.monitor.store._codec import TRAFFIC
 from cofe.monitor.store._engine import Engine, StoreError, T, shown_location
+from cofe.monitor.store._ingest import IngestReport, bound_traces
 from cofe.monitor.store._migrations import (
     STEPS,
     STORE_SCHEMA_VERSION,
@@ -51,14 +51,6 @@ from cofe.monitor.store._windows_queries import WindowQueries
 DEFAULT_WINDOW_SECONDS = 300
 DEFAULT_RETAIN_SECONDS = 7 * 24 * 3600
 MAX_SECONDS = 100 * 366 * 86400  # nanoseconds of a century still fit a 64-bit integer
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    spans: int  # spans in the batch
-    new_spans: int  # of them, not stored before
-    traces: int  # traces the batch holds spans of (each re-assembled if it brought a new one)
-    problems: int  # of those re-assembled, traces missing a part
 
 
 def _upsert(table: sa.Table, connection: Connection) -> Any:
@@ -269,6 +261,10 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
                 sa.select(t.spans.c.trace_id, t.spans.c.span_id).where(t.spans.c.trace_id.in_(part))
             ):
                 known.setdefault(trace_id, set()).add(span_id)
+        refused, full = bound_traces(groups, known)
+        if refused:
+            allowed = {(s.trace_id, s.span_id) for group in groups.values() for s in group}
+            rows = [r for r in rows if (r["trace_id"], r["span_id"]) in allowed]
         fresh = [r for r in rows if r["span_id"] not in known.get(r["trace_id"], ())]
         new = len({(r["trace_id"], r["span_id"]) for r in fresh})
         if fresh:  # spans stored before (a batch sent again) add nothing
@@ -294,7 +290,8 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
             if trace_id in changed
         ]
         self._put_traces(connection, records, received)
-        return IngestReport(batch, new, len(groups), sum(1 for r in records if r.problems))
+        problems = sum(1 for r in records if r.problems)
+        return IngestReport(batch, new, len(groups), problems, refused, full)
 
     @staticmethod
     def _lock_traces(connection: Connection, trace_ids: Sequence[str]) -> None:
