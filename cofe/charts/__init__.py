@@ -23,7 +23,7 @@ load it (``tests/cli/test_fast_start.py``).
 from cofe.charts._bars import grouped_bars, histogram, intervals
 from cofe.charts._lines import Line, Marker, Point, line_chart, nice_step, time_ticks
 from cofe.charts._palette import LINE_PALETTE, PALETTE, VERDICT_COLOURS, verdict_colour
-from cofe.charts._render import STYLESHEET
+from cofe.charts._render import STYLESHEET, templates
 
 __all__ = [
     "LINE_PALETTE",
@@ -38,6 +38,7 @@ __all__ = [
     "intervals",
     "line_chart",
     "nice_step",
+    "templates",
     "time_ticks",
     "verdict_colour",
 ]

@@ -8,13 +8,14 @@ query, a chunk or an alert's message that holds markup shows as text. The charts
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
 from markupsafe import Markup
+
+from cofe.charts import templates
 
 
 @dataclass(frozen=True)
@@ -30,21 +31,9 @@ def _thousands(value: int) -> str:
     return f"{value:,}"
 
 
-@functools.cache
 def environment() -> Any:
-    """The templates' environment (made once; jinja2 is imported only when a page is)."""
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
-    env = Environment(
-        loader=PackageLoader("cofe.monitor", "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(thousands=_thousands)
-    return env
+    """The pages' environment (``cofe.charts.templates``: one way of making it)."""
+    return templates("cofe.monitor", (("thousands", _thousands),))
 
 
 def render(name: str, **context: Any) -> Markup:

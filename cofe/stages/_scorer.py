@@ -355,16 +355,22 @@ class _SampleScorer:
         kind = derivation_kind(judged, LOSS_VERDICT[stage], before)
         return StageOutcome(Step.CONTEXT, stage, hits, why, kind)
 
+    def _declared_output(self, spec: StepSpec) -> tuple[Stage, object]:
+        """A declared step's stage and what its record field holds (None: nothing)."""
+        stage = STEP_STAGE.get(spec.step) or self.shape.context_stage(self._judged_pool is not None)
+        return stage, self._outputs.more.get(spec.field or "")
+
+    def _missing_output(self, spec: StepSpec, stage: Stage) -> str:
+        return self._crashed(self._outputs, stage) or f"the record has no {spec.field}"
+
     def _ranked_output(self, spec: StepSpec) -> StageOutcome | None:
         """A step ``cofe.chain`` declares beyond the pool and the context whose record field
         holds chunk ids: a point is held when every keyword is in the list (its whole length);
         its first per-point column gets the rank where the point became complete."""
-        step, record = spec.step, self._outputs
-        stage = STEP_STAGE.get(step) or self.shape.context_stage(self._judged_pool is not None)
-        items = record.more.get(spec.field or "")
+        step = spec.step
+        stage, items = self._declared_output(spec)
         if not isinstance(items, tuple):
-            reason = self._crashed(record, stage) or f"the record has no {spec.field}"
-            return self.unjudged(step, reason)
+            return self.unjudged(step, self._missing_output(spec, stage))
         judged = self._ranked(step, self._sample, self._cs, items, self._scope, self._source)
         if isinstance(judged, str):
             return StageOutcome(step, stage, None, unjudged=judged)
@@ -378,12 +384,10 @@ class _SampleScorer:
         """A step ``cofe.chain`` declares beyond the answer whose record field holds a text: a
         point is held when every keyword is in it as written (or ``--fuzzy`` close); its first
         per-point column gets that flag."""
-        step, record = spec.step, self._outputs
-        stage = STEP_STAGE.get(step) or self.shape.context_stage(self._judged_pool is not None)
-        text = record.more.get(spec.field or "")
+        step = spec.step
+        stage, text = self._declared_output(spec)
         if not isinstance(text, str):
-            reason = self._crashed(record, stage) or f"the record has no {spec.field}"
-            return self.unjudged(step, reason)
+            return self.unjudged(step, self._missing_output(spec, stage))
         found = judge_text(self.ctx, self._cs, text)
         self.measure(
             StepView(

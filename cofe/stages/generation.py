@@ -25,10 +25,10 @@ from cofe.matching import (
     Decision,
     PointDecision,
     Rule,
-    fuzzy_in,
 )
 from cofe.stages._context import RunContext
 from cofe.stages._evidence import quote
+from cofe.stages.parse import judge_text
 
 _VERBATIM = PointDecision(Decision.PRESENT, Rule.VERBATIM, "every keyword found as written")
 _JUDGED = {
@@ -100,26 +100,12 @@ def judge_answer(
     its source document), asked for only when a point is not found as written; ``declines``:
     why the answer is a refusal (it conveys nothing it does not state as written)."""
     normalized = ctx.normalize(answer)
-    keywords = ctx.index.keywords
-    ratio, min_chars = ctx.config.fuzzy, ctx.config.fuzzy_min_chars
+    written = judge_text(ctx, cs, answer, normalized)  # the verbatim rule
     paraphrase = ctx.config.answer_match == "paraphrase"
     copied: bool | None = None  # the answer copies its context: decided on first need
-
-    def has(ident: int) -> bool:
-        return keywords[ident] in normalized or fuzzy_in(
-            keywords[ident], normalized, ratio, min_chars
-        )
-
-    hits, missing, decisions = [], [], []
+    decisions = []
     matcher: AnswerMatcher | None = None
-    for point in cs.points:
-        absent = tuple(
-            shown
-            for shown, slot in zip(point.keywords, point.slots, strict=True)
-            if not any(has(ident) for ident in slot)
-        )
-        hits.append(not absent)
-        missing.append(absent)
+    for point, absent in zip(cs.points, written.missing, strict=True):
         label = judged[point.index] if point.index < len(judged) else None
         if not absent:
             decision = _VERBATIM
@@ -144,4 +130,4 @@ def judge_answer(
                 _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
             )
         decisions.append(decision)
-    return AnswerHits(tuple(hits), tuple(missing), tuple(decisions))
+    return AnswerHits(written.hits, written.missing, tuple(decisions))

@@ -45,10 +45,14 @@ def judge_parse(
     return PointHits(tuple(hits), tuple(missing))
 
 
-def judge_text(ctx: RunContext, cs: CompiledSample, text: str) -> PointHits:
-    """Per point: every keyword in the text as written (``--fuzzy``: or close to it), as an
-    answer's keywords are looked for (``generation.judge_answer``, its verbatim rule)."""
-    normalized = ctx.normalize(text)
+def judge_text(
+    ctx: RunContext, cs: CompiledSample, text: str, normalized: str | None = None
+) -> PointHits:
+    """Per point: every keyword in the text as written (``--fuzzy``: or close to it) -- a
+    step holding a text, and an answer's verbatim rule (``generation.judge_answer``).
+    ``normalized``: the text already normalised by the caller."""
+    if normalized is None:
+        normalized = ctx.normalize(text)
     keywords = ctx.index.keywords
     ratio, min_chars = ctx.config.fuzzy, ctx.config.fuzzy_min_chars
 
