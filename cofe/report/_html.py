@@ -25,6 +25,7 @@ import pandas as pd
 
 from cofe._version import __version__
 from cofe.chain import PASSES
+from cofe.chain import STEPS as CHAIN_STEPS
 from cofe.charts import STYLESHEET, grouped_bars, histogram, intervals, verdict_colour
 from cofe.compare import ALL, Comparison
 from cofe.diagnose import STEPS
@@ -545,6 +546,17 @@ def _cases(runs: Sequence[RunForReport], cap: int) -> str:
     )
 
 
+# The per-point columns of steps the chain declares beyond the built-in record fields (a
+# stage a team added, docs/DESIGN.md "The chain"): shown after the context's rank, titled
+# by their step, so that a new stage reaches the report without an edit here.
+_DECLARED_POINT_COLUMNS: tuple[tuple[str, str, str], ...] = tuple(
+    (name, kind, f"{spec.title} ({'rank' if kind == 'rank' else 'found'})")
+    for spec in CHAIN_STEPS
+    if spec.field not in (None, "pool", "context", "answer")
+    for name, kind in spec.columns[:1]
+)
+
+
 def _card(run: RunForReport, v: pd.Series, points: DataFrameGroupBy[Any, Literal[True]]) -> str:
     sid = str(v["sample_id"])
     sample = (run.samples or {}).get(sid)
@@ -573,6 +585,10 @@ def _card(run: RunForReport, v: pd.Series, points: DataFrameGroupBy[Any, Literal
                 _flag(p["intact"]),
                 p["pool_rank"],
                 p["context_rank"],
+                *(
+                    _flag(p.get(name)) if kind == "flag" else p.get(name)
+                    for name, kind, _ in _DECLARED_POINT_COLUMNS
+                ),
                 _flag(p["answer"]),
                 _conveyed(p),
                 p["lost_at"],
@@ -586,6 +602,7 @@ def _card(run: RunForReport, v: pd.Series, points: DataFrameGroupBy[Any, Literal
             "one chunk",
             "pool rank",
             "context rank",
+            *(title for _, _, title in _DECLARED_POINT_COLUMNS),
             "in answer as written",
             "conveyed (by)",
             "lost at",

@@ -160,6 +160,9 @@ SCRIPT = textwrap.dedent(
                        Chunk(chunk_id="c3", doc_id="d1", text=CHEESE)])
     writer.add_samples(records)
     summary, out = score_to_folder(run)
+    from cofe.cli import main as cofe_cli  # the HTML report of the same scoring
+    assert cofe_cli(["report", str(run), "-o", str(folder / "report.html")]) == 0
+    report = (folder / "report.html").read_text(encoding="utf-8")
     import pandas as pd
     points = pd.read_csv(out / "points.csv")
     verdicts = pd.read_json(out / "verdicts.jsonl", lines=True)
@@ -168,6 +171,8 @@ SCRIPT = textwrap.dedent(
         "points": json.loads(points.to_json(orient="records")),
         "verdicts": json.loads(verdicts.to_json(orient="records")),
         "summary": json.loads((out / "summary.json").read_text()),
+        "report_headers": [h for h in ("Compressed context (rank)", "Compressed context (found)")
+                           if f"<th>{h}</th>" in report],
     }))
     """
 )
@@ -208,6 +213,10 @@ def test_a_new_stage_touches_three_files_and_is_scored(tmp_path: Path, reads: st
     explanation = verdicts["dropped"]["explanation"]
     assert "not in the compressed" in explanation and "the context held it" in explanation
     assert verdicts["kept"]["verdict"] == "pass"
+
+    # the report's per-point table shows the new step's column, titled by its step
+    title = "Compressed context (rank)" if reads == "ranked" else "Compressed context (found)"
+    assert out["report_headers"] == [title]
 
     summary = out["summary"]
     assert summary["verdicts"]["overall"] == {"compression_lost": 1, "pass": 1}
