@@ -30,9 +30,7 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,16 +40,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cofe.monitor import Span
-from cofe.testing import otlp_request
+from cofe.testing import free_port, otlp_request, start_collector, trickle
 
 MB = 1024 * 1024
 T0 = (time.time_ns() // 3600_000_000_000 - 1) * 3600_000_000_000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _spans(first: int, traces: int, attribute_chars: int = 100) -> list[Span]:
@@ -108,35 +100,6 @@ def _spans(first: int, traces: int, attribute_chars: int = 100) -> list[Span]:
     return out
 
 
-def _collector(store: Path, port: int) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cofe",
-            "monitor",
-            "collect",
-            "--store",
-            str(store),
-            "--port",
-            str(port),
-        ],
-        stderr=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                return process
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("the collector did not start")
-
-
 def _peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -165,8 +128,8 @@ def large_bodies(workdir: Path, distinct: bool = True) -> dict:
     (what an exporter's retries of one batch look like: stored once, then known)."""
     bodies = [otlp_request(_spans(0, 210, attribute_chars=300_000)).SerializeToString()]
     assert len(bodies[0]) < 64 * MB, len(bodies[0])
-    port = _free_port()
-    process = _collector(workdir / f"large-{distinct}.db", port)
+    port = free_port()
+    process = start_collector(str(workdir / f"large-{distinct}.db"), port)
     try:
         statuses: list[int] = []
 
@@ -202,23 +165,10 @@ def large_bodies(workdir: Path, distinct: bool = True) -> dict:
 
 
 def slow_connections(workdir: Path, senders: int = 8, slow: int = 50, batches: int = 20) -> dict:
-    port = _free_port()
-    process = _collector(workdir / "slow.db", port)
+    port = free_port()
+    process = start_collector(str(workdir / "slow.db"), port)
     stop = threading.Event()
     closed = [0]
-
-    def trickle() -> None:
-        sock = socket.create_connection(("127.0.0.1", port))
-        head = b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n"
-        try:
-            for byte in head + b"x" * 1000:
-                if stop.wait(2.0):
-                    return
-                sock.sendall(bytes([byte]))
-        except OSError:
-            closed[0] += 1
-        finally:
-            sock.close()
 
     latencies: list[float] = []
 
@@ -231,7 +181,10 @@ def slow_connections(workdir: Path, senders: int = 8, slow: int = 50, batches: i
             latencies.append(time.perf_counter() - started)
         conn.close()
 
-    slow_threads = [threading.Thread(target=trickle, daemon=True) for _ in range(slow)]
+    slow_threads = [
+        threading.Thread(target=trickle, args=(port, stop, closed), daemon=True)
+        for _ in range(slow)
+    ]
     try:
         for thread in slow_threads:
             thread.start()

@@ -73,7 +73,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cofe.monitor import MonitorStore, Span  # noqa: E402
-from cofe.testing import otlp_request, start_collector  # noqa: E402
+from cofe.testing import otlp_request, start_collector, trickle  # noqa: E402
 
 SPANS_PER_TRACE = 8
 POOL, CONTEXT, CHUNKS = 10, 4, 5000
@@ -416,21 +416,6 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _trickle(port: int, stop: threading.Event, closed: list[int]) -> None:
-    """A slow connection with no token: a request a byte every 2 s, never finished."""
-    sock = socket.create_connection(("127.0.0.1", port))
-    head = b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n"
-    try:
-        for byte in head + b"x" * 1000:
-            if stop.wait(2.0):
-                return
-            sock.sendall(bytes([byte]))
-    except OSError:
-        closed[0] += 1  # the collector cut it (its request deadline)
-    finally:
-        sock.close()
-
-
 def ingest_end_to_end(
     engine: str,
     location: str,
@@ -457,7 +442,7 @@ def ingest_end_to_end(
         raise SystemExit(str(error)) from None
     stop, closed = threading.Event(), [0]
     trickling = [
-        threading.Thread(target=_trickle, args=(port, stop, closed), daemon=True)
+        threading.Thread(target=trickle, args=(port, stop, closed), daemon=True)
         for _ in range(slow)
     ]
     for thread in trickling:

@@ -6,46 +6,25 @@ import sys
 
 from tests.conftest import REPO
 
+TREES = ("cofe", "annotators", "tests", "benchmarks", "examples")
 
-def test_ruff_is_clean():
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
     # run as a module of this interpreter: a missing ruff fails here instead of skipping
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ruff",
-            "check",
-            "cofe",
-            "annotators",
-            "tests",
-            "benchmarks",
-            "examples",
-        ],
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", *args, *TREES],
         cwd=REPO,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_ruff_is_clean():
+    done = ruff("check")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_ruff_format_is_clean():
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ruff",
-            "format",
-            "--check",
-            "cofe",
-            "annotators",
-            "tests",
-            "benchmarks",
-            "examples",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = ruff("format", "--check")
     assert done.returncode == 0, "run `ruff format`:\n" + done.stdout + done.stderr

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -134,3 +135,20 @@ def start_collector(
             printed = process.stderr.read() if process.stderr else ""  # stderr is a pipe
             raise RuntimeError(f"cofe monitor collect did not start: {printed}")
         time.sleep(0.05)
+
+
+def trickle(port: int, stop: threading.Event, closed: list[int]) -> None:
+    """A slow sender with no token on ``port``: a request a byte every 2 s, never finished,
+    until ``stop`` is set; ``closed[0]`` counts the connections the collector cut (its
+    request deadline)."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    head = b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n"
+    try:
+        for byte in head + b"x" * 1000:
+            if stop.wait(2.0):
+                return
+            sock.sendall(bytes([byte]))
+    except OSError:
+        closed[0] += 1
+    finally:
+        sock.close()
