@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from cofe.chain import STEPS as CHAIN_STEPS
 from cofe.chain import Step
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STEPS: list[Step] = [spec.step for spec in CHAIN_STEPS]
 
@@ -15,6 +18,8 @@ def waterfall(recalls: pd.DataFrame, by_query_type: bool = False) -> pd.DataFram
 
     Each step is averaged over the samples where it was judged; ``n`` says how many.
     """
+    import pandas as pd  # here: cofe.diagnose's verdicts are scored without loading pandas
+
     keys = ["query_type", "step"] if by_query_type else ["step"]
     if recalls.empty:
         return pd.DataFrame(columns=[*keys, "recall", "n"])

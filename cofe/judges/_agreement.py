@@ -10,18 +10,23 @@ judge disagrees with itself). Only samples with at least two valued repeats coun
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from cofe.judges._alpha import JUDGED, MIN_ALPHA, MIN_UNITS, krippendorff_alpha, repeated_values
 from cofe.judges._judge import labels_of, read_judgements
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["JUDGED", "judge_agreement", "krippendorff_alpha"]
 
 
 def judge_agreement(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """One row per judged measure: samples, repeats, mean, spread and alpha."""
+    import pandas as pd  # here: cofe score reads the judgements without loading pandas
+
     every = read_judgements(run_dir, repeat=None)
     values = repeated_values(
         {key: labels_of(j) for key, j in every.items() if j.status == "judged"}

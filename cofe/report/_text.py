@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import pandas as pd
+from typing import Any
 
 from cofe.results import SCORE_FILES, ScoreResult, ScoreSummary
 
@@ -13,7 +12,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str
     """Left-aligned first column, right-aligned numbers; floats to 3 decimals."""
 
     def cell(value: object) -> str:
-        if value is None or (isinstance(value, float) and pd.isna(value)):
+        if value is None or (isinstance(value, float) and value != value):  # missing, NaN
             return "-"
         if isinstance(value, float):
             return f"{value:.3f}"
@@ -32,58 +31,55 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str
     return "\n".join([line(list(header)), rule, *(line(r) for r in cells)])
 
 
-def _per_type(by_type: pd.DataFrame, key: str, value: str, fill: int | None) -> pd.DataFrame:
-    """``value`` by ``key`` (rows) and query type (columns); no columns for a single type."""
-    if by_type.empty or by_type["query_type"].nunique() < 2:
-        return pd.DataFrame()
-    table = by_type.pivot_table(
-        index=key, columns="query_type", values=value, aggfunc="first", observed=True
-    )
-    # pandas-stubs' Scalar leaves out None, which pandas takes as the fill of object cells
-    filled: pd.DataFrame = (
-        table.reindex(columns=sorted(table.columns)).astype(object).where(table.notna(), fill)  # type: ignore[arg-type]
-    )
-    return filled
+def _per_type(
+    by_type: list[dict[str, Any]], key: str, value: str, fill: int | None
+) -> tuple[list[str], dict[Any, list[Any]]]:
+    """``value`` by ``key`` and query type (sorted): the types, and per key its value in each
+    (``fill`` where it has none); no types when there is only one."""
+    types = sorted({row["query_type"] for row in by_type})
+    if len(types) < 2:
+        return [], {}
+    cells: dict[Any, dict[str, Any]] = {}
+    for row in by_type:
+        cells.setdefault(row[key], {}).setdefault(row["query_type"], row[value])
+    return types, {k: [of_type.get(t, fill) for t in types] for k, of_type in cells.items()}
 
 
 def _waterfall_table(result: ScoreSummary) -> str:
-    overall = result.waterfall()
-    if overall.empty:
+    overall = result.waterfall_rows()
+    if not overall:
         return "(no stage could be judged)"
-    types = _per_type(result.waterfall(by_query_type=True), "step", "recall", None)
+    types, by_step = _per_type(result.waterfall_rows(by_query_type=True), "step", "recall", None)
     rows = [
-        [
-            str(row["step"]),
-            row["recall"],
-            int(row["n"]),
-            *(types.loc[row["step"]] if len(types) else []),
-        ]
-        for _, row in overall.iterrows()
+        [str(row["step"]), row["recall"], row["n"], *by_step.get(row["step"], [])]
+        for row in overall
     ]
-    return format_table(["step", "recall", "n", *types.columns], rows)
+    return format_table(["step", "recall", "n", *types], rows)
 
 
 def _verdict_table(result: ScoreSummary) -> str:
-    counts = result.verdict_counts()
-    total = int(counts["count"].sum()) or 1
-    types = _per_type(result.verdict_counts(by_query_type=True), "verdict", "count", 0)
+    counts = result.verdict_count_rows()
+    total = sum(row["count"] for row in counts) or 1
+    types, by_verdict = _per_type(
+        result.verdict_count_rows(by_query_type=True), "verdict", "count", 0
+    )
     rows = [
         [
             str(row["verdict"]),
-            int(row["count"]),
+            row["count"],
             f"{row['count'] / total:.1%}",
-            *(int(v) for v in (types.loc[row["verdict"]] if len(types) else [])),
+            *by_verdict.get(row["verdict"], []),
         ]
-        for _, row in counts.iterrows()
+        for row in counts
     ]
-    return format_table(["verdict", "count", "share", *types.columns], rows)
+    return format_table(["verdict", "count", "share", *types], rows)
 
 
 def _doc_type_lines(result: ScoreSummary) -> list[str]:
     """Where samples were lost, per kind of source document -- only when the sources are
     files of a kind (a PDF report loses rows where Markdown does not)."""
-    frame = result.losses_by_doc_type()
-    if not len(frame) or set(frame["doc_type"]) <= {"(no type)"}:
+    losses = result.losses_by_doc_type_rows()
+    if not losses or {row["doc_type"] for row in losses} <= {"(no type)"}:
         return []
     headers = [
         "document type",
@@ -98,17 +94,17 @@ def _doc_type_lines(result: ScoreSummary) -> list[str]:
     ]
     rows = [
         [
-            r.doc_type,
-            r.samples,
+            r["doc_type"],
+            r["samples"],
             r["pass"],
-            r.parse,
-            f"{r.chunking} ({r.split})",
-            r.retrieval,
-            r.reranking,
-            r.generation,
-            r.other,
+            r["parse"],
+            f"{r['chunking']} ({r['split']})",
+            r["retrieval"],
+            r["reranking"],
+            r["generation"],
+            r["other"],
         ]
-        for _, r in frame.iterrows()
+        for r in losses
     ]
     return [
         "",
@@ -235,17 +231,17 @@ def _answer_point_lines(result: ScoreSummary) -> list[str]:
 
 def _measure_table(result: ScoreSummary) -> str:
     rows = []
-    for _, r in result.summary().iterrows():
+    for r in result.summary_rows():
         answered = r["step"] == "answer"  # refusals matter to the answer's measures only
         rows.append(
             [
                 r["step"],
                 r["measure"],
                 r["mean"],
-                int(r["scored"]),
-                int(r["unscored"]),
+                r["scored"],
+                r["unscored"],
                 r["answered_mean"] if answered else None,
-                int(r["answered_scored"]) if answered else None,
+                r["answered_scored"] if answered else None,
             ]
         )
     header = ["step", "measure", "mean", "scored", "unscored", "answered", "n answered"]

@@ -10,17 +10,18 @@ from cofe.results._files import (
     SCORE_FILES,
     SUMMARY,
     ScoresWriter,
-    csv_rows,
     read_scores,
     scores_folder,
     spreadsheet_safe,
 )
 from cofe.results._result import ScoreResult
+from cofe.results._rows import Coded, Rows, ScoredRows
 from cofe.results._summary import (
     ProblemTally,
     ScoreSummary,
     SummaryAccumulator,
     answered_only,
+    latency_rows,
     latency_table,
 )
 
@@ -28,13 +29,16 @@ __all__ = [
     "RESULTS_SCHEMA_VERSION",
     "SCORE_FILES",
     "SUMMARY",
+    "Coded",
     "ProblemTally",
+    "Rows",
     "ScoreResult",
     "ScoreSummary",
+    "ScoredRows",
     "ScoresWriter",
     "SummaryAccumulator",
     "answered_only",
-    "csv_rows",
+    "latency_rows",
     "latency_table",
     "read_scores",
     "scores_folder",

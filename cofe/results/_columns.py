@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal, TypeAlias
-
-import pandas as pd
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from cofe.chain import POINT_COLUMNS, PointKind
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ColumnKind: TypeAlias = Literal["object", "string", "boolean", "Int64", "float64", "int64"]
 """A column's pandas dtype, spelled as ``astype`` takes it."""
@@ -69,6 +70,8 @@ USER_TEXT = frozenset({"sample_id", "keywords", "cut_keywords", "dropped_keyword
 
 def typed(frame: pd.DataFrame, table: str) -> pd.DataFrame:
     """The frame with exactly the table's columns, in order, each of its declared type."""
+    import pandas as pd
+
     empty = pd.Series([None] * len(frame), index=frame.index, dtype=object)
     return pd.DataFrame(
         {name: (frame.get(name, empty)).astype(kind) for name, kind in TABLES[table].items()}

@@ -13,19 +13,23 @@ import csv
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
-import pandas as pd
 
 from cofe._atomic import write_text_atomically
 from cofe._errors import InputError, InputProblem
-from cofe._text import FORMULA_START, neutralise, restore
-from cofe.results._columns import MAYBE_TEXT, TABLES, TEXT, USER_TEXT, typed
+from cofe._text import neutralise, restore
+from cofe.results._columns import COUNT, FLAG, MAYBE_TEXT, RANK, TABLES, TEXT, USER_TEXT, typed
 from cofe.results._result import ScoreResult
+from cofe.results._rows import Coded, Column, Rows, ScoredRows, is_missing
 from cofe.stages import ScoreConfig  # the settings a folder records (cofe.stages loads lazily)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # 4: points.csv gains answer_decision and answer_rule (an older folder reads with them empty)
 # 5: text cells a spreadsheet would run as a formula (=, +, -, @, tab, CR) or starting with an
@@ -79,7 +83,8 @@ def write_scores(
     """Write a scoring to a folder. A folder holding a scoring made with other settings is
     refused unless ``replace``: a comparison must never read scores it did not ask for."""
     with ScoresWriter(directory, result.config, replace=replace) as writer:
-        writer.add_rows(result)
+        writer.add_rows(ScoredRows.of_result(result))
+        writer.add_table(Rows.of_frame(result.latency, "latency"))
         writer.add_problems(result.problems)
         writer.finish(result.to_dict())
     return writer.out
@@ -135,36 +140,30 @@ class ScoresWriter:
             for name, tmp in self._tmp.items():
                 self._handles[name] = handle = tmp.open("w", encoding="utf-8", newline="")
                 if name in CSV_TABLES:  # the header, even when no row follows
-                    typed(pd.DataFrame(), name).to_csv(handle, index=False, lineterminator=EOL)
+                    handle.write(",".join(map(_csv_cell, TABLES[name])) + EOL)
         except BaseException:
             self.__exit__()
             raise
         return self
 
-    def add_rows(self, result: ScoreResult) -> None:
-        for name in CSV_TABLES:
-            self.add_table(name, getattr(result, name))
-        verdicts = typed(result.verdicts, "verdicts")
-        # column by column (DataFrame.to_dict boxes every cell on its own, several times
-        # slower): each column as Python values, a missing one None
+    def add_rows(self, rows: ScoredRows) -> None:
+        """A part's rows: the tables but latency (added once, from every part's seconds)."""
+        for table in (rows.scores, rows.points, rows.skipped, rows.recalls):
+            self.add_table(table)
+        verdicts = rows.verdicts
+        # column by column, each as Python values (a missing one None), then zipped into rows
         columns = {
-            name: [
-                None if gone else value
-                for value, gone in zip(
-                    values.astype(object).tolist(), values.isna().tolist(), strict=True
-                )
-            ]
-            for name, values in verdicts.items()
+            name: _values(verdicts.columns.get(name), verdicts.length)
+            for name in TABLES["verdicts"]
         }
         names = list(columns)
-        rows = (dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True))
-        self._handles["verdicts.jsonl"].write(_jsonl(rows))
+        lines = (dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True))
+        self._handles["verdicts.jsonl"].write(_jsonl(lines))
 
-    def add_table(self, name: str, frame: pd.DataFrame) -> None:
-        frame = _cells(typed(frame, name), name, neutralise)
-        handle = self._handles[name]
-        for start in range(0, len(frame), CSV_CHUNK):  # text for a slice at a time: bounded
-            handle.write(csv_rows(frame.iloc[start : start + CSV_CHUNK]))
+    def add_table(self, rows: Rows) -> None:
+        handle = self._handles[rows.table]
+        for text in csv_chunks(_neutralised(rows)):
+            handle.write(text)
 
     def add_problems(self, problems: list[InputProblem]) -> None:
         rows = [
@@ -189,58 +188,107 @@ class ScoresWriter:
             tmp.unlink(missing_ok=True)
 
 
+def _values(column: Column | None, length: int) -> list[Any]:
+    """A column's rows as Python values, a missing one None (JSON's null)."""
+    if column is None:
+        return [None] * length
+    if isinstance(column, Coded):
+        values: list[Any] = column.label_array()[column.codes].tolist()
+        return values
+    return [None if value != value else value for value in column.tolist()]
+
+
+# a text the csv module writes as it is (quoted only for these, or when empty and alone)
+_PLAIN_CELL = re.compile(r'[^,"\r\n]+')
+
+
 def _csv_cell(value: object) -> str:
     """One text cell as the csv module writes it in a row of several (quoted only when it
     must be; an empty text is an empty cell -- alone on its row it would be written "")."""
     if value == "":
         return ""
+    if type(value) is str and _PLAIN_CELL.fullmatch(value):
+        return value  # most cells: no writer needed
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator=EOL).writerow([value])
     return buffer.getvalue()[: -len(EOL)]
 
 
-def _csv_column(values: pd.Series) -> np.ndarray:
-    """A column's cells as text: missing values empty, numbers and flags as pandas writes
-    them, text quoted where needed -- each distinct text quoted once."""
-    kind = values.dtype
-    if pd.api.types.is_object_dtype(kind) or isinstance(kind, pd.StringDtype):
-        codes, uniques = pd.factorize(values, use_na_sentinel=True)
-        cells = np.array([*(_csv_cell(u) for u in uniques), ""], dtype=object)
-        return cells[codes]  # the sentinel -1 picks the trailing ""
-    missing = values.isna().to_numpy()
-    if isinstance(kind, pd.BooleanDtype):
-        text = np.where(values.to_numpy(dtype=bool, na_value=False), "True", "False")
-    elif isinstance(kind, pd.Int64Dtype):
-        text = values.to_numpy(dtype=np.int64, na_value=0).astype(str)
-    else:  # float64, int64: numpy's shortest round-trip text, as pandas writes
-        text = values.to_numpy().astype(str)
-    cells = text.astype(object)
-    cells[missing] = ""
-    return cells
-
-
-def csv_rows(frame: pd.DataFrame) -> str:
-    """The frame's rows as CSV text, byte for byte what ``frame.to_csv(index=False,
-    header=False, lineterminator=EOL)`` writes, in about half the time: each column is
-    formatted whole, each distinct text quoted once (millions of score rows repeat a few
-    thousand ids and a few dozen measure names)."""
-    if not len(frame):
+def _label_cell(label: Any, kind: str) -> str:
+    """A coded column's value as pandas writes its cell in a column of that type."""
+    if is_missing(label):
         return ""
-    columns = [_csv_column(frame[name]) for name in frame.columns]
-    return EOL.join(map(",".join, zip(*columns, strict=True))) + EOL
+    if kind == FLAG:
+        return "True" if label else "False"
+    if kind in (RANK, COUNT):
+        return str(int(label))
+    return _csv_cell(label)
 
 
-def _cells(frame: pd.DataFrame, table: str, change: Callable[[str], str]) -> pd.DataFrame:
-    """``frame`` with ``change`` (``neutralise`` or ``restore``) applied to the text cells that
-    need it: a keyword, an id or a query type cannot become a spreadsheet formula."""
-    starts = FORMULA_START if change is neutralise else ("'",)
+def _neutralised(rows: Rows) -> Rows:
+    """The rows with each text value from a user's data (an id, a keyword) that a spreadsheet
+    would run as a formula neutralised: each distinct value looked at once."""
+    columns = dict(rows.columns)
+    for name in USER_TEXT & columns.keys():
+        column = columns[name]
+        if isinstance(column, Coded):
+            labels = [neutralise(v) if isinstance(v, str) else v for v in column.labels]
+            columns[name] = Coded(column.codes, labels)
+    return Rows(rows.table, rows.length, columns)
+
+
+def csv_chunks(rows: Rows, chunk: int = CSV_CHUNK) -> Iterator[str]:
+    """The rows as CSV text, ``chunk`` rows at a time (the text of one chunk in memory, not the
+    table's): byte for byte what pandas' ``to_csv(index=False, header=False,
+    lineterminator=EOL)`` writes of the table as a DataFrame, several times faster -- each
+    distinct value is formatted once, each column a slice at a time."""
+    columns = [
+        _cells_of(rows.columns.get(name), kind, len(rows))
+        for name, kind in TABLES[rows.table].items()
+    ]
+    for start in range(0, len(rows), chunk):
+        stop = min(start + chunk, len(rows))
+        cells = [cells_of(start, stop) for cells_of in columns]
+        yield EOL.join(map(",".join, zip(*cells, strict=True))) + EOL
+
+
+def _cells_of(column: Column | None, kind: str, length: int) -> Callable[[int, int], np.ndarray]:
+    """A column's CSV cells of rows ``start:stop``: missing values empty, numbers and flags
+    as pandas writes them, text quoted where needed."""
+    if column is None:
+        return lambda start, stop: np.full(stop - start, "", dtype=object)
+    if isinstance(column, Coded):
+        by_label = np.empty(len(column.labels), dtype=object)
+        by_label[:] = [_label_cell(label, kind) for label in column.labels]
+        codes = column.codes
+        return lambda start, stop: by_label[codes[start:stop]]
+    values = column
+
+    def numbers(start: int, stop: int) -> np.ndarray:
+        part = values[start:stop]
+        if (np.signbit(part) & (part == 0)).any():  # -0.0 would be taken for 0.0 below
+            distinct, inverse = part, np.arange(len(part))
+        else:  # a measure's values repeat (0, 1, halves, thirds): each formatted once
+            distinct, inverse = np.unique(part, return_inverse=True)
+        text = distinct.astype(str).astype(object)  # numpy's shortest round-trip, as pandas
+        text[np.isnan(distinct)] = ""
+        picked: np.ndarray = text[inverse.reshape(-1)]
+        return picked
+
+    return numbers
+
+
+def _restored(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+    """``frame`` with the apostrophe ``neutralise`` put before a user's text cell removed."""
+    import pandas as pd
+
     frame = frame.copy(deep=False)
     for column, kind in TABLES[table].items():
         if column not in USER_TEXT or not len(frame):  # the rest start with cofe's words
             continue
         values = frame[column]
         # each distinct value looked at once (ids, steps and measures repeat on every row)
-        changed = {v: change(v) for v in pd.unique(values.dropna()) if v.startswith(starts)}
+        changed = {v: restore(v) for v in pd.unique(values.dropna()) if v.startswith("'")}
         if changed:
             hit = values.isin(list(changed))
             values = values.copy()
@@ -252,6 +300,8 @@ def _cells(frame: pd.DataFrame, table: str, change: Callable[[str], str]) -> pd.
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """Any table about to be written as CSV (a comparison's, a sweep's) with every text cell a
     spreadsheet would run as a formula neutralised (``cofe._text.neutralise``)."""
+    import pandas as pd
+
     frame = frame.copy(deep=False)
     for column in frame.columns:
         values = frame[column]
@@ -263,6 +313,8 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read_csv(path: Path, table: str, *, neutralised: bool = True) -> pd.DataFrame:
+    import pandas as pd
+
     columns = TABLES[table]
     text_columns = [c for c, kind in columns.items() if kind in (TEXT, MAYBE_TEXT)]
     frame = pd.read_csv(
@@ -277,11 +329,13 @@ def _read_csv(path: Path, table: str, *, neutralised: bool = True) -> pd.DataFra
             InputProblem(str(path), 1, missing[0], f"column missing (expected {list(columns)})")
         )
     frame = typed(frame, table)
-    return _cells(frame, table, restore) if neutralised else frame
+    return _restored(frame, table) if neutralised else frame
 
 
 def read_scores(directory: str | os.PathLike[str]) -> ScoreResult:
     """Read a results folder written by ``ScoreResult.write`` (``cofe score --out``)."""
+    import pandas as pd
+
     folder = Path(directory)
     summary_path = folder / SUMMARY
     if not summary_path.exists():

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from cofe._errors import InputProblem
 from cofe.results._columns import typed
+from cofe.results._rows import ScoredRows
 from cofe.results._summary import ProblemTally, ScoreSummary, SummaryAccumulator
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -49,7 +51,7 @@ class ScoreResult:
     def view(self) -> ScoreSummary:
         """The figures of this scoring (the one implementation the streaming scorer shares)."""
         accumulated = SummaryAccumulator()
-        accumulated.add_tables(self)
+        accumulated.add_rows(ScoredRows.of_result(self))
         problems = ProblemTally()
         problems.add(self.problems)
         return ScoreSummary(
@@ -60,7 +62,12 @@ class ScoreResult:
             evalset_sha256=self.evalset_sha256,
             accumulated=accumulated,
             problems=problems,
-            latency_frame=self.latency,
+            latency_given=[
+                (str(stage), float(mean), float(p50), float(p95), int(n))
+                for stage, mean, p50, p95, n in typed(self.latency, "latency").itertuples(
+                    index=False, name=None
+                )
+            ],
         )
 
     def summary(self, by_query_type: bool = False) -> pd.DataFrame:

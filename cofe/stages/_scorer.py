@@ -5,7 +5,7 @@ stage judges find each information point (``parse``, ``chunking``,
 ``ranking``, ``generation``), the measures read the judged facts through a
 ``StepView``, and ``diagnose`` turns the per-step outcomes into a verdict.
 A batch of samples is scored in slices (``score_samples``) into compact
-``Tables``, which ``batch_result`` turns into a ``ScoreResult``; the one
+``Tables``, which ``batch_result`` turns into columns (``ScoredRows``: no pandas); the one
 driver that reads a run and its eval set a batch at a time is ``_stream``.
 """
 
@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-import pandas as pd
-
 from cofe._errors import InputProblem
 from cofe._parallel import fork_map
 from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_STAGE, STEPS, StepSpec
@@ -27,9 +25,8 @@ from cofe.evalset import EvalSample, EvalSet
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
 from cofe.measures import NOT_JUDGED, ClaimLabels, Step, StepView, Unscored
 from cofe.measures.point_recall import settled_share
-from cofe.results import ScoreResult
+from cofe.results import Coded, Rows, ScoredRows
 from cofe.runlog import RunLog, Stage
-from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
@@ -726,30 +723,24 @@ def run_shape(shape: RunShape, *, records: int, errors: dict[str, int]) -> dict[
     }
 
 
-def batch_result(
-    config: ScoreConfig,
-    log: RunLog,
-    shape: dict[str, Any],
-    evals: EvalSet,
-    tables: Tables,
-    latency: pd.DataFrame,
-    problems: list[InputProblem],
-    evalset_sha256: str | None,
-) -> ScoreResult:
-    """The tables of one batch of scored samples as a ``ScoreResult``; ``shape``: ``run_shape``."""
-    return ScoreResult(
-        config=config,
-        run=str(log.path),
-        run_id=log.manifest.run_id,
-        shape=shape,
-        scores=tables.scores.frame(evals.samples, ["step", "measure"], "value"),
-        points=pd.DataFrame.from_records(
+def batch_result(evals: EvalSet, tables: Tables) -> ScoredRows:
+    """The tables of one batch of scored samples as columns, ready for a sink."""
+    samples = evals.samples
+    by_sample = {  # each sample's id, and its query type (a few, each written once)
+        "sample_id": Coded.of([s.id for s in samples]),
+        "query_type": Coded.of([s.query_type.value for s in samples]),
+    }
+    return ScoredRows(
+        scores=tables.scores.rows("scores", by_sample, ["step", "measure"]),
+        points=Rows.of_tuples(
+            "points",
             tables.points,
-            columns=["sample_id", "query_type", "point", "keywords", *FATE_KEYS, "lost_at"],
+            ["sample_id", "query_type", "point", "keywords", *FATE_KEYS, "lost_at"],
         ),
-        verdicts=pd.DataFrame.from_records(
+        verdicts=Rows.of_tuples(
+            "verdicts",
             tables.verdicts,
-            columns=[
+            [
                 "sample_id",
                 "query_type",
                 "verdict",
@@ -761,14 +752,11 @@ def batch_result(
                 "refusal",
             ],
         ),
-        skipped=pd.DataFrame.from_records(
-            tables.skipped, columns=["sample_id", "query_type", "step", "measure", "reason"]
+        skipped=Rows.of_tuples(
+            "skipped", tables.skipped, ["sample_id", "query_type", "step", "measure", "reason"]
         ),
-        recalls=tables.recalls.frame(evals.samples, ["step"], "value"),
-        latency=latency,
-        problems=problems,
-        evalset_sha256=evalset_sha256,
-    ).normalized()
+        recalls=tables.recalls.rows("recalls", by_sample, ["step"]),
+    )
 
 
 def _stages(shape: RunShape) -> list[Stage]:

@@ -34,10 +34,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from dataclasses import replace as replaced
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-import pandas as pd
 from pydantic import ValidationError
 from tqdm import tqdm
 
@@ -48,6 +47,8 @@ from cofe.evalset import EvalSample, EvalSet, file_sha256
 from cofe.judges import JUDGEMENTS, labels_for_scoring
 from cofe.results import (
     ProblemTally,
+    Rows,
+    ScoredRows,
     ScoreResult,
     ScoreSummary,
     ScoresWriter,
@@ -83,13 +84,15 @@ from cofe.stages._scorer import (
 from cofe.stages._shape import RecordFacts, RunShape, reorders
 from cofe.stages._tables import Tables
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 BATCH = 20_000
 # a run with no more records than this is scored as one batch (no second read, no second
 # corpus scan: the fastest, and its memory, about 1.5 GB at 100,000 x 30, is the ceiling a
 # larger run's 20,000-sample batches stay under)
 ONE_BATCH_UP_TO = 100_000
 WHOLE = sys.maxsize  # score_run's batch: everything at once (its rows are all kept anyway)
-_NO_LATENCY = latency_table({})  # a batch's latencies are handed to the sink as seconds
 _STAGE_CODES = {stage: code for code, stage in enumerate(Stage)}
 
 Seconds = Mapping[str, Iterable[float]]
@@ -192,15 +195,15 @@ class Sink(Protocol):
 
     def open(self) -> None: ...
     def add_problems(self, problems: list[InputProblem]) -> None: ...
-    def add_rows(self, result: ScoreResult, seconds: Seconds) -> None: ...
+    def add_rows(self, rows: ScoredRows, seconds: Seconds) -> None: ...
     def add_latency(self, seconds: Seconds) -> None: ...
     def finish(self, scoring: Scoring) -> None: ...
     def close(self) -> None: ...
 
 
 class FolderSink:
-    """A results folder written a batch at a time (``ScoresWriter``); the summary adds up
-    as it goes and is written last."""
+    """A results folder written a batch at a time (``ScoresWriter``, from the batch's
+    columns: no DataFrame, no pandas); the summary adds up as it goes and is written last."""
 
     def __init__(self, folder: Path, config: ScoreConfig, replace: bool) -> None:
         self.folder, self.config, self.replace = folder, config, replace
@@ -217,10 +220,10 @@ class FolderSink:
         self.tally.add(problems)
         self._writer.add_problems(problems)
 
-    def add_rows(self, result: ScoreResult, seconds: Seconds) -> None:
+    def add_rows(self, rows: ScoredRows, seconds: Seconds) -> None:
         assert self._writer is not None
-        self._writer.add_rows(result)
-        self.accumulated.add_tables(result)
+        self._writer.add_rows(rows)
+        self.accumulated.add_rows(rows)
         self.accumulated.add_latency(seconds)
 
     def add_latency(self, seconds: Seconds) -> None:
@@ -237,7 +240,10 @@ class FolderSink:
             accumulated=self.accumulated,
             problems=self.tally,
         )
-        self._writer.add_table("latency", summary.latency())  # from every batch's seconds
+        latency = Rows.of_tuples(
+            "latency", summary.latency_rows(), ["stage", "mean", "p50", "p95", "n"]
+        )
+        self._writer.add_table(latency)  # from every batch's seconds
         self._writer.finish(summary.to_dict())
 
     def close(self) -> None:
@@ -246,10 +252,10 @@ class FolderSink:
 
 
 class MemorySink:
-    """Every batch kept; at the end, their tables concatenated into one ``ScoreResult``."""
+    """Every batch kept as DataFrames; at the end, concatenated into one ``ScoreResult``."""
 
     def __init__(self) -> None:
-        self.parts: list[ScoreResult] = []
+        self.parts: list[dict[str, pd.DataFrame]] = []
         self.problems: list[InputProblem] = []
         self.seconds: dict[str, list[float]] = {}
         self.result: ScoreResult | None = None
@@ -260,8 +266,9 @@ class MemorySink:
     def add_problems(self, problems: list[InputProblem]) -> None:
         self.problems.extend(problems)
 
-    def add_rows(self, result: ScoreResult, seconds: Seconds) -> None:
-        self.parts.append(result)
+    def add_rows(self, rows: ScoredRows, seconds: Seconds) -> None:
+        names = ("scores", "points", "verdicts", "skipped", "recalls")
+        self.parts.append({name: getattr(rows, name).frame() for name in names})
         self.add_latency(seconds)
 
     def add_latency(self, seconds: Seconds) -> None:
@@ -269,9 +276,11 @@ class MemorySink:
             self.seconds.setdefault(stage, []).extend(values)
 
     def finish(self, scoring: Scoring) -> None:
+        import pandas as pd  # only here: the folder sink (cofe score) never loads it
+
         tables: dict[str, pd.DataFrame] = {}
         for name in ("scores", "points", "verdicts", "skipped", "recalls"):
-            frames = [getattr(part, name) for part in self.parts]
+            frames = [part[name] for part in self.parts]
             tables[name] = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         self.result = ScoreResult(
             config=scoring.config,
@@ -445,8 +454,9 @@ def _drive(
                 if ctx is None:  # normalise and scan the corpus in one pass
                     ctx = RunContext(log, batch.samples, config, workers=workers)
                 else:
-                    # the collector is paused for speed, and a batch's tables (pandas) hold
-                    # reference cycles: without this, each batch would leave them behind.
+                    # the collector is paused for speed, and a batch's tables (the memory
+                    # sink's DataFrames) hold reference cycles: without this, each batch would
+                    # leave them behind.
                     # The youngest generation holds what was made since the last batch
                     # (survivors are promoted), so this walks one batch's objects
                     gc.collect(0)
@@ -457,23 +467,13 @@ def _drive(
                 problems = label_problems(batch, ctx)
                 tables = score_samples(ctx, shape, batch.samples, outputs, workers, done, cluster)
                 problems += table_problems(tables, batch)
-                sink.add_rows(
-                    batch_result(
-                        config, log, scoring.shape, batch, tables, _NO_LATENCY, [], evals.sha
-                    ),
-                    latency_seconds(outputs.values()),
-                )
+                sink.add_rows(batch_result(batch, tables), latency_seconds(outputs.values()))
                 report(problems)
                 del tables, outputs
         report(eval_problems)
         if not seen.count:
             report([evals.empty()])
-            sink.add_rows(
-                batch_result(
-                    config, log, scoring.shape, EvalSet([]), Tables(), _NO_LATENCY, [], evals.sha
-                ),
-                {},
-            )
+            sink.add_rows(batch_result(EvalSet([]), Tables()), {})
         stray = records.not_in(seen)  # scored by nobody, but their latency counts
         sink.add_latency(latency_seconds(stray))
         report([unknown_record(log, record.sample_id) for record in stray])

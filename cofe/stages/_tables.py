@@ -1,4 +1,4 @@
-"""The rows scoring produces, kept compact until they become DataFrames once at the end."""
+"""The rows scoring produces, kept compact until they become a batch's columns (``ScoredRows``)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from cofe.evalset import EvalSample
+from cofe.results import Coded, Rows
 
 
 class LongForm:
     """Rows of (sample index, key, value) in typed arrays.
 
     Millions of score rows are cheap to append, to send back from a worker
-    process (arrays pickle as bytes) and to turn into DataFrame columns.
+    process (arrays pickle as bytes) and to turn into coded columns (``cofe.results.Rows``).
     """
 
     def __init__(self) -> None:
@@ -43,31 +42,28 @@ class LongForm:
             self.key.frombytes(remap[np.frombuffer(other.key, dtype=np.int64)].tobytes())
         self.value.extend(other.value)
 
-    def frame(
-        self, samples: list[EvalSample], key_columns: list[str], value_column: str
-    ) -> pd.DataFrame:
-        index = (
-            np.frombuffer(self.sample, dtype=np.int64)
-            if self.sample
-            else np.zeros(0, dtype=np.int64)
-        )
-        codes = np.frombuffer(self.key, dtype=np.int64) if self.key else np.zeros(0, dtype=np.int64)
-        ids = np.array([s.id for s in samples], dtype=object)
-        types = np.array([s.query_type.value for s in samples], dtype=object)
+    def rows(self, table: str, by_sample: dict[str, Coded], key_columns: list[str]) -> Rows:
+        """The table's columns, none of them expanded: ``by_sample``'s columns (each coded per
+        sample index) picked by each row's sample, each key column coded by key, the values
+        as they are."""
+        index = np.frombuffer(self.sample, dtype=np.int64) if self.sample else np.zeros(0, np.int64)
+        codes = np.frombuffer(self.key, dtype=np.int64) if self.key else np.zeros(0, np.int64)
         ordered = sorted(self.keys, key=self.keys.__getitem__)
-        columns: dict[str, object] = {"sample_id": ids[index], "query_type": types[index]}
+        columns: dict[str, Coded | np.ndarray] = {
+            name: Coded(of_sample.codes[index], of_sample.labels)
+            for name, of_sample in by_sample.items()
+        }
         for position, name in enumerate(key_columns):
-            values = np.array([key[position] for key in ordered], dtype=object)
-            columns[name] = values[codes] if len(ordered) else np.zeros(0, dtype=object)
-        columns[value_column] = (
+            columns[name] = Coded(codes, [key[position] for key in ordered])
+        columns["value"] = (
             np.frombuffer(self.value, dtype=np.float64) if self.value else np.zeros(0)
         )
-        return pd.DataFrame(columns)
+        return Rows(table, len(index), columns)
 
 
 @dataclass
 class Tables:
-    """Everything scoring produces, turned into DataFrames once at the end."""
+    """Everything scoring produces in a batch, turned into its columns once at the end."""
 
     scores: LongForm = field(default_factory=LongForm)
     recalls: LongForm = field(default_factory=LongForm)

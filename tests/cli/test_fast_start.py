@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import EXAMPLE_RUN, REPO
 
 HEAVY = (
     "pandas",
@@ -61,3 +61,23 @@ def test_choices_spelt_in_the_cli_agree_with_their_homes():
     assert tuple(sorted(IMPORTERS)) == _import.FORMATS
     assert MAX_CASES == _report.MAX_CASES
     assert build_parser().parse_args(["compare", "a", "b"]).query_type == ALL
+
+
+@pytest.mark.parametrize("output", [[], ["--json"]])
+def test_scoring_a_run_never_loads_pandas(tmp_path, output):
+    """`cofe score` writes its tables and prints its report from plain columns: pandas costs
+    a quarter of a small run's time (its DataFrames stay for ScoreResult, loaded there)."""
+    code = (
+        "from cofe.cli import main\n"
+        f"assert main(['score', {str(EXAMPLE_RUN)!r}, '--out', {str(tmp_path / 'scores')!r}, "
+        f"*{output!r}]) == 0"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(code=code, heavy=("pandas",))],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "none", done.stdout[-500:]
+    assert (tmp_path / "scores" / "summary.json").exists()

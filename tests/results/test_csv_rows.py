@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cofe.results import Rows
 from cofe.results._columns import TABLES, typed
-from cofe.results._files import EOL, csv_rows
+from cofe.results._files import EOL, csv_chunks
 
 TRICKY_TEXT = [
     "",
@@ -34,6 +35,10 @@ def _pandas(frame: pd.DataFrame) -> str:
     buffer = io.StringIO()
     frame.to_csv(buffer, index=False, header=False, lineterminator=EOL)
     return buffer.getvalue()
+
+
+def csv_rows(frame: pd.DataFrame, table: str, chunk: int = 100_000) -> str:
+    return "".join(csv_chunks(Rows.of_frame(frame, table), chunk))
 
 
 def _random_table(table: str, rows: int, rng: random.Random) -> pd.DataFrame:
@@ -61,11 +66,12 @@ def test_every_table_is_written_as_pandas_writes_it(table: str) -> None:
     rng = random.Random(table)
     for rows in (1, 3, 200):
         frame = _random_table(table, rows, rng)
-        assert csv_rows(frame) == _pandas(frame)
+        assert csv_rows(frame, table) == _pandas(frame)
+        assert csv_rows(frame, table, chunk=2) == _pandas(frame)  # a chunk at a time
 
 
 def test_an_empty_frame_writes_nothing() -> None:
-    assert csv_rows(typed(pd.DataFrame(), "scores")) == ""
+    assert csv_rows(typed(pd.DataFrame(), "scores"), "scores") == ""
 
 
 def test_a_wrong_cell_would_be_seen() -> None:
@@ -82,5 +88,5 @@ def test_a_wrong_cell_would_be_seen() -> None:
         ),
         "scores",
     )
-    assert csv_rows(frame) == "a,b,c,d,0.5" + EOL
-    assert csv_rows(frame) != _pandas(frame.assign(value=[0.25]))
+    assert csv_rows(frame, "scores") == "a,b,c,d,0.5" + EOL
+    assert csv_rows(frame, "scores") != _pandas(frame.assign(value=[0.25]))

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from cofe import InputError, ScoreConfig, read_scores, score_run
+from cofe.results import _files as files
 from tests.conftest import EXAMPLE_RUN
 
 TABLES = ("scores", "points", "verdicts", "skipped", "recalls", "latency")
@@ -49,15 +50,15 @@ def test_a_newer_results_version_is_refused(example, tmp_path):
 def test_an_interrupted_rewrite_leaves_no_mix_of_two_scorings(example, tmp_path, monkeypatch):
     out = example.write(tmp_path / "scores")
     calls = {"n": 0}
-    real = pd.DataFrame.to_csv
+    real = files.csv_chunks
 
-    def dies_on_the_third_table(self, *args, **kwargs):
+    def dies_on_the_third_table(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 3:
             raise OSError("disk full")
-        return real(self, *args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", dies_on_the_third_table)
+    monkeypatch.setattr(files, "csv_chunks", dies_on_the_third_table)
     with pytest.raises(OSError):
         example.write(out)
     assert not (out / "summary.json").exists()
