@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import ahocorasick
 from rapidfuzz import fuzz, process
@@ -27,6 +27,9 @@ class KeywordIndex:
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self.keywords: list[str] = []
+        # the last automaton built, by its keyword ids: the chunks and the documents are
+        # usually scanned for the same keywords, and building it is a tenth of a scan
+        self._built: tuple[frozenset[int], ahocorasick.Automaton | None] | None = None
 
     def add(self, normalized: str) -> int:
         ident = self._ids.get(normalized)
@@ -41,14 +44,17 @@ class KeywordIndex:
 
     def automaton(self, ids: Iterable[int]) -> ahocorasick.Automaton | None:
         """An Aho-Corasick automaton finding the given keywords (None when there are none)."""
+        wanted = frozenset(ids)
+        if self._built is not None and self._built[0] == wanted:
+            return self._built[1]
         automaton = ahocorasick.Automaton()
-        for ident in ids:
+        for ident in wanted:
             if self.keywords[ident]:  # the empty keyword is in every text: see UnitIndex
                 automaton.add_word(self.keywords[ident], ident)
-        if len(automaton) == 0:
-            return None
-        automaton.make_automaton()
-        return automaton
+        if len(automaton):
+            automaton.make_automaton()
+        self._built = (wanted, automaton if len(automaton) else None)
+        return self._built[1]
 
 
 def scan(automaton: ahocorasick.Automaton | None, normalized_text: str) -> set[int]:
@@ -78,12 +84,18 @@ class UnitIndex:
         fuzzy_ratio: float | None = None,
         fuzzy_min_chars: int = 6,
         workers: int = 1,
+        known: Mapping[int, tuple[str, set[int]]] | None = None,
+        remember: Iterable[int] = (),
     ) -> None:
+        """``known``: units whose normalised text and keywords another index already found
+        (a document that is one chunk), not scanned again; ``remember``: units whose
+        keywords are kept for such another index (``found``)."""
         self.index = index
         self._texts = texts
         self._normalize = normalize
         self._postings: dict[int, list[int]] = {}
         self._searched: dict[int, list[int]] = {}
+        self.found: dict[int, set[int]] = {}  # the keywords of the units to ``remember``
         indexed = set(indexed)
         if lazy and not indexed:
             self._normalized: list[str | None] = [None] * len(texts)
@@ -91,13 +103,13 @@ class UnitIndex:
             automaton = index.automaton(indexed)
             parts = fork_map(
                 _scan_slice,
-                (texts, automaton, normalize),
+                (texts, automaton, normalize, known or {}),
                 len(texts),
                 slice_size=5_000,
                 workers=workers,
             )
             self._normalized = [text for normalized, _ in parts for text in normalized]
-            self._set_postings(indexed, (found for _, part in parts for found in part))
+            self._set_postings(indexed, [found for _, part in parts for found in part], remember)
         self.fuzzy_cutoff = None if not fuzzy_ratio else 100.0 * (1.0 - fuzzy_ratio)
         self.fuzzy_min_chars = fuzzy_min_chars
         self._fuzzy_units: dict[int, set[int]] = {}
@@ -105,11 +117,14 @@ class UnitIndex:
     def __len__(self) -> int:
         return len(self._normalized)
 
-    def _set_postings(self, indexed: set[int], found_per_unit: Iterable[set[int]]) -> None:
+    def _set_postings(
+        self, indexed: set[int], found_per_unit: list[set[int]], remember: Iterable[int] = ()
+    ) -> None:
         postings: dict[int, list[int]] = defaultdict(list)
         for unit, ids in enumerate(found_per_unit):
             for ident in ids:
                 postings[ident].append(unit)
+        self.found = {unit: found_per_unit[unit] for unit in remember}
         # every indexed keyword gets a list, so absence is known without searching
         self._postings = {
             ident: postings.get(ident, [])
@@ -118,18 +133,31 @@ class UnitIndex:
             for ident in indexed
         }
 
-    def rebind(self, index: KeywordIndex, indexed: Iterable[int], *, workers: int = 1) -> None:
+    def rebind(
+        self,
+        index: KeywordIndex,
+        indexed: Iterable[int],
+        *,
+        workers: int = 1,
+        known: Mapping[int, set[int]] | None = None,
+        remember: Iterable[int] = (),
+    ) -> None:
         """Look up another set of keywords in the same texts: the normalised texts are kept,
-        the posting lists and remembered searches replaced (one scan of the texts)."""
+        the posting lists and remembered searches replaced (one scan of the texts);
+        ``known`` and ``remember`` as when built, for the keywords only."""
         self.index = index
         self._searched, self._fuzzy_units = {}, {}
         indexed = set(indexed)
         automaton = index.automaton(indexed)
         texts = [self.text(unit) for unit in range(len(self))]
         parts = fork_map(
-            _rescan_slice, (texts, automaton), len(texts), slice_size=5_000, workers=workers
+            _rescan_slice,
+            (texts, automaton, known or {}),
+            len(texts),
+            slice_size=5_000,
+            workers=workers,
         )
-        self._set_postings(indexed, (found for part in parts for found in part))
+        self._set_postings(indexed, [found for part in parts for found in part], remember)
 
     def text(self, unit: int) -> str:
         """The normalised text of a unit."""
@@ -192,19 +220,35 @@ class UnitIndex:
 
 
 def _scan_slice(
-    state: tuple[Sequence[str], ahocorasick.Automaton | None, Callable[[str], str]],
+    state: tuple[
+        Sequence[str],
+        ahocorasick.Automaton | None,
+        Callable[[str], str],
+        Mapping[int, tuple[str, set[int]]],
+    ],
     bounds: tuple[int, int],
 ) -> tuple[list[str], list[set[int]]]:
-    texts, automaton, normalize = state
-    normalized = [normalize(text) for text in texts[bounds[0] : bounds[1]]]
-    return normalized, [scan(automaton, text) for text in normalized]
+    texts, automaton, normalize, known = state
+    normalized, found = [], []
+    for unit in range(*bounds):
+        given = known.get(unit)
+        if given is None:
+            text = normalize(texts[unit])
+            given = text, scan(automaton, text)
+        normalized.append(given[0])
+        found.append(given[1])
+    return normalized, found
 
 
 def _rescan_slice(
-    state: tuple[Sequence[str], ahocorasick.Automaton | None], bounds: tuple[int, int]
+    state: tuple[Sequence[str], ahocorasick.Automaton | None, Mapping[int, set[int]]],
+    bounds: tuple[int, int],
 ) -> list[set[int]]:
-    normalized, automaton = state
-    return [scan(automaton, text) for text in normalized[bounds[0] : bounds[1]]]
+    normalized, automaton, known = state
+    return [
+        known[unit] if unit in known else scan(automaton, normalized[unit])
+        for unit in range(*bounds)
+    ]
 
 
 def fuzzy_in(keyword: str, text: str, ratio: float | None, min_chars: int = 6) -> bool:

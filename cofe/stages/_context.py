@@ -97,6 +97,13 @@ class RunContext:
         self._eligible_by_docs: dict[frozenset[str], frozenset[int]] = {}
         self._gaps: dict[str, list[tuple[int, int]] | None] = {}
 
+        self._doc_texts = [doc.text for doc in documents]
+        # a document that is one chunk (a short page, an FAQ entry) is scanned once, as that
+        # chunk; its document index reads what the chunk's scan found
+        exact = config.fuzzy is None
+        self._one_chunk = _one_chunk_documents(
+            self._doc_texts, self.doc_ids, self.doc_units, chunks
+        )
         self.chunks = UnitIndex(
             [chunk.text for chunk in chunks],
             self.index,
@@ -105,15 +112,23 @@ class RunContext:
             workers=workers,
             fuzzy_ratio=config.fuzzy,
             fuzzy_min_chars=config.fuzzy_min_chars,
+            remember=self._one_chunk.values() if exact else (),
         )
         # one Aho-Corasick pass over the documents too: a keyword's documents are a posting
         # list, never a scan of every document per sample (fuzzy matching keeps lazy texts)
-        self._doc_texts = [doc.text for doc in documents]
         self.docs = self._doc_index()
 
     def _doc_index(self) -> UnitIndex:
         """The documents' look-ups for this batch's keywords (exact matching: one scan)."""
         exact = self.config.fuzzy is None
+        # the chunks were scanned for every keyword of the batch (``_corpus_wide``), as the
+        # documents are: what a one-chunk document's chunk holds is what the document holds
+        known = {
+            doc: (self.chunks.text(unit), self.chunks.found[unit])
+            for doc, unit in self._one_chunk.items()
+            if exact
+        }
+        self.chunks.found = {}
         return UnitIndex(
             self._doc_texts,
             self.index,
@@ -123,6 +138,7 @@ class RunContext:
             workers=self.workers,
             fuzzy_ratio=self.config.fuzzy,
             fuzzy_min_chars=self.config.fuzzy_min_chars,
+            known=known,
         )
 
     def bind(self, samples: Iterable[EvalSample]) -> None:
@@ -140,10 +156,20 @@ class RunContext:
         }
         self.claims = {}
         self._eligible_by_docs.clear()
-        self.chunks.rebind(self.index, self._corpus_wide(samples), workers=self.workers)
         if self.config.fuzzy is None:
-            self.docs.rebind(self.index, range(len(self.index.keywords)), workers=self.workers)
+            self.chunks.rebind(
+                self.index,
+                self._corpus_wide(samples),
+                workers=self.workers,
+                remember=self._one_chunk.values(),
+            )
+            known = {doc: self.chunks.found[unit] for doc, unit in self._one_chunk.items()}
+            self.chunks.found = {}
+            self.docs.rebind(
+                self.index, range(len(self.index.keywords)), workers=self.workers, known=known
+            )
         else:
+            self.chunks.rebind(self.index, self._corpus_wide(samples), workers=self.workers)
             self.docs = self._doc_index()
 
     def _corpus_wide(self, samples: list[EvalSample]) -> Iterable[int]:
@@ -285,6 +311,20 @@ class RunContext:
         found = [(start, end) for start, end in found if raw[start:end].strip()]
         self._gaps[doc] = found
         return found
+
+
+def _one_chunk_documents(
+    texts: list[str], doc_ids: list[str], doc_units: dict[str, set[int]], chunks: list[Chunk]
+) -> dict[int, int]:
+    """Documents (by position) whose text is exactly that of their one chunk (its position)."""
+    found = {}
+    for position, (text, doc_id) in enumerate(zip(texts, doc_ids, strict=True)):
+        units = doc_units.get(doc_id)
+        if units is not None and len(units) == 1:
+            (unit,) = units
+            if chunks[unit].text == text:
+                found[position] = unit
+    return found
 
 
 def _leaves(
