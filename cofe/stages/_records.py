@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from pathlib import Path
-from types import MappingProxyType
 from typing import NamedTuple
 
 from tqdm import tqdm
@@ -40,7 +39,26 @@ class ChunkRef(NamedTuple):
 
 
 More = Mapping[str, tuple[ChunkRef, ...] | str]
-_NOTHING: More = MappingProxyType({})
+
+
+class _NoMore(Mapping[str, tuple[ChunkRef, ...] | str]):
+    """The ``more`` of a record without generic steps: one shared read-only empty mapping,
+    which pickles as itself (records travel between processes when read in parallel)."""
+
+    def __getitem__(self, key: str) -> tuple[ChunkRef, ...] | str:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __reduce__(self) -> str:
+        return "_NOTHING"
+
+
+_NOTHING: More = _NoMore()
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from dataclasses import replace as replaced
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,7 +43,7 @@ from tqdm import tqdm
 
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import parse_slowly, read_jsonl
-from cofe._parallel import default_workers
+from cofe._parallel import default_workers, fork_map
 from cofe.evalset import EvalSample, EvalSet, file_sha256
 from cofe.judges import JUDGEMENTS, labels_for_scoring
 from cofe.results import (
@@ -101,6 +102,125 @@ Seconds = Mapping[str, Iterable[float]]
 def id_hash(sample_id: str) -> int:
     digest = hashlib.blake2b(sample_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "little", signed=True)
+
+
+PARALLEL_BYTES = 16 << 20  # samples.jsonl from this size on is read on every core
+_PART_BYTES = 16 << 20  # a part of the file read at once: small enough for a moving progress bar
+
+
+def _parts(path: Path, size: int) -> list[tuple[int, int]]:
+    """The file cut into byte ranges of about ``_PART_BYTES``, each ending after a newline."""
+    if size <= _PART_BYTES:
+        return [(0, size)]
+    cuts = [0]
+    with path.open("rb") as handle:
+        while cuts[-1] + _PART_BYTES < size:
+            handle.seek(cuts[-1] + _PART_BYTES)
+            handle.readline()  # to the end of the line the cut fell in
+            cuts.append(min(handle.tell(), size))
+    if cuts[-1] < size:
+        cuts.append(size)
+    return list(pairwise(cuts))
+
+
+@dataclass
+class _RecordPart:
+    """What reading a part of ``samples.jsonl`` found: per valid record, its id hash, offset
+    and line (lines counted from the part's start until joined) and the facts the run's shape
+    needs; the problems; the records themselves while they fit in one batch."""
+
+    hashes: array[int] = field(default_factory=lambda: array("q"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    lines: array[int] = field(default_factory=lambda: array("q"))
+    pools: array[int] = field(default_factory=lambda: array("i"))
+    contexts: array[int] = field(default_factory=lambda: array("i"))
+    flags: array[int] = field(default_factory=lambda: array("b"))
+    reordered: bool = False  # some context is not its pool's first items (RecordFacts.reordered)
+    more: set[str] = field(default_factory=set)  # RecordFacts.more
+    problems: list[InputProblem] = field(default_factory=list)
+    kept: dict[str, Outputs] | None = None
+    refs: _Refs = field(default_factory=_Refs)
+    line_count: int = 0
+
+    @classmethod
+    def joined(cls, parts: list[_RecordPart], keep_up_to: int) -> _RecordPart:
+        """The parts as one reading of the whole file: lines numbered on, the newest of a
+        sample's kept records winning."""
+        whole = cls(kept={} if keep_up_to else None)
+        for part in parts:
+            before = whole.line_count
+            whole.hashes.extend(part.hashes)
+            whole.offsets.extend(part.offsets)
+            whole.lines.extend(line + before for line in part.lines)
+            whole.pools.extend(part.pools)
+            whole.contexts.extend(part.contexts)
+            whole.flags.extend(part.flags)
+            whole.reordered = whole.reordered or part.reordered
+            whole.more |= part.more
+            whole.problems += [
+                replaced(p, line=p.line + before) if p.line is not None else p
+                for p in part.problems
+            ]
+            if whole.kept is not None and part.kept is not None:
+                whole.kept.update(part.kept)
+                if len(whole.kept) > keep_up_to:
+                    whole.kept = None  # too many to hold: read back by offset instead
+            else:
+                whole.kept = None
+            whole.refs.update(part.refs)
+            whole.line_count += part.line_count
+        return whole
+
+
+def _advance(bar: tqdm[Any], part: tuple[int, int]) -> None:
+    bar.update(part[1] - part[0])
+
+
+def _read_part(
+    state: tuple[Path, list[tuple[int, int]], int], which: tuple[int, int]
+) -> _RecordPart:
+    """Read and validate one part of ``samples.jsonl`` (``RecordIndex.build``)."""
+    path, bounds, keep_up_to = state
+    start, end = bounds[which[0]]
+    part = _RecordPart(kept={} if keep_up_to else None)
+    refs, kept = part.refs, part.kept
+    name = str(path)
+    with path.open("rb") as handle:
+        handle.seek(start)
+        offset, line = start, 0
+        while offset < end:
+            raw = handle.readline()
+            if not raw:
+                break
+            line += 1
+            at, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            record = _parse(raw, name, line)
+            if isinstance(record, InputProblem):
+                part.problems.append(record)
+                continue
+            if kept is not None:  # the newest of a sample's records wins
+                kept[record.sample_id] = outputs_of(record, refs)
+                if len(kept) > keep_up_to:
+                    kept = part.kept = None  # too many to hold: read back by offset instead
+            part.hashes.append(id_hash(record.sample_id))
+            part.offsets.append(at)
+            part.lines.append(line)
+            part.pools.append(-1 if record.pool is None else len(record.pool))
+            part.contexts.append(-1 if record.context is None else len(record.context))
+            if not part.reordered and record.context is not None and record.pool is not None:
+                part.reordered = reorders(record.pool, record.context)
+            if MORE_FIELDS:
+                part.more.update(more_fields(record))
+            error = record.error.stage if record.error is not None else None
+            part.flags.append(
+                (record.answer is not None)
+                | ((error is Stage.GENERATION) << 1)
+                | ((_STAGE_CODES[error] + 1 if error else 0) << 2)
+            )
+    part.line_count = line
+    return part
 
 
 # --- the two ways in -------------------------------------------------------------------------
@@ -533,13 +653,10 @@ class RecordIndex:
         cls, path: Path, problems: list[InputProblem], progress: bool, keep_up_to: int = 0
     ) -> RecordIndex:
         """``keep_up_to``: a run with no more records than this (one batch) keeps them as read,
-        so they are not read twice; a larger one is read back by offset, a batch at a time."""
-        kept_outputs: dict[str, Outputs] | None = {} if keep_up_to else None
-        refs = _Refs()
-        hashes, offsets, lines = array("q"), array("q"), array("q")
-        pools, contexts, flags = array("i"), array("i"), array("b")
-        reordered = False  # some context is not its pool's first items (RecordFacts.reordered)
-        more: set[str] = set()  # RecordFacts.more
+        so they are not read twice; a larger one is read back by offset, a batch at a time.
+
+        A large file is read in parts on every core (validating a record is most of the
+        cost); the parts are put together in file order, as one reading would."""
         name = str(path)
         size = path.stat().st_size if path.exists() else 0
         bar = tqdm(
@@ -550,43 +667,24 @@ class RecordIndex:
             disable=not progress,
             mininterval=0.5,
         )
-        offset = 0
-        with bar, path.open("rb") if size else open(os.devnull, "rb") as handle:
-            for line, raw in enumerate(handle, start=1):
-                start, offset = offset, offset + len(raw)
-                if line % 4096 == 0:
-                    bar.update(offset - bar.n)
-                if not raw.strip():
-                    continue
-                record = _parse(raw, name, line)
-                if isinstance(record, InputProblem):
-                    problems.append(record)
-                    continue
-                if kept_outputs is not None:  # the newest of a sample's records wins
-                    kept_outputs[record.sample_id] = outputs_of(record, refs)
-                    if len(kept_outputs) > keep_up_to:
-                        kept_outputs = None  # too many to hold: read back by offset instead
-                hashes.append(id_hash(record.sample_id))
-                offsets.append(start)
-                lines.append(line)
-                pools.append(-1 if record.pool is None else len(record.pool))
-                contexts.append(-1 if record.context is None else len(record.context))
-                if not reordered and record.context is not None and record.pool is not None:
-                    reordered = reorders(record.pool, record.context)
-                if MORE_FIELDS:
-                    more.update(more_fields(record))
-                error = record.error.stage if record.error is not None else None
-                flags.append(
-                    (record.answer is not None)
-                    | ((error is Stage.GENERATION) << 1)
-                    | ((_STAGE_CODES[error] + 1 if error else 0) << 2)
-                )
-            bar.update(offset - bar.n)
-        h = np.frombuffer(hashes, dtype=np.int64) if hashes else np.zeros(0, np.int64)
+        bounds = _parts(path, size)
+        with bar:
+            parts = fork_map(
+                _read_part,
+                (path, bounds, keep_up_to),
+                len(bounds),
+                slice_size=1,
+                workers=default_workers(size, PARALLEL_BYTES),
+                on_done=lambda done: _advance(bar, bounds[done[0]]),
+            )
+        whole = _RecordPart.joined(parts, keep_up_to)
+        problems += whole.problems
+        h = np.frombuffer(whole.hashes, dtype=np.int64) if whole.hashes else np.zeros(0, np.int64)
         order = np.argsort(h, kind="stable")  # equal ids keep file order: the last is newest
         h = h[order]
         newest = np.ones(len(h), dtype=bool)
         newest[:-1] = h[1:] != h[:-1]
+        offsets, lines = whole.offsets, whole.lines
         offset_of = np.frombuffer(offsets, np.int64)[order] if offsets else np.zeros(0, np.int64)
         line_of = np.frombuffer(lines, np.int64)[order] if lines else np.zeros(0, np.int64)
         index = cls(path, h[newest], offset_of[newest])
@@ -602,9 +700,9 @@ class RecordIndex:
                 )
             )
         kept = order[newest]
-        index._gather_facts(kept, pools, contexts, flags, reordered)
-        index.facts.more = more
-        index.refs, index.kept = refs, kept_outputs
+        index._gather_facts(kept, whole.pools, whole.contexts, whole.flags, whole.reordered)
+        index.facts.more = whole.more
+        index.refs, index.kept = whole.refs, whole.kept
         return index
 
     def _gather_facts(
