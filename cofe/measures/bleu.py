@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from cofe.measures._base import Measure
 from cofe.measures._unscored import Unscored
@@ -11,7 +12,9 @@ from cofe.measures._view import Step, StepView
 _EPSILON = 0.1  # "method1" smoothing: a zero n-gram match counts as 0.1 matches
 
 
-def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+def _ngrams(tokens: Sequence[str], n: int) -> Counter[str] | Counter[tuple[str, ...]]:
+    if n == 1:  # the tokens themselves: no 1-tuples to build
+        return Counter(tokens)
     return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
@@ -32,9 +35,12 @@ def sentence_bleu4(answer: Sequence[str], reference: Sequence[str]) -> float:
             log_sum += 0.25 * math.log(_EPSILON)  # no n-gram at all: counted as 0 of 1
             continue
         if matched:  # no n-gram matched: no longer one can (skip the counting)
-            counts = _ngrams(answer, n)
-            ref = _ngrams(reference, n)
-            matched = sum(min(count, ref[gram]) for gram, count in counts.items() if gram in ref)
+            ref: Counter[Any] = _ngrams(reference, n)
+            matched = 0
+            for gram, count in _ngrams(answer, n).items():
+                times = ref.get(gram)
+                if times:
+                    matched += count if count < times else times
             if n == 1 and matched == 0:
                 return 0.0
         log_sum += 0.25 * math.log((matched if matched else _EPSILON) / total)
