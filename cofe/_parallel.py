@@ -14,7 +14,7 @@ import gc
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
@@ -46,15 +46,35 @@ def fork_map(
 
     ``function`` must be a module-level function (workers find it by name).
     """
+    return [
+        result
+        for _, result in fork_imap(
+            function, state, n_items, slice_size=slice_size, workers=workers, on_done=on_done
+        )
+    ]
+
+
+def fork_imap(
+    function: Callable[[Any, tuple[int, int]], R],
+    state: Any,
+    n_items: int,
+    *,
+    slice_size: int,
+    workers: int,
+    on_done: Callable[[tuple[int, int]], None] | None = None,
+) -> Iterator[tuple[tuple[int, int], R]]:
+    """``fork_map``'s slices and results one at a time, in order, as they are done: the caller
+    works on one (writes it, say) while the workers compute the next ones, so no core idles
+    while this process does its serial part."""
     global _STATE
     slices = [(start, min(start + slice_size, n_items)) for start in range(0, n_items, slice_size)]
-    results: list[R] = []
     if workers <= 1 or len(slices) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         for bounds in slices:
-            results.append(function(state, bounds))
+            result = function(state, bounds)
             if on_done:
                 on_done(bounds)
-        return results
+            yield bounds, result
+        return
     _STATE = state
     # objects made so far are never collected in the workers: their garbage
     # collector would otherwise touch, and so copy, every inherited page
@@ -63,13 +83,12 @@ def fork_map(
         with multiprocessing.get_context("fork").Pool(min(workers, len(slices))) as pool:
             tasks = [(function, bounds) for bounds in slices]
             for bounds, result in zip(slices, pool.imap(_call, tasks), strict=True):
-                results.append(result)
                 if on_done:
                     on_done(bounds)
+                yield bounds, result
     finally:
         _STATE = None
         gc.unfreeze()
-    return results
 
 
 def thread_map(

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from cofe._errors import InputProblem
-from cofe._parallel import fork_map
+from cofe._parallel import fork_imap
 from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_STAGE, STEPS, StepSpec
 from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose, refusal_reason
 from cofe.evalset import EvalSample, EvalSet
@@ -723,15 +723,19 @@ def run_shape(shape: RunShape, *, records: int, errors: dict[str, int]) -> dict[
     }
 
 
-def batch_result(evals: EvalSet, tables: Tables) -> ScoredRows:
-    """The tables of one batch of scored samples as columns, ready for a sink."""
-    samples = evals.samples
+def batch_result(
+    evals: EvalSet, tables: Tables, bounds: tuple[int, int] | None = None
+) -> ScoredRows:
+    """The tables of the samples ``bounds`` (a slice: all by default) of a batch, scored, as
+    columns ready for a sink."""
+    start, stop = bounds or (0, len(evals.samples))
+    samples = evals.samples[start:stop]
     by_sample = {  # each sample's id, and its query type (a few, each written once)
         "sample_id": Coded.of([s.id for s in samples]),
         "query_type": Coded.of([s.query_type.value for s in samples]),
     }
     return ScoredRows(
-        scores=tables.scores.rows("scores", by_sample, ["step", "measure"]),
+        scores=tables.scores.rows("scores", by_sample, ["step", "measure"], first=start),
         points=Rows.of_tuples(
             "points",
             tables.points,
@@ -755,7 +759,7 @@ def batch_result(evals: EvalSet, tables: Tables) -> ScoredRows:
         skipped=Rows.of_tuples(
             "skipped", tables.skipped, ["sample_id", "query_type", "step", "measure", "reason"]
         ),
-        recalls=tables.recalls.rows("recalls", by_sample, ["step"]),
+        recalls=tables.recalls.rows("recalls", by_sample, ["step"], first=start),
     )
 
 
@@ -802,10 +806,11 @@ def score_samples(
     workers: int,
     on_done: Callable[[tuple[int, int]], None] | None = None,
     cluster: Any = None,
-) -> Tables:
-    """Score samples, in slices: in forked worker processes when it pays, or as tasks on a
-    Dask cluster (the shared state sent to each worker once); ``on_done`` hears of each slice."""
-    merged = Tables()
+) -> Iterator[tuple[tuple[int, int], Tables]]:
+    """Score samples in slices, each slice's bounds and tables handed back in order as soon
+    as it is done: in forked worker processes when it pays (the caller writes one slice
+    while they score the next), or as tasks on a Dask cluster (the shared state sent to each
+    worker once); ``on_done`` hears of each slice."""
     state = (ctx, shape, samples, records)
     if cluster is not None:
         from cofe._distributed import dask_map
@@ -813,13 +818,13 @@ def score_samples(
         parts = dask_map(
             _score_slice, state, len(samples), slice_size=_SLICE, client=cluster, on_done=on_done
         )
-    else:
-        parts = fork_map(
-            _score_slice, state, len(samples), slice_size=_SLICE, workers=workers, on_done=on_done
-        )
-    for part in parts:
-        merged.extend(part)
-    return merged
+        starts = range(0, len(samples), _SLICE)
+        for start, part in zip(starts, parts, strict=True):
+            yield (start, min(start + _SLICE, len(samples))), part
+        return
+    yield from fork_imap(
+        _score_slice, state, len(samples), slice_size=_SLICE, workers=workers, on_done=on_done
+    )
 
 
 def latency_seconds(records: Iterable[Outputs]) -> dict[str, list[float]]:

@@ -585,11 +585,16 @@ def _drive(
                 if judged:  # the LLM judge's labels of this batch's answers
                     ctx.claims = labels_for_scoring(log.path, log, outputs, batch.samples)
                 problems = label_problems(batch, ctx)
-                tables = score_samples(ctx, shape, batch.samples, outputs, workers, done, cluster)
-                problems += table_problems(tables, batch)
-                sink.add_rows(batch_result(batch, tables), latency_seconds(outputs.values()))
+                # each slice written as it comes: this process writes while the workers score
+                for bounds, tables in score_samples(
+                    ctx, shape, batch.samples, outputs, workers, done, cluster
+                ):
+                    problems += table_problems(tables, batch)
+                    sink.add_rows(batch_result(batch, tables, bounds), {})
+                    del tables
+                sink.add_latency(latency_seconds(outputs.values()))
                 report(problems)
-                del tables, outputs
+                del outputs
         report(eval_problems)
         if not seen.count:
             report([evals.empty()])

@@ -42,11 +42,17 @@ class LongForm:
             self.key.frombytes(remap[np.frombuffer(other.key, dtype=np.int64)].tobytes())
         self.value.extend(other.value)
 
-    def rows(self, table: str, by_sample: dict[str, Coded], key_columns: list[str]) -> Rows:
+    def rows(
+        self, table: str, by_sample: dict[str, Coded], key_columns: list[str], first: int = 0
+    ) -> Rows:
         """The table's columns, none of them expanded: ``by_sample``'s columns (each coded per
-        sample index) picked by each row's sample, each key column coded by key, the values
-        as they are."""
-        index = np.frombuffer(self.sample, dtype=np.int64) if self.sample else np.zeros(0, np.int64)
+        sample index, from sample ``first`` on) picked by each row's sample, each key column
+        coded by key, the values as they are."""
+        index = (
+            np.frombuffer(self.sample, dtype=np.int64) - first
+            if self.sample
+            else np.zeros(0, np.int64)
+        )
         codes = np.frombuffer(self.key, dtype=np.int64) if self.key else np.zeros(0, np.int64)
         ordered = sorted(self.keys, key=self.keys.__getitem__)
         columns: dict[str, Coded | np.ndarray] = {
