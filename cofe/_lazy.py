@@ -16,14 +16,16 @@ def lazy_names(
     package: str, homes: Mapping[str, str], names: list[str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package``: each of ``names`` imported from
-    its home module (``homes``) when first read, then kept as a plain attribute."""
+    its home module (``homes``; ``"module:attribute"`` when it has another name there) when
+    first read, then kept as a plain attribute."""
     namespace = importlib.import_module(package).__dict__
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
         namespace[name] = value  # once loaded, a plain attribute
         return value
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from cofe._distributed import connect, disconnect
 from cofe.cli._run import make_cache
-from cofe.llm import JSON_MODES, LOCAL_MODEL_ID, Endpoint, LLMClient, estimate_tokens
+from cofe.llm import JSON_MODES, LOCAL_MODEL_ID
 
 if TYPE_CHECKING:
     from cofe.pipeline import Embedder
@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         reference_claim_messages,
         reference_claims,
     )
+    from cofe.llm import Endpoint, LLMClient, estimate_tokens  # the client: only when judging
 
     if args.repeats < 1:
         raise ValueError(f"--repeats must be at least 1, not {args.repeats}")

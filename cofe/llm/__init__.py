@@ -1,25 +1,59 @@
-"""OpenAI-compatible endpoints (hosted, vLLM, llama.cpp server, Ollama) and structured calls."""
+"""OpenAI-compatible endpoints (hosted, vLLM, llama.cpp server, Ollama) and structured calls.
 
-from cofe.llm._client import (
-    JSON_MODES,
-    LLMClient,
-    LLMDeadlineError,
-    LLMReplyError,
-    Structured,
-    Usage,
-    estimate_tokens,
-    extract_json,
+Names load on first use: the ``cofe`` command names the endpoint's errors and the judge's
+settings without loading the client (scoring a run never calls a model).
+"""
+
+from typing import TYPE_CHECKING
+
+from cofe._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from cofe.llm._client import (
+        LLMClient,
+        LLMDeadlineError,
+        LLMReplyError,
+        Structured,
+        Usage,
+        estimate_tokens,
+        extract_json,
+    )
+    from cofe.llm._endpoint import (
+        JSON_MODES,
+        Endpoint,
+        EndpointDown,
+        EndpointError,
+        EndpointUnreachable,
+        redact,
+    )
+    from cofe.llm._serve import MODEL_ID as LOCAL_MODEL_ID
+    from cofe.llm._serve import ServeError, local_model_file
+    from cofe.llm._serve import server as local_server
+
+_CLIENT = (
+    "LLMClient",
+    "LLMDeadlineError",
+    "LLMReplyError",
+    "Structured",
+    "Usage",
+    "estimate_tokens",
+    "extract_json",
 )
-from cofe.llm._endpoint import (
-    Endpoint,
-    EndpointDown,
-    EndpointError,
-    EndpointUnreachable,
-    redact,
+_ENDPOINT = (
+    "JSON_MODES",
+    "Endpoint",
+    "EndpointDown",
+    "EndpointError",
+    "EndpointUnreachable",
+    "redact",
 )
-from cofe.llm._serve import MODEL_ID as LOCAL_MODEL_ID
-from cofe.llm._serve import ServeError, local_model_file
-from cofe.llm._serve import server as local_server
+_HOMES = {
+    **dict.fromkeys(_CLIENT, "cofe.llm._client"),
+    **dict.fromkeys(_ENDPOINT, "cofe.llm._endpoint"),
+    **dict.fromkeys(("ServeError", "local_model_file"), "cofe.llm._serve"),
+    "LOCAL_MODEL_ID": "cofe.llm._serve:MODEL_ID",
+    "local_server": "cofe.llm._serve:server",
+}
 
 __all__ = [
     "JSON_MODES",
@@ -40,3 +74,5 @@ __all__ = [
     "local_server",
     "redact",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

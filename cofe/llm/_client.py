@@ -41,14 +41,12 @@ from pydantic import BaseModel, ValidationError
 
 from cofe._cache import Cache, content_key
 from cofe.llm._deadline import until
-from cofe.llm._endpoint import Endpoint, EndpointDown
+from cofe.llm._endpoint import JSON_MODES, Endpoint, EndpointDown
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
 T = TypeVar("T", bound=BaseModel)
-# off: plain chat (works everywhere); json_object / json_schema: the endpoint constrains the reply
-JSON_MODES = ("off", "json_object", "json_schema")
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
 

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openai import OpenAI
 
+# how an endpoint is asked for JSON -- off: plain chat (works everywhere); json_object /
+# json_schema: the endpoint constrains the reply
+JSON_MODES = ("off", "json_object", "json_schema")
 # keys shorter than this (local servers' "none", test keys) would redact ordinary words
 _MIN_SECRET = 8
 REDACTED = "[REDACTED]"

@@ -40,6 +40,10 @@ def docs_of(items: Sequence[Docs]) -> set[str]:
     return found
 
 
+def _no_reference() -> list[str] | None:
+    return None
+
+
 def _no_tokens() -> list[str]:
     return []
 
@@ -121,8 +125,14 @@ class StepView:
     relevant: frozenset[str] | Unscored = NO_SOURCE
     relevant_in_corpus: int = 0  # chunks of the relevant documents in the corpus
     pool_ranks: Sequence[int | None] | Unscored = NO_POOL
-    reference: list[str] | None = None  # strict tokens of the reference answer
+    # strict tokens of the reference answer (None: no reference), made when first read
+    reference_tokens: Callable[[], list[str] | None] = field(default=_no_reference)
     tokens: Callable[[], list[str]] = field(default=_no_tokens)  # strict tokens of the output
     claims: ClaimLabels | Unscored = NOT_JUDGED  # answer: the judge's claim labels
     # answer: per point, conveyed whole (True), not (False: absent or partial), undecided (None)
     conveyed: Sequence[bool | None] = ()
+
+    @property
+    def reference(self) -> list[str] | None:
+        """Strict tokens of the reference answer (None: no reference)."""
+        return self.reference_tokens()

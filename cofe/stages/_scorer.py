@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from cofe._errors import InputProblem
 from cofe._parallel import fork_imap
@@ -38,6 +38,7 @@ from cofe.stages.generation import judge_answer
 from cofe.stages.parse import judge_parse, judge_text
 from cofe.stages.ranking import judge_ranked
 
+T = TypeVar("T")
 _Reach = tuple[RankedHits, Sequence[ChunkRef], str]
 """The last ranked list judged for a sample (its hits, its items, "context" or "pool")."""
 _Judge = Callable[["_SampleScorer", StepSpec], StageOutcome | None]
@@ -180,9 +181,9 @@ class _SampleScorer:
         self._corpus: CorpusHits | None = None  # the corpus, when judged
         self._judged_pool: RankedHits | None = None  # the pool, when judged
         self._reach: _Reach | None = None
-        self._reference = (
-            strict_tokens(sample.reference_answer) if sample.reference_answer else None
-        )
+        reference = sample.reference_answer
+        # tokenised only if a measure reads it (a long reference costs a regex pass)
+        self._reference = _once(lambda: strict_tokens(reference) if reference else None)
         self._refused = self._refusal(sample, record)
         outcomes: list[StageOutcome | None] = []
         self._outcomes = outcomes
@@ -286,7 +287,7 @@ class _SampleScorer:
                 pool_ranks=pool.point_ranks
                 if pool is not None
                 else Unscored("the record has no pool"),
-                reference=self._reference,
+                reference_tokens=self._reference,
                 tokens=_once(lambda: self._tokens(items)),
                 claims=self.ctx.claims.get(sample.id, NOT_JUDGED)
                 if step is Step.CONTEXT
@@ -390,7 +391,7 @@ class _SampleScorer:
             StepView(
                 step,
                 found.ranks,
-                reference=self._reference,
+                reference_tokens=self._reference,
                 tokens=_once(lambda: strict_tokens(text)),
             )
         )
@@ -478,7 +479,7 @@ class _SampleScorer:
             StepView(
                 Step.ANSWER,
                 answer.ranks,
-                reference=self._reference,
+                reference_tokens=self._reference,
                 tokens=_once(lambda: strict_tokens(text)),
                 claims=claims,
                 conveyed=conveyed,
@@ -577,11 +578,11 @@ FATE_KEYS = tuple(name for name, _ in POINT_COLUMNS)
 """The points table's per-step columns (``cofe.chain``): what each step's judge found."""
 
 
-def _once(make: Callable[[], list[str]]) -> Callable[[], list[str]]:
+def _once(make: Callable[[], T]) -> Callable[[], T]:
     """A view's tokens, computed on first use and shared by every measure reading them."""
-    made: list[list[str]] = []
+    made: list[T] = []
 
-    def tokens() -> list[str]:
+    def tokens() -> T:
         if not made:
             made.append(make())
         return made[0]

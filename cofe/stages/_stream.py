@@ -45,7 +45,6 @@ from cofe._errors import InputError, InputProblem
 from cofe._jsonl import parse_slowly, read_jsonl
 from cofe._parallel import default_workers, fork_map
 from cofe.evalset import EvalSample, EvalSet, file_sha256
-from cofe.judges import JUDGEMENTS, labels_for_scoring
 from cofe.results import (
     ProblemTally,
     Rows,
@@ -57,7 +56,7 @@ from cofe.results import (
     latency_table,
     scores_folder,
 )
-from cofe.runlog import SAMPLES, RunLog, SampleRecord, Stage, read_corpus
+from cofe.runlog import JUDGEMENTS, SAMPLES, RunLog, SampleRecord, Stage, read_corpus
 from cofe.stages._config import ScoreConfig
 from cofe.stages._context import RunContext
 from cofe.stages._records import (
@@ -583,6 +582,9 @@ def _drive(
                     ctx.bind(batch.samples)  # the next batch's keywords, in the same corpus
                 outputs = records.load(batch.samples)
                 if judged:  # the LLM judge's labels of this batch's answers
+                    # loaded here: a run nobody judged never loads the judges and their client
+                    from cofe.judges import labels_for_scoring
+
                     ctx.claims = labels_for_scoring(log.path, log, outputs, batch.samples)
                 problems = label_problems(batch, ctx)
                 # each slice written as it comes: this process writes while the workers score

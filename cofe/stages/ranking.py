@@ -62,8 +62,17 @@ def judge_ranked(
             continue
         assert unit is not None  # only known chunks pass
         if joined:
+            # a keyword not in the text so far can only end inside the newly joined part
+            before = len(text)
             text += chunks.text(unit)
-            found = [s for s in open_slots if any(keywords[i] in text for i in slots[s][1])]
+            found = [
+                s
+                for s in open_slots
+                if any(
+                    text.find(keywords[i], max(0, before - len(keywords[i]) + 1)) >= 0
+                    for i in slots[s][1]
+                )
+            ]
         elif exact_only:
             in_chunk = chunks.text(unit)
             found = [s for s in open_slots if any(keywords[i] in in_chunk for i in slots[s][1])]
