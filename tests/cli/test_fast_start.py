@@ -2,6 +2,7 @@
 extensions, the LLM client, the charts' jinja2): what a command needs loads when it
 runs. Measured in benchmarks/startup.py; here only what is imported, which cannot flake."""
 
+import os
 import subprocess
 import sys
 
@@ -81,3 +82,22 @@ def test_scoring_a_run_never_loads_pandas(tmp_path, output):
     )
     assert done.stdout.strip().splitlines()[-1] == "none", done.stdout[-500:]
     assert (tmp_path / "scores" / "summary.json").exists()
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("3", "3")])
+def test_scoring_does_not_start_blas_threads_unless_told(tmp_path, given, expected):
+    """Scoring calls no BLAS routine: OpenBLAS's pool of a thread per core, started when
+    numpy loads, is a twentieth of a small run's CPU for nothing. A user's setting stays."""
+    code = (
+        "import os\n"
+        "from cofe.cli import main\n"
+        f"assert main(['score', {str(EXAMPLE_RUN)!r}, '--out', {str(tmp_path / 'scores')!r}]) == 0\n"
+        "print(os.environ['OPENBLAS_NUM_THREADS'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == expected
