@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import multiprocessing
 import os
 import sys
 from array import array
@@ -43,7 +44,7 @@ from tqdm import tqdm
 
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import parse_slowly, read_jsonl
-from cofe._parallel import default_workers, fork_map
+from cofe._parallel import default_workers, fork_imap
 from cofe.evalset import EvalSample, EvalSet, file_sha256
 from cofe.results import (
     ProblemTally,
@@ -85,6 +86,8 @@ from cofe.stages._shape import RecordFacts, RunShape, reorders
 from cofe.stages._tables import Tables
 
 if TYPE_CHECKING:
+    from multiprocessing.sharedctypes import Synchronized
+
     import pandas as pd
 
 BATCH = 20_000
@@ -141,34 +144,29 @@ class _RecordPart:
     refs: _Refs = field(default_factory=_Refs)
     line_count: int = 0
 
-    @classmethod
-    def joined(cls, parts: list[_RecordPart], keep_up_to: int) -> _RecordPart:
-        """The parts as one reading of the whole file: lines numbered on, the newest of a
-        sample's kept records winning."""
-        whole = cls(kept={} if keep_up_to else None)
-        for part in parts:
-            before = whole.line_count
-            whole.hashes.extend(part.hashes)
-            whole.offsets.extend(part.offsets)
-            whole.lines.extend(line + before for line in part.lines)
-            whole.pools.extend(part.pools)
-            whole.contexts.extend(part.contexts)
-            whole.flags.extend(part.flags)
-            whole.reordered = whole.reordered or part.reordered
-            whole.more |= part.more
-            whole.problems += [
-                replaced(p, line=p.line + before) if p.line is not None else p
-                for p in part.problems
-            ]
-            if whole.kept is not None and part.kept is not None:
-                whole.kept.update(part.kept)
-                if len(whole.kept) > keep_up_to:
-                    whole.kept = None  # too many to hold: read back by offset instead
-            else:
-                whole.kept = None
-            whole.refs.update(part.refs)
-            whole.line_count += part.line_count
-        return whole
+    def add(self, part: _RecordPart, keep_up_to: int) -> None:
+        """Append the next part of the file, as one reading would have gone on: lines
+        numbered on, the newest of a sample's kept records winning."""
+        before = self.line_count
+        self.hashes.extend(part.hashes)
+        self.offsets.extend(part.offsets)
+        self.lines.extend(line + before for line in part.lines)
+        self.pools.extend(part.pools)
+        self.contexts.extend(part.contexts)
+        self.flags.extend(part.flags)
+        self.reordered = self.reordered or part.reordered
+        self.more |= part.more
+        self.problems += [
+            replaced(p, line=p.line + before) if p.line is not None else p for p in part.problems
+        ]
+        if self.kept is not None and part.kept is not None:
+            self.kept.update(part.kept)
+            if len(self.kept) > keep_up_to:
+                self.kept = None  # too many to hold: read back by offset instead
+        else:
+            self.kept = None
+        self.refs.update(part.refs)
+        self.line_count += part.line_count
 
 
 def _advance(bar: tqdm[Any], part: tuple[int, int]) -> None:
@@ -176,10 +174,11 @@ def _advance(bar: tqdm[Any], part: tuple[int, int]) -> None:
 
 
 def _read_part(
-    state: tuple[Path, list[tuple[int, int]], int], which: tuple[int, int]
+    state: tuple[Path, list[tuple[int, int]], int, Synchronized[int]], which: tuple[int, int]
 ) -> _RecordPart:
-    """Read and validate one part of ``samples.jsonl`` (``RecordIndex.build``)."""
-    path, bounds, keep_up_to = state
+    """Read and validate one part of ``samples.jsonl`` (``RecordIndex.build``); ``keeping``
+    (shared with the reader joining the parts) turns 0 once the run is too large to hold."""
+    path, bounds, keep_up_to, keeping = state
     start, end = bounds[which[0]]
     part = _RecordPart(kept={} if keep_up_to else None)
     refs, kept = part.refs, part.kept
@@ -201,7 +200,7 @@ def _read_part(
                 continue
             if kept is not None:  # the newest of a sample's records wins
                 kept[record.sample_id] = outputs_of(record, refs)
-                if len(kept) > keep_up_to:
+                if len(kept) > keep_up_to or not keeping.value:
                     kept = part.kept = None  # too many to hold: read back by offset instead
             part.hashes.append(id_hash(record.sample_id))
             part.offsets.append(at)
@@ -675,16 +674,22 @@ class RecordIndex:
             mininterval=0.5,
         )
         bounds = _parts(path, size)
+        whole = _RecordPart(kept={} if keep_up_to else None)
+        # the parts join as they come, so a run too large to hold is never held: once it
+        # is known to be, the workers stop keeping records too
+        keeping = multiprocessing.get_context("fork").Value("b", 1)
         with bar:
-            parts = fork_map(
+            for (part_number, _), part in fork_imap(
                 _read_part,
-                (path, bounds, keep_up_to),
+                (path, bounds, keep_up_to, keeping),
                 len(bounds),
                 slice_size=1,
                 workers=default_workers(size, PARALLEL_BYTES),
-                on_done=lambda done: _advance(bar, bounds[done[0]]),
-            )
-        whole = _RecordPart.joined(parts, keep_up_to)
+            ):
+                whole.add(part, keep_up_to)
+                if whole.kept is None:
+                    keeping.value = 0
+                _advance(bar, bounds[part_number])
         problems += whole.problems
         h = np.frombuffer(whole.hashes, dtype=np.int64) if whole.hashes else np.zeros(0, np.int64)
         order = np.argsort(h, kind="stable")  # equal ids keep file order: the last is newest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 from itertools import pairwise
 from pathlib import Path
 
@@ -78,3 +79,13 @@ def test_the_file_is_cut_after_newlines_only(
     assert len(bounds) > 30 and bounds[0][0] == 0 and bounds[-1][1] == size
     for (_, end), (start, _) in pairwise(bounds):
         assert end == start and data[end - 1 : end] == b"\n"
+
+
+def test_a_part_stops_keeping_records_once_the_run_is_known_too_large(tmp_path: Path) -> None:
+    path = _damaged(tmp_path)
+    bounds = [(0, path.stat().st_size)]
+    for flag, kept in ((1, True), (0, False)):
+        keeping = multiprocessing.get_context("fork").Value("b", flag)
+        part = _stream._read_part((path, bounds, 10_000, keeping), (0, 1))
+        assert (part.kept is not None) is kept
+        assert len(part.hashes) > 20  # the index is built either way
