@@ -25,6 +25,7 @@ Batches of any size give the same rows (tests/stages/test_stream.py).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import hashlib
 import multiprocessing
@@ -86,8 +87,6 @@ from cofe.stages._shape import RecordFacts, RunShape, reorders
 from cofe.stages._tables import Tables
 
 if TYPE_CHECKING:
-    from multiprocessing.sharedctypes import Synchronized
-
     import pandas as pd
 
 BATCH = 20_000
@@ -174,10 +173,10 @@ def _advance(bar: tqdm[Any], part: tuple[int, int]) -> None:
 
 
 def _read_part(
-    state: tuple[Path, list[tuple[int, int]], int, Synchronized[int]], which: tuple[int, int]
+    state: tuple[Path, list[tuple[int, int]], int, ctypes.c_bool], which: tuple[int, int]
 ) -> _RecordPart:
     """Read and validate one part of ``samples.jsonl`` (``RecordIndex.build``); ``keeping``
-    (shared with the reader joining the parts) turns 0 once the run is too large to hold."""
+    (shared with the reader joining the parts) turns false once the run is too large to hold."""
     path, bounds, keep_up_to, keeping = state
     start, end = bounds[which[0]]
     part = _RecordPart(kept={} if keep_up_to else None)
@@ -677,7 +676,7 @@ class RecordIndex:
         whole = _RecordPart(kept={} if keep_up_to else None)
         # the parts join as they come, so a run too large to hold is never held: once it
         # is known to be, the workers stop keeping records too
-        keeping = multiprocessing.get_context("fork").Value("b", 1)
+        keeping = multiprocessing.get_context("fork").RawValue(ctypes.c_bool, True)
         with bar:
             for (part_number, _), part in fork_imap(
                 _read_part,
@@ -688,7 +687,7 @@ class RecordIndex:
             ):
                 whole.add(part, keep_up_to)
                 if whole.kept is None:
-                    keeping.value = 0
+                    keeping.value = False
                 _advance(bar, bounds[part_number])
         problems += whole.problems
         h = np.frombuffer(whole.hashes, dtype=np.int64) if whole.hashes else np.zeros(0, np.int64)

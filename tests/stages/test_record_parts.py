@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 from itertools import pairwise
@@ -84,8 +85,8 @@ def test_the_file_is_cut_after_newlines_only(
 def test_a_part_stops_keeping_records_once_the_run_is_known_too_large(tmp_path: Path) -> None:
     path = _damaged(tmp_path)
     bounds = [(0, path.stat().st_size)]
-    for flag, kept in ((1, True), (0, False)):
-        keeping = multiprocessing.get_context("fork").Value("b", flag)
+    for flag in (True, False):
+        keeping = multiprocessing.get_context("fork").RawValue(ctypes.c_bool, flag)
         part = _stream._read_part((path, bounds, 10_000, keeping), (0, 1))
-        assert (part.kept is not None) is kept
+        assert (part.kept is not None) is flag
         assert len(part.hashes) > 20  # the index is built either way
