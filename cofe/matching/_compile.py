@@ -96,13 +96,25 @@ def _normalize_slice(state: tuple[list[str], MatchMode], bounds: tuple[int, int]
 def register_keywords(
     samples: list[EvalSample], index: KeywordIndex, mode: MatchMode, workers: int = 1
 ) -> KeywordCache:
-    """Normalise every distinct keyword once (in parallel when large) and give it an id."""
+    """Normalise every distinct keyword once (in parallel when large) and give it an id; in
+    strict mode, the inflections of the coarse keywords too (``inflections``), in the order
+    ``compile_sample`` meets them: the index then holds every keyword the samples will
+    compile to, so the corpus can be scanned while they compile."""
     distinct = list(dict.fromkeys(text for sample in samples for text in keyword_texts(sample)))
     parts = fork_map(
         _normalize_slice, (distinct, mode), len(distinct), slice_size=20_000, workers=workers
     )
     normalized = (n for part in parts for n in part)
-    return {text: _register(n, index, mode) for text, n in zip(distinct, normalized, strict=True)}
+    cache = {text: _register(n, index, mode) for text, n in zip(distinct, normalized, strict=True)}
+    if mode is MatchMode.STRICT:
+        for sample in samples:
+            for keyword in sample.coarse_keywords:
+                ident = cache[keyword][0]
+                if ident is not None:
+                    for variant in inflections(index.keywords[ident]):
+                        if label_problem(variant, mode) is None:
+                            index.add(variant)
+    return cache
 
 
 def _register(

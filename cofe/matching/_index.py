@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 import ahocorasick
 from rapidfuzz import fuzz, process
 
-from cofe._parallel import fork_map
+from cofe._parallel import fork_imap
+
+T = TypeVar("T")
 
 
 class KeywordIndex:
@@ -86,10 +89,12 @@ class UnitIndex:
         workers: int = 1,
         known: Mapping[int, tuple[str, set[int]]] | None = None,
         remember: Iterable[int] = (),
+        meanwhile: Callable[[], None] | None = None,
     ) -> None:
         """``known``: units whose normalised text and keywords another index already found
         (a document that is one chunk), not scanned again; ``remember``: units whose
-        keywords are kept for such another index (``found``)."""
+        keywords are kept for such another index (``found``); ``meanwhile``: work of this
+        process's own, done while the workers scan (once the first slice is back)."""
         self.index = index
         self._texts = texts
         self._normalize = normalize
@@ -99,14 +104,19 @@ class UnitIndex:
         indexed = set(indexed)
         if lazy and not indexed:
             self._normalized: list[str | None] = [None] * len(texts)
+            if meanwhile is not None:
+                meanwhile()
         else:
             automaton = index.automaton(indexed)
-            parts = fork_map(
-                _scan_slice,
-                (texts, automaton, normalize, known or {}),
-                len(texts),
-                slice_size=5_000,
-                workers=workers,
+            parts = _while_scanning(
+                fork_imap(
+                    _scan_slice,
+                    (texts, automaton, normalize, known or {}),
+                    len(texts),
+                    slice_size=5_000,
+                    workers=workers,
+                ),
+                meanwhile,
             )
             self._normalized = [text for normalized, _ in parts for text in normalized]
             self._set_postings(indexed, [found for _, part in parts for found in part], remember)
@@ -141,21 +151,25 @@ class UnitIndex:
         workers: int = 1,
         known: Mapping[int, set[int]] | None = None,
         remember: Iterable[int] = (),
+        meanwhile: Callable[[], None] | None = None,
     ) -> None:
         """Look up another set of keywords in the same texts: the normalised texts are kept,
         the posting lists and remembered searches replaced (one scan of the texts);
-        ``known`` and ``remember`` as when built, for the keywords only."""
+        ``known``, ``remember`` and ``meanwhile`` as when built, for the keywords only."""
         self.index = index
         self._searched, self._fuzzy_units = {}, {}
         indexed = set(indexed)
         automaton = index.automaton(indexed)
         texts = [self.text(unit) for unit in range(len(self))]
-        parts = fork_map(
-            _rescan_slice,
-            (texts, automaton, known or {}),
-            len(texts),
-            slice_size=5_000,
-            workers=workers,
+        parts = _while_scanning(
+            fork_imap(
+                _rescan_slice,
+                (texts, automaton, known or {}),
+                len(texts),
+                slice_size=5_000,
+                workers=workers,
+            ),
+            meanwhile,
         )
         self._set_postings(indexed, [found for part in parts for found in part], remember)
 
@@ -217,6 +231,22 @@ class UnitIndex:
             )
             units = self._fuzzy_units[keyword] = {position for _, _, position in matches}
         return units
+
+
+def _while_scanning(
+    scanned: Iterator[tuple[tuple[int, int], T]], meanwhile: Callable[[], None] | None
+) -> list[T]:
+    """The slices' results in order, ``meanwhile`` done once the first is back (the workers
+    then scan the rest while this process does its own work)."""
+    parts = []
+    for _, part in scanned:
+        parts.append(part)
+        if meanwhile is not None:
+            meanwhile()
+            meanwhile = None
+    if meanwhile is not None:  # nothing to scan
+        meanwhile()
+    return parts
 
 
 def _scan_slice(

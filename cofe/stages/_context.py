@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from cofe.evalset import EvalSample
@@ -53,12 +53,11 @@ class RunContext:
         # the LLM judge's claim labels per sample (``cofe judge``), filled by the scorer
         self.claims: dict[str, ClaimLabels | Unscored] = {}
         self.normalize = normalizer(config.mode)
-        self.index = KeywordIndex()
         samples = list(samples)
-        cache = register_keywords(samples, self.index, config.mode, workers)
-        self.compiled: dict[str, CompiledSample] = {
-            sample.id: compile_sample(sample, self.index, config.mode, cache) for sample in samples
-        }
+        compile_samples = self._register(samples)
+        exact = config.fuzzy is None
+        if not exact:  # which keywords get posting lists depends on the compiled samples
+            compile_samples()
 
         chunks = list(run.chunks.values())
         self._chunks = chunks
@@ -100,7 +99,6 @@ class RunContext:
         self._doc_texts = [doc.text for doc in documents]
         # a document that is one chunk (a short page, an FAQ entry) is scanned once, as that
         # chunk; its document index reads what the chunk's scan found
-        exact = config.fuzzy is None
         self._one_chunk = _one_chunk_documents(
             self._doc_texts, self.doc_ids, self.doc_units, chunks
         )
@@ -113,6 +111,9 @@ class RunContext:
             fuzzy_ratio=config.fuzzy,
             fuzzy_min_chars=config.fuzzy_min_chars,
             remember=self._one_chunk.values() if exact else (),
+            # exact matching indexes every keyword, all registered already: the samples
+            # compile while the workers scan the chunks
+            meanwhile=compile_samples if exact else None,
         )
         # one Aho-Corasick pass over the documents too: a keyword's documents are a posting
         # list, never a scan of every document per sample (fuzzy matching keeps lazy texts)
@@ -149,11 +150,7 @@ class RunContext:
         documents lazily again (as the first batch does); its approximate look-ups are
         remembered per batch."""
         samples = list(samples)
-        self.index = KeywordIndex()
-        cache = register_keywords(samples, self.index, self.config.mode, self.workers)
-        self.compiled = {
-            s.id: compile_sample(s, self.index, self.config.mode, cache) for s in samples
-        }
+        compile_samples = self._register(samples)
         self.claims = {}
         self._eligible_by_docs.clear()
         if self.config.fuzzy is None:
@@ -162,6 +159,7 @@ class RunContext:
                 self._corpus_wide(samples),
                 workers=self.workers,
                 remember=self._one_chunk.values(),
+                meanwhile=compile_samples,
             )
             known = {doc: self.chunks.found[unit] for doc, unit in self._one_chunk.items()}
             self.chunks.found = {}
@@ -169,8 +167,23 @@ class RunContext:
                 self.index, range(len(self.index.keywords)), workers=self.workers, known=known
             )
         else:
+            compile_samples()
             self.chunks.rebind(self.index, self._corpus_wide(samples), workers=self.workers)
             self.docs = self._doc_index()
+
+    def _register(self, samples: list[EvalSample]) -> Callable[[], None]:
+        """A new keyword index holding every keyword of these samples; returned: the
+        compiling of the samples against it, done when convenient (while the workers scan
+        the chunks, for exact matching)."""
+        self.index = index = KeywordIndex()
+        mode = self.config.mode
+        cache = register_keywords(samples, index, mode, self.workers)
+        self.compiled: dict[str, CompiledSample] = {}
+
+        def compile_samples() -> None:
+            self.compiled = {s.id: compile_sample(s, index, mode, cache) for s in samples}
+
+        return compile_samples
 
     def _corpus_wide(self, samples: list[EvalSample]) -> Iterable[int]:
         """Keywords given posting lists over the chunk corpus.

@@ -58,3 +58,24 @@ def test_fuzzy_in():
     assert fuzzy_in(" denver broncos ", " the denvr broncos won ", 0.15)
     assert not fuzzy_in(" denver broncos ", " the denvr broncos won ", None)
     assert not fuzzy_in(" denver broncos ", " carolina panthers ", 0.15)
+
+
+def test_work_meanwhile_is_done_once_whatever_there_is_to_scan():
+    index = KeywordIndex()
+    ids = [index.add(normalize_strict(k)) for k in ("cat", "dog")]
+    for texts, workers in (([], 1), (["a cat"], 1), ([f"dog {i}" for i in range(12_000)], 2)):
+        calls = []
+        built = UnitIndex(
+            texts,
+            index,
+            normalize_strict,
+            indexed=ids,
+            workers=workers,
+            meanwhile=lambda calls=calls: calls.append(1),
+        )
+        assert calls == [1]
+        built.rebind(index, ids, workers=workers, meanwhile=lambda calls=calls: calls.append(2))
+        assert calls == [1, 2]
+    lazy = []
+    UnitIndex(["a cat"], index, normalize_strict, lazy=True, meanwhile=lambda: lazy.append(1))
+    assert lazy == [1]
