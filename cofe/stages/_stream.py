@@ -28,7 +28,6 @@ from __future__ import annotations
 import ctypes
 import gc
 import hashlib
-import multiprocessing
 import os
 import sys
 from array import array
@@ -36,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from dataclasses import replace as replaced
 from itertools import pairwise
+from multiprocessing.sharedctypes import RawValue
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -180,6 +180,8 @@ def _read_part(
     path, bounds, keep_up_to, keeping = state
     start, end = bounds[which[0]]
     part = _RecordPart(kept={} if keep_up_to else None)
+    if start == end:  # an empty or missing file (a run that answered nothing yet)
+        return part
     refs, kept = part.refs, part.kept
     name = str(path)
     with path.open("rb") as handle:
@@ -676,7 +678,7 @@ class RecordIndex:
         whole = _RecordPart(kept={} if keep_up_to else None)
         # the parts join as they come, so a run too large to hold is never held: once it
         # is known to be, the workers stop keeping records too
-        keeping = multiprocessing.get_context("fork").RawValue(ctypes.c_bool, True)
+        keeping = RawValue(ctypes.c_bool, True)  # shared memory on any platform
         with bar:
             for (part_number, _), part in fork_imap(
                 _read_part,

@@ -90,3 +90,14 @@ def test_a_part_stops_keeping_records_once_the_run_is_known_too_large(tmp_path: 
         part = _stream._read_part((path, bounds, 10_000, keeping), (0, 1))
         assert (part.kept is not None) is flag
         assert len(part.hashes) > 20  # the index is built either way
+
+
+@pytest.mark.parametrize("content", [None, b""])
+def test_a_missing_or_empty_records_file_is_a_run_that_answered_nothing(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    path = tmp_path / "samples.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    index, problems = _read(path, keep_up_to=10)
+    assert index.count == 0 and index.kept == {} and problems == []
