@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import itertools
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,24 @@ def _closed_by_server(sock: socket.socket, within: float) -> bool:
         return False
     except OSError:  # reset: closed too
         return True
+
+
+def _cut_while_trickling(
+    sock: socket.socket, data: Iterable[int], pause: float, seconds: float = 4.0
+) -> bool:
+    """Send ``data`` a byte at a time, waiting ``pause`` s for the server after each, for at
+    most ``seconds``: whether the server closed the connection meanwhile."""
+    started = time.monotonic()
+    for byte in data:
+        if time.monotonic() - started >= seconds:
+            return False
+        try:
+            sock.sendall(bytes([byte]))
+        except OSError:
+            return True
+        if _closed_by_server(sock, pause):
+            return True
+    return False
 
 
 def _connect(port: int) -> socket.socket:
@@ -66,16 +85,8 @@ def test_a_trickling_sender_is_cut_at_the_request_deadline(store):
             b"application/x-protobuf\r\nContent-Length: 1000\r\n\r\n"
         )
         started = time.monotonic()
-        closed = False
-        while time.monotonic() - started < 4:
-            try:
-                sock.sendall(b"x")  # a byte at a time, each well within a per-read timeout
-            except OSError:
-                closed = True
-                break
-            if _closed_by_server(sock, 0.3):
-                closed = True
-                break
+        # a byte at a time, each well within a per-read timeout
+        closed = _cut_while_trickling(sock, itertools.repeat(ord("x")), pause=0.3)
         assert closed and time.monotonic() - started < 3
         assert collector.stats.batches == 0 and store.counts()["spans"] == 0
 
@@ -251,16 +262,9 @@ def test_headers_trickled_a_byte_at_a_time_are_cut_at_the_deadline(store, tmp_pa
     serving.start()
     try:
         sock = _connect(serving.port)
-        started, closed = time.monotonic(), False
-        for byte in b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"y" * 100:
-            try:
-                sock.sendall(bytes([byte]))
-            except OSError:
-                closed = True
-                break
-            if _closed_by_server(sock, 0.2):
-                closed = True
-                break
+        started = time.monotonic()
+        head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"y" * 100
+        closed = _cut_while_trickling(sock, head, pause=0.2)
         assert closed and time.monotonic() - started < 3
         sock.close()
         assert _get(serving.port, "/healthz" if server == "collector" else "/")[0] == 200
