@@ -32,16 +32,6 @@ class LongForm:
         self.key.append(code)
         self.value.append(value)
 
-    def extend(self, other: LongForm) -> None:
-        # the other table numbered its keys in its own order (dicts keep insertion order)
-        remap = np.array(
-            [self.keys.setdefault(k, len(self.keys)) for k in other.keys], dtype=np.int64
-        )
-        self.sample.extend(other.sample)
-        if other.key:
-            self.key.frombytes(remap[np.frombuffer(other.key, dtype=np.int64)].tobytes())
-        self.value.extend(other.value)
-
     def rows(
         self, table: str, by_sample: dict[str, Coded], key_columns: list[str], first: int = 0
     ) -> Rows:
@@ -69,7 +59,8 @@ class LongForm:
 
 @dataclass
 class Tables:
-    """Everything scoring produces in a batch, turned into its columns once at the end."""
+    """Everything scoring produces for a slice of a batch, turned into its columns (``batch_result``)
+    as soon as the slice is back."""
 
     scores: LongForm = field(default_factory=LongForm)
     recalls: LongForm = field(default_factory=LongForm)
@@ -77,11 +68,3 @@ class Tables:
     verdicts: list[tuple[Any, ...]] = field(default_factory=list)
     skipped: list[tuple[Any, ...]] = field(default_factory=list)
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # sample id, field, text
-
-    def extend(self, other: Tables) -> None:
-        self.scores.extend(other.scores)
-        self.recalls.extend(other.recalls)
-        self.points.extend(other.points)
-        self.verdicts.extend(other.verdicts)
-        self.skipped.extend(other.skipped)
-        self.problems.extend(other.problems)
