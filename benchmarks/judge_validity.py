@@ -45,8 +45,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cofe.evalset import EvalSample, SourceRef, read_evalset, write_evalset  # noqa: E402
-from cofe.judges import judge_run, labels_for_scoring, read_judgements  # noqa: E402
+from cofe.judges import (  # noqa: E402
+    control_gate,
+    judge_run,
+    labels_for_scoring,
+    labels_of,
+    read_controls,
+    read_judgements,
+)
 from cofe.judges._agreement import JUDGED  # noqa: E402
+from cofe.judges._controls import DEFAULT_PAIRS  # noqa: E402
 from cofe.judges._prompts import PROMPT_VERSION, STEPS, reference_claims  # noqa: E402
 from cofe.judges._sense import _content  # noqa: E402
 from cofe.llm import Endpoint, LLMClient  # noqa: E402
@@ -57,6 +65,7 @@ from cofe.stages._records import read_compact  # noqa: E402
 DATA = ROOT / "benchmarks" / "data" / "judge_validity"
 SOURCES = ROOT / "benchmarks" / "data" / "answer_points"
 KINDS = ("correct", "wrong", "plus_false", "partial", "refusal")
+MIN_SEPARATION = 0.85  # the issue's bar: AUC of correct over wrong answers
 REFUSALS = {
     "en": [
         "I don't know; the text does not say.",
@@ -323,13 +332,32 @@ def judge_set(
     folder: Path,
     concurrency: int,
     steps: bool = False,
+    controls: int = DEFAULT_PAIRS,
 ) -> dict[str, Any]:
     run = folder / "run"
     build_run(rows, run)
     started = time.perf_counter()
-    report = judge_run(run, client, concurrency=concurrency, embedder=embedder, steps=steps)
+    report = judge_run(
+        run, client, concurrency=concurrency, embedder=embedder, steps=steps, controls=0
+    )
     seconds = time.perf_counter() - started
-    values = measures_of(run)
+    sample_calls, sample_tokens = client.usage.calls, client.usage.total_tokens
+    values = measures_of(run)  # before the controls: every measure's own values, ungated
+    # then the known-answer controls, as `cofe judge` makes them (judges/_controls.py): which
+    # measures would cofe score leave unscored for this model?
+    started = time.perf_counter()
+    judge_run(
+        run, client, concurrency=concurrency, embedder=embedder, steps=steps, controls=controls
+    )
+    control_seconds = time.perf_counter() - started
+    version = PROMPT_VERSION + (STEPS if steps else "")
+    gate = control_gate(
+        read_controls(run).values(),
+        labels_of,
+        model=client.endpoint.model,
+        versions=frozenset({version}),
+    )
+    failed = dict(gate.failed)
     judgements = read_judgements(run)
     kinds = {row["id"]: row["kind"] for row in rows}
     table = {}
@@ -342,30 +370,44 @@ def judge_set(
                 per_kind[kinds[sample_id]].append(value)
             else:
                 unscored[value] += 1
+        means = {k: (sum(v) / len(v), len(v)) for k, v in per_kind.items()}
+        separation = auc(per_kind["correct"], per_kind["wrong"])
+        control_auc, _pairs = gate.figures.get(measure.name, (None, 0))
         table[measure.name] = {
-            "means": {k: (sum(v) / len(v), len(v)) for k, v in per_kind.items()},
-            "auc_wrong": auc(per_kind["correct"], per_kind["wrong"]),
+            "means": means,
+            "auc_wrong": separation,
             "auc_plus_false": auc(per_kind["correct"], per_kind["plus_false"]),
             "unscored": dict(unscored.most_common(3)),
+            "controls_auc": control_auc,
+            "cofe_scores_it": measure.name not in failed,
+            "verdict": verdict(separation, measure.name in failed),
         }
     golds: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         for name, value in gold(row).items():
             if value is not None:
                 golds[name][row["kind"]].append(value)
-    usage = client.usage
     n = len(rows)
+    controls_read = read_controls(run)
     return {
         "steps": steps,
         "samples": n,
         "kinds": dict(Counter(kinds.values())),
         "table": table,
         "gold": {name: {k: sum(v) / len(v) for k, v in per.items()} for name, per in golds.items()},
-        "calls_per_sample": usage.calls / n,  # this pass's (a cached reply costs none)
+        "calls_per_sample": sample_calls / n,  # this pass's (a cached reply costs none)
         # what a judgement takes, cached or not: its replies (a JSON repair's aside)
         "replies_per_sample": sum(len(j.raw) for j in judgements.values()) / n,
-        "tokens_per_sample": usage.total_tokens / n,
+        "tokens_per_sample": sample_tokens / n,
         "seconds_per_sample": seconds / n,
+        # the controls: judged once per run, whatever its size (their cost is the run's, not
+        # a sample's); replies and seconds of this pass
+        "controls": {
+            "judged": len(controls_read),
+            "replies": sum(len(c.raw) for c in controls_read.values()),
+            "seconds": control_seconds,
+            "gate": gate.note or {name: reason for name, reason in gate.failed},
+        },
         "judged": report.judged,
         "unscored": report.unscored,
         "reasons": report.reasons,
@@ -375,6 +417,21 @@ def judge_set(
     }
 
 
+def verdict(separation: float | None, gated: bool) -> str:
+    """What a user of cofe gets from the measure with this judge: a number that separates
+    correct from wrong answers, an unscored measure with the reason, or a number that looks
+    valid and is not (the failure the issue is about)."""
+    if gated:
+        return (
+            "unscored (says so)"
+            if separation is None or separation < MIN_SEPARATION
+            else ("unscored, though it separates")
+        )
+    if separation is None:
+        return "no value"
+    return "measures" if separation >= MIN_SEPARATION else "FAILS: a number that does not separate"
+
+
 def render(lang: str, result: dict[str, Any], label: str) -> str:
     kinds = [k for k in KINDS if k in result["kinds"]]
     counts = ", ".join(f"{k} {result['kinds'][k]}" for k in kinds)
@@ -382,8 +439,10 @@ def render(lang: str, result: dict[str, Any], label: str) -> str:
     lines = [
         f"### {lang}: {label}, prompt {version}, {result['samples']} samples ({counts})",
         "",
-        "| measure | " + " | ".join(kinds) + " | AUC correct>wrong | AUC correct>plus_false |",
-        "|---" * (len(kinds) + 3) + "|",
+        "| measure | "
+        + " | ".join(kinds)
+        + " | AUC correct>wrong | AUC correct>plus_false | controls AUC | cofe score |",
+        "|---" * (len(kinds) + 5) + "|",
     ]
 
     def fmt(x: float | None) -> str:
@@ -397,11 +456,12 @@ def render(lang: str, result: dict[str, Any], label: str) -> str:
         lines.append(
             f"| {name} | "
             + " | ".join(cells)
-            + f" | {fmt(row['auc_wrong'])} | {fmt(row['auc_plus_false'])} |"
+            + f" | {fmt(row['auc_wrong'])} | {fmt(row['auc_plus_false'])} "
+            + f"| {fmt(row['controls_auc'])} | {row['verdict']} |"
         )
     for name, per in result["gold"].items():
         cells = [fmt(per.get(k)) for k in kinds]
-        lines.append(f"| gold {name} | " + " | ".join(cells) + " | | |")
+        lines.append(f"| gold {name} | " + " | ".join(cells) + " | | | | |")
     lines += [
         "",
         f"replies/sample {result['replies_per_sample']:.2f}; this pass: calls/sample "
@@ -410,6 +470,11 @@ def render(lang: str, result: dict[str, Any], label: str) -> str:
         f"judged {result['judged']}, unscored {result['unscored']} {result['reasons'] or ''}; "
         f"repairs {result['repairs'] or 'none'}; correctness echo: "
         f"{result['correctness_echo'] or 'no'}; label echo: {result['label_echo'] or 'no'}",
+        f"controls: {result['controls']['judged']} judged once for the run "
+        f"({result['controls']['replies']} replies, {result['controls']['seconds']:.0f} s)"
+        + (
+            f"; {result['controls']['gate']}" if isinstance(result["controls"]["gate"], str) else ""
+        ),
     ]
     unscored = {name: row["unscored"] for name, row in result["table"].items() if row["unscored"]}
     if unscored:
@@ -446,6 +511,12 @@ def main() -> None:
         help="the step-by-step mode (cofe judge --steps): a call per claim",
     )
     parser.add_argument("--no-embeddings", action="store_true")
+    parser.add_argument(
+        "--controls",
+        type=int,
+        default=DEFAULT_PAIRS,
+        help="known-answer control pairs judged after the samples (cofe judge --controls)",
+    )
     parser.add_argument(
         "--cache",
         type=Path,
@@ -505,7 +576,7 @@ def main() -> None:
             folder = Path(tempfile.mkdtemp(prefix=f"judge-validity-{lang}-"))
             try:
                 results[lang] = judge_set(
-                    rows, client, embedder, folder, args.concurrency, args.steps
+                    rows, client, embedder, folder, args.concurrency, args.steps, args.controls
                 )
             finally:
                 if args.keep:

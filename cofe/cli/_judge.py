@@ -91,6 +91,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "checks call (more, simpler calls; for a small model that mislabels a "
         "dense reply); the summary shows the calls per sample",
     )
+    p.add_argument(
+        "--controls",
+        type=int,
+        default=10,
+        metavar="N",
+        help="first judge N known-answer control pairs (a sample's reference answer, and "
+        "another sample's, judged as its answer); a measure the judge cannot tell them apart "
+        "on is unscored by cofe score (default 10; 0: none; needs 8 samples with a "
+        "reference answer)",
+    )
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
     p.add_argument(
         "--no-probe",
@@ -122,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         checks_messages,
         claim_messages,
         claims_messages,
+        control_inputs,
         judge_inputs,
         judge_run,
         reference_claim_messages,
@@ -131,10 +142,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         raise ValueError(f"--repeats must be at least 1, not {args.repeats}")
+    if args.controls < 0:
+        raise ValueError(f"--controls must be 0 or more, not {args.controls}")
     if args.dry_run:
         items, unanswered = judge_inputs(args.run_dir)
+        controls = control_inputs(items, args.controls)
         tokens = calls = 0
-        for item in items:
+        for item in [*items, *controls]:
             q = item.sample.query
             references = reference_claims(item.reference)
             messages = [*claims_messages(q, item.answer)]
@@ -168,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "samples_to_judge": len(items),
+                    "controls_to_judge": len(controls),
                     "not_answered": unanswered,
                     "repeats": args.repeats,
                     "steps": args.steps,
@@ -195,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
             cluster=cluster,
             limit=args.limit,
             steps=args.steps,
+            controls=args.controls,
         )
     finally:
         if cluster is not None:
@@ -215,6 +231,13 @@ def run(args: argparse.Namespace) -> int:
         agreement.to_csv(args.run_dir / "judge_agreement.csv", index=False)
         summary["agreement"] = json.loads(agreement.to_json(orient="records"))
     print(json.dumps(summary, indent=2, ensure_ascii=False))
+    failed = [name for name, line in report.controls.items() if line.endswith("unscored")]
+    if failed:  # the one line a person must not miss under the JSON
+        print(
+            f"cofe judge: this judge failed its known-answer controls on {', '.join(failed)}: "
+            'cofe score leaves them unscored (see "controls" above)',
+            file=sys.stderr,
+        )
     return 0
 
 

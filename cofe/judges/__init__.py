@@ -3,6 +3,7 @@ source), and claim-level correctness against the reference. ``cofe judge RUN`` s
 labels next to the run; ``cofe score`` turns them into measures and verdicts."""
 
 from cofe.judges._agreement import judge_agreement, krippendorff_alpha
+from cofe.judges._controls import ControlGate, control_gate, control_inputs, read_controls
 from cofe.judges._judge import (
     JudgeInputs,
     JudgeReport,
@@ -29,6 +30,7 @@ __all__ = [
     "JUDGEMENTS",
     "PROMPT_VERSION",
     "Claim",
+    "ControlGate",
     "JudgeInputs",
     "JudgeReport",
     "Judgement",
@@ -37,6 +39,8 @@ __all__ = [
     "checks_messages",
     "claim_messages",
     "claims_messages",
+    "control_gate",
+    "control_inputs",
     "judge_agreement",
     "judge_inputs",
     "judge_one",
@@ -44,6 +48,7 @@ __all__ = [
     "krippendorff_alpha",
     "labels_for_scoring",
     "labels_of",
+    "read_controls",
     "read_judgements",
     "reference_claim_messages",
     "reference_claims",

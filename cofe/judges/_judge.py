@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +44,15 @@ from cofe._jsonl import append_jsonl, read_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
 from cofe.judges._alpha import unreliable
+from cofe.judges._controls import (
+    DEFAULT_PAIRS,
+    POINTS,
+    Control,
+    ControlGate,
+    control_gate,
+    control_inputs,
+    read_controls,
+)
 from cofe.judges._prompts import (
     EXAMPLE_CLAIM_LABELS,
     PROMPT_VERSION,
@@ -79,7 +89,7 @@ from cofe.judges._sense import (
 )
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
-from cofe.runlog import JUDGEMENTS, ParsedDocument, RunLog, run_folder_lock
+from cofe.runlog import JUDGE_CONTROLS, JUDGEMENTS, ParsedDocument, RunLog, run_folder_lock
 from cofe.stages import Outputs, read_compact  # cofe.stages loads lazily: no cycle
 
 if TYPE_CHECKING:
@@ -100,6 +110,9 @@ class JudgeInputs:
     source: str | None
     no_source: str | None
     reference: str | None
+    # a known-answer control (judges/_controls.py): the answer is the sample's reference
+    # (gold) or another sample's (foreign); its judgement goes to judge_controls.jsonl
+    control: Control | None = None
 
     @property
     def context(self) -> str:
@@ -151,6 +164,7 @@ def judge_one(
     base: dict[str, Any] = {
         "sample_id": item.sample.id,
         "repeat": repeat,
+        "control": item.control,
         "model": client.endpoint.model,
         "prompt_version": PROMPT_VERSION + (STEPS if steps else ""),
         "inputs": item.key,
@@ -468,6 +482,9 @@ class JudgeReport:
     correctness_echo: str | None = None
     # why none of the run's claim labels is used (the example's label pattern echoed), or None
     label_echo: str | None = None
+    controls_judged: int = 0  # known-answer controls judged in this pass (judges/_controls.py)
+    # per judged measure: the controls' AUC, pairs, and whether cofe score uses it
+    controls: dict[str, str] = field(default_factory=dict)
 
 
 def reason_head(reason: str | None) -> str:
@@ -549,6 +566,7 @@ def judge_run(
     cluster: Any = None,
     limit: int | None = None,
     steps: bool = False,
+    controls: int = DEFAULT_PAIRS,
 ) -> JudgeReport:
     """Judge every answered sample not yet judged with the same inputs; append as each ends.
     ``repeats`` > 1 asks each judgement that many times (the first scores the run);
@@ -557,7 +575,9 @@ def judge_run(
     (``LLMClient.check_endpoint``: calls in a row that cannot reach it) ends the pass with
     ``EndpointDown``; what was judged stays in judgements.jsonl for the next pass.
     ``steps``: the step-by-step mode (``judge_one``); a sample judged in the other mode is
-    judged again."""
+    judged again. ``controls``: how many known-answer control pairs to judge first
+    (``judges/_controls.py``: each sample's reference answer and another sample's, judged as
+    its answer; 0: none); they are judged once, outside ``limit``, and gate the measures."""
     if steps and cluster is not None:
         raise ValueError("the step-by-step mode runs in this process, not on a cluster")
     version = PROMPT_VERSION + (STEPS if steps else "")
@@ -574,33 +594,40 @@ def judge_run(
         for item in items:
             for repeat in range(repeats):
                 old = done.get((item.sample.id, repeat))
-                if (
-                    old is not None
-                    and old.status == "judged"
-                    and old.inputs == item.key
-                    and old.model == client.endpoint.model
-                    and old.prompt_version == version
-                ):
+                if _current(old, item, client, version):
                     report.skipped += 1
                 else:
                     todo.append((item, repeat))
         if limit is not None and len(todo) > limit:
             report.left = len(todo) - limit
             todo = todo[:limit]
+        judged_controls = read_controls(run_dir)
+        control_todo = [
+            (inputs, 0)
+            for inputs in control_inputs(items, controls)
+            if inputs.control is not None
+            and not _current(
+                judged_controls.get((inputs.sample.id, inputs.control)), inputs, client, version
+            )
+        ]
         lock = threading.Lock()
         path = run_dir / JUDGEMENTS
 
         def finished(judgement: Judgement) -> None:
             with lock:
-                append_jsonl(path, [judgement])
-                if judgement.status == "judged":
-                    report.judged += 1
+                if judgement.control is not None:  # a control: its own file and count
+                    append_jsonl(run_dir / JUDGE_CONTROLS, [judgement])
+                    report.controls_judged += 1
                 else:
-                    report.unscored += 1
-                    key = reason_head(judgement.reason)
-                    report.reasons[key] = report.reasons.get(key, 0) + 1
-                for code in {repair_code(r) for r in judgement.repairs}:
-                    report.repairs[code] = report.repairs.get(code, 0) + 1
+                    append_jsonl(path, [judgement])
+                    if judgement.status == "judged":
+                        report.judged += 1
+                    else:
+                        report.unscored += 1
+                        key = reason_head(judgement.reason)
+                        report.reasons[key] = report.reasons.get(key, 0) + 1
+                    for code in {repair_code(r) for r in judgement.repairs}:
+                        report.repairs[code] = report.repairs.get(code, 0) + 1
             if on_judged:
                 on_judged(judgement)
             if judgement.status != "judged":  # a dead endpoint stops the pass, not each sample
@@ -609,29 +636,58 @@ def judge_run(
                     f"judgement so far is kept in {path}: run `cofe judge` again to resume"
                 )
 
+        # the controls first: a judge that cannot tell a right answer from a wrong one is
+        # known after them, not after the whole run
         if cluster is not None:  # slices of the samples judged on a Dask cluster
             from cofe._distributed import judge_on_cluster
 
             judge_on_cluster(
                 client,
-                todo,
+                control_todo + todo,
                 finished,
                 cluster,
                 concurrency=concurrency,
                 embeddings=embedder is not None,
             )
         else:
-            thread_map(
-                lambda task: judge_one(client, task[0], embedder, task[1], steps),
-                todo,
-                finished,
-                concurrency=concurrency,
-                progress=("judging", "sample") if progress else None,
-            )
+            for tasks, what in ((control_todo, "control"), (todo, "sample")):
+                thread_map(
+                    lambda task: judge_one(client, task[0], embedder, task[1], steps),
+                    tasks,
+                    finished,
+                    concurrency=concurrency,
+                    progress=("judging", what) if progress and tasks else None,
+                )
         judgements = read_judgements(run_dir)
         report.correctness_echo = correctness_echo(_correctness_values(judgements))
         report.label_echo = label_echo(_context_labels(judgements))
+        report.controls = _gate(run_dir, judgements).summary()
         return report
+
+
+def _current(old: Judgement | None, item: JudgeInputs, client: LLMClient, version: str) -> bool:
+    """Is ``old`` the judgement of ``item`` by this model and prompt version (no call needed)?"""
+    return (
+        old is not None
+        and old.status == "judged"
+        and old.inputs == item.key
+        and old.model == client.endpoint.model
+        and old.prompt_version == version
+    )
+
+
+def _gate(run_dir: Path, judgements: Mapping[str, Judgement]) -> ControlGate:
+    """The known-answer controls' gate for the labels that score the run: the controls judged
+    by the model and prompt version of most of its judgements."""
+    kinds = Counter(
+        (j.model, j.prompt_version) for j in judgements.values() if j.status == "judged"
+    )
+    if not kinds:
+        return control_gate((), labels_of)
+    (model, version), _ = kinds.most_common(1)[0]
+    return control_gate(
+        read_controls(run_dir).values(), labels_of, model=model, versions=frozenset({version})
+    )
 
 
 def _context_labels(judgements: dict[str, Judgement]) -> list[list[bool]]:
@@ -663,7 +719,7 @@ def labels_for_scoring(
     # with --repeats: measures the judge disagrees with itself on are unscored for everyone
     # (a run judged once has nothing to compare: no measure is evaluated for it)
     repeated = len(every) > len(judgements)
-    shaky = (
+    shaky: tuple[tuple[str, str], ...] = (
         unreliable({key: labels_of(j) for key, j in every.items() if j.status == "judged"})
         if repeated
         else ()
@@ -674,6 +730,12 @@ def labels_for_scoring(
     # the example's label pattern on most answers: no claim label of the run is used (the
     # embedding measures and the information points' labels are)
     echoed_labels = label_echo(_context_labels(judgements))
+    # the known-answer controls: a measure the judge cannot tell reference answers from other
+    # samples' answers with is unscored for everyone; failed point labels are not used (the
+    # answer step decides by the offline matcher)
+    gate = _gate(run_dir, judgements)
+    shaky += tuple(failed for failed in gate.failed if failed[0] != POINTS)
+    drop_points = any(name == POINTS for name, _ in gate.failed)
     top_k = log.manifest.top_k
     source = _Sources(log)
     out: dict[str, ClaimLabels | Unscored] = {}
@@ -692,7 +754,10 @@ def labels_for_scoring(
         if now.key != judgement.inputs or judgement.prompt_version not in VERSIONS:
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
         elif judgement.status != "judged":
-            out[sample.id] = unscored_labels(judgement, len(sample.fine_keywords))
+            failed = unscored_labels(judgement, len(sample.fine_keywords))
+            if drop_points and isinstance(failed, ClaimLabels):
+                failed = replace(failed, points=(), points_in_context=())
+            out[sample.id] = failed
         else:
             labels = labels_of(judgement, len(sample.fine_keywords))
             if echo:
@@ -711,6 +776,8 @@ def labels_for_scoring(
                     points_in_context=labels.points_in_context,
                     failed=echoed_labels,
                 )
+            if drop_points:
+                labels = replace(labels, points=(), points_in_context=())
             out[sample.id] = replace(labels, unreliable=shaky) if shaky else labels
     return out
 

@@ -34,7 +34,7 @@ from cofe.matching import is_cjk
 Points = Sequence[Sequence[Sequence[str]]]
 """A sample's information points: each a list of fragments, each fragment its alternatives."""
 
-PROMPT_VERSION = "judge-6"
+PROMPT_VERSION = "judge-7"
 
 # The worked examples are about an invented bridge, so a claim, a question or a label copied
 # from them into a reply is recognisable (an example about a real article -- judge-5's Super
@@ -160,10 +160,10 @@ For each passage given, say true (supported) or false (not supported); leave out
 that is not given.
 
 Example (invented)
-Claim: The Quillon Bridge opened in 1732.
 Context: The Quillon Bridge was designed by Marta Ostrel.
 Source: The Quillon Bridge opened in 1734. The Quillon Bridge was designed by Marta Ostrel.
 Reference: It opened in 1734.
+Claim: The Quillon Bridge opened in 1732.
 Reply: {"context": false, "source": false, "reference": false}
 
 Reply with only the JSON object."""
@@ -172,10 +172,10 @@ _STEP_CLAIM_ZH = """你根据文段核查一条断言。只有文段明确陈述
 对给出的每个文段回答 true（支持）或 false（不支持）；没有给出的文段省略。
 
 示例（虚构）
-断言：奎隆桥于1732年通车。
 上下文：奎隆桥由玛塔·奥斯特尔设计。
 来源：奎隆桥于1734年通车。奎隆桥由玛塔·奥斯特尔设计。
 参考答案：奎隆桥于1734年通车。
+断言：奎隆桥于1732年通车。
 回复：{"context": false, "source": false, "reference": false}
 
 只回复 JSON 对象。"""
@@ -185,9 +185,9 @@ conveyed only when the text states it, in any wording, or it follows directly; g
 knowledge does not count. Say true or false for each.
 
 Example (invented)
-Statement: The Quillon Bridge opened in 1734.
 Answer: The Quillon Bridge opened in 1732.
 Context: The Quillon Bridge was designed by Marta Ostrel.
+Statement: The Quillon Bridge opened in 1734.
 Reply: {"answer": false, "context": false}
 
 Reply with only the JSON object."""
@@ -195,9 +195,9 @@ Reply with only the JSON object."""
 _STEP_REFERENCE_ZH = """你判断一条陈述是否由回答传达、是否由上下文传达。只有文本明确陈述（措辞不限）或可直接推出时才算传达；常识不算。分别回答 true 或 false。
 
 示例（虚构）
-陈述：奎隆桥于1734年通车。
 回答：奎隆桥于1732年通车。
 上下文：奎隆桥由玛塔·奥斯特尔设计。
+陈述：奎隆桥于1734年通车。
 回复：{"answer": false, "context": false}
 
 只回复 JSON 对象。"""
@@ -215,11 +215,14 @@ def claim_messages(
     )
     if isinstance(context, list):
         context = " ".join(f"[{i}] {c}" for i, c in enumerate(context, start=1))
-    parts = [f"{names[0]}: {claim}", f"{names[1]}: {context or '(empty)'}"]
+    # the passages first and the claim last: a sample's step calls then share a prompt prefix,
+    # which llama.cpp's server (and OpenAI's prompt cache) evaluates once
+    parts = [f"{names[1]}: {context or '(empty)'}"]
     if source is not None:
         parts.append(f"{names[2]}: {source}")
     if reference:
         parts.append(f"{names[3]}: {reference}")
+    parts.append(f"{names[0]}: {claim}")
     return [
         {"role": "system", "content": _STEP_CLAIM_ZH if zh else _STEP_CLAIM_EN},
         {"role": "user", "content": "\n".join(parts)},
@@ -234,7 +237,8 @@ def reference_claim_messages(
     names = ("陈述", "回答", "上下文") if zh else ("Statement", "Answer", "Context")
     if isinstance(context, list):
         context = " ".join(f"[{i}] {c}" for i, c in enumerate(context, start=1))
-    user = f"{names[0]}: {statement}\n{names[1]}: {answer}\n{names[2]}: {context or '(empty)'}"
+    # the statement last, as in claim_messages: the calls share the answer and the context
+    user = f"{names[1]}: {answer}\n{names[2]}: {context or '(empty)'}\n{names[0]}: {statement}"
     return [
         {"role": "system", "content": _STEP_REFERENCE_ZH if zh else _STEP_REFERENCE_EN},
         {"role": "user", "content": user},

@@ -129,6 +129,12 @@ class Judgement(BaseModel):
     model_config = ConfigDict(extra="forbid")
     sample_id: Identifier
     repeat: int = Field(default=0, ge=0, description="0 scores the run; 1.. measure variance")
+    control: Literal["gold", "gold_passage", "foreign"] | None = Field(
+        default=None,
+        description="A known-answer control (judge_controls.jsonl) judged as the answer: the "
+        "sample's reference (gold), its passage's sentence closest to the reference "
+        "(gold_passage), another sample's reference (foreign); None: the sample's answer.",
+    )
     model: str
     prompt_version: str
     inputs: str = Field(

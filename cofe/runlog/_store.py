@@ -32,6 +32,8 @@ SAMPLES = "samples.jsonl"
 # the LLM judges' labels of a run's answers (cofe judge writes it, cofe score reads it): an
 # artefact of the run folder, named here with the others
 JUDGEMENTS = "judgements.jsonl"
+# the judge's known-answer controls (cofe.judges._controls): judged with the run, read with it
+JUDGE_CONTROLS = "judge_controls.jsonl"
 
 
 @dataclass

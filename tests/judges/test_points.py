@@ -291,7 +291,7 @@ def test_point_labels_round_trip_in_fine_keywords_order(judged):
         json.loads(line)["sample_id"]: json.loads(line)
         for line in (run / JUDGEMENTS).read_text().splitlines()
     }
-    assert lines["p0"]["prompt_version"] == PROMPT_VERSION == "judge-6"
+    assert lines["p0"]["prompt_version"] == PROMPT_VERSION == "judge-7"
     assert lines["p0"]["points"] == [
         {"point": 0, "answer": "support", "context": "support"},
         {"point": 1, "answer": "partial", "context": "support"},

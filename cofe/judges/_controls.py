@@ -1,0 +1,290 @@
+"""Known-answer controls: can this judge, on this run, tell a right answer from a wrong one?
+
+A judged number is worth reading only if the judge ranks answers known to be right above
+answers known to be wrong. Agreement with itself (``--repeats``) cannot show that: a small
+model that calls every claim "supported" agrees with itself perfectly. So ``cofe judge`` also
+judges, for up to ``--controls N`` samples that have a reference answer, answers whose truth
+is known without a reader, each with the sample's question, passages and reference:
+
+- **gold**: the sample's reference answer, handed over as the answer -- right, and not in the
+  passages' words (a reference is written, not copied), so the measures read against the
+  passages (Faithfulness, SourceFaithfulness, AnswerRelevancy, the information points) must
+  see through a paraphrase to rank it high;
+- **gold_passage**: the passage's sentence most like the reference -- right, and not in the
+  reference's words, so the measures read against the reference (ClaimPrecision,
+  ClaimRecall, AnswerCorrectness, CorrectnessScore) must see through a paraphrase the other
+  way (a reference handed over as the answer would match itself word for word);
+- **foreign**: another sample's reference answer (another source document, another
+  question): right somewhere else, wrong here.
+
+A judged measure that does not rank its gold controls above the foreign ones -- AUC
+(Mann-Whitney, ties a half) under ``MIN_AUC`` over at least ``MIN_PAIRS`` pairs -- measures
+nothing this run can use: ``cofe score`` leaves it unscored for every sample, with the AUC in
+the reason, instead of printing a number. The same holds for the judge's information-point
+labels (the share of a sample's points labelled conveyed): when they fail, the answer step
+decides by the offline matcher alone.
+
+Passing is necessary, not sufficient: another sample's answer is the easiest wrong answer
+there is (it is about something else). ``benchmarks/judge_validity.py`` measures the harder
+kinds (a false sentence added, a partial answer) on labelled answers.
+
+The passages: the sample's recorded source span when it has one (so a retrieval miss does
+not make a right answer look unsupported), else the context the generator saw -- preferring,
+when choosing controls, samples whose context holds every fragment of their information
+points. With fewer than ``MIN_PAIRS`` usable samples no control is judged: the gate could
+not decide, and the calls would be spent for nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from cofe._jsonl import read_jsonl
+from cofe.judges._alpha import JUDGED
+from cofe.judges._prompts import reference_claims
+from cofe.judges._records import Judgement
+from cofe.judges._sense import _content
+from cofe.measures import ClaimLabels, Step, StepView, Unscored
+from cofe.runlog import JUDGE_CONTROLS
+
+if TYPE_CHECKING:  # _judge imports this module: the inputs' type only, no cycle
+    from cofe.judges._judge import JudgeInputs
+
+Control = Literal["gold", "gold_passage", "foreign"]
+
+DEFAULT_PAIRS = 10
+# under this many pairs the AUC is too uncertain to overrule a measure (a judge labelling at
+# random reaches 0.85 over 8 pairs about 1 time in 100)
+MIN_PAIRS = 8
+MIN_AUC = 0.85
+POINTS = "PointLabels"  # the information points' labels, gated like a measure
+# the measures read against the reference: their gold control is the passage's sentence
+_AGAINST_REFERENCE = frozenset(
+    {"ClaimPrecision", "ClaimRecall", "AnswerCorrectness", "CorrectnessScore"}
+)
+_POINT_VALUE = {"support": 1.0, "partial": 0.5, "not_support": 0.0}
+
+
+@dataclass(frozen=True)
+class ControlGate:
+    """What the controls say, per judged measure: its AUC and pairs, and the measures (and
+    ``POINTS``) the judge failed on, each with the reason ``cofe score`` gives."""
+
+    figures: Mapping[str, tuple[float | None, int]]
+    failed: tuple[tuple[str, str], ...]
+    note: str | None = None  # why there is no gate (too few controls), or None
+
+    def summary(self) -> dict[str, str]:
+        """Per measure, one line a person reads (the judge's report)."""
+        if self.note:
+            return {"controls": self.note}
+        failed = dict(self.failed)
+        out = {}
+        for name, (auc, pairs) in self.figures.items():
+            figure = "no value" if auc is None else f"AUC {auc:.2f}"
+            verdict = "unscored" if name in failed else "scored"
+            out[name] = f"{figure} over {pairs} pairs: {verdict}"
+        return out
+
+
+def control_inputs(items: Sequence[JudgeInputs], pairs: int) -> list[JudgeInputs]:
+    """The control judgements to make: for up to ``pairs`` samples, its gold answers (the
+    reference; the passage's sentence most like it, when one shares a word with it) and its
+    foreign answer, each marked ``control``. None when fewer than ``MIN_PAIRS`` samples can
+    be controls."""
+    if pairs <= 0:
+        return []
+    seen: set[tuple[str, str]] = set()
+    usable: list[tuple[JudgeInputs, tuple[str, ...], bool]] = []
+    for item in items:
+        reference = (item.reference or "").strip()
+        key = (item.sample.query, reference)
+        if not reference or key in seen:
+            continue
+        passages, trusted = _passages(item)
+        if passages:
+            seen.add(key)
+            usable.append((item, passages, trusted))
+    if len(usable) < max(MIN_PAIRS, 2):
+        return []
+    known = [u for u in usable if u[2]]
+    pool = known if len(known) >= min(pairs, len(usable)) else usable
+    out: list[JudgeInputs] = []
+    for k in _spread(len(pool), pairs):
+        item, passages, _ = pool[k]
+        partner = _partner([u[0] for u in usable], item)
+        if partner is None:
+            continue
+        gold = replace(item, answer=item.reference or "", chunks=passages, control="gold")
+        out.append(gold)
+        sentence = _closest_sentence(passages, item.reference or "")
+        if sentence is not None:
+            out.append(replace(gold, answer=sentence, control="gold_passage"))
+        out.append(replace(gold, answer=partner.reference or "", control="foreign"))
+    return out if sum(c.control == "foreign" for c in out) >= MIN_PAIRS else []
+
+
+def _closest_sentence(passages: Sequence[str], reference: str) -> str | None:
+    """The passages' sentence sharing the most content words with the reference (None: no
+    sentence shares one, or it is the reference itself)."""
+    wanted = _content(reference)
+    best, shared = None, 0
+    for passage in passages:
+        for sentence in reference_claims(passage):
+            common = len(wanted & _content(sentence))
+            if common > shared:
+                best, shared = sentence, common
+    if best is None or best.strip().casefold() == reference.strip().casefold():
+        return None
+    return best
+
+
+def _passages(item: JudgeInputs) -> tuple[tuple[str, ...], bool]:
+    """The passages a control is judged on, and whether a right answer is known to be in them
+    (a recorded source span; or a context holding every fragment of every point)."""
+    where = item.sample.source
+    if where is not None and where.end is not None and item.source:
+        return (item.source,), True
+    if not any(c.strip() for c in item.chunks):
+        return (), False
+    text = item.context.casefold()
+    covered = bool(item.points) and all(
+        any(alternative.casefold() in text for alternative in fragment)
+        for point in item.points
+        for fragment in point
+    )
+    return item.chunks, covered
+
+
+def _spread(n: int, k: int) -> list[int]:
+    """``k`` indices spread evenly over ``range(n)`` (all of them when ``k >= n``)."""
+    if k >= n:
+        return list(range(n))
+    return [i * n // k for i in range(k)]
+
+
+def _partner(usable: Sequence[JudgeInputs], item: JudgeInputs) -> JudgeInputs | None:
+    """Another sample whose reference is wrong for ``item``: half the list away, from another
+    source document, with another question and another reference."""
+    index = next(i for i, u in enumerate(usable) if u is item)
+    n = len(usable)
+    for step in range(n // 2, n // 2 + n):
+        other = usable[(index + step) % n]
+        if other is not item and not _same_topic(item, other):
+            return other
+    return None
+
+
+def _same_topic(a: JudgeInputs, b: JudgeInputs) -> bool:
+    sa, sb = a.sample, b.sample
+    if sa.source is not None and sb.source is not None and sa.source.doc == sb.source.doc:
+        return True
+    ra, rb = (a.reference or "").strip().casefold(), (b.reference or "").strip().casefold()
+    return ra == rb or sa.query.strip().casefold() == sb.query.strip().casefold()
+
+
+def read_controls(run_dir: str | os.PathLike[str]) -> dict[tuple[str, Control], Judgement]:
+    """The controls judged so far, by (sample id, gold or foreign); the newest line wins."""
+    path = Path(run_dir) / JUDGE_CONTROLS
+    out: dict[tuple[str, Control], Judgement] = {}
+    if path.exists():
+        for _line, item in read_jsonl(path, Judgement):
+            if isinstance(item, Judgement) and item.control is not None:
+                out[(item.sample_id, item.control)] = item
+    return out
+
+
+def control_gate(
+    controls: Iterable[Judgement],
+    labels: Callable[[Judgement], ClaimLabels],
+    *,
+    model: str | None = None,
+    versions: frozenset[str] | None = None,
+) -> ControlGate:
+    """The gate from the judged controls (those of ``model`` and ``versions`` when given: a
+    control says nothing about another model's labels). ``labels`` turns a judgement into the
+    measures' labels (``labels_of``)."""
+    values: dict[Control, dict[str, list[float]]] = {
+        "gold": {},
+        "gold_passage": {},
+        "foreign": {},
+    }
+    pairs = 0
+    kept = [
+        c
+        for c in controls
+        if c.status == "judged"
+        and (model is None or c.model == model)
+        and (versions is None or c.prompt_version in versions)
+    ]
+    by_sample: dict[str, dict[Control, Judgement]] = {}
+    for c in kept:
+        if c.control is not None:
+            by_sample.setdefault(c.sample_id, {})[c.control] = c
+    for judged in by_sample.values():
+        if "foreign" not in judged or len(judged) < 2:
+            continue
+        pairs += 1
+        for kind, judgement in judged.items():
+            for name, value in _values(labels(judgement)).items():
+                values[kind].setdefault(name, []).append(value)
+    if pairs < MIN_PAIRS:
+        return ControlGate(
+            {},
+            (),
+            note=f"not gated: {pairs} control pair(s) judged, {MIN_PAIRS} needed "
+            "(cofe judge --controls N; a run needs that many samples with a reference answer)",
+        )
+    figures: dict[str, tuple[float | None, int]] = {}
+    failed: list[tuple[str, str]] = []
+    for name in [m.name for m in JUDGED] + [POINTS]:
+        against: Control = "gold_passage" if name in _AGAINST_REFERENCE else "gold"
+        high, low = values[against].get(name, []), values["foreign"].get(name, [])
+        auc = _auc(high, low)
+        figures[name] = (auc, min(len(high), len(low)))
+        if auc is None or min(len(high), len(low)) < MIN_PAIRS:
+            continue  # too few valued controls (no reference, no points...): not gated
+        if auc < MIN_AUC:
+            what = "its information-point labels" if name == POINTS else name
+            failed.append(
+                (
+                    name,
+                    f"the judge failed its controls on {what}: it ranked right answers "
+                    f"({_GOLD_NAMES[against]}) above other samples' reference answers with AUC "
+                    f"{auc:.2f} over {min(len(high), len(low))} pairs (needs {MIN_AUC}); its "
+                    "values would rank runs on noise",
+                )
+            )
+    return ControlGate(figures, tuple(failed))
+
+
+_GOLD_NAMES = {
+    "gold": "the reference answers",
+    "gold_passage": "the passages' sentences closest to the references",
+}
+
+
+def _values(labels: ClaimLabels) -> dict[str, float]:
+    """Each judged measure's value on one control (and the share of points conveyed)."""
+    view = StepView(Step.ANSWER, (), claims=labels)
+    out: dict[str, float] = {}
+    for measure in JUDGED:
+        value = measure.evaluate(view)
+        if not isinstance(value, Unscored):
+            out[measure.name] = float(value)
+    valued = [_POINT_VALUE[p] for p in labels.points if p is not None]
+    if valued:
+        out[POINTS] = sum(valued) / len(valued)
+    return out
+
+
+def _auc(high: list[float], low: list[float]) -> float | None:
+    """P(a gold value > a foreign one), ties a half (Mann-Whitney); None if either is empty."""
+    if not high or not low:
+        return None
+    wins = sum((h > lo) + 0.5 * (h == lo) for h in high for lo in low)
+    return wins / (len(high) * len(low))

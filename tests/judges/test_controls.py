@@ -1,0 +1,230 @@
+"""Known-answer controls (cofe/judges/_controls.py): a judge that cannot tell a sample's
+reference answer from another sample's is not allowed to print a number.
+
+Runs are built from the labelled judging set (benchmarks/data/judge_validity: SQuAD
+paragraphs, one document each) and judged through the loopback server: by the lexical
+stand-in (it separates the controls) and by a yes-sayer that calls every claim supported,
+every statement stated and every point conveyed (it agrees with itself perfectly and
+measures nothing)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from benchmarks.judge_validity import DATA, build_run, choose, lexical_judge, measures_of
+from cofe.evalset import EvalSample
+from cofe.judges import (
+    ControlGate,
+    JudgeInputs,
+    Judgement,
+    PointLabel,
+    control_gate,
+    control_inputs,
+    judge_run,
+    labels_of,
+    read_controls,
+)
+from cofe.judges._controls import MIN_PAIRS, POINTS
+from cofe.judges._prompts import reference_claims
+from cofe.llm import Endpoint, LLMClient
+from cofe.runlog import JUDGE_CONTROLS
+from cofe.testing import ScriptedOpenAI
+
+
+def rows(n: int, kinds: tuple[str, ...] = ("correct",)) -> list[dict]:
+    every = [json.loads(x) for x in (DATA / "en.jsonl").read_text(encoding="utf-8").splitlines()]
+    return choose(every, kinds, n, seed=5)
+
+
+def yes_sayer(messages, request) -> str:
+    """Every claim supported everywhere, every statement stated, every point conveyed."""
+    system, user = messages[0]["content"], messages[1]["content"]
+    if "fact checking" in system:
+        answer = user.split("Answer: ", 1)[1]
+        claims = reference_claims(answer)
+        return json.dumps({"answer_claims": claims, "questions": claims[:1], "noncommittal": False})
+    if "Claim: " in user:
+        return json.dumps({"context": True, "source": True, "reference": True})
+    if "Statement: " in user:
+        return json.dumps({"answer": True, "context": True})
+    claims = user.split("Answer claims: ", 1)[1].split("\n", 1)[0].count(". ")
+    refs = (
+        user.split("Reference claims: ", 1)[1].split("\n", 1)[0].count(". ")
+        if ("Reference claims: " in user)
+        else 0
+    )
+    return json.dumps(
+        {
+            "answer_claims": [
+                {"claim": i, "context": True, "source": True, "reference": True}
+                for i in range(max(claims, 1))
+            ],
+            "reference_claims": [
+                {"claim": i, "answer": True, "context": True} for i in range(max(refs, 1))
+            ],
+            "useful_chunks": [1],
+            "correctness": 4,
+        }
+    )
+
+
+def reference_reader(messages, request) -> str:
+    """The lexical stand-in reading the reference answer as its passages: it tells the
+    sample's reference (gold) from another sample's (foreign), as a judge worth reading does."""
+    user = messages[1]["content"]
+    reference = next((x[11:] for x in user.split("\n") if x.startswith("Reference: ")), None)
+    if reference is not None:
+        lines = [
+            f"{x.split(': ', 1)[0]}: {reference}" if x.startswith(("Context: ", "Source: ")) else x
+            for x in user.split("\n")
+        ]
+        messages = [messages[0], {**messages[1], "content": "\n".join(lines)}]
+    return lexical_judge(messages, request)
+
+
+def judged(tmp_path, reply, n: int = 12, **kw):
+    run = tmp_path / "run"
+    build_run(rows(n), run)
+    with ScriptedOpenAI(reply) as server:
+        client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=10))
+        report = judge_run(run, client, concurrency=2, **kw)
+        calls = len(server.requests)
+    return run, report, calls
+
+
+def test_a_judge_that_separates_the_controls_keeps_its_measures(tmp_path):
+    run, report, _ = judged(tmp_path, reference_reader)
+    # 10 samples, each with its reference, its passage's closest sentence and another
+    # document's reference, judged first, in their own file
+    assert report.controls_judged == 30
+    assert len((run / JUDGE_CONTROLS).read_text().splitlines()) == 30
+    kinds = sorted(kind for _, kind in read_controls(run))
+    assert kinds == ["foreign"] * 10 + ["gold"] * 10 + ["gold_passage"] * 10
+    assert report.judged == 12  # the samples themselves, counted apart
+    assert report.controls["Faithfulness"].endswith("scored")
+    assert not report.controls["Faithfulness"].endswith("unscored")
+    values = measures_of(run)
+    assert all(isinstance(v["Faithfulness"], float) for v in values.values())
+
+
+def test_a_yes_sayer_fails_its_controls_and_prints_no_number(tmp_path):
+    run, report, _ = judged(tmp_path, yes_sayer)
+    for name in ("Faithfulness", "ClaimRecall", "CorrectnessScore"):
+        assert report.controls[name].endswith("unscored"), report.controls
+    for value in measures_of(run).values():
+        reason = value["Faithfulness"]
+        assert isinstance(reason, str) and "failed its controls on Faithfulness" in reason
+        assert "AUC 0.50" in reason
+        # a measure that needs no call is not the judge's: AnswerSimilarity is not gated
+        assert not isinstance(value["ClaimRecall"], float)
+
+
+def test_controls_are_judged_once_and_resume(tmp_path):
+    run, first, _ = judged(tmp_path, lexical_judge)
+    with ScriptedOpenAI(lexical_judge) as server:
+        client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=10))
+        again = judge_run(run, client, concurrency=2)
+        assert server.requests == []  # every sample and every control already judged
+    assert again.controls_judged == 0 and again.controls == first.controls
+    # a killed pass: the file cut after its first control -- the next pass judges the rest
+    lines = (run / JUDGE_CONTROLS).read_text().splitlines()
+    (run / JUDGE_CONTROLS).write_text(lines[0] + "\n")
+    with ScriptedOpenAI(lexical_judge) as server:
+        client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=10))
+        resumed = judge_run(run, client, concurrency=2)
+    assert resumed.controls_judged == 29 and resumed.judged == 0
+
+
+def test_too_few_samples_for_controls_costs_no_call(tmp_path):
+    run, report, calls = judged(tmp_path, lexical_judge, n=MIN_PAIRS - 1)
+    assert report.controls_judged == 0 and not (run / JUDGE_CONTROLS).exists()
+    assert calls == 2 * (MIN_PAIRS - 1)  # the samples' two calls each, nothing more
+    assert "not gated" in report.controls["controls"]
+
+
+def test_no_controls_when_asked_for_none(tmp_path):
+    run, report, _ = judged(tmp_path, lexical_judge, controls=0)
+    assert report.controls_judged == 0 and not (run / JUDGE_CONTROLS).exists()
+
+
+def _inputs(i: int, doc: str, reference: str | None = "ref") -> JudgeInputs:
+    sample = EvalSample(
+        id=f"s{i}",
+        query=f"question {i}?",
+        reference_answer=reference,
+        fine_keywords=[[f"fact{i}"]],
+        source={"doc": doc},
+    )
+    passage = f"Passage {i} holds fact{i} and {reference}."
+    return JudgeInputs(sample, f"answer {i}", (passage,), None, None, reference)
+
+
+def test_control_pairs_take_another_documents_reference():
+    items = [_inputs(i, doc=f"d{i % 3}", reference=f"reference {i}") for i in range(12)]
+    controls = control_inputs(items, 10)
+    assert len(controls) == 30
+    for gold, passage, foreign in zip(controls[::3], controls[1::3], controls[2::3], strict=True):
+        assert (gold.control, passage.control, foreign.control) == (
+            "gold",
+            "gold_passage",
+            "foreign",
+        )
+        assert gold.answer == gold.reference and gold.sample is foreign.sample
+        # the passage's sentence sharing most words with the reference, not the reference
+        assert passage.answer == gold.chunks[0] and passage.answer != gold.reference
+        assert foreign.answer != gold.reference and foreign.chunks == gold.chunks
+        partner = next(i for i in items if i.reference == foreign.answer)
+        assert partner.sample.source.doc != gold.sample.source.doc
+    # samples without a reference cannot be controls; too few left: none at all
+    few = [_inputs(i, f"d{i}", None if i % 2 else f"r{i}") for i in range(12)]
+    assert control_inputs(few, 10) == []
+
+
+def _control(sample: str, kind: str, supported: bool, points: str | None = None) -> Judgement:
+    return Judgement(
+        sample_id=sample,
+        control=kind,
+        model="m",
+        prompt_version="v",
+        inputs="k",
+        status="judged",
+        claims=[{"text": "a claim", "context": supported, "source": supported}],
+        points=[PointLabel(point=0, answer=points)] if points else [],
+    )
+
+
+def test_the_gate_fails_point_labels_that_do_not_separate():
+    controls = []
+    for i in range(MIN_PAIRS):  # claims separate; every point "support" on both
+        controls += [
+            _control(f"s{i}", "gold", True, "support"),
+            _control(f"s{i}", "foreign", False, "support"),
+        ]
+    gate = control_gate(controls, labels_of, model="m", versions=frozenset({"v"}))
+    failed = dict(gate.failed)
+    assert "Faithfulness" not in failed and gate.figures["Faithfulness"] == (1.0, MIN_PAIRS)
+    assert "information-point labels" in failed[POINTS]
+    # another model's controls say nothing about this one's labels
+    other = control_gate(controls, labels_of, model="another", versions=frozenset({"v"}))
+    assert other.failed == () and "not gated" in (other.note or "")
+    assert isinstance(other, ControlGate)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the CLI test writes to a tmp folder")
+def test_cli_says_in_one_line_that_the_judge_failed(tmp_path, capsys, monkeypatch):
+    from cofe.cli import main
+
+    run = tmp_path / "run"
+    build_run(rows(12), run)
+    with ScriptedOpenAI(yes_sayer) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        code = main(
+            ["judge", str(run), "--base-url", server.base_url, "--model", "m", "--no-embeddings"]
+        )
+    assert code == 0
+    out, err = capsys.readouterr()
+    assert "failed its known-answer controls on Faithfulness" in err
+    assert json.loads(out)["controls"]["Faithfulness"].endswith("unscored")
