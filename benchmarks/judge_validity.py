@@ -524,6 +524,13 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path, help="keep the runs (and judgements) here")
     parser.add_argument("--json", nargs="?", const="-", help="also write the figures as JSON")
+    parser.add_argument(
+        "--export-rows",
+        type=Path,
+        metavar="FILE",
+        help="write the chosen rows (per --sets, --kinds, --limit, --seed) as JSON lines and "
+        "stop: the same samples for another judge (benchmarks/ragas_side.py)",
+    )
     args = parser.parse_args()
     if args.build:
         DATA.mkdir(parents=True, exist_ok=True)
@@ -534,9 +541,20 @@ def main() -> None:
             )
             print(f"{lang}: {len(rows)} rows {dict(Counter(r['kind'] for r in rows))}")
         return
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    if args.export_rows:
+        with args.export_rows.open("w", encoding="utf-8") as out:
+            for lang in args.sets.split(","):
+                every = [
+                    json.loads(x)
+                    for x in (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+                    if x
+                ]
+                for row in choose(every, kinds, args.limit, args.seed):
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
     if not args.stand_in and not (args.base_url and args.model):
         parser.error("give --stand-in, or --base-url and --model")
-    kinds = tuple(k for k in args.kinds.split(",") if k)
     embedder = None
     if not args.no_embeddings:
         from cofe.pipeline._embed import shared_embedder

@@ -10,9 +10,6 @@ measures nothing)."""
 from __future__ import annotations
 
 import json
-import sys
-
-import pytest
 
 from benchmarks.judge_validity import DATA, build_run, choose, lexical_judge, measures_of
 from cofe.evalset import EvalSample
@@ -213,7 +210,6 @@ def test_the_gate_fails_point_labels_that_do_not_separate():
     assert isinstance(other, ControlGate)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="the CLI test writes to a tmp folder")
 def test_cli_says_in_one_line_that_the_judge_failed(tmp_path, capsys, monkeypatch):
     from cofe.cli import main
 
@@ -228,3 +224,9 @@ def test_cli_says_in_one_line_that_the_judge_failed(tmp_path, capsys, monkeypatc
     out, err = capsys.readouterr()
     assert "failed its known-answer controls on Faithfulness" in err
     assert json.loads(out)["controls"]["Faithfulness"].endswith("unscored")
+    # --dry-run counts the controls beside the samples, and calls nothing
+    assert main(["judge", str(run), "--model", "m", "--dry-run"]) == 0
+    counted = json.loads(capsys.readouterr().out)
+    assert (counted["samples_to_judge"], counted["controls_to_judge"]) == (12, 30)
+    assert main(["judge", str(run), "--model", "m", "--dry-run", "--controls", "0"]) == 0
+    assert json.loads(capsys.readouterr().out)["controls_to_judge"] == 0
