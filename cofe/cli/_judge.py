@@ -86,10 +86,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--steps",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="step by step: after the claims call, one call per claim instead of one "
         "checks call (more, simpler calls; for a small model that mislabels a "
-        "dense reply); the summary shows the calls per sample",
+        f"dense reply); the summary shows the calls per sample (default: on {_LOCAL_NOTE}, "
+        "where it was measured to separate right from wrong answers far better; off "
+        "otherwise)",
     )
     p.add_argument(
         "--controls",
@@ -128,6 +130,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     llm_defaults(args)
+    if args.steps is None:  # measured per model (benchmarks/README.md, judge validity)
+        args.steps = (args.model or os.environ.get("OPENAI_MODEL")) == LOCAL_MODEL_ID
     from cofe.judges import (
         checks_messages,
         claim_messages,

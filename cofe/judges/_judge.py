@@ -575,9 +575,10 @@ def judge_run(
     (``LLMClient.check_endpoint``: calls in a row that cannot reach it) ends the pass with
     ``EndpointDown``; what was judged stays in judgements.jsonl for the next pass.
     ``steps``: the step-by-step mode (``judge_one``); a sample judged in the other mode is
-    judged again. ``controls``: how many known-answer control pairs to judge first
-    (``judges/_controls.py``: each sample's reference answer and another sample's, judged as
-    its answer; 0: none); they are judged once, outside ``limit``, and gate the measures."""
+    judged again. ``controls``: how many known-answer control samples to judge first
+    (``judges/_controls.py``: right answers and another document's, judged as the sample's
+    answer; 0: none); they are judged once, outside ``limit`` -- by the pass that leaves no
+    sample to judge, so a first look is not made to wait -- and gate the measures."""
     if steps and cluster is not None:
         raise ValueError("the step-by-step mode runs in this process, not on a cluster")
     version = PROMPT_VERSION + (STEPS if steps else "")
@@ -602,9 +603,12 @@ def judge_run(
             report.left = len(todo) - limit
             todo = todo[:limit]
         judged_controls = read_controls(run_dir)
+        # a first look (--limit, samples left over) is not made to wait for the controls:
+        # the pass that reaches the last sample judges them
+        waiting = report.left > 0
         control_todo = [
             (inputs, 0)
-            for inputs in control_inputs(items, controls)
+            for inputs in control_inputs(items, 0 if waiting else controls)
             if inputs.control is not None
             and not _current(
                 judged_controls.get((inputs.sample.id, inputs.control)), inputs, client, version
@@ -662,6 +666,11 @@ def judge_run(
         report.correctness_echo = correctness_echo(_correctness_values(judgements))
         report.label_echo = label_echo(_context_labels(judgements))
         report.controls = _gate(run_dir, judgements).summary()
+        if waiting and control_inputs(items, controls) and "controls" in report.controls:
+            report.controls["controls"] = (
+                "not judged yet: this pass left samples (--limit); the pass that judges the "
+                "last sample judges them first"
+            )
         return report
 
 

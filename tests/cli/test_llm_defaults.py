@@ -30,3 +30,25 @@ def test_the_model_may_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("OPENAI_MODEL", LOCAL_MODEL_ID)
     args = llm_defaults(build_parser().parse_args(["judge", "RUN"]))
     assert args.concurrency == 1 and args.json_mode == "json_object"
+
+
+def test_the_local_model_is_judged_step_by_step_unless_told_otherwise(
+    tmp_path, monkeypatch, capsys
+):
+    """The step-by-step mode is the local model's default (measured: its dense replies do not
+    separate right from wrong answers); any other model is judged densely; a flag wins."""
+    import json
+
+    from cofe.cli import main
+    from tests.judges.test_steps import CASES, make_run
+
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    run = make_run(tmp_path / "run", CASES)
+    for flags, steps in (
+        (["--model", LOCAL_MODEL_ID], True),
+        (["--model", "gpt-4o-mini"], False),
+        (["--model", LOCAL_MODEL_ID, "--no-steps"], False),
+        (["--model", "gpt-4o-mini", "--steps"], True),
+    ):
+        assert main(["judge", str(run), "--dry-run", *flags]) == 0
+        assert json.loads(capsys.readouterr().out)["steps"] is steps, flags

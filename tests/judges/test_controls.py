@@ -135,6 +135,16 @@ def test_controls_are_judged_once_and_resume(tmp_path):
     assert resumed.controls_judged == 29 and resumed.judged == 0
 
 
+def test_a_first_look_with_limit_does_not_wait_for_the_controls(tmp_path):
+    run, report, calls = judged(tmp_path, lexical_judge, limit=2)
+    assert (report.judged, report.left, report.controls_judged) == (2, 10, 0)
+    assert calls == 4 and "not judged yet" in report.controls["controls"]
+    with ScriptedOpenAI(lexical_judge) as server:  # the pass that reaches the last sample
+        client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=10))
+        rest = judge_run(run, client, concurrency=2, limit=10)
+    assert (rest.judged, rest.left, rest.controls_judged) == (10, 0, 30)
+
+
 def test_too_few_samples_for_controls_costs_no_call(tmp_path):
     run, report, calls = judged(tmp_path, lexical_judge, n=MIN_PAIRS - 1)
     assert report.controls_judged == 0 and not (run / JUDGE_CONTROLS).exists()
