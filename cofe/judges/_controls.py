@@ -168,27 +168,31 @@ def _spread(n: int, k: int) -> list[int]:
 
 
 def _partner(usable: Sequence[JudgeInputs], item: JudgeInputs) -> JudgeInputs | None:
-    """Another sample whose reference is wrong for ``item``: half the list away, from another
-    source document, with another question and another reference."""
+    """Another sample whose reference is wrong for ``item``: half the list away, with another
+    question and another reference -- from another source document when there is one (an
+    eval set on one document: another question of it, a harder wrong answer)."""
     index = next(i for i, u in enumerate(usable) if u is item)
     n = len(usable)
-    for step in range(n // 2, n // 2 + n):
-        other = usable[(index + step) % n]
-        if other is not item and not _same_topic(item, other):
-            return other
-    return None
+    others = [usable[(index + step) % n] for step in range(n // 2, n // 2 + n)]
+    others = [o for o in others if o is not item and not _same_answer(item, o)]
+    return next((o for o in others if not _same_document(item, o)), None) or next(
+        iter(others), None
+    )
 
 
-def _same_topic(a: JudgeInputs, b: JudgeInputs) -> bool:
-    sa, sb = a.sample, b.sample
-    if sa.source is not None and sb.source is not None and sa.source.doc == sb.source.doc:
-        return True
+def _same_document(a: JudgeInputs, b: JudgeInputs) -> bool:
+    sa, sb = a.sample.source, b.sample.source
+    return sa is not None and sb is not None and sa.doc == sb.doc
+
+
+def _same_answer(a: JudgeInputs, b: JudgeInputs) -> bool:
     ra, rb = (a.reference or "").strip().casefold(), (b.reference or "").strip().casefold()
-    return ra == rb or sa.query.strip().casefold() == sb.query.strip().casefold()
+    qa, qb = a.sample.query.strip().casefold(), b.sample.query.strip().casefold()
+    return ra == rb or qa == qb
 
 
 def read_controls(run_dir: str | os.PathLike[str]) -> dict[tuple[str, Control], Judgement]:
-    """The controls judged so far, by (sample id, gold or foreign); the newest line wins."""
+    """The controls judged so far, by (sample id, kind of control); the newest line wins."""
     path = Path(run_dir) / JUDGE_CONTROLS
     out: dict[tuple[str, Control], Judgement] = {}
     if path.exists():

@@ -185,6 +185,12 @@ def test_control_pairs_take_another_documents_reference():
         assert foreign.answer != gold.reference and foreign.chunks == gold.chunks
         partner = next(i for i in items if i.reference == foreign.answer)
         assert partner.sample.source.doc != gold.sample.source.doc
+    # an eval set on one document: the wrong answer is another question's of that document
+    one = [_inputs(i, doc="d", reference=f"reference {i}") for i in range(12)]
+    for gold, foreign in zip(
+        control_inputs(one, 10)[::3], control_inputs(one, 10)[2::3], strict=True
+    ):
+        assert foreign.answer not in (gold.reference, "") and foreign.sample is gold.sample
     # samples without a reference cannot be controls; too few left: none at all
     few = [_inputs(i, f"d{i}", None if i % 2 else f"r{i}") for i in range(12)]
     assert control_inputs(few, 10) == []
