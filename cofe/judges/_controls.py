@@ -85,9 +85,11 @@ class ControlGate:
         failed = dict(self.failed)
         out = {}
         for name, (auc, pairs) in self.figures.items():
-            figure = "no value" if auc is None else f"AUC {auc:.2f}"
+            if auc is None or pairs < MIN_PAIRS:  # no reference, no points, no embeddings...
+                out[name] = f"not gated: valued on {pairs} control pairs, {MIN_PAIRS} needed"
+                continue
             verdict = "unscored" if name in failed else "scored"
-            out[name] = f"{figure} over {pairs} pairs: {verdict}"
+            out[name] = f"AUC {auc:.2f} over {pairs} pairs: {verdict}"
         return out
 
 
@@ -257,9 +259,9 @@ def control_gate(
             failed.append(
                 (
                     name,
-                    f"the judge failed its controls on {what}: it ranked right answers "
-                    f"({_GOLD_NAMES[against]}) above other samples' reference answers with AUC "
-                    f"{auc:.2f} over {min(len(high), len(low))} pairs (needs {MIN_AUC}); its "
+                    f"the judge failed its controls on {what}: it did not rank right answers "
+                    f"({_GOLD_NAMES[against]}) above other samples' reference answers -- AUC "
+                    f"{auc:.2f} over {min(len(high), len(low))} pairs, {MIN_AUC} needed; its "
                     "values would rank runs on noise",
                 )
             )

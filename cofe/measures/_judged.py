@@ -21,13 +21,16 @@ NO_REFERENCE_CLAIM = Unscored("the reference answer states no claim to look for"
 class JudgedMeasure(Measure):
     STEPS: ClassVar[frozenset[Step]] = frozenset({Step.ANSWER})
     NEEDS_REFERENCE: ClassVar[bool] = False
+    # the gated measures whose labels this one reads besides its own name's: a label family
+    # the judge failed on (self-agreement, known-answer controls) leaves it unscored too
+    READS: ClassVar[frozenset[str]] = frozenset()
 
     def evaluate(self, view: StepView) -> float | Unscored:
         labels = view.claims
         if isinstance(labels, Unscored):
             return labels
         for name, reason in labels.unreliable:
-            if name == self.NAME:
+            if name == self.NAME or name in self.READS:
                 return Unscored(reason)
         if labels.failed is not None:
             return Unscored(labels.failed)

@@ -53,6 +53,10 @@ NO_POOL = Unscored("the run records no pool")
 NOT_JUDGED = Unscored("not judged: run `cofe judge` on this run")
 
 
+# the gated measures whose labels the unsupported-claims verdict reads (context, source)
+_SUPPORT_LABELS = frozenset({"Faithfulness", "SourceFaithfulness"})
+
+
 @dataclass(frozen=True, slots=True)
 class ClaimLabels:
     """An LLM judge's labels of one answer's claims (from ``cofe judge``).
@@ -99,7 +103,11 @@ class ClaimLabels:
 
     def unsupported(self) -> tuple[str, ...]:
         """Claims supported neither by the context nor by the source document. Without a
-        source the judge cannot tell an invention from knowledge the context lacked: none."""
+        source the judge cannot tell an invention from knowledge the context lacked: none;
+        nor when the judge failed a gate on those labels (``unreliable``): no verdict rests on
+        labels whose measure is unscored."""
+        if any(name in _SUPPORT_LABELS for name, _ in self.unreliable):
+            return ()
         return tuple(
             text
             for text, in_context, in_source in zip(

@@ -21,6 +21,7 @@ class Hallucination(JudgedMeasure):
 
     NAME = "Hallucination"
     NEEDS_REFERENCE = True
+    READS = frozenset({"Faithfulness", "ClaimPrecision"})  # the context and reference labels
     HIGHER_IS_BETTER = False
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
@@ -36,6 +37,7 @@ class SelfKnowledge(JudgedMeasure):
 
     NAME = "SelfKnowledge"
     NEEDS_REFERENCE = True
+    READS = frozenset({"Faithfulness", "ClaimPrecision"})
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if not labels.context:

@@ -246,3 +246,48 @@ def test_cli_says_in_one_line_that_the_judge_failed(tmp_path, capsys, monkeypatc
     assert (counted["samples_to_judge"], counted["controls_to_judge"]) == (12, 30)
     assert main(["judge", str(run), "--model", "m", "--dry-run", "--controls", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["controls_to_judge"] == 0
+
+
+def no_sayer(messages, request) -> str:
+    """The yes-sayer's mirror: no claim supported anywhere, no statement stated."""
+    reply = json.loads(yes_sayer(messages, request))
+    if "answer_claims" in reply and isinstance(reply["answer_claims"][0], str):
+        return json.dumps(reply)  # the claims call: the answer's sentences, as they are
+
+    def no(value):
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, list):
+            return [no(v) for v in value]
+        if isinstance(value, dict):
+            return {k: v if k == "claim" else no(v) for k, v in value.items()}
+        return value
+
+    return json.dumps({**no(reply), "correctness": 1, "useful_chunks": []})
+
+
+def test_no_verdict_rests_on_labels_that_failed_their_controls(tmp_path, monkeypatch):
+    """A judge calling every claim unsupported would make every answer `unsupported_claims`
+    (and every claim a hallucination); failing its controls, it decides nothing."""
+    import benchmarks.judge_validity as jv
+    from cofe import score_run
+
+    chosen = rows(12)
+    points = {r["id"]: r["points"] for r in chosen}
+    made = jv.EvalSample
+    monkeypatch.setattr(jv, "EvalSample", lambda **kw: made(**kw, fine_keywords=points[kw["id"]]))
+    run = tmp_path / "run"
+    build_run(chosen, run)
+    with ScriptedOpenAI(no_sayer) as server:
+        client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=10))
+        report = judge_run(run, client, concurrency=2)
+    assert report.controls["Faithfulness"].endswith("unscored")
+    result = score_run(run)
+    assert "unsupported_claims" not in set(result.verdicts.verdict)
+    hallucination = result.scores[result.scores.measure == "Hallucination"]
+    assert hallucination.value.isna().all()
+    assert (
+        result.skipped[result.skipped.measure == "Hallucination"]
+        .reason.str.contains("failed its controls on Faithfulness")
+        .all()
+    )
