@@ -224,7 +224,7 @@ def judge(run: Path, base_url: str, model: str, limit: int | None) -> tuple[set[
     endpoint = Endpoint.from_env(base_url=base_url, model=model, timeout=900, max_retries=1)
     client = LLMClient(endpoint, json_mode="json_object", max_tokens=800)
     started = time.perf_counter()
-    report = judge_run(run, client, concurrency=1, progress=True, limit=limit)
+    report = judge_run(run, client, concurrency=1, progress=True, limit=limit, controls=0)
     seconds = time.perf_counter() - started
     judged = _judged(run)
     n = max(1, report.judged + report.unscored)

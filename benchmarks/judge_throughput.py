@@ -109,7 +109,7 @@ def main() -> None:
                 _keep_first(run, args.samples)
                 client = LLMClient(Endpoint(server.base_url, "stand-in", "none", timeout=30))
                 started = time.perf_counter()
-                report = judge_run(run, client, concurrency=n)
+                report = judge_run(run, client, concurrency=n, controls=0)
                 wall = time.perf_counter() - started
             u, done = client.usage, report.judged + report.unscored
             print(

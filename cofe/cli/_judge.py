@@ -98,10 +98,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=int,
         default=10,
         metavar="N",
-        help="first judge N known-answer control pairs (a sample's reference answer, and "
-        "another sample's, judged as its answer); a measure the judge cannot tell them apart "
-        "on is unscored by cofe score (default 10; 0: none; needs 8 samples with a "
-        "reference answer)",
+        help="first judge known-answer controls for N samples with a reference answer (3 "
+        "judgements each: the reference and the passage's closest sentence, right, and another "
+        "document's reference, wrong, each judged as the answer); a measure the judge cannot "
+        "tell them apart on is unscored by cofe score (default 10; 0: none; else at least 8)",
     )
     p.add_argument("--cache", type=Path, help="cache folder for replies ('none' disables)")
     p.add_argument(
@@ -131,8 +131,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     llm_defaults(args)
     if args.steps is None:  # measured per model (benchmarks/README.md, judge validity)
-        args.steps = (args.model or os.environ.get("OPENAI_MODEL")) == LOCAL_MODEL_ID
+        local = (args.model or os.environ.get("OPENAI_MODEL")) == LOCAL_MODEL_ID
+        args.steps = local and not args.dask  # the step mode runs in this process only
     from cofe.judges import (
+        CONTROL_MIN_PAIRS,
+        POINT_LABELS,
         checks_messages,
         claim_messages,
         claims_messages,
@@ -146,8 +149,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.repeats < 1:
         raise ValueError(f"--repeats must be at least 1, not {args.repeats}")
-    if args.controls < 0:
-        raise ValueError(f"--controls must be 0 or more, not {args.controls}")
+    if args.controls < 0 or 0 < args.controls < CONTROL_MIN_PAIRS:
+        raise ValueError(
+            f"--controls must be 0 (none) or at least {CONTROL_MIN_PAIRS} (fewer cannot decide "
+            f"anything), not {args.controls}"
+        )
     if args.dry_run:
         items, unanswered = judge_inputs(args.run_dir)
         controls = control_inputs(items, args.controls)
@@ -223,8 +229,11 @@ def run(args: argparse.Namespace) -> int:
     summary = {
         **report.__dict__,
         "steps": args.steps,
-        # what a judgement cost in this pass (the step-by-step mode's price, shown)
-        "calls_per_sample": round(client.usage.calls / asked, 2) if asked else None,
+        # what a sample's judgement cost in this pass (the step-by-step mode's price, shown;
+        # the controls' calls are counted apart, in control_calls)
+        "calls_per_sample": round((client.usage.calls - report.control_calls) / asked, 2)
+        if asked
+        else None,
         "usage": client.usage.to_dict(),
         "judgements": str(args.run_dir / "judgements.jsonl"),
     }
@@ -236,10 +245,17 @@ def run(args: argparse.Namespace) -> int:
         summary["agreement"] = json.loads(agreement.to_json(orient="records"))
     print(json.dumps(summary, indent=2, ensure_ascii=False))
     failed = [name for name, line in report.controls.items() if line.endswith("unscored")]
-    if failed:  # the one line a person must not miss under the JSON
+    measures = [name for name in failed if name != POINT_LABELS]
+    if measures:  # the lines a person must not miss under the JSON
         print(
-            f"cofe judge: this judge failed its known-answer controls on {', '.join(failed)}: "
-            'cofe score leaves them unscored (see "controls" above)',
+            "cofe judge: this judge failed its known-answer controls on "
+            f'{", ".join(measures)}: cofe score leaves them unscored (see "controls" above)',
+            file=sys.stderr,
+        )
+    if POINT_LABELS in failed:
+        print(
+            "cofe judge: this judge failed its known-answer controls on its information-point "
+            "labels: the answer step ignores them and decides by the offline matcher",
             file=sys.stderr,
         )
     return 0

@@ -3,6 +3,8 @@ source), and claim-level correctness against the reference. ``cofe judge RUN`` s
 labels next to the run; ``cofe score`` turns them into measures and verdicts."""
 
 from cofe.judges._agreement import judge_agreement, krippendorff_alpha
+from cofe.judges._controls import MIN_PAIRS as CONTROL_MIN_PAIRS
+from cofe.judges._controls import POINTS as POINT_LABELS
 from cofe.judges._controls import ControlGate, control_gate, control_inputs, read_controls
 from cofe.judges._judge import (
     JudgeInputs,
@@ -27,7 +29,9 @@ from cofe.judges._records import Claim, Judgement, PointLabel, ReferenceClaim
 from cofe.runlog import JUDGEMENTS  # the run folder's file, named by the run log
 
 __all__ = [
+    "CONTROL_MIN_PAIRS",
     "JUDGEMENTS",
+    "POINT_LABELS",
     "PROMPT_VERSION",
     "Claim",
     "ControlGate",

@@ -10,10 +10,12 @@ is known without a reader, each with the sample's question, passages and referen
   passages' words (a reference is written, not copied), so the measures read against the
   passages (Faithfulness, SourceFaithfulness, AnswerRelevancy, the information points) must
   see through a paraphrase to rank it high;
-- **gold_passage**: the passage's sentence most like the reference -- right, and not in the
-  reference's words, so the measures read against the reference (ClaimPrecision,
-  ClaimRecall, AnswerCorrectness, CorrectnessScore) must see through a paraphrase the other
-  way (a reference handed over as the answer would match itself word for word);
+- **gold_passage**: the passage's sentences that cover most of the reference -- right, and
+  not in the reference's words, so the measures that look for the reference in the answer
+  (ClaimRecall, CorrectnessScore) must see through a paraphrase the other way (a reference
+  handed over as the answer would match itself word for word); ClaimPrecision and
+  AnswerCorrectness (is each of the answer's claims in the reference?) are controlled with
+  the reference itself, which a sentence carrying more than a short reference rightly fails;
 - **foreign**: another sample's reference answer (another source document, another
   question): right somewhere else, wrong here.
 
@@ -26,7 +28,8 @@ decides by the offline matcher alone.
 
 Passing is necessary, not sufficient: another sample's answer is the easiest wrong answer
 there is (it is about something else). ``benchmarks/judge_validity.py`` measures the harder
-kinds (a false sentence added, a partial answer) on labelled answers.
+kinds (a false sentence added, a partial answer) on labelled answers. Not covered: the
+context measures (ContextRecall, ContextPrecision), whose labels no control tests.
 
 The passages: the sample's recorded source span when it has one (so a retrieval miss does
 not make a right answer look unsupported), else the context the generator saw -- preferring,
@@ -45,7 +48,7 @@ from typing import TYPE_CHECKING, Literal
 
 from cofe._jsonl import read_jsonl
 from cofe.judges._alpha import JUDGED
-from cofe.judges._prompts import reference_claims
+from cofe.judges._prompts import language, reference_claims
 from cofe.judges._records import Judgement
 from cofe.judges._sense import _content
 from cofe.measures import ClaimLabels, Step, StepView, Unscored
@@ -62,10 +65,11 @@ DEFAULT_PAIRS = 10
 MIN_PAIRS = 8
 MIN_AUC = 0.85
 POINTS = "PointLabels"  # the information points' labels, gated like a measure
-# the measures read against the reference: their gold control is the passage's sentence
-_AGAINST_REFERENCE = frozenset(
-    {"ClaimPrecision", "ClaimRecall", "AnswerCorrectness", "CorrectnessScore"}
-)
+# the measures that look for the reference in the answer: their right answer is the passage's
+# sentence (ClaimPrecision and AnswerCorrectness ask the other way -- is each of the answer's
+# claims in the reference? -- which a sentence carrying more than a short reference rightly
+# fails: theirs is the reference itself, trivially right, still telling a yes-sayer apart)
+_AGAINST_REFERENCE = frozenset({"ClaimRecall", "CorrectnessScore"})
 _POINT_VALUE = {"support": 1.0, "partial": 0.5, "not_support": 0.0}
 
 
@@ -113,36 +117,69 @@ def control_inputs(items: Sequence[JudgeInputs], pairs: int) -> list[JudgeInputs
             usable.append((item, passages, trusted))
     if len(usable) < max(MIN_PAIRS, 2):
         return []
+    # samples whose passages are known to hold the right answer first (a retrieval miss would
+    # make a right answer rightly unsupported), the others only to make up the number
     known = [u for u in usable if u[2]]
-    pool = known if len(known) >= min(pairs, len(usable)) else usable
+    rest = [u for u in usable if not u[2]]
+    pool = [known[k] for k in _spread(len(known), pairs)]
+    pool += [rest[k] for k in _spread(len(rest), pairs - len(pool))] if len(pool) < pairs else []
     out: list[JudgeInputs] = []
-    for k in _spread(len(pool), pairs):
-        item, passages, _ = pool[k]
+    for item, passages, _ in pool:
         partner = _partner([u[0] for u in usable], item)
         if partner is None:
             continue
         gold = replace(item, answer=item.reference or "", chunks=passages, control="gold")
         out.append(gold)
-        sentence = _closest_sentence(passages, item.reference or "")
+        sentence = _closest_sentences(passages, item.reference or "")
         if sentence is not None:
             out.append(replace(gold, answer=sentence, control="gold_passage"))
         out.append(replace(gold, answer=partner.reference or "", control="foreign"))
     return out if sum(c.control == "foreign" for c in out) >= MIN_PAIRS else []
 
 
-def _closest_sentence(passages: Sequence[str], reference: str) -> str | None:
-    """The passages' sentence sharing the most content words with the reference (None: no
-    sentence shares one, or it is the reference itself)."""
-    wanted = _content(reference)
-    best, shared = None, 0
-    for passage in passages:
-        for sentence in reference_claims(passage):
-            common = len(wanted & _content(sentence))
-            if common > shared:
-                best, shared = sentence, common
-    if best is None or best.strip().casefold() == reference.strip().casefold():
+def _closest_sentences(passages: Sequence[str], reference: str) -> str | None:
+    """The passages' sentences that together cover most of the reference's content: up to
+    three, taken greedily while each adds a fifth of it, joined in passage order (a reference
+    answers a question from a few sentences, in its own words). None when they cover under
+    ``MIN_COVER`` of it, when they are the reference itself, or when one is more than a
+    paragraph (a passage with no sentence punctuation)."""
+    wanted = _units(reference)
+    if not wanted:
         return None
-    return best
+    limit = max(400, 3 * len(reference))
+    sentences = [s for p in passages for s in reference_claims(p) if len(s) <= limit]
+    shared = [_units(s) & wanted for s in sentences]
+    chosen: list[int] = []
+    covered: set[str] = set()
+    while len(chosen) < 3:
+        gains = [
+            (len(units - covered), -len(sentences[n]), n)
+            for n, units in enumerate(shared)
+            if n not in chosen
+        ]
+        if not gains:
+            break
+        gain, _, best = max(gains)
+        if gain < (max(1, 0.2 * len(wanted)) if chosen else 1):
+            break
+        chosen.append(best)
+        covered |= shared[best]
+    text = " ".join(sentences[n] for n in sorted(chosen))
+    if len(covered) < MIN_COVER * len(wanted) or text.casefold() == reference.strip().casefold():
+        return None
+    return text
+
+
+def _units(text: str) -> set[str]:
+    """Content words and Chinese characters, without the commonest function characters
+    (shared by any two Chinese sentences)."""
+    return {u for u in _content(text) if u not in _CJK_COMMON}
+
+
+_CJK_COMMON = frozenset(
+    "的了是在和与或及也都就而之其这那个为以于被把将有着过等们一不中上下人大年月日"
+)
+MIN_COVER = 0.3  # of the reference's content a right answer from the passage must carry
 
 
 def _passages(item: JudgeInputs) -> tuple[tuple[str, ...], bool]:
@@ -164,22 +201,36 @@ def _passages(item: JudgeInputs) -> tuple[tuple[str, ...], bool]:
 
 def _spread(n: int, k: int) -> list[int]:
     """``k`` indices spread evenly over ``range(n)`` (all of them when ``k >= n``)."""
+    if k <= 0:
+        return []
     if k >= n:
         return list(range(n))
     return [i * n // k for i in range(k)]
 
 
 def _partner(usable: Sequence[JudgeInputs], item: JudgeInputs) -> JudgeInputs | None:
-    """Another sample whose reference is wrong for ``item``: half the list away, with another
-    question and another reference -- from another source document when there is one (an
-    eval set on one document: another question of it, a harder wrong answer)."""
+    """Another sample whose reference is wrong for ``item``: half the list away, in the same
+    language, with another question and another reference -- from another source document
+    when there is one; else (an eval set on one document) another question's, provided its
+    reference is mostly not in ``item``'s passages (questions of one document share spans)."""
     index = next(i for i, u in enumerate(usable) if u is item)
     n = len(usable)
+    tongue = language(item.sample.query)
     others = [usable[(index + step) % n] for step in range(n // 2, n // 2 + n)]
-    others = [o for o in others if o is not item and not _same_answer(item, o)]
-    return next((o for o in others if not _same_document(item, o)), None) or next(
-        iter(others), None
-    )
+    others = [
+        o
+        for o in others
+        if o is not item and not _same_answer(item, o) and language(o.sample.query) == tongue
+    ]
+    elsewhere = next((o for o in others if not _same_document(item, o)), None)
+    if elsewhere is not None:
+        return elsewhere
+    passages = _units(f"{item.context}\n{item.source or ''}")
+    for other in others:
+        theirs = _units(other.reference or "")
+        if theirs and len(theirs & passages) < 0.5 * len(theirs):
+            return other
+    return None
 
 
 def _same_document(a: JudgeInputs, b: JudgeInputs) -> bool:

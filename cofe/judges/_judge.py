@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
-from cofe._jsonl import append_jsonl, read_jsonl
+from cofe._jsonl import append_jsonl, read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
 from cofe.judges._alpha import unreliable
@@ -483,6 +483,8 @@ class JudgeReport:
     # why none of the run's claim labels is used (the example's label pattern echoed), or None
     label_echo: str | None = None
     controls_judged: int = 0  # known-answer controls judged in this pass (judges/_controls.py)
+    controls_unscored: int = 0  # ... whose calls gave no usable labels
+    control_calls: int = 0  # the calls the controls took (the samples' are the rest)
     # per judged measure: the controls' AUC, pairs, and whether cofe score uses it
     controls: dict[str, str] = field(default_factory=dict)
 
@@ -602,13 +604,17 @@ def judge_run(
         if limit is not None and len(todo) > limit:
             report.left = len(todo) - limit
             todo = todo[:limit]
-        judged_controls = read_controls(run_dir)
+        # the controls this run calls for now; any other in the file (a sample gone, its
+        # reference or passages edited, fewer asked for) is dropped, so none that is stale
+        # gates the run
+        wanted = control_inputs(items, controls)
+        judged_controls = _prune_controls(run_dir, wanted)
         # a first look (--limit, samples left over) is not made to wait for the controls:
         # the pass that reaches the last sample judges them
         waiting = report.left > 0
         control_todo = [
             (inputs, 0)
-            for inputs in control_inputs(items, 0 if waiting else controls)
+            for inputs in ([] if waiting else wanted)
             if inputs.control is not None
             and not _current(
                 judged_controls.get((inputs.sample.id, inputs.control)), inputs, client, version
@@ -619,9 +625,13 @@ def judge_run(
 
         def finished(judgement: Judgement) -> None:
             with lock:
-                if judgement.control is not None:  # a control: its own file and count
+                if judgement.control is not None:  # a control: its own file and counts
                     append_jsonl(run_dir / JUDGE_CONTROLS, [judgement])
-                    report.controls_judged += 1
+                    report.control_calls += judgement.calls
+                    if judgement.status == "judged":
+                        report.controls_judged += 1
+                    else:
+                        report.controls_unscored += 1
                 else:
                     append_jsonl(path, [judgement])
                     if judgement.status == "judged":
@@ -636,8 +646,10 @@ def judge_run(
                 on_judged(judgement)
             if judgement.status != "judged":  # a dead endpoint stops the pass, not each sample
                 client.check_endpoint(
-                    f"stopped after judging {report.judged} sample(s) in this pass; every "
-                    f"judgement so far is kept in {path}: run `cofe judge` again to resume"
+                    f"stopped after judging {report.judged} sample(s) and "
+                    f"{report.controls_judged} control(s) in this pass; every judgement so far "
+                    f"is kept in {path} and {run_dir / JUDGE_CONTROLS}: run `cofe judge` again "
+                    "to resume"
                 )
 
         # the controls first: a judge that cannot tell a right answer from a wrong one is
@@ -666,7 +678,7 @@ def judge_run(
         report.correctness_echo = correctness_echo(_correctness_values(judgements))
         report.label_echo = label_echo(_context_labels(judgements))
         report.controls = _gate(run_dir, judgements).summary()
-        if waiting and control_inputs(items, controls) and "controls" in report.controls:
+        if waiting and wanted and "controls" in report.controls:
             report.controls["controls"] = (
                 "not judged yet: this pass left samples (--limit); the pass that judges the "
                 "last sample judges them first"
@@ -687,16 +699,37 @@ def _current(old: Judgement | None, item: JudgeInputs, client: LLMClient, versio
 
 def _gate(run_dir: Path, judgements: Mapping[str, Judgement]) -> ControlGate:
     """The known-answer controls' gate for the labels that score the run: the controls judged
-    by the model and prompt version of most of its judgements."""
+    by the model and prompt version of most of its judgements, for samples the run has
+    judged (``cofe judge`` drops the controls a changed run no longer calls for)."""
     kinds = Counter(
         (j.model, j.prompt_version) for j in judgements.values() if j.status == "judged"
     )
     if not kinds:
         return control_gate((), labels_of)
     (model, version), _ = kinds.most_common(1)[0]
-    return control_gate(
-        read_controls(run_dir).values(), labels_of, model=model, versions=frozenset({version})
-    )
+    controls = [c for c in read_controls(run_dir).values() if c.sample_id in judgements]
+    return control_gate(controls, labels_of, model=model, versions=frozenset({version}))
+
+
+def _prune_controls(
+    run_dir: Path, wanted: list[JudgeInputs]
+) -> dict[tuple[str, Control], Judgement]:
+    """The judged controls still called for (same sample, kind and inputs), the file
+    rewritten to hold only those when it held others."""
+    keys = {(c.sample.id, c.control): c.key for c in wanted if c.control is not None}
+    judged = read_controls(run_dir)
+    kept = {k: j for k, j in judged.items() if keys.get(k) == j.inputs}
+    if len(kept) < len(judged) or _has_extra_lines(run_dir / JUDGE_CONTROLS, len(judged)):
+        write_jsonl(run_dir / JUDGE_CONTROLS, list(kept.values()))
+    return kept
+
+
+def _has_extra_lines(path: Path, records: int) -> bool:
+    """Does the file hold more lines than records (superseded or unreadable ones)?"""
+    if not path.exists():
+        return False
+    with path.open("rb") as handle:
+        return sum(1 for line in handle if line.strip()) > records
 
 
 def _context_labels(judgements: dict[str, Judgement]) -> list[list[bool]]:
@@ -764,8 +797,10 @@ def labels_for_scoring(
             out[sample.id] = Unscored("judged on other inputs or prompts: run `cofe judge` again")
         elif judgement.status != "judged":
             failed = unscored_labels(judgement, len(sample.fine_keywords))
-            if drop_points and isinstance(failed, ClaimLabels):
-                failed = replace(failed, points=(), points_in_context=())
+            if isinstance(failed, ClaimLabels):  # the gates hold for what it kept, too
+                if drop_points:
+                    failed = replace(failed, points=(), points_in_context=())
+                failed = replace(failed, unreliable=shaky) if shaky else failed
             out[sample.id] = failed
         else:
             labels = labels_of(judgement, len(sample.fine_keywords))

@@ -20,7 +20,12 @@ class AnswerRelevancy(JudgedMeasure):
 
     def evaluate(self, view: StepView) -> float | Unscored:
         labels = view.claims
-        if isinstance(labels, ClaimLabels) and labels.failed and labels.relevancy is not None:
+        if (  # kept when the calls failed, unless a gate found it noise
+            isinstance(labels, ClaimLabels)
+            and labels.failed
+            and labels.relevancy is not None
+            and not any(name == self.NAME for name, _ in labels.unreliable)
+        ):
             return unit(labels.relevancy)
         return super().evaluate(view)
 
@@ -38,7 +43,12 @@ class AnswerSimilarity(JudgedMeasure):
 
     def evaluate(self, view: StepView) -> float | Unscored:
         labels = view.claims
-        if isinstance(labels, ClaimLabels) and labels.failed and labels.similarity is not None:
+        if (  # kept when the calls failed, unless a gate found it noise
+            isinstance(labels, ClaimLabels)
+            and labels.failed
+            and labels.similarity is not None
+            and not any(name == self.NAME for name, _ in labels.unreliable)
+        ):
             return unit(labels.similarity)
         return super().evaluate(view)
 
