@@ -10,7 +10,8 @@ is known without a reader, each with the sample's question, passages and referen
   passages' words (a reference is written, not copied), so the measures read against the
   passages (Faithfulness, SourceFaithfulness, AnswerRelevancy, the information points) must
   see through a paraphrase to rank it high;
-- **gold_passage**: the passage's sentences that cover most of the reference -- right, and
+- **gold_passage**: the passage's sentences that cover most of the reference (where they cover
+  enough of it; else the reference again) -- right, and
   not in the reference's words, so the measures that look for the reference in the answer
   (ClaimRecall, CorrectnessScore) must see through a paraphrase the other way (a reference
   handed over as the answer would match itself word for word); ClaimPrecision and
@@ -283,9 +284,12 @@ def control_gate(
         if c.control is not None:
             by_sample.setdefault(c.sample_id, {})[c.control] = c
     for judged in by_sample.values():
-        if "foreign" not in judged or len(judged) < 2:
+        if "foreign" not in judged or "gold" not in judged:
             continue
         pairs += 1
+        # a sample with no passage answer (its sentences cover too little of the reference)
+        # controls the measures that look for the reference with the reference itself
+        judged.setdefault("gold_passage", judged["gold"])
         for kind, judgement in judged.items():
             for name, value in _values(labels(judgement)).items():
                 values[kind].setdefault(name, []).append(value)
@@ -293,8 +297,9 @@ def control_gate(
         return ControlGate(
             {},
             (),
-            note=f"not gated: {pairs} control pair(s) judged, {MIN_PAIRS} needed "
-            "(cofe judge --controls N; a run needs that many samples with a reference answer)",
+            note=f"not gated: {pairs} sample(s) with judged controls, {MIN_PAIRS} needed (cofe "
+            "judge --controls N; a run needs that many samples with a reference answer, whose "
+            "wrong answer another sample's reference can be)",
         )
     figures: dict[str, tuple[float | None, int]] = {}
     failed: list[tuple[str, str]] = []
@@ -321,7 +326,7 @@ def control_gate(
 
 _GOLD_NAMES = {
     "gold": "the reference answers",
-    "gold_passage": "the passages' sentences closest to the references",
+    "gold_passage": "the passages' sentences closest to the references, else the references",
 }
 
 
