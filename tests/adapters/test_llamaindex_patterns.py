@@ -230,7 +230,10 @@ def test_auto_merging_puts_leaves_and_parents_in_the_corpus(tmp_path: Path) -> N
         parent = run.chunks[chunk.meta["parent_chunk_id"]]
         assert parent.start <= chunk.start and chunk.end <= parent.end and chunk.text in parent.text
     record = run.records["q0"]
-    assert len(record.pool) == 6 and set(_texts(run, record.pool)) <= leaf_texts
+    # six leaves retrieved; leaves of the same text (the text repeats a few sentences) are one
+    # chunk, and which ties the retriever returns depends on random node ids
+    repeated = len(leaves) - len(leaf_texts)
+    assert 6 - repeated <= len(record.pool) <= 6 and set(_texts(run, record.pool)) <= leaf_texts
     merged = [t for t in _texts(run, record.context) if t not in leaf_texts]
     assert merged and all(t in record.answer for t in merged)  # parents reached the LLM
     assert run.manifest.stages == [
