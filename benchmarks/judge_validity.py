@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from cofe.evalset import EvalSample, SourceRef, read_evalset, write_evalset  # noqa: E402
 from cofe.judges import (  # noqa: E402
+    auc,
     control_gate,
     judge_run,
     labels_for_scoring,
@@ -294,15 +295,6 @@ def measures_of(run: Path) -> dict[str, dict[str, float | str]]:
             row[measure.name] = value.reason if isinstance(value, Unscored) else float(value)
         out[sample_id] = row
     return out
-
-
-def auc(high: list[float], low: list[float]) -> float | None:
-    """P(a value of ``high`` > one of ``low``), ties a half (Mann-Whitney); None if either is
-    empty."""
-    if not high or not low:
-        return None
-    wins = sum((h > lo) + 0.5 * (h == lo) for h in high for lo in low)
-    return wins / (len(high) * len(low))
 
 
 def choose(

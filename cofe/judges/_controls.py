@@ -89,12 +89,12 @@ class ControlGate:
             return {"controls": self.note}
         failed = dict(self.failed)
         out = {}
-        for name, (auc, pairs) in self.figures.items():
-            if auc is None or pairs < MIN_PAIRS:  # no reference, no points, no embeddings...
+        for name, (value, pairs) in self.figures.items():
+            if value is None or pairs < MIN_PAIRS:  # no reference, no points, no embeddings...
                 out[name] = f"not gated: valued on {pairs} control pairs, {MIN_PAIRS} needed"
                 continue
             verdict = "unscored" if name in failed else "scored"
-            out[name] = f"AUC {auc:.2f} over {pairs} pairs: {verdict}"
+            out[name] = f"AUC {value:.2f} over {pairs} pairs: {verdict}"
         return out
 
 
@@ -306,18 +306,18 @@ def control_gate(
     for name in [m.name for m in JUDGED] + [POINTS]:
         against: Control = "gold_passage" if name in _AGAINST_REFERENCE else "gold"
         high, low = values[against].get(name, []), values["foreign"].get(name, [])
-        auc = _auc(high, low)
-        figures[name] = (auc, min(len(high), len(low)))
-        if auc is None or min(len(high), len(low)) < MIN_PAIRS:
+        separation = auc(high, low)
+        figures[name] = (separation, min(len(high), len(low)))
+        if separation is None or min(len(high), len(low)) < MIN_PAIRS:
             continue  # too few valued controls (no reference, no points...): not gated
-        if auc < MIN_AUC:
+        if separation < MIN_AUC:
             what = "its information-point labels" if name == POINTS else name
             failed.append(
                 (
                     name,
                     f"the judge failed its controls on {what}: it did not rank right answers "
                     f"({_GOLD_NAMES[against]}) above other samples' reference answers -- AUC "
-                    f"{auc:.2f} over {min(len(high), len(low))} pairs, {MIN_AUC} needed; its "
+                    f"{separation:.2f} over {min(len(high), len(low))} pairs, {MIN_AUC} needed; its "
                     "values would rank runs on noise",
                 )
             )
@@ -344,8 +344,9 @@ def _values(labels: ClaimLabels) -> dict[str, float]:
     return out
 
 
-def _auc(high: list[float], low: list[float]) -> float | None:
-    """P(a gold value > a foreign one), ties a half (Mann-Whitney); None if either is empty."""
+def auc(high: list[float], low: list[float]) -> float | None:
+    """P(a value of ``high`` > one of ``low``), ties a half (Mann-Whitney U over the pairs);
+    None if either is empty."""
     if not high or not low:
         return None
     wins = sum((h > lo) + 0.5 * (h == lo) for h in high for lo in low)
