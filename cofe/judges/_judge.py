@@ -83,6 +83,7 @@ from cofe.judges._sense import (
     copies_example_labels,
     correctness_echo,
     first_labels,
+    from_answer,
     keep_answer_claims,
     label_echo,
     repair_code,
@@ -204,7 +205,17 @@ def judge_one(
             base["answer_relevancy"] = 0.0  # RAGAS: a noncommittal answer is not relevant
         elif questions:
             cosines = _cosines(embedder, question, questions)
-            base["answer_relevancy"] = sum(cosines) / len(cosines)
+            # RAGAS's questions are generated from the answer: one sharing no word with it
+            # is not a question the answer answers, whatever it has in common with the
+            # user's question -- it counts 0, as a noncommittal answer does
+            stray = [n for n, asked in enumerate(questions) if not from_answer(asked, item.answer)]
+            if stray:
+                repairs.append(
+                    f"question_not_from_answer: {len(stray)} of {len(questions)} question(s) "
+                    "share no content word with the answer: counted 0 for AnswerRelevancy"
+                )
+            values = [0.0 if n in stray else c for n, c in enumerate(cosines)]
+            base["answer_relevancy"] = sum(values) / len(values)
     reference_claims = split_reference(item.reference)
     points = item.points
     if not answer_claims and not reference_claims and not points:  # nothing to compare

@@ -79,6 +79,18 @@ def in_answer(claim: str, given: str) -> bool:
     return len(words & _content(given)) >= IN_ANSWER_SHARE * len(words)
 
 
+# an answer with fewer content words (a name, a date) may answer a question sharing none
+MIN_ANSWER_WORDS = 4
+
+
+def from_answer(asked: str, answer: str) -> bool:
+    """Is ``asked`` a question the answer could answer: does it share a content word with it?
+    A small model asked for questions the answer answers often writes the user's question
+    again (its own parts), whatever the answer says: about another topic, that shares none."""
+    words = _content(answer)
+    return len(words) < MIN_ANSWER_WORDS or bool(_content(asked) & words)
+
+
 def keep_answer_claims(
     claims: Sequence[str], questions: Sequence[str], question: str, answer: str
 ) -> tuple[list[str], list[str], list[str]]:

@@ -542,3 +542,42 @@ def test_context_labels_following_the_examples_pattern_are_not_used(tmp_path, pa
         assert len(faithfulness) == len(patterns)
         if ECHO in patterns:
             assert "unsupported_claims" in verdicts  # the labels are used as given
+
+
+def test_questions_sharing_no_word_with_the_answer_count_zero_for_relevancy():
+    """A small model asked for questions the answer answers often restates the user's question
+    whatever the answer says (en-029 in the judge benchmark: a Doctor Who answer to a Tesla
+    question gave "Where did Tesla work before moving to the US?"). Such a question shares no
+    word with an off-topic answer and counts 0; a terse answer (a date) is not held to it."""
+    from cofe.evalset import EvalSample
+    from cofe.judges import JudgeInputs, judge_one
+    from cofe.judges._sense import from_answer
+
+    question = "Where did Tesla work before moving to the US?"
+    off_topic = "The script was written by Terry Nation and rejected by Newman and Wilson."
+    on_topic = "Tesla worked for Continental Edison in France before moving in 1884."
+    assert not from_answer(question, off_topic) and from_answer(question, on_topic)
+    assert from_answer(question, "In 1884.")  # too short to share a word with anything
+
+    def claims_only(messages, request) -> str:
+        answer = messages[1]["content"].split("Answer: ", 1)[1]
+        return json.dumps(
+            {"answer_claims": [answer], "questions": [question], "noncommittal": False}
+        )
+
+    class Same:
+        def encode(self, texts):
+            import numpy as np
+
+            return np.array([(1.0, 0.0) for _ in texts])  # every cosine 1: only the rule acts
+
+    sample = EvalSample(id="s", query=question)
+    with ScriptedOpenAI(claims_only) as server:
+        llm = LLMClient(Endpoint(server.base_url, "m", "x", timeout=10))
+        for answer, expected in ((off_topic, 0.0), (on_topic, 1.0)):
+            item = JudgeInputs(sample, answer, ("a passage",), None, None, None)
+            judgement = judge_one(llm, item, Same())
+            assert judgement.answer_relevancy == expected, answer
+            assert any(r.startswith("question_not_from_answer") for r in judgement.repairs) == (
+                expected == 0.0
+            )
