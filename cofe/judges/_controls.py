@@ -12,11 +12,10 @@ is known without a reader, each with the sample's question, passages and referen
   see through a paraphrase to rank it high;
 - **gold_passage**: the passage's sentences that cover most of the reference (where they cover
   enough of it; else the reference again) -- right, and
-  not in the reference's words, so the measures that look for the reference in the answer
-  (ClaimRecall, CorrectnessScore) must see through a paraphrase the other way (a reference
-  handed over as the answer would match itself word for word); ClaimPrecision and
-  AnswerCorrectness (is each of the answer's claims in the reference?) are controlled with
-  the reference itself, which a sentence carrying more than a short reference rightly fails;
+  not in the reference's words, so the measures read against the reference (ClaimPrecision,
+  ClaimRecall, AnswerCorrectness, CorrectnessScore) must see through a paraphrase the other
+  way (a reference handed over as the answer would match itself word for word, and pass a
+  judge that only matches words);
 - **foreign**: another sample's reference answer (another source document, another
   question): right somewhere else, wrong here.
 
@@ -66,11 +65,13 @@ DEFAULT_PAIRS = 10
 MIN_PAIRS = 8
 MIN_AUC = 0.85
 POINTS = "PointLabels"  # the information points' labels, gated like a measure
-# the measures that look for the reference in the answer: their right answer is the passage's
-# sentence (ClaimPrecision and AnswerCorrectness ask the other way -- is each of the answer's
-# claims in the reference? -- which a sentence carrying more than a short reference rightly
-# fails: theirs is the reference itself, trivially right, still telling a yes-sayer apart)
-_AGAINST_REFERENCE = frozenset({"ClaimRecall", "CorrectnessScore"})
+# the measures read against the reference: their right answer is the passage's sentences (the
+# reference itself would pass any judge that matches words); a sentence carrying more than a
+# short reference is partly unsupported by it, which lowers ClaimPrecision, but above another
+# document's answer (none of whose claims the reference supports)
+_AGAINST_REFERENCE = frozenset(
+    {"ClaimPrecision", "ClaimRecall", "AnswerCorrectness", "CorrectnessScore"}
+)
 _POINT_VALUE = {"support": 1.0, "partial": 0.5, "not_support": 0.0}
 
 

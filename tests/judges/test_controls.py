@@ -109,7 +109,11 @@ def test_a_judge_that_separates_the_controls_keeps_its_measures(tmp_path):
     assert report.controls_judged == sum(kinds.values()) == expected(run)
     assert len((run / JUDGE_CONTROLS).read_text().splitlines()) == sum(kinds.values())
     assert report.judged == 12  # the samples themselves, counted apart
-    for name in ("Faithfulness", "ClaimPrecision", "AnswerCorrectness"):
+    # it reads the reference as its passages: the measures read against the passages keep
+    # their numbers (the ones read against the reference meet the passage's sentences, which
+    # a word-matching judge cannot tie to a reworded reference: gated, see the stand-in table
+    # in benchmarks/README.md)
+    for name in ("Faithfulness", "SourceFaithfulness"):
         assert report.controls[name].endswith(": scored"), report.controls
     values = measures_of(run)
     assert all(isinstance(v["Faithfulness"], float) for v in values.values())
