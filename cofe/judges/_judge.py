@@ -112,7 +112,8 @@ class JudgeInputs:
     no_source: str | None
     reference: str | None
     # a known-answer control (judges/_controls.py): the answer is the sample's reference
-    # (gold) or another sample's (foreign); its judgement goes to judge_controls.jsonl
+    # (gold), its passage's sentences covering it (gold_passage) or another sample's
+    # reference (foreign); its judgement goes to judge_controls.jsonl
     control: Control | None = None
 
     @property
