@@ -157,6 +157,12 @@ def _judge(
     log(
         f"  judged {report.judged} answers ({report.unscored} unscored, {client.usage.calls} calls)"
     )
+    failed = [name for name, line in report.controls.items() if line.endswith("unscored")]
+    if failed:  # why a judged measure is missing from the tables below
+        log(
+            f"  the judge failed its known-answer controls on {', '.join(failed)}: left "
+            "unscored (its values would rank runs on noise; cofe judge explains)"
+        )
 
 
 def _differences(comparison: Comparison) -> str:
