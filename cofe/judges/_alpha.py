@@ -77,12 +77,20 @@ def repeated_values(
     """Per judged measure, per sample: its values over the repeats (by (sample id, repeat))."""
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for (sample_id, _repeat), claims in sorted(labels.items()):
-        view = StepView(Step.ANSWER, (), claims=claims)
-        for measure in JUDGED:
-            value = measure.evaluate(view)
-            if not isinstance(value, Unscored):
-                values[measure.name][sample_id].append(float(value))
+        for name, value in judged_values(claims).items():
+            values[name][sample_id].append(value)
     return values
+
+
+def judged_values(claims: ClaimLabels) -> dict[str, float]:
+    """Each judged measure's value from one judgement's labels (the unscored ones left out)."""
+    view = StepView(Step.ANSWER, (), claims=claims)
+    out: dict[str, float] = {}
+    for measure in JUDGED:
+        value = measure.evaluate(view)
+        if not isinstance(value, Unscored):
+            out[measure.name] = float(value)
+    return out
 
 
 def unreliable(labels: Mapping[tuple[str, int], ClaimLabels]) -> tuple[tuple[str, str], ...]:

@@ -47,11 +47,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from cofe._jsonl import read_jsonl
-from cofe.judges._alpha import JUDGED
+from cofe.judges._alpha import JUDGED, judged_values
 from cofe.judges._prompts import language, reference_claims
 from cofe.judges._records import Judgement
 from cofe.judges._sense import _content
-from cofe.measures import ClaimLabels, Step, StepView, Unscored
+from cofe.measures import ClaimLabels
 from cofe.runlog import JUDGE_CONTROLS
 
 if TYPE_CHECKING:  # _judge imports this module: the inputs' type only, no cycle
@@ -101,9 +101,9 @@ class ControlGate:
 
 def control_inputs(items: Sequence[JudgeInputs], pairs: int) -> list[JudgeInputs]:
     """The control judgements to make: for up to ``pairs`` samples, its gold answers (the
-    reference; the passage's sentence most like it, when one shares a word with it) and its
-    foreign answer, each marked ``control``. None when fewer than ``MIN_PAIRS`` samples can
-    be controls."""
+    reference; the passage's sentences covering it, when they cover enough) and its foreign
+    answer, each marked ``control``. None when fewer than ``MIN_PAIRS`` samples can be
+    controls."""
     if pairs <= 0:
         return []
     seen: set[tuple[str, str]] = set()
@@ -307,9 +307,9 @@ def control_gate(
     for name in [m.name for m in JUDGED] + [POINTS]:
         against: Control = "gold_passage" if name in _AGAINST_REFERENCE else "gold"
         high, low = values[against].get(name, []), values["foreign"].get(name, [])
-        separation = auc(high, low)
-        figures[name] = (separation, min(len(high), len(low)))
-        if separation is None or min(len(high), len(low)) < MIN_PAIRS:
+        separation, valued = auc(high, low), min(len(high), len(low))
+        figures[name] = (separation, valued)
+        if separation is None or valued < MIN_PAIRS:
             continue  # too few valued controls (no reference, no points...): not gated
         if separation < MIN_AUC:
             what = "its information-point labels" if name == POINTS else name
@@ -318,7 +318,7 @@ def control_gate(
                     name,
                     f"the judge failed its controls on {what}: it did not rank right answers "
                     f"({_GOLD_NAMES[against]}) above other samples' reference answers -- AUC "
-                    f"{separation:.2f} over {min(len(high), len(low))} pairs, {MIN_AUC} needed; its "
+                    f"{separation:.2f} over {valued} pairs, {MIN_AUC} needed; its "
                     "values would rank runs on noise",
                 )
             )
@@ -333,12 +333,7 @@ _GOLD_NAMES = {
 
 def _values(labels: ClaimLabels) -> dict[str, float]:
     """Each judged measure's value on one control (and the share of points conveyed)."""
-    view = StepView(Step.ANSWER, (), claims=labels)
-    out: dict[str, float] = {}
-    for measure in JUDGED:
-        value = measure.evaluate(view)
-        if not isinstance(value, Unscored):
-            out[measure.name] = float(value)
+    out = judged_values(labels)
     valued = [_POINT_VALUE[p] for p in labels.points if p is not None]
     if valued:
         out[POINTS] = sum(valued) / len(valued)
