@@ -210,6 +210,21 @@ def _judged(run: Path) -> set[str]:
     return {sid for sid, j in read_judgements(run).items() if j.status == "judged"}
 
 
+def _stale(run: Path) -> str:
+    """Why kept replies cannot count today: written for another prompt, cofe treats them
+    as stale (the samples score as if not judged), so the judge rows equal the offline ones."""
+    from cofe.judges import PROMPT_VERSION, read_judgements
+
+    versions = {j.prompt_version for j in read_judgements(run).values()} - {PROMPT_VERSION}
+    if not versions:
+        return ""
+    return (
+        f"the kept replies answer prompt {', '.join(sorted(versions))}; today's is "
+        f"{PROMPT_VERSION}, so cofe ignores them as stale and the judge rows equal the "
+        "offline rows -- judge again (--base-url) to measure the judge path"
+    )
+
+
 def _model(run: Path) -> str:
     from cofe.judges import read_judgements
 
@@ -401,6 +416,10 @@ def main(argv: list[str] | None = None) -> int:
                 else:  # a judge's earlier replies, scored again without a call
                     shutil.copy(kept, run / "judgements.jsonl")
                     judged, cost = _judged(run), {"from": str(kept)}
+                    stale = _stale(run)
+                    if stale:
+                        cost["stale"] = stale
+                        print(f"{name}: {stale}", file=sys.stderr)
                 who = (
                     "loopback STAND-IN (plumbing only)"
                     if args.stand_in

@@ -45,10 +45,12 @@ import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
+from cofe.matching import _synonyms
 from cofe.matching._labels import STOPWORDS
 from cofe.matching._normalize import is_cjk, strict_tokens
 
@@ -102,6 +104,32 @@ _EXTRA_STOPWORDS = frozenset(
 )
 # Chinese function characters: particles, copulas, pronouns, measure words, conjunctions.
 _CJK_STOP = frozenset("的了是在和与或及也都就而之其这那个为以于被把将有着过等们他她它我你该此并")
+# Chinese words that only qualify a quantity or carry a verb, as English's "more", "less",
+# "over", "under" (function words there): "少于十分钟" and "不到十分钟" read alike
+_CJK_FUNCTION_WORDS = frozenset(
+    "少于 多于 大于 小于 低于 高于 超过 超出 以上 以下 不到 不足 左右 上下 大约 约为 将近 接近 "
+    "至少 至多 最多 多达 进行 更为 更加".split()
+)
+# after a figure: counting words (classifiers) that say what is counted, not a fact --
+# "836人" and "836名" are the same 836 people; and "多"/"余" ("more than") before them
+_CJK_CLASSIFIERS = frozenset("个位名人只头条件种次座家所项本张辆艘架届匹枚颗株棵篇部册场份间")
+_CJK_ABOUT = "多余"
+_CJK_MEASURES = {
+    **dict.fromkeys(("公里", "千米"), "km"),
+    **dict.fromkeys(("平方公里", "平方千米"), "km2"),
+    **dict.fromkeys(("米", "公尺"), "metre"),
+    **dict.fromkeys(("厘米", "公分"), "cm"),
+    **dict.fromkeys(("毫米",), "mm"),
+    **dict.fromkeys(("公斤", "千克"), "kg"),
+    **dict.fromkeys(("吨", "公吨", "公顿"), "ton"),
+    **dict.fromkeys(("公顷",), "hectare"),
+    **dict.fromkeys(("英里",), "mile"),
+    **dict.fromkeys(("英尺", "呎"), "ft"),
+    **dict.fromkeys(("英寸", "吋"), "inch"),
+    **dict.fromkeys(("美元", "美金"), "usd"),
+    **dict.fromkeys(("分钟",), "minute"),
+    **dict.fromkeys(("小时", "钟头"), "hour"),
+}
 
 _CONTRACTIONS = (
     (re.compile(r"\bcan['’]t\b", re.I), "can not"),
@@ -116,6 +144,9 @@ _PERCENT = re.compile(r"%|\bper ?cent\b|\bpct\b", re.I)
 _SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion)\b", re.I)
 _MONEY_SCALE = re.compile(r"[$£€¥]\s?(\d+(?:\.\d+)?)\s?(k|m|bn|b)\b", re.I)
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+# a figure in digits with a Chinese scale: "1.2万" = 12000, "10.2亿" (cn2an leaves them)
+_CJK_SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*([万亿])")
+_CJK_SCALES = {"万": 10**4, "亿": 10**8}
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
 _NUMBER_WORDS = frozenset(
@@ -155,6 +186,7 @@ _MEASURES = {
     **dict.fromkeys(("mile", "miles"), "mile"),
     **dict.fromkeys(("yard", "yards", "yd", "yds"), "yard"),
     **dict.fromkeys(("kilometre", "kilometres", "kilometer", "kilometers", "km", "kms"), "km"),
+    **dict.fromkeys(("km2", "sqkm"), "km2"),
     **dict.fromkeys(("metre", "metres", "meter", "meters"), "metre"),
     **dict.fromkeys(("centimetre", "centimetres", "centimeter", "centimeters", "cm"), "cm"),
     **dict.fromkeys(("millimetre", "millimetres", "millimeter", "millimeters", "mm"), "mm"),
@@ -167,11 +199,21 @@ _MEASURES = {
     **dict.fromkeys(("kilowatt", "kilowatts", "kw"), "kw"),
     **dict.fromkeys(("megawatt", "megawatts", "mw"), "mw"),
     **dict.fromkeys(("gigawatt", "gigawatts", "gw"), "gw"),
+    **dict.fromkeys(("watt", "watts"), "watt"),
+    **dict.fromkeys(("decade", "decades"), "decade"),
     **dict.fromkeys(("fahrenheit",), "fahrenheit"),
     **dict.fromkeys(("celsius", "centigrade"), "celsius"),
     **dict.fromkeys(("year", "years", "yr", "yrs"), "year"),
     **dict.fromkeys(("hour", "hours", "hr", "hrs"), "hour"),
     **dict.fromkeys(("minute", "minutes", "mins"), "minute"),
+}
+# a unit that is a multiple of another: the figure before it is read in the base unit, so
+# "1.142 gigawatts" = "1,142 megawatts" and "six decades" = "60 years"
+_MULTIPLES = {
+    "kw": ("watt", 10**3),
+    "mw": ("watt", 10**6),
+    "gw": ("watt", 10**9),
+    "decade": ("year", 10),
 }
 _MEASURES_AFTER_NUMBER = {
     "in": "inch",
@@ -261,6 +303,8 @@ def _digits(text: str) -> str:
     # each rule only where its trigger can be (most answers hold none: a hot path)
     if not text.isascii() and _CJK_NUMERAL.search(text):
         text = _cn2an(text.replace("两", "二"))  # cn2an reads 两 only inside a larger numeral
+        if _CJK_SCALE.search(text):
+            text = _CJK_SCALE.sub(_cjk_scaled, text)
     digits = _ANY_DIGIT.search(text) is not None
     if digits and _MONEY_SCALE.search(text):  # "£304m" = 304 million ("100m" alone: metres)
         text = _MONEY_SCALE.sub(_money_scaled, text)
@@ -283,8 +327,12 @@ def _unit(raw: str) -> tuple[str, str, str, str] | None:
     ("UK", "MSPs" -> "MSP"; else ""); None for a function word."""
     token = raw.casefold()
     if not token.isascii() and is_cjk(token[0]):
-        return None if _CJK_STOP.issuperset(token) else (token, _PLAIN, token, "")
+        if _CJK_STOP.issuperset(token) or token in _CJK_FUNCTION_WORDS:
+            return None
+        return (_CJK_MEASURES.get(token, token), _PLAIN, token, "")
     if not token.isalpha():  # a word skips every number rule: the common case
+        if token in _MEASURES:  # "km2" (NFKC's "km²")
+            return (_MEASURES[token], _STEM, token, "")
         if token[0].isdigit() and "dot" in token:
             return (token.replace("dot", "."), _FIGURE, token, "")
         ordinal = _ORDINAL.match(token)
@@ -336,6 +384,15 @@ def _has_number_word(text: str) -> bool:
 def _scaled(match: re.Match[str]) -> str:
     value = float(match[1]) * _SCALES[match[2].lower()]
     return str(int(value)) if value.is_integer() else str(value)
+
+
+def _cjk_scaled(match: re.Match[str]) -> str:
+    return _times(match[1], _CJK_SCALES[match[2]])
+
+
+def _times(number: str, times: int) -> str:
+    value = Decimal(number) * times  # exact: 1.2 * 10**4 is 12000, not 12000.000000000002
+    return str(int(value)) if value == value.to_integral_value() else str(value.normalize())
 
 
 def _money_scaled(match: re.Match[str]) -> str:
@@ -424,6 +481,12 @@ def units(text: str, *, names: bool = False) -> Units:
     measured: set[tuple[str, str]] = set()
     number = ""  # the unit before was this number: "in", "m", "c" may be units of measure
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
+        if number and not raw.isascii() and is_cjk(raw[0]):
+            raw = raw.lstrip(_CJK_ABOUT) if len(raw) > 1 else raw  # "70多种" = "70种"
+            if raw in _CJK_CLASSIFIERS:  # what is counted: the figure is the fact
+                measured.add((number, "个"))
+                number = ""
+                continue
         found = _unit(raw)
         if number and raw.casefold() in _MEASURES_AFTER_NUMBER:  # "5 m", "2 in"
             after = _MEASURES_AFTER_NUMBER[raw.casefold()]
@@ -439,6 +502,13 @@ def units(text: str, *, names: bool = False) -> Units:
             numbers.add(unit)
             number = unit
             continue
+        if unit in _MULTIPLES:
+            unit, times = _MULTIPLES[unit]
+            if number:
+                if names:  # a fragment asks for the figure in the base unit; an answer also
+                    numbers.discard(number)  # keeps its own, a trace of a bare "1,142"
+                number = _times(number, times)
+                numbers.add(number)
         words.add(unit)
         if number:
             measured.add((number, unit))
@@ -583,6 +653,7 @@ class AnswerMatcher:
         "_measured",
         "_prefixes",
         "_question",
+        "_synsets",
         "_text",
     )
 
@@ -598,6 +669,7 @@ class AnswerMatcher:
         self._asked_about = question  # read on first need: most fragments never need it
         self._question: frozenset[str] | None = None
         self._asked_text = ""
+        self._synsets: frozenset[int] | None = None  # what the answer says, read on need
 
     def _said(self, unit: str) -> bool:
         if unit in self._answer:
@@ -611,6 +683,7 @@ class AnswerMatcher:
             unit in text
             or (len(unit) >= 3 and unit[:-1] in text)
             or (len(unit) >= 2 and _contracted(unit, text))
+            or (len(unit) >= 3 and _abbreviation(unit, text))
         )
 
     def _touched(self, unit: str, frag: Units) -> bool:
@@ -628,6 +701,17 @@ class AnswerMatcher:
             return False
         return len(unit) >= _PREFIX and unit[:_PREFIX] in self._prefixes
 
+    def _synonym(self, unit: str) -> bool:
+        """The answer says an English word sharing a WordNet synset with the unit."""
+        if not unit.isascii() or not unit.isalpha():
+            return False  # a number, or a Chinese word
+        wanted = _synonyms.synsets(unit)
+        if not wanted:
+            return False
+        if self._synsets is None:
+            self._synsets = _synonyms.said(self._answer, self._answer_text, _stem)
+        return not self._synsets.isdisjoint(wanted)
+
     def _asked(self, unit: str) -> bool:
         if self._question is None:
             asked = _question_units(self._asked_about)
@@ -639,11 +723,15 @@ class AnswerMatcher:
         everything = frag.all
         if not everything:
             return _Fragment(Decision.UNDECIDED, text)
-        if frag.numbers or any(self._said(u) for u in everything):
+        said = frozenset(u for u in everything if self._said(u))
+        # a word said in other words; never a name ("Bush" is not "shrub")
+        reworded = frozenset(u for u in everything - said - frag.names if self._synonym(u))
+        said |= reworded
+        if frag.numbers or said:
             evidence = frozenset(u for u in everything if not self._asked(u))
             if not evidence:  # the fragment only repeats the question: judge it on all of it
                 evidence = everything
-            missing = frozenset(u for u in evidence if not self._said(u))
+            missing = evidence - said
         else:  # none of it in the answer: the question, read or not, changes nothing
             evidence = missing = everything
         if missing and (frag.acronyms or (self._acronyms and frag.names & missing)):
@@ -655,7 +743,7 @@ class AnswerMatcher:
         other = self._other_value(frag, numbers)
         if other:
             return _Fragment(Decision.ABSENT, text, shown, other)
-        if not any(self._touched(u, frag) for u in everything):  # no trace, even in the question
+        if not reworded and not any(self._touched(u, frag) for u in everything):  # no trace
             return _Fragment(Decision.ABSENT, text, shown)
         found = 1.0 - len(missing) / len(evidence)
         names = frag.names & missing
@@ -700,7 +788,7 @@ class AnswerMatcher:
         decided: list[_Fragment] = []
         for alternatives in slots:
             best: _Fragment | None = None
-            for text in alternatives:
+            for text in _readings(alternatives):
                 found = self.fragment(text)
                 if best is None or _RANK[found.decision] < _RANK[best.decision]:
                     best = found
@@ -734,6 +822,53 @@ def _contracted(word: str, text: str) -> bool:
             return True
         start = text.find(word[0], start + 1)
     return False
+
+
+# a figure with another unit in brackets after it: "9.54 inches (242.3 mm)", "115 °F (46.1 °C)"
+_CONVERTED = re.compile(r"(\d[\d,.]*\s*\S+)\s*[(（]\s*(\d[^()（）]*)[)）]")
+_GLOSS = re.compile(r"\s*[(（][^()（）]*[)）]")
+
+
+def _readings(alternatives: Iterable[str]) -> Iterable[str]:
+    """Each alternative of a slot, and its readings without what a bracket restates: a
+    figure converted to another unit ("9.54 inches (242.3 mm)": either figure says it) or a
+    gloss or acronym ("United Nations Environment Programme (UNEP)", "public (state-run)")."""
+    for text in alternatives:
+        yield text
+        if "(" in text or "（" in text:
+            converted = _CONVERTED.sub(r"\2", text)
+            # a bracket holding a figure of its own ("John Smith (1850)") states a fact
+            if converted != text or not _ANY_DIGIT.search(text):
+                plain = _GLOSS.sub("", text).strip()
+                if plain and plain != text:
+                    yield plain
+            if converted != text:
+                yield converted
+
+
+def _abbreviation(word: str, text: str) -> bool:
+    """The text abbreviates a Chinese word the usual way, keeping some of its characters in
+    order: "中科院" for "中国科学院", "世界羽联" for "世界羽毛球联会" -- its first character
+    and at least half of them, characters skipped (a plain prefix, "中国" of "中国人民银行",
+    names something else)."""
+    shortest = max(2, (len(word) + 1) // 2)
+    start = text.find(word[0])
+    while start != -1:
+        for size in range(len(word) - 1, shortest - 1, -1):
+            short = text[start : start + size]
+            if len(short) == size and short not in word and _in_order(short, word):
+                return True
+        start = text.find(word[0], start + 1)
+    return False
+
+
+def _in_order(short: str, word: str) -> bool:
+    at = 0
+    for char in short:
+        at = word.find(char, at) + 1
+        if not at:
+            return False
+    return True
 
 
 def _swapped(fragment: str, answer: str, missing: frozenset[str]) -> str:

@@ -70,6 +70,29 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         ("在莫斯科西边大约一百一十千米的地方", "莫斯科以西约110千米"),
         ("该校区从二〇〇七年起开始招收学生。", "2007年开始招生"),
         ("2008年在深圳证券交易所挂牌上市", "深圳证交所上市"),
+        # multiples of a unit read in the base unit
+        ("Capacity stood at about 1.142 gigawatts.", "1,142 megawatts"),
+        ("a very unequal one would need almost six decades", "nearly 60 years"),
+        # WordNet synonyms, one word or a phrase (a phrasal verb with its object inside)
+        ("Its job is to pass on surplus energy.", "excess energy"),
+        ("The programme wasn't allowed to show monsters.", "not permitted to show monsters"),
+        ("Newman turned it down at once.", "immediately rejected"),
+        # a bracket restating a figure in another unit, or glossing a name
+        ("The wettest month was November 1885, with 242.3 mm.", "9.54 inches (242.3 mm)"),
+        ("Fresno's record high is 115 °F.", "115 °F (46.1 °C)"),
+        (
+            "a fund set up by the United Nations Environment Programme",
+            "United Nations Environment Programme (UNEP)",
+        ),
+        # Chinese: a scale after digits, counting words after a figure, "more than"
+        ("共征集了1.2万余件古建构件", "一万二千多件古建筑构件"),
+        ("该院有836名高级职称教师", "高级职称教师836人"),
+        ("洞里的沉积物超过七十种", "70多种沉积物"),
+        # Chinese words that only qualify a quantity; unit names either script
+        ("从商业区出发不到10分钟就能抵达", "少于十分钟"),
+        ("面积为1.601平方千米", "1.601 km²"),
+        # Chinese abbreviations that skip characters
+        ("中科院院士一名", "中国科学院院士"),
     ],
 )
 def test_each_normalisation_rule_finds_the_point(answer, fragment):
@@ -82,7 +105,7 @@ def test_most_content_words_are_enough_but_names_and_numbers_are_required():
     # a name missing: never present
     assert decide("The Broncos won the game.", "Denver Broncos") is Decision.UNDECIDED
     # a number missing among found words: undecided, not absent (it may be said another way)
-    assert decide("It ran for about 1.142 gigawatts.", "1,142 megawatts") is Decision.UNDECIDED
+    assert decide("Capacity was a little over a gigawatt.", "1,142 megawatts") is Decision.UNDECIDED
 
 
 def test_the_question_is_no_evidence():
@@ -160,6 +183,14 @@ def test_a_decimal_is_one_number_not_two():
         ("It began in 2008-05.", "2008-2005"),
         # a Chinese abbreviation needs its characters in order and close together
         ("学校开始招收了很多新的学生。", "开始招生"),
+        # a synonym never stands for a name ("Bush" is not "shrub")
+        ("He planted a shrub in the garden.", "Bush planted"),
+        # a bracket holding a fact of its own is never dropped
+        ("The hall was designed by John Smith.", "John Smith (1850)"),
+        # a plain prefix of a Chinese name is another name, not its abbreviation
+        ("他在中国工作。", "中国人民银行"),
+        # a multiple of a unit changes the figure: 1,142 MW is not 1,142 GW
+        ("Capacity stood at 1,142 gigawatts.", "1,142 megawatts"),
     ],
 )
 def test_rules_do_not_overreach(answer, fragment):
