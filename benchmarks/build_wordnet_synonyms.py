@@ -8,10 +8,11 @@ information point as said when the answer says a WordNet synonym of it: a word s
 synset, as METEOR's synonym module does. The file keeps only what that needs: one line per
 synset with at least two distinct members, the members as the matcher reads them --
 lower-cased, each word Snowball-stemmed, a multi-word lemma ("turn down", "at once") as
-its stems joined by a space -- separated by tabs. Every sense of a word is kept (WordNet
-orders senses by frequency, but cutting at the first few lost real synonyms on the dev set
-and let no fewer wrong answers through). Lemmas with characters other than letters
-(numbers, "a.m.") or of more than three words, and single letters, are left out.
+its stems joined by a space -- each with ``:rank``, where this synset comes among the
+member's senses (WordNet lists a word's senses most frequent first; the matcher reads only
+a word's first few), separated by tabs. Lemmas with characters other than letters
+(numbers, "a.m."), of more than three words, of function words only ("all in", "do in"),
+and single letters are left out.
 
 WordNet 3.0 is distributed under the WordNet licence, which allows copying and
 redistribution with its notice; the notice is ``cofe/_data/wordnet/LICENSE``.
@@ -28,20 +29,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cofe.matching._paraphrase import _stem  # noqa: E402  (the matcher's own stemmer)
+from cofe.matching._labels import STOPWORDS  # noqa: E402
+from cofe.matching._paraphrase import _EXTRA_STOPWORDS, _stem  # noqa: E402  (the matcher's own)
 
 OUT = ROOT / "cofe" / "_data" / "wordnet" / "synonyms.txt.gz"
 PARTS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
 
 
-def members(wordnet: Path) -> dict[str, set[str]]:
-    """Synset (part of speech and offset) -> its members as stems."""
-    synsets: dict[str, set[str]] = defaultdict(set)
+def members(wordnet: Path) -> dict[str, dict[str, int]]:
+    """Synset (part of speech and offset) -> its members as stems, each with the rank of
+    this sense among the member's senses (1: its most frequent one)."""
+    synsets: dict[str, dict[str, int]] = defaultdict(dict)
     for name, pos in PARTS.items():
-        for line in (wordnet / f"index.{name}").read_text(encoding="latin-1").splitlines():
-            if not line or line.startswith(" "):
-                continue  # the licence header
+        lines = [
+            line
+            for line in (wordnet / f"index.{name}").read_text(encoding="latin-1").splitlines()
+            if line and not line.startswith(" ")  # the licence header
+        ]
+        lemmas = {line.split(" ", 1)[0] for line in lines}
+        for line in lines:
             fields = line.split()
+            if _plural_of_another(fields[0], lemmas):
+                continue
             lemma, senses, pointers = fields[0], int(fields[2]), int(fields[3])
             offsets = fields[4 + pointers + 2 :]
             if len(offsets) != senses:
@@ -51,10 +60,27 @@ def members(wordnet: Path) -> dict[str, set[str]]:
                 continue
             if len(words) == 1 and len(lemma) < 2:
                 continue  # a letter ("a" the vitamin, "c" the speed of light) is no word
+            if all(w in STOPWORDS or w in _EXTRA_STOPWORDS for w in words):
+                continue  # "all in", "do in", "one by one": function words match anything
             stemmed = " ".join(_stem(w) for w in words)
-            for offset in offsets:
-                synsets[pos + offset].add(stemmed)
+            for rank, offset in enumerate(offsets, start=1):
+                group = synsets[pos + offset]
+                group[stemmed] = min(rank, group.get(stemmed, rank))
     return synsets
+
+
+def _plural_of_another(lemma: str, lemmas: set[str]) -> bool:
+    """A lemma that is the plural of another ("times", "arms", "goods") names something
+    else than its singular, and a stemmer cannot tell the two apart: "times" (the
+    multiplication) would make "time" a synonym of "multiplication"."""
+    if not lemma.endswith("s") or "_" in lemma:
+        return False
+    bases = [lemma[:-1]]  # arms -> arm
+    if lemma.endswith("es"):
+        bases.append(lemma[:-2])  # glasses -> glass
+    if lemma.endswith("ies"):
+        bases.append(lemma[:-3] + "y")  # qualities -> quality
+    return any(base in lemmas for base in bases)
 
 
 def main() -> int:
@@ -64,7 +90,9 @@ def main() -> int:
     if not (args.wordnet / "index.noun").is_file():
         sys.exit(f"{args.wordnet}: no WordNet index files (apt-get install wordnet-base)")
     lines = sorted(
-        "\t".join(sorted(group)) for group in members(args.wordnet).values() if len(group) > 1
+        "\t".join(f"{member}:{rank}" for member, rank in sorted(group.items()))
+        for group in members(args.wordnet).values()
+        if len(group) > 1
     )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     # mtime 0: the same WordNet gives the same bytes

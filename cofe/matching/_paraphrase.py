@@ -18,10 +18,16 @@ fragment, on *content units* that survive such rewriting:
   "centre", "organise"); dates in figures with their month named ("23/11/1963");
   short year ranges with their century ("1861-67" = "1861-1867"); acronyms for the
   capitalised names they abbreviate, either way ("UK", "FCC", "MSPs");
+* multiples of a unit read in the base unit ("1.142 gigawatts" = "1,142 megawatts",
+  "six decades" = "60 years"); a bracket that restates a figure in another unit or a
+  name's acronym read with and without it ("9.54 inches (242.3 mm)");
+* English synonyms: a word sharing a WordNet synset among its first senses
+  (``_synonyms``), never for a name, a count or a unit;
 * Chinese cut into words (jieba), function characters dropped; numerals as
-  digits, decimals before a scale included ("十九点五亿"); a word written in its
-  longer form, its characters in order close together ("招生" in "招收学生",
-  "证交所" in "证券交易所").
+  digits, decimals before a scale included ("十九点五亿"), digits before a scale
+  ("1.2万"); counting words for people alike after a figure ("836名" = "836人");
+  bounds by direction ("不到" = "少于"); a word written in its longer form, its
+  characters in order close together ("招生" in "招收学生", "证交所" in "证券交易所").
 
 Evidence is what the answer adds to the question: a unit the question already
 holds proves nothing (every answer repeats its question), so it is set aside.
@@ -45,7 +51,7 @@ import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -104,16 +110,18 @@ _EXTRA_STOPWORDS = frozenset(
 )
 # Chinese function characters: particles, copulas, pronouns, measure words, conjunctions.
 _CJK_STOP = frozenset("的了是在和与或及也都就而之其这那个为以于被把将有着过等们他她它我你该此并")
-# Chinese words that only qualify a quantity or carry a verb, as English's "more", "less",
-# "over", "under" (function words there): "少于十分钟" and "不到十分钟" read alike
-_CJK_FUNCTION_WORDS = frozenset(
-    "少于 多于 大于 小于 低于 高于 超过 超出 以上 以下 不到 不足 左右 上下 大约 约为 将近 接近 "
-    "至少 至多 最多 多达 进行 更为 更加".split()
-)
-# after a figure: counting words (classifiers) that say what is counted, not a fact --
-# "836人" and "836名" are the same 836 people; and "多"/"余" ("more than") before them
-_CJK_CLASSIFIERS = frozenset("个位名人只头条件种次座家所项本张辆艘架届匹枚颗株棵篇部册场份间")
+# Chinese words that bound a quantity, read as one direction each so that "少于十分钟" and
+# "不到十分钟" read alike and "高于" never passes for "低于"; a fragment's direction is
+# required as a name is (an answer without it is undecided, never present)
+_CJK_LESS = frozenset("少于 小于 低于 不到 不足 以下 未满 至多 最多".split())
+_CJK_MORE = frozenset("多于 大于 高于 超过 超出 以上 逾 多达 至少".split())
+# words that only hedge a quantity or carry a verb: function words, as English's "about"
+_CJK_FUNCTION_WORDS = frozenset("左右 上下 大约 约为 将近 接近 进行 更为 更加".split())
+# after a figure, the counting words for people are one ("836人" = "836名" = "836位"), and
+# "more than" before a counting word or a unit says nothing the figure does not ("70多种")
+_CJK_PEOPLE = frozenset("人名位员")
 _CJK_ABOUT = "多余"
+_DIRECTIONS = frozenset("<>")
 _CJK_MEASURES = {
     **dict.fromkeys(("公里", "千米"), "km"),
     **dict.fromkeys(("平方公里", "平方千米"), "km2"),
@@ -145,8 +153,9 @@ _SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion)\b", 
 _MONEY_SCALE = re.compile(r"[$£€¥]\s?(\d+(?:\.\d+)?)\s?(k|m|bn|b)\b", re.I)
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 # a figure in digits with a Chinese scale: "1.2万" = 12000, "10.2亿" (cn2an leaves them)
-_CJK_SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*([万亿])")
-_CJK_SCALES = {"万": 10**4, "亿": 10**8}
+# ("2000多万": the "more than" goes, as English's "over" does)
+_CJK_SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*[多余]?\s*(万亿|万|亿)")
+_CJK_SCALES = {"万": 10**4, "亿": 10**8, "万亿": 10**12}
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
 _NUMBER_WORDS = frozenset(
@@ -208,12 +217,13 @@ _MEASURES = {
     **dict.fromkeys(("minute", "minutes", "mins"), "minute"),
 }
 # a unit that is a multiple of another: the figure before it is read in the base unit, so
-# "1.142 gigawatts" = "1,142 megawatts" and "six decades" = "60 years"
+# "1.142 gigawatts" = "1,142 megawatts" and "six decades" = "60 years"; with no figure, a
+# power is still a power ("a gigawatt" touches "megawatts"), but "a decade" is not "years"
 _MULTIPLES = {
-    "kw": ("watt", 10**3),
-    "mw": ("watt", 10**6),
-    "gw": ("watt", 10**9),
-    "decade": ("year", 10),
+    "kw": ("watt", 10**3, True),
+    "mw": ("watt", 10**6, True),
+    "gw": ("watt", 10**9, True),
+    "decade": ("year", 10, False),
 }
 _MEASURES_AFTER_NUMBER = {
     "in": "inch",
@@ -291,11 +301,14 @@ class Units:
     surface: dict[str, str] = field(default_factory=dict)  # unit -> a word it came from
 
     def shown(self, unit: str) -> str:
-        """The unit as a person reads it: the word, not its stem."""
-        return self.surface.get(unit, unit)
+        """The unit as a person reads it: the word, not its stem; a figure as written."""
+        return self.surface.get(unit) or self.written.get(unit, unit)
 
     all: frozenset[str] = frozenset()  # words and numbers together (set by ``units``)
     acronyms: frozenset[str] = frozenset()  # words written in capitals: "UK", "FCC", "MSP"
+    # a figure read in a base unit -> as written ("1,142 MW": 1142000000 -> 1142): shown as
+    # written, and its digits a trace of the figure however the other text scales it
+    written: dict[str, str] = field(default_factory=dict)
 
 
 def _digits(text: str) -> str:
@@ -329,6 +342,8 @@ def _unit(raw: str) -> tuple[str, str, str, str] | None:
     if not token.isascii() and is_cjk(token[0]):
         if _CJK_STOP.issuperset(token) or token in _CJK_FUNCTION_WORDS:
             return None
+        if token in _CJK_LESS or token in _CJK_MORE:
+            return ("<" if token in _CJK_LESS else ">", _PLAIN, token, "")
         return (_CJK_MEASURES.get(token, token), _PLAIN, token, "")
     if not token.isalpha():  # a word skips every number rule: the common case
         if token in _MEASURES:  # "km2" (NFKC's "km²")
@@ -387,11 +402,16 @@ def _scaled(match: re.Match[str]) -> str:
 
 
 def _cjk_scaled(match: re.Match[str]) -> str:
-    return _times(match[1], _CJK_SCALES[match[2]])
+    return _times(match[1], _CJK_SCALES[match[2]]) or match[0]
 
 
-def _times(number: str, times: int) -> str:
-    value = Decimal(number) * times  # exact: 1.2 * 10**4 is 12000, not 12000.000000000002
+def _times(number: str, times: int) -> str | None:
+    """The figure times a power of ten, written as the matcher writes figures; None for a
+    figure that is not a plain number ("1960s", "2x")."""
+    try:
+        value = Decimal(number) * times  # exact: 1.2 * 10**4 is 12000, not 12000.000...02
+    except InvalidOperation:
+        return None
     return str(int(value)) if value == value.to_integral_value() else str(value.normalize())
 
 
@@ -453,6 +473,22 @@ def _stem(word: str) -> str:
     return str(_stemmer().stemWord(word))
 
 
+@lru_cache(maxsize=1)
+def _no_synonyms() -> frozenset[str]:
+    """Words no synonym stands in for: a count or a unit is a fact ("three days" is not
+    "three years", "millions" not "billions", though WordNet joins them)."""
+    words = (
+        *_NUMBER_WORDS,
+        *_SCALES,
+        *_MEASURES,
+        *_MEASURES.values(),
+        *_MEASURES_AFTER_NUMBER.values(),
+        *"second day week month year decade century millennium dozen".split(),
+        *"hundreds thousands millions billions dozens".split(),
+    )
+    return frozenset(_stem(word) for word in words)
+
+
 def units(text: str, *, names: bool = False) -> Units:
     """The content units of a text (``names``: also note its capitalised words)."""
     if not text.isascii():  # ASCII is already NFKC (the scorer's hot path: skip the call)
@@ -476,17 +512,21 @@ def units(text: str, *, names: bool = False) -> Units:
     numbers: set[str] = set()
     capitals: set[str] = set()
     surface: dict[str, str] = {}
+    written: dict[str, str] = {}  # a figure read in a base unit -> the figure as written
     acronyms: set[str] = set()
     # (number, the content unit right after it): "720 feet", "1998 年" -- its unit
     measured: set[tuple[str, str]] = set()
     number = ""  # the unit before was this number: "in", "m", "c" may be units of measure
+    ordinal = False  # the number was "第3": a rank ("第3名", third place), not a count
+    before = ""
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
         if number and not raw.isascii() and is_cjk(raw[0]):
-            raw = raw.lstrip(_CJK_ABOUT) if len(raw) > 1 else raw  # "70多种" = "70种"
-            if raw in _CJK_CLASSIFIERS:  # what is counted: the figure is the fact
-                measured.add((number, "个"))
-                number = ""
-                continue
+            rest = raw.lstrip(_CJK_ABOUT)
+            if rest and rest != raw and (len(rest) == 1 or rest in _CJK_MEASURES):
+                raw = rest  # "70多种" = "70种", "6万多吨" = "60000吨"
+            if raw in _CJK_PEOPLE and not ordinal:
+                raw = "人"
+        ordinal, before = before.endswith("第"), raw
         found = _unit(raw)
         if number and raw.casefold() in _MEASURES_AFTER_NUMBER:  # "5 m", "2 in"
             after = _MEASURES_AFTER_NUMBER[raw.casefold()]
@@ -503,16 +543,21 @@ def units(text: str, *, names: bool = False) -> Units:
             number = unit
             continue
         if unit in _MULTIPLES:
-            unit, times = _MULTIPLES[unit]
-            if number:
-                if names:  # a fragment asks for the figure in the base unit; an answer also
-                    numbers.discard(number)  # keeps its own, a trace of a bare "1,142"
-                number = _times(number, times)
-                numbers.add(number)
+            base, times, alone = _MULTIPLES[unit]
+            scaled = _times(number, times) if number else None
+            if scaled is not None:
+                numbers.discard(number)
+                numbers.add(scaled)
+                written[scaled] = number  # a trace, and how the fragment wrote it
+                number, unit = scaled, base
+            elif alone:
+                unit = base
         words.add(unit)
         if number:
             measured.add((number, unit))
             number = ""
+        if names and unit in _DIRECTIONS:
+            capitals.add(unit)
         if names and kind is _STEM:  # a fragment: its words as written, for evidence
             if unit != word:
                 surface.setdefault(unit, word)
@@ -527,6 +572,7 @@ def units(text: str, *, names: bool = False) -> Units:
         surface,
         frozenset(words | numbers),
         frozenset(acronyms),
+        written,
     )
 
 
@@ -653,14 +699,14 @@ class AnswerMatcher:
         "_measured",
         "_prefixes",
         "_question",
-        "_synsets",
+        "_said_words",
         "_text",
     )
 
     def __init__(self, answer: str, question: str) -> None:
         said = units(answer)
         self._answer = said.all
-        self._digits = {_DIGITS.sub("", n) for n in said.numbers}
+        self._digits = {_DIGITS.sub("", n) for n in (*said.numbers, *said.written.values())}
         self._prefixes = {w[:_PREFIX] for w in said.words if len(w) >= _PREFIX}
         self._measured = said.measured
         self._text = said.text
@@ -669,7 +715,7 @@ class AnswerMatcher:
         self._asked_about = question  # read on first need: most fragments never need it
         self._question: frozenset[str] | None = None
         self._asked_text = ""
-        self._synsets: frozenset[int] | None = None  # what the answer says, read on need
+        self._said_words: _synonyms.SaidWords | None = None  # read on first need
 
     def _said(self, unit: str) -> bool:
         if unit in self._answer:
@@ -683,7 +729,6 @@ class AnswerMatcher:
             unit in text
             or (len(unit) >= 3 and unit[:-1] in text)
             or (len(unit) >= 2 and _contracted(unit, text))
-            or (len(unit) >= 3 and _abbreviation(unit, text))
         )
 
     def _touched(self, unit: str, frag: Units) -> bool:
@@ -696,21 +741,29 @@ class AnswerMatcher:
         if self._said(unit):
             return True
         if unit[0].isdigit():
-            return _DIGITS.sub("", unit) in self._digits
+            written = frag.written.get(unit, unit)
+            return _DIGITS.sub("", unit) in self._digits or _DIGITS.sub("", written) in self._digits
         if unit in frag.names:
             return False
         return len(unit) >= _PREFIX and unit[:_PREFIX] in self._prefixes
 
-    def _synonym(self, unit: str) -> bool:
-        """The answer says an English word sharing a WordNet synset with the unit."""
-        if not unit.isascii() or not unit.isalpha():
-            return False  # a number, or a Chinese word
-        wanted = _synonyms.synsets(unit)
-        if not wanted:
+    def _synonym(self, unit: str, frag: Units) -> bool:
+        """The answer says an English word sharing a WordNet synset with the unit. Never for
+        a name ("Bush" is not "shrub"), a number word, a unit of measure or a word beside a
+        figure ("three days" is not "three years", though WordNet has "day" for "year")."""
+        if (
+            not unit.isascii()
+            or not unit.isalpha()
+            or unit in _no_synonyms()
+            or unit in frag.names
+            or not _synonyms.has_synonyms(unit)
+            or any(unit == beside for _, beside in frag.measured)
+        ):
             return False
-        if self._synsets is None:
-            self._synsets = _synonyms.said(self._answer, self._answer_text, _stem)
-        return not self._synsets.isdisjoint(wanted)
+        if self._said_words is None:
+            text = self._answer_text
+            self._said_words = _synonyms.SaidWords.read(text, _stem, _names_in(text))
+        return self._said_words.synonym(unit, frag.all)
 
     def _asked(self, unit: str) -> bool:
         if self._question is None:
@@ -724,8 +777,7 @@ class AnswerMatcher:
         if not everything:
             return _Fragment(Decision.UNDECIDED, text)
         said = frozenset(u for u in everything if self._said(u))
-        # a word said in other words; never a name ("Bush" is not "shrub")
-        reworded = frozenset(u for u in everything - said - frag.names if self._synonym(u))
+        reworded = frozenset(u for u in everything - said if self._synonym(u, frag))
         said |= reworded
         if frag.numbers or said:
             evidence = frozenset(u for u in everything if not self._asked(u))
@@ -743,7 +795,7 @@ class AnswerMatcher:
         other = self._other_value(frag, numbers)
         if other:
             return _Fragment(Decision.ABSENT, text, shown, other)
-        if not reworded and not any(self._touched(u, frag) for u in everything):  # no trace
+        if not reworded & evidence and not any(self._touched(u, frag) for u in everything):
             return _Fragment(Decision.ABSENT, text, shown)
         found = 1.0 - len(missing) / len(evidence)
         names = frag.names & missing
@@ -824,51 +876,71 @@ def _contracted(word: str, text: str) -> bool:
     return False
 
 
-# a figure with another unit in brackets after it: "9.54 inches (242.3 mm)", "115 °F (46.1 °C)"
-_CONVERTED = re.compile(r"(\d[\d,.]*\s*\S+)\s*[(（]\s*(\d[^()（）]*)[)）]")
-_GLOSS = re.compile(r"\s*[(（][^()（）]*[)）]")
+_BRACKET = re.compile(r"\s*[(（]\s*([^()（）]*?)\s*[)）]")
+# a figure and the unit after it, as a bracket's whole content or as the end of the text
+# before the bracket: "9.54 inches (242.3 mm)", "115 °F (46.1 °C)"
+_MEASURED = re.compile(r"(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+)")
+_MEASURED_END = re.compile(r"(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+)\s*$")
+_ACRONYM_GLOSS = re.compile(r"[A-Z][A-Za-z]{1,7}")
+
+
+def _a_measure(word: str) -> bool:
+    word = unicodedata.normalize("NFKC", word).casefold().replace("°", "").strip()
+    return word in _MEASURES or word in _MEASURES_AFTER_NUMBER
 
 
 def _readings(alternatives: Iterable[str]) -> Iterable[str]:
-    """Each alternative of a slot, and its readings without what a bracket restates: a
-    figure converted to another unit ("9.54 inches (242.3 mm)": either figure says it) or a
-    gloss or acronym ("United Nations Environment Programme (UNEP)", "public (state-run)")."""
+    """Each alternative of a slot, and its readings without a bracket that only restates
+    what comes before it: the figure in another unit ("9.54 inches (242.3 mm)": either
+    figure says it) or the name's acronym ("United Nations Environment Programme (UNEP)").
+    Any other bracket ("8,000 (2011)", "Paris (Texas)", "Mary (his cousin)") states a fact
+    of its own and stays."""
     for text in alternatives:
         yield text
-        if "(" in text or "（" in text:
-            converted = _CONVERTED.sub(r"\2", text)
-            # a bracket holding a figure of its own ("John Smith (1850)") states a fact
-            if converted != text or not _ANY_DIGIT.search(text):
-                plain = _GLOSS.sub("", text).strip()
-                if plain and plain != text:
-                    yield plain
-            if converted != text:
-                yield converted
+        if "(" not in text and "（" not in text:
+            continue
+        plain, converted, restated = [], [], False
+        last = 0
+        for bracket in _BRACKET.finditer(text):
+            before, inner = text[last : bracket.start()], bracket[1]
+            was = _MEASURED_END.search(before)
+            now = _MEASURED.fullmatch(inner)
+            if was and now and _a_measure(was[2]) and _a_measure(now[2]):
+                plain.append(before)
+                converted.append(before[: was.start()] + inner)
+                restated = True
+            elif _ACRONYM_GLOSS.fullmatch(inner) and inner.rstrip("s") in _initialisms(before):
+                plain.append(before)
+                converted.append(before)
+                restated = True
+            else:
+                plain.append(text[last : bracket.end()])
+                converted.append(text[last : bracket.end()])
+            last = bracket.end()
+        if restated:
+            for reading in dict.fromkeys(
+                ("".join(plain) + text[last:], "".join(converted) + text[last:])
+            ):
+                if reading.strip() and reading != text:
+                    yield reading.strip()
 
 
-def _abbreviation(word: str, text: str) -> bool:
-    """The text abbreviates a Chinese word the usual way, keeping some of its characters in
-    order: "中科院" for "中国科学院", "世界羽联" for "世界羽毛球联会" -- its first character
-    and at least half of them, characters skipped (a plain prefix, "中国" of "中国人民银行",
-    names something else)."""
-    shortest = max(2, (len(word) + 1) // 2)
-    start = text.find(word[0])
-    while start != -1:
-        for size in range(len(word) - 1, shortest - 1, -1):
-            short = text[start : start + size]
-            if len(short) == size and short not in word and _in_order(short, word):
-                return True
-        start = text.find(word[0], start + 1)
-    return False
+_CAPITALISED = re.compile(r"[A-Za-z]+")
+_SENTENCE_END = frozenset(".!?:;\"'“‘(")
 
 
-def _in_order(short: str, word: str) -> bool:
-    at = 0
-    for char in short:
-        at = word.find(char, at) + 1
-        if not at:
-            return False
-    return True
+def _names_in(text: str) -> frozenset[str]:
+    """The words a text writes as names: capitalised, and not because a sentence starts."""
+    names = set()
+    for match in _CAPITALISED.finditer(text):
+        word = match[0]
+        if word[0].isupper():
+            at = match.start() - 1
+            while at >= 0 and text[at].isspace():
+                at -= 1
+            if at >= 0 and text[at] not in _SENTENCE_END:
+                names.add(word.lower())
+    return frozenset(names)
 
 
 def _swapped(fragment: str, answer: str, missing: frozenset[str]) -> str:

@@ -76,7 +76,7 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         # WordNet synonyms, one word or a phrase (a phrasal verb with its object inside)
         ("Its job is to pass on surplus energy.", "excess energy"),
         ("The programme wasn't allowed to show monsters.", "not permitted to show monsters"),
-        ("Newman turned it down at once.", "immediately rejected"),
+        ("Newman turned it down.", "rejected"),
         # a bracket restating a figure in another unit, or glossing a name
         ("The wettest month was November 1885, with 242.3 mm.", "9.54 inches (242.3 mm)"),
         ("Fresno's record high is 115 °F.", "115 °F (46.1 °C)"),
@@ -91,8 +91,9 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         # Chinese words that only qualify a quantity; unit names either script
         ("从商业区出发不到10分钟就能抵达", "少于十分钟"),
         ("面积为1.601平方千米", "1.601 km²"),
-        # Chinese abbreviations that skip characters
-        ("中科院院士一名", "中国科学院院士"),
+        # Chinese quantity bounds read by direction; more than, before a scale
+        ("高于30度", "超过30度"),
+        ("人口有2000多万", "2000万人"),
     ],
 )
 def test_each_normalisation_rule_finds_the_point(answer, fragment):
@@ -187,10 +188,32 @@ def test_a_decimal_is_one_number_not_two():
         ("He planted a shrub in the garden.", "Bush planted"),
         # a bracket holding a fact of its own is never dropped
         ("The hall was designed by John Smith.", "John Smith (1850)"),
-        # a plain prefix of a Chinese name is another name, not its abbreviation
-        ("他在中国工作。", "中国人民银行"),
-        # a multiple of a unit changes the figure: 1,142 MW is not 1,142 GW
+        # a multiple of a unit changes the figure: 1,142 MW is not 1,142 GW; the answer's
+        # own figure beside a multiple is no figure in the base unit
         ("Capacity stood at 1,142 gigawatts.", "1,142 megawatts"),
+        ("He served for six decades.", "six years"),
+        ("The war lasted 3 years.", "a decade"),
+        # no synonym for a unit beside a figure, a count, or through a rare sense
+        ("It took three years to build.", "three days"),
+        ("The damage was millions of dollars.", "billions of dollars"),
+        ("He passed the exam.", "he died"),
+        ("The process took a long time.", "multiplication"),
+        # a name in the answer lends it no synonyms ("Turkey" says nothing of a "bomb")
+        ("The attack happened in Turkey.", "a bomb"),
+        # phrases of function words only, or across a sentence, say nothing
+        ("The passengers were all in the lifeboats.", "dead"),
+        ("They got on the train one by one.", "single"),
+        # a word said once does not also stand in for its synonym
+        ("The light was dim.", "bright light"),
+        # a bracket that does not restate stays: a year, a place, a relation
+        ("The 2011 census counted the town's population.", "a population of 8,000 (2011)"),
+        ("He was born in Paris, France.", "Paris (Texas)"),
+        # Chinese: opposite bounds, other counting words, a rank for a count
+        ("气温低于30度", "气温高于30度"),
+        ("不到10分钟", "超过10分钟"),
+        ("该校有学生3000名", "3000所"),
+        ("他获得第3名", "3人"),
+        ("他毕业于北京大学", "北京师范大学"),
     ],
 )
 def test_rules_do_not_overreach(answer, fragment):
