@@ -517,8 +517,8 @@ def units(text: str, *, names: bool = False) -> Units:
     # (number, the content unit right after it): "720 feet", "1998 年" -- its unit
     measured: set[tuple[str, str]] = set()
     number = ""  # the unit before was this number: "in", "m", "c" may be units of measure
-    ordinal = False  # the number was "第3": a rank ("第3名", third place), not a count
-    before = ""
+    ordinal = False  # the figure came after "第": a rank ("第3名", third place), not a count
+    before = ""  # the token before this one
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
         if number and not raw.isascii() and is_cjk(raw[0]):
             rest = raw.lstrip(_CJK_ABOUT)
@@ -526,7 +526,7 @@ def units(text: str, *, names: bool = False) -> Units:
                 raw = rest  # "70多种" = "70种", "6万多吨" = "60000吨"
             if raw in _CJK_PEOPLE and not ordinal:
                 raw = "人"
-        ordinal, before = before.endswith("第"), raw
+        ordinal, before = before.endswith("第"), raw  # read by the token after a figure
         found = _unit(raw)
         if number and raw.casefold() in _MEASURES_AFTER_NUMBER:  # "5 m", "2 in"
             after = _MEASURES_AFTER_NUMBER[raw.casefold()]
@@ -881,7 +881,7 @@ _BRACKET = re.compile(r"\s*[(（]\s*([^()（）]*?)\s*[)）]")
 # before the bracket: "9.54 inches (242.3 mm)", "115 °F (46.1 °C)"
 _MEASURED = re.compile(r"(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+)")
 _MEASURED_END = re.compile(r"(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+)\s*$")
-_ACRONYM_GLOSS = re.compile(r"[A-Z][A-Za-z]{1,7}")
+_ACRONYM_GLOSS = re.compile(r"[A-Z]{2,8}s?")
 
 
 def _a_measure(word: str) -> bool:
@@ -925,14 +925,14 @@ def _readings(alternatives: Iterable[str]) -> Iterable[str]:
                     yield reading.strip()
 
 
-_CAPITALISED = re.compile(r"[A-Za-z]+")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
 _SENTENCE_END = frozenset(".!?:;\"'“‘(")
 
 
 def _names_in(text: str) -> frozenset[str]:
     """The words a text writes as names: capitalised, and not because a sentence starts."""
     names = set()
-    for match in _CAPITALISED.finditer(text):
+    for match in _LATIN_WORD.finditer(text):
         word = match[0]
         if word[0].isupper():
             at = match.start() - 1
