@@ -114,7 +114,10 @@ _CJK_STOP = frozenset("的了是在和与或及也都就而之其这那个为以
 # "不到十分钟" read alike and "高于" never passes for "低于"; a fragment's direction is
 # required as a name is (an answer without it is undecided, never present)
 _CJK_LESS = frozenset("少于 小于 低于 不到 不足 以下 未满 至多 最多".split())
-_CJK_MORE = frozenset("多于 大于 高于 超过 超出 以上 逾 多达 至少".split())
+_CJK_MORE = frozenset("多于 大于 高于 超过 超出 以上 逾 至少".split())
+# "以上"/"以下" bound a figure only right after it ("3分以下"); elsewhere they are "the
+# above" / "the following" ("以上措施"), words like any other
+_CJK_BOUND_AFTER_FIGURE = frozenset(("以上", "以下"))
 # words that only hedge a quantity or carry a verb: function words, as English's "about"
 _CJK_FUNCTION_WORDS = frozenset("左右 上下 大约 约为 将近 接近 进行 更为 更加".split())
 # after a figure, the counting words for people are one ("836人" = "836名" = "836位"), and
@@ -149,12 +152,14 @@ _CONTRACTIONS = (
     (re.compile(r"['’]s\b", re.I), ""),  # possessive or "is": a function word either way
 )
 _PERCENT = re.compile(r"%|\bper ?cent\b|\bpct\b", re.I)
-_SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion)\b", re.I)
+# a figure's thousands separators belong to it: "1,200 million" is 1,200,000,000
+_FIGURE_BEFORE_SCALE = r"((?<![\d.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+_SCALE = re.compile(_FIGURE_BEFORE_SCALE + r"\s*(thousand|million|billion|trillion)\b", re.I)
 _MONEY_SCALE = re.compile(r"[$£€¥]\s?(\d+(?:\.\d+)?)\s?(k|m|bn|b)\b", re.I)
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 # a figure in digits with a Chinese scale: "1.2万" = 12000, "10.2亿" (cn2an leaves them)
 # ("2000多万": the "more than" goes, as English's "over" does)
-_CJK_SCALE = re.compile(r"(\d+(?:\.\d+)?)\s*[多余]?\s*(万亿|万|亿)")
+_CJK_SCALE = re.compile(_FIGURE_BEFORE_SCALE + r"\s*[多余]?\s*(万亿|万|亿)")
 _CJK_SCALES = {"万": 10**4, "亿": 10**8, "万亿": 10**12}
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
@@ -397,7 +402,7 @@ def _has_number_word(text: str) -> bool:
 
 
 def _scaled(match: re.Match[str]) -> str:
-    value = float(match[1]) * _SCALES[match[2].lower()]
+    value = float(match[1].replace(",", "")) * _SCALES[match[2].lower()]
     return str(int(value)) if value.is_integer() else str(value)
 
 
@@ -409,7 +414,7 @@ def _times(number: str, times: int) -> str | None:
     """The figure times a power of ten, written as the matcher writes figures; None for a
     figure that is not a plain number ("1960s", "2x")."""
     try:
-        value = Decimal(number) * times  # exact: 1.2 * 10**4 is 12000, not 12000.000...02
+        value = Decimal(number.replace(",", "")) * times  # exact: 1.2 * 10**4 is 12000
     except InvalidOperation:
         return None
     return str(int(value)) if value == value.to_integral_value() else str(value.normalize())
@@ -519,6 +524,7 @@ def units(text: str, *, names: bool = False) -> Units:
     number = ""  # the unit before was this number: "in", "m", "c" may be units of measure
     ordinal = False  # the figure came after "第": a rank ("第3名", third place), not a count
     before = ""  # the token before this one
+    since_figure = 9  # tokens since the last figure: a multiple scales only the one before it
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
         if number and not raw.isascii() and is_cjk(raw[0]):
             rest = raw.lstrip(_CJK_ABOUT)
@@ -527,7 +533,12 @@ def units(text: str, *, names: bool = False) -> Units:
             if raw in _CJK_PEOPLE and not ordinal:
                 raw = "人"
         ordinal, before = before.endswith("第"), raw  # read by the token after a figure
-        found = _unit(raw)
+        since_figure += 1
+        found: tuple[str, str, str, str] | None
+        if raw in _CJK_BOUND_AFTER_FIGURE and since_figure > 3:
+            found = (raw, _PLAIN, raw, "")  # not after a figure (and its unit): a word
+        else:
+            found = _unit(raw)
         if number and raw.casefold() in _MEASURES_AFTER_NUMBER:  # "5 m", "2 in"
             after = _MEASURES_AFTER_NUMBER[raw.casefold()]
             found = (after, _STEM, after, "")
@@ -541,10 +552,12 @@ def units(text: str, *, names: bool = False) -> Units:
         if kind is _FIGURE:
             numbers.add(unit)
             number = unit
+            since_figure = 0
             continue
         if unit in _MULTIPLES:
             base, times, alone = _MULTIPLES[unit]
-            scaled = _times(number, times) if number else None
+            # only right after its figure: "in 2010, a decade after" is no 20,100 years
+            scaled = _times(number, times) if number and since_figure == 1 else None
             if scaled is not None:
                 numbers.discard(number)
                 numbers.add(scaled)
@@ -558,6 +571,7 @@ def units(text: str, *, names: bool = False) -> Units:
             number = ""
         if names and unit in _DIRECTIONS:
             capitals.add(unit)
+            surface.setdefault(unit, word)  # "lacks 超过", not "lacks >"
         if names and kind is _STEM:  # a fragment: its words as written, for evidence
             if unit != word:
                 surface.setdefault(unit, word)
@@ -751,19 +765,20 @@ class AnswerMatcher:
         """The answer says an English word sharing a WordNet synset with the unit. Never for
         a name ("Bush" is not "shrub"), a number word, a unit of measure or a word beside a
         figure ("three days" is not "three years", though WordNet has "day" for "year")."""
+        word = frag.shown(unit)  # as the fragment wrote it: WordNet reads lemmas, not stems
         if (
             not unit.isascii()
             or not unit.isalpha()
             or unit in _no_synonyms()
             or unit in frag.names
-            or not _synonyms.has_synonyms(unit)
             or any(unit == beside for _, beside in frag.measured)
+            or not _synonyms.has_synonyms(word)
         ):
             return False
         if self._said_words is None:
             text = self._answer_text
             self._said_words = _synonyms.SaidWords.read(text, _stem, _names_in(text))
-        return self._said_words.synonym(unit, frag.all)
+        return self._said_words.synonym(word, frag.all)
 
     def _asked(self, unit: str) -> bool:
         if self._question is None:
@@ -880,13 +895,27 @@ _BRACKET = re.compile(r"\s*[(（]\s*([^()（）]*?)\s*[)）]")
 # a figure and the unit after it, as a bracket's whole content or as the end of the text
 # before the bracket: "9.54 inches (242.3 mm)", "115 °F (46.1 °C)"
 _MEASURED = re.compile(r"(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+)")
-_MEASURED_END = re.compile(r"(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+)\s*$")
+_MEASURED_END = re.compile(r"(?<![\d,.])(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+)\s*$")
 _ACRONYM_GLOSS = re.compile(r"[A-Z]{2,8}s?")
 
 
-def _a_measure(word: str) -> bool:
+_DIMENSIONS = {
+    **dict.fromkeys(("ft", "inch", "mile", "yard", "km", "metre", "cm", "mm"), "length"),
+    **dict.fromkeys(("km2", "hectare"), "area"),
+    **dict.fromkeys(("kg", "ton", "lb", "oz", "gram"), "mass"),
+    **dict.fromkeys(("litre",), "volume"),
+    **dict.fromkeys(("kw", "mw", "gw", "watt"), "power"),
+    **dict.fromkeys(("fahrenheit", "celsius"), "temperature"),
+    **dict.fromkeys(("year", "decade", "hour", "minute"), "time"),
+}
+
+
+def _dimension(word: str) -> str:
+    """What a unit of measure measures ("" for no unit): a bracket restates a figure only
+    in a unit of the same kind ("5 km (3 mi)", not "5 km (10 minutes)")."""
     word = unicodedata.normalize("NFKC", word).casefold().replace("°", "").strip()
-    return word in _MEASURES or word in _MEASURES_AFTER_NUMBER
+    unit = _MEASURES.get(word) or _MEASURES_AFTER_NUMBER.get(word, "")
+    return _DIMENSIONS.get(unit, "")
 
 
 def _readings(alternatives: Iterable[str]) -> Iterable[str]:
@@ -905,7 +934,7 @@ def _readings(alternatives: Iterable[str]) -> Iterable[str]:
             before, inner = text[last : bracket.start()], bracket[1]
             was = _MEASURED_END.search(before)
             now = _MEASURED.fullmatch(inner)
-            if was and now and _a_measure(was[2]) and _a_measure(now[2]):
+            if was and now and _dimension(was[2]) and _dimension(was[2]) == _dimension(now[2]):
                 plain.append(before)
                 converted.append(before[: was.start()] + inner)
                 restated = True
@@ -926,7 +955,6 @@ def _readings(alternatives: Iterable[str]) -> Iterable[str]:
 
 
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
-_SENTENCE_END = frozenset(".!?:;\"'“‘(")
 
 
 def _names_in(text: str) -> frozenset[str]:
@@ -936,9 +964,11 @@ def _names_in(text: str) -> frozenset[str]:
         word = match[0]
         if word[0].isupper():
             at = match.start() - 1
-            while at >= 0 and text[at].isspace():
+            while at >= 0 and text[at] in " \t":
                 at -= 1
-            if at >= 0 and text[at] not in _SENTENCE_END:
+            # inside a sentence: after a word, a figure or a comma on the same line (not
+            # after a list's dash or number, a line break or a full stop)
+            if at >= 0 and (text[at].isalnum() or text[at] == ","):
                 names.add(word.lower())
     return frozenset(names)
 

@@ -1,20 +1,24 @@
 """English synonyms for the answer step: words sharing a WordNet synset.
 
-An answer rewords: "rejected it immediately" comes back as "turned it down at once",
-"excess energy" as "surplus energy", "permitted" as "allowed". A word of an information
-point counts as said when the answer says another member of one of its synsets -- the rule
-METEOR's synonym module uses to match a translation against its reference. The table
+An answer rewords: "rejected" comes back as "turned it down", "excess energy" as "surplus
+energy", "permitted" as "allowed". A word of an information point counts as said when the
+answer says another member of one of its synsets -- the rule METEOR's synonym module uses
+to match a translation against its reference. The table
 (``cofe/_data/wordnet/synonyms.txt.gz``, built from Princeton WordNet 3.0 by
 ``benchmarks/build_wordnet_synonyms.py``; its licence beside it) holds each synset's
-members as the matcher reads them: Snowball stems, a multi-word lemma as its stems joined
-by a space, each with the rank of that sense among the member's senses. Read once per
-process, on the first fragment a word count leaves short.
+members as lemmas, a multi-word lemma with its words joined by a space, each with the rank
+of that sense among the member's senses in its part of speech. Words are read as lemmas,
+not stems (a stem cannot tell "author" from "authority"): WordNet's own way, its irregular
+forms (``irregular.txt.gz``: "went" -> "go"; a plural that is its own word, "physics",
+stays itself) and otherwise its suffix rules ("allowed" -> "allow", "casings" ->
+"casing"), every reading a lemma WordNet has. Read once per process, on the
+first fragment a word count leaves short.
 
-Only a word's first ``SENSES`` senses count, on both sides: WordNet lists every sense a
-word has, and its rare ones join unrelated words ("pass" is "die" in its 13th verb sense,
-"time" is "multiplication"). Only synonymy: no hypernyms ("vehicle" is not "car") and no
-related forms, which let wrong answers through on the dev set. The caller keeps names,
-numbers and units of measure away from it.
+Only a word's first ``SENSES`` senses in each part of speech count, on both sides: WordNet
+lists every sense a word has, and its rare ones join unrelated words ("pass" is "die" in
+its 13th verb sense). Only synonymy: no hypernyms ("vehicle" is not "car") and no related
+forms, which let wrong answers through on the dev set. The caller keeps names, numbers and
+units of measure away from it.
 """
 
 from __future__ import annotations
@@ -26,89 +30,152 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-_TABLE = Path(__file__).resolve().parent.parent / "_data" / "wordnet" / "synonyms.txt.gz"
-# A word's senses read: WordNet orders them by frequency in its tagged corpus. Three keeps
-# the everyday synonyms ("allowed" for "permitted", "surplus" for "excess") and drops the
-# senses that join unrelated words.
+_FOLDER = Path(__file__).resolve().parent.parent / "_data" / "wordnet"
+# A word's senses read, per part of speech: WordNet orders them by frequency in its tagged
+# corpus. Three keeps the everyday synonyms ("allowed" for "permitted", "surplus" for
+# "excess") and drops the senses that join unrelated words.
 SENSES = 3
 # object pronouns a phrasal verb takes inside it: "turned it down" says "turn down"
-_INSIDE = ("it", "them", "him", "her", "this", "that")
-_CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"“”«»]|\s[-–—]\s")
+_INSIDE = frozenset(("it", "them", "him", "her", "this", "that"))
+# where a phrase cannot run on: punctuation (also Chinese and full-width), a line break
+_CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"“”«»\n，。；：！？（）、]|\s[-–—]\s")
 _WORD = re.compile(r"[a-z]+")
+# WordNet's rules of detachment (morphy): inflected ending -> the lemma's ending
+_SUFFIXES = (
+    ("ies", "y"),
+    ("ses", "s"),
+    ("xes", "x"),
+    ("zes", "z"),
+    ("ches", "ch"),
+    ("shes", "sh"),
+    ("men", "man"),
+    ("es", "e"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", "e"),
+    ("ed", ""),
+    ("ing", "e"),
+    ("ing", ""),
+    ("er", ""),
+    ("er", "e"),
+    ("est", ""),
+    ("est", "e"),
+)
 
 
 @dataclass(frozen=True, slots=True)
 class _Table:
-    # stem -> the synsets among its first SENSES senses (tuples: a set costs about four
+    # lemma -> the synsets among its first SENSES senses (tuples: a set costs about four
     # times the memory, and most words have one or two)
-    words: dict[str, tuple[int, ...]]
+    lemmas: dict[str, tuple[int, ...]]
     # synset -> its members for which it is among their first SENSES senses
     members: tuple[tuple[str, ...], ...]
+    irregular: dict[str, tuple[str, ...]]  # "went" -> ("go",)
+    known: frozenset[str]  # every single-word lemma, whatever its senses: a reading's test
 
 
 @lru_cache(maxsize=1)
 def _table() -> _Table:
-    words: dict[str, tuple[int, ...]] = {}
+    lemmas: dict[str, tuple[int, ...]] = {}
     members: list[tuple[str, ...]] = []
-    with gzip.open(_TABLE, "rt", encoding="utf-8") as lines:
+    known: set[str] = set()
+    with gzip.open(_FOLDER / "synonyms.txt.gz", "rt", encoding="utf-8") as lines:
         for number, line in enumerate(lines):
             kept = []
             for entry in line.rstrip("\n").split("\t"):
                 member, _, rank = entry.rpartition(":")
+                known.add(member)
                 if int(rank) <= SENSES:
                     kept.append(member)
-                    if " " not in member:
-                        words[member] = (*words.get(member, ()), number)
+                    lemmas[member] = (*lemmas.get(member, ()), number)
             members.append(tuple(kept))
-    return _Table(words, tuple(members))
+    irregular: dict[str, tuple[str, ...]] = {}
+    with gzip.open(_FOLDER / "irregular.txt.gz", "rt", encoding="utf-8") as lines:
+        for line in lines:
+            form, _, bases = line.rstrip("\n").partition("\t")
+            irregular[form] = tuple(bases.split())
+    return _Table(lemmas, tuple(members), irregular, frozenset(known))
+
+
+@lru_cache(maxsize=100_000)
+def lemmas_of(word: str) -> frozenset[str]:
+    """The lemmas a lower-case word can be a form of: itself (a function word inside a
+    phrase, "down" in "turn down", is its own), its irregular lemmas, and what the suffix
+    rules make of it that WordNet has."""
+    table = _table()
+    found = {word}
+    if word in table.irregular:  # "went", and "physics" (never "physic")
+        return frozenset((word, *table.irregular[word]))
+    for ending, replacement in _SUFFIXES:
+        if word.endswith(ending) and len(word) > len(ending) + 1:
+            base = word[: -len(ending)] + replacement
+            if base in table.known:
+                found.add(base)
+    return frozenset(found)
 
 
 @dataclass(slots=True)
 class SaidWords:
-    """What one answer says, read for synonyms: its content words' stems (not its names:
-    "Turkey" says nothing about "bomb") and its clauses as stem sequences for phrases."""
+    """What one answer says, read for synonyms: per clause, each word's lemmas and stem
+    (names left out: "Turkey" says nothing about a "bomb")."""
 
-    stems: frozenset[str]
-    clauses: tuple[str, ...]  # " turn it down at onc " per clause: phrases never span one
+    clauses: tuple[tuple[tuple[frozenset[str], str], ...], ...]
+    said: frozenset[str]  # every lemma of every word: most members are not, a quick no
 
     @classmethod
     def read(cls, text: str, stem: Callable[[str], str], names: Collection[str]) -> SaidWords:
-        """``names``: the answer's words written as names (capitalised inside a sentence),
-        lower-cased; ``stem``: the matcher's stemmer."""
+        """``names``: the answer's words written as names, lower-cased; ``stem``: the
+        matcher's stemmer, to know which answer words the fragment itself uses."""
         clauses = []
-        stems: set[str] = set()
+        said: set[str] = set()
         for clause in _CLAUSE.split(text.lower()):
-            tokens = [(word, stem(word)) for word in _WORD.findall(clause)]
-            if tokens:
-                clauses.append(" " + " ".join(s for _, s in tokens) + " ")
-                stems.update(s for word, s in tokens if word not in names)
-        return cls(frozenset(stems), tuple(clauses))
+            words = tuple(
+                (frozenset() if word in names else lemmas_of(word), stem(word))
+                for word in _WORD.findall(clause)
+            )
+            if words:
+                clauses.append(words)
+                for lemmas, _ in words:
+                    said |= lemmas
+        return cls(tuple(clauses), frozenset(said))
 
-    def _says(self, phrase: str) -> bool:
-        first, _, rest = phrase.partition(" ")
-        wanted = f" {phrase} "
-        if any(wanted in clause for clause in self.clauses):
-            return True
-        if " " in rest:  # a three-word phrase: no pronoun inside
+    def _says(self, member: str, beside: Collection[str]) -> bool:
+        parts = member.split(" ")
+        if parts[0] not in self.said or parts[-1] not in self.said:
             return False
-        return any(f" {first} {pronoun} {rest} " in c for c in self.clauses for pronoun in _INSIDE)
-
-    def synonym(self, unit: str, beside: Collection[str]) -> bool:
-        """The answer says a synonym of ``unit`` (a stem) -- not one of the words in
-        ``beside`` (the fragment's own units: "light" said once is not also "bright")."""
-        table = _table()
-        for synset in table.words.get(unit, ()):
-            for member in table.members[synset]:
-                if member == unit:
-                    continue
-                if " " in member:
-                    if self._says(member):
-                        return True
-                elif member in self.stems and member not in beside:
+        width = len(parts)
+        for words in self.clauses:
+            for i in range(len(words) - width + 1):
+                if all(parts[k] in words[i + k][0] for k in range(width)) and not all(
+                    words[i + k][1] in beside for k in range(width)
+                ):
+                    return True
+                if (  # "turned it down" says "turn down"
+                    width == 2
+                    and i + 2 < len(words)
+                    and parts[0] in words[i][0]
+                    and words[i + 1][1] in _INSIDE
+                    and parts[1] in words[i + 2][0]
+                ):
                     return True
         return False
 
+    def synonym(self, word: str, beside: Collection[str]) -> bool:
+        """The answer says a synonym of ``word`` (as the fragment wrote it, lower case) --
+        not through words whose stems are in ``beside`` (the fragment's own units: "light"
+        said once is not also "bright")."""
+        table = _table()
+        own = lemmas_of(word)
+        for lemma in own:
+            for synset in table.lemmas.get(lemma, ()):
+                for member in table.members[synset]:
+                    if member not in own and self._says(member, beside):
+                        return True
+        return False
 
-def has_synonyms(unit: str) -> bool:
-    """WordNet knows the stem among a word's first senses (most words a fragment lacks)."""
-    return unit in _table().words
+
+def has_synonyms(word: str) -> bool:
+    """WordNet knows the word among some lemma's first senses (most words a fragment
+    lacks)."""
+    table = _table()
+    return any(lemma in table.lemmas for lemma in lemmas_of(word))

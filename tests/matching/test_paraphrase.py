@@ -77,6 +77,7 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         ("Its job is to pass on surplus energy.", "excess energy"),
         ("The programme wasn't allowed to show monsters.", "not permitted to show monsters"),
         ("Newman turned it down.", "rejected"),
+        ("- Allowed to enter after noon", "permitted to enter"),  # a list item, no name
         # a bracket restating a figure in another unit, or glossing a name
         ("The wettest month was November 1885, with 242.3 mm.", "9.54 inches (242.3 mm)"),
         ("Fresno's record high is 115 °F.", "115 °F (46.1 °C)"),
@@ -91,6 +92,11 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         # Chinese words that only qualify a quantity; unit names either script
         ("从商业区出发不到10分钟就能抵达", "少于十分钟"),
         ("面积为1.601平方千米", "1.601 km²"),
+        ("共有1,200万人", "1200万人"),
+        # a multiple scales only the figure right before it
+        ("It was founded in 2010, a decade after the merger.", "founded in 2010"),
+        # "以上" not after a figure is "the above", no bound
+        ("这些措施有效", "以上措施有效"),
         # Chinese quantity bounds read by direction; more than, before a scale
         ("高于30度", "超过30度"),
         ("人口有2000多万", "2000万人"),
@@ -214,6 +220,15 @@ def test_a_decimal_is_one_number_not_two():
         ("该校有学生3000名", "3000所"),
         ("他获得第3名", "3人"),
         ("他毕业于北京大学", "北京师范大学"),
+        # synonyms are read per lemma, not per stem: "authority" is not "author"
+        ("The writer decided.", "the authority decided"),
+        ("the cosmos", "the university"),
+        ("It was a purgative.", "physics"),
+        # a bracket in another kind of unit restates nothing
+        ("It is 5 km long.", "5 km (10 minutes)"),
+        # a figure's thousands separators stay with it before a scale
+        ("共有1,200万人", "200万人"),
+        ("1,200 million people", "200 million people"),
     ],
 )
 def test_rules_do_not_overreach(answer, fragment):
