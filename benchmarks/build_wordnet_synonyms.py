@@ -109,9 +109,11 @@ def main() -> int:
         sys.exit(f"{args.wordnet}: no WordNet index files (apt-get install wordnet-base)")
     plurals: set[str] = set()
     lines = sorted(
-        "\t".join(f"{member}:{rank}" for member, rank in sorted(group.items()))
-        for group in members(args.wordnet, plurals).values()
-        if len(group) > 1
+        {
+            "\t".join(f"{member}:{rank}" for member, rank in sorted(group.items()))
+            for group in members(args.wordnet, plurals).values()
+            if len(group) > 1
+        }
     )
     forms = exceptions(args.wordnet)
     for plural in plurals:  # "physics" is its own word: never read as "physic"
@@ -120,7 +122,7 @@ def main() -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     # mtime 0: the same WordNet gives the same bytes
     with gzip.GzipFile(OUT, "wb", mtime=0) as out:
-        out.write(("\n".join(dict.fromkeys(lines)) + "\n").encode("utf-8"))
+        out.write(("\n".join(lines) + "\n").encode("utf-8"))
     with gzip.GzipFile(OUT_IRREGULAR, "wb", mtime=0) as out:
         out.write(("\n".join(irregular) + "\n").encode("utf-8"))
     print(
