@@ -847,6 +847,8 @@ class AnswerMatcher:
                     # another value of the same kind: "220 feet" for "720 feet", not "4 年"
                     # (a duration) for "2000 年" (a year)
                     if beside == unit and said != number and len(said) == len(number):
+                        if number in frag.written:  # read in a base unit: say it in that unit
+                            return f"the answer says {said} {unit}s where it asks {number}"
                         return f"the answer says {said} {frag.shown(unit)}"
         return ""
 
