@@ -746,14 +746,12 @@ class AnswerMatcher:
         )
 
     def _touched(self, unit: str, frag: Units) -> bool:
-        """Any trace of the unit in the answer: a Chinese word, any of its characters; a
-        number, its digits however written ("1,142" and "1.142"); a word, a word of the
-        answer starting alike ("herbal" and "herbs"; a name only as itself: "France" is
-        not "Franciscan")."""
+        """Any trace of a unit the answer does not say: a Chinese word, any of its
+        characters; a number, its digits however written ("1,142" and "1.142"); a word, a
+        word of the answer starting alike ("herbal" and "herbs"; a name only as itself:
+        "France" is not "Franciscan")."""
         if _cjk_unit(unit):
             return any(char in self._text for char in unit if char not in _CJK_STOP)
-        if self._said(unit):
-            return True
         if unit[0].isdigit():
             written = frag.written.get(unit, unit)
             return _DIGITS.sub("", unit) in self._digits or _DIGITS.sub("", written) in self._digits
@@ -791,9 +789,9 @@ class AnswerMatcher:
         everything = frag.all
         if not everything:
             return _Fragment(Decision.UNDECIDED, text)
-        said = frozenset(u for u in everything if self._said(u))
-        reworded = frozenset(u for u in everything - said if self._synonym(u, frag))
-        said |= reworded
+        written = frozenset(u for u in everything if self._said(u))
+        reworded = frozenset(u for u in everything - written if self._synonym(u, frag))
+        said = written | reworded
         if frag.numbers or said:
             evidence = frozenset(u for u in everything if not self._asked(u))
             if not evidence:  # the fragment only repeats the question: judge it on all of it
@@ -810,7 +808,12 @@ class AnswerMatcher:
         other = self._other_value(frag, numbers)
         if other:
             return _Fragment(Decision.ABSENT, text, shown, other)
-        if not reworded & evidence and not any(self._touched(u, frag) for u in everything):
+        # no trace at all, even of the question's words (``written`` already read each unit)
+        if (
+            not reworded & evidence
+            and not written
+            and not any(self._touched(u, frag) for u in everything)
+        ):
             return _Fragment(Decision.ABSENT, text, shown)
         found = 1.0 - len(missing) / len(evidence)
         names = frag.names & missing

@@ -103,9 +103,9 @@ def lemmas_of(word: str) -> frozenset[str]:
     phrase, "down" in "turn down", is its own), its irregular lemmas, and what the suffix
     rules make of it that WordNet has."""
     table = _table()
-    found = {word}
     if word in table.irregular:  # "went", and "physics" (never "physic")
         return frozenset((word, *table.irregular[word]))
+    found = {word}
     for ending, replacement in _SUFFIXES:
         if word.endswith(ending) and len(word) > len(ending) + 1:
             base = word[: -len(ending)] + replacement
