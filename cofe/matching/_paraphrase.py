@@ -710,6 +710,7 @@ class AnswerMatcher:
         "_asked_about",
         "_asked_text",
         "_digits",
+        "_joined",
         "_measured",
         "_prefixes",
         "_question",
@@ -730,6 +731,7 @@ class AnswerMatcher:
         self._question: frozenset[str] | None = None
         self._asked_text = ""
         self._said_words: _synonyms.SaidWords | None = None  # read on first need
+        self._joined: str | None = None  # the answer as _joined reads it, on first need
 
     def _said(self, unit: str) -> bool:
         if unit in self._answer:
@@ -784,7 +786,9 @@ class AnswerMatcher:
             self._question, self._asked_text = asked.all, asked.text
         return unit in self._question or (_cjk_unit(unit) and unit in self._asked_text)
 
-    def fragment(self, text: str) -> _Fragment:
+    def fragment(self, text: str, *, whole_names: bool = False) -> _Fragment:
+        """One fragment (``whole_names``: its names of several words must be written
+        together, as when a reading left out a word of the name)."""
         frag = _fragment_units(text)
         everything = frag.all
         if not everything:
@@ -802,6 +806,9 @@ class AnswerMatcher:
         if missing and (frag.acronyms or (self._acronyms and frag.names & missing)):
             missing = missing - self._abbreviated(text, frag, missing)
         if not missing:
+            apart = self._apart(text, written) if whole_names else ""
+            if apart:
+                return _Fragment(Decision.UNDECIDED, text, (f"{apart} not written as one name",))
             return _Fragment(Decision.PRESENT, text)
         shown = tuple(sorted(frag.shown(unit) for unit in missing))
         numbers = frag.numbers & missing
@@ -823,6 +830,19 @@ class AnswerMatcher:
         if swapped:
             shown = (*shown, f"{swapped} in the answer")
         return _Fragment(Decision.UNDECIDED, text, shown)
+
+    def _apart(self, text: str, written: frozenset[str]) -> str:
+        """A name of several words that the answer writes, word by word, but not together:
+        "Kenya Power" in "the Kenya Electricity Board ... power generation"."""
+        for run in _name_runs(text):
+            words = [_unit(w) for w in run.split()]
+            if not all(w is None or (w[0] in written and not self._asked(w[0])) for w in words):
+                continue  # a word said otherwise (an acronym) or left to the question
+            if self._joined is None:
+                self._joined = _joined(self._answer_text)
+            if _joined(run) not in self._joined:
+                return run
+        return ""
 
     def _abbreviated(self, text: str, frag: Units, missing: frozenset[str]) -> frozenset[str]:
         """Missing units the answer writes as an acronym, or spells out: "United Kingdom"
@@ -860,8 +880,8 @@ class AnswerMatcher:
         decided: list[_Fragment] = []
         for alternatives in slots:
             best: _Fragment | None = None
-            for text in _readings(alternatives):
-                found = self.fragment(text)
+            for text, designated in _readings(alternatives):
+                found = self.fragment(text, whole_names=designated)
                 if best is None or _RANK[found.decision] < _RANK[best.decision]:
                     best = found
             if best is not None:
@@ -923,16 +943,38 @@ def _dimension(word: str) -> str:
     return _DIMENSIONS.get(unit, "")
 
 
-def _readings(alternatives: Iterable[str]) -> Iterable[str]:
-    """Each alternative of a slot, and its readings without a bracket that only restates
-    what comes before it: the figure in another unit ("9.54 inches (242.3 mm)": either
-    figure says it) or the name's acronym ("United Nations Environment Programme (UNEP)").
-    Any other bracket ("8,000 (2011)", "Paris (Texas)", "Mary (his cousin)") states a fact
-    of its own and stays."""
+# a generic word after a name that only says what kind of thing the name is: an answer
+# names the same thing without it ("New York City" as "New York", "Continental Edison
+# Company" as "Continental Edison", "the Tana River" as "the Tana"). Not "University",
+# "College" or "State": "Boston University" and "Washington State" are other things than
+# "Boston" and "Washington". Only as the name's last word: "New York City Council" keeps it.
+_DESIGNATOR = re.compile(
+    r"\b([A-Z][\w'’.&-]*)\s+(?i:company|corporation|inc|ltd|plc|city|river|lake)\b\.?"
+    r"(?!\s*[A-Z])"
+)
+
+
+def _readings(alternatives: Iterable[str]) -> Iterable[tuple[str, bool]]:
+    """Each alternative of a slot and its other readings (``_restated``), each also without
+    the generic word after a name (``_DESIGNATOR``; True: the rest of that name must then be
+    written as one, since "Kenya Power Company" is not "Kenya ... power")."""
     for text in alternatives:
-        yield text
-        if "(" not in text and "（" not in text:
-            continue
+        for reading in _restated(text):
+            yield reading, False
+            if _DESIGNATOR.search(reading):
+                plain = _DESIGNATOR.sub(r"\1", reading)
+                if plain != reading:
+                    yield plain, True
+
+
+def _restated(text: str) -> Iterable[str]:
+    """A fragment, and its readings without a bracket that only restates what comes before
+    it: the figure in another unit ("9.54 inches (242.3 mm)": either figure says it) or the
+    name's acronym ("United Nations Environment Programme (UNEP)"). Any other bracket
+    ("8,000 (2011)", "Paris (Texas)", "Mary (his cousin)") states a fact of its own and
+    stays."""
+    yield text
+    if "(" in text or "（" in text:
         plain, converted, restated = [], [], False
         last = 0
         for bracket in _BRACKET.finditer(text):
@@ -976,6 +1018,25 @@ def _names_in(text: str) -> frozenset[str]:
             if at >= 0 and (text[at].isalnum() or text[at] == ","):
                 names.add(word.lower())
     return frozenset(names)
+
+
+# two or more capitalised words in a row, "of"/"de"... between them: one name
+_NAME_RUN = re.compile(
+    r"[A-Z][\w'’&.-]*(?:\s+(?:(?:of|the|and|de|du|von|van)\s+)*[A-Z][\w'’&.-]*)+"
+)
+_POSSESSIVE = re.compile(r"['’]s\b")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=10_000)
+def _name_runs(text: str) -> tuple[str, ...]:
+    return tuple(_NAME_RUN.findall(text)) if text.isascii() else ()
+
+
+def _joined(text: str) -> str:
+    """Words only, lower case, one space apart, without possessives: "Edison's Machine-Works"
+    reads "edison machine works"."""
+    return " " + _NOT_WORD.sub(" ", _POSSESSIVE.sub("", text).casefold()).strip() + " "
 
 
 def _swapped(fragment: str, answer: str, missing: frozenset[str]) -> str:

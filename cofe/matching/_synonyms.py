@@ -161,7 +161,8 @@ class SaidWords:
         return False
 
     def synonym(self, word: str, beside: Collection[str]) -> bool:
-        """The answer says a synonym of ``word`` (as the fragment wrote it, lower case) --
+        """The answer says a synonym of ``word`` (as the fragment wrote it, lower case), or
+        the word in a form its stem does not show ("seen" for "saw", "rose" for "risen") --
         not through words whose stems are in ``beside`` (the fragment's own units: "light"
         said once is not also "bright")."""
         table = _table()
@@ -169,7 +170,7 @@ class SaidWords:
         for lemma in own:
             for synset in table.lemmas.get(lemma, ()):
                 for member in table.members[synset]:
-                    if member not in own and self._says(member, beside):
+                    if self._says(member, beside):
                         return True
         return False
 

@@ -78,6 +78,13 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         ("The programme wasn't allowed to show monsters.", "not permitted to show monsters"),
         ("Newman turned it down.", "rejected"),
         ("- Allowed to enter after noon", "permitted to enter"),  # a list item, no name
+        # an irregular form of the same word ("saw" and "seen" share the lemma "see")
+        ("The price had risen sharply.", "rose sharply"),
+        # a name without the generic word after it
+        ("He moved to New York in 1884.", "New York City"),
+        ("He worked for Continental Edison in France.", "Continental Edison Company in France"),
+        ("dams on the upper Tana", "upper Tana River"),
+        ("It was made by Apple.", "Apple Corporation"),
         # a bracket restating a figure in another unit, or glossing a name
         ("The wettest month was November 1885, with 242.3 mm.", "9.54 inches (242.3 mm)"),
         ("Fresno's record high is 115 °F.", "115 °F (46.1 °C)"),
@@ -224,6 +231,12 @@ def test_a_decimal_is_one_number_not_two():
         ("The writer decided.", "the authority decided"),
         ("the cosmos", "the university"),
         ("It was a purgative.", "physics"),
+        # a generic word goes only after a name, and not from the middle of a name; the
+        # rest of the name must then be written as one ("Kenya ... power" is not it)
+        ("It was a big lake.", "a big river"),
+        ("the New York council met", "New York City Council"),
+        ("the Kenya Electricity Board handles power generation", "Kenya Power Company"),
+        ("He studied in Boston.", "Boston University"),
         # a bracket in another kind of unit restates nothing
         ("It is 5 km long.", "5 km (10 minutes)"),
         # a figure's thousands separators stay with it before a scale
