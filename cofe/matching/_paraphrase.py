@@ -51,7 +51,7 @@ import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -134,6 +134,8 @@ _CJK_MEASURES = {
     **dict.fromkeys(("公斤", "千克"), "kg"),
     **dict.fromkeys(("吨", "公吨", "公顿"), "ton"),
     **dict.fromkeys(("公顷",), "hectare"),
+    **dict.fromkeys(("平方米", "平方公尺"), "metre2"),
+    **dict.fromkeys(("亩",), "mu"),
     **dict.fromkeys(("英里",), "mile"),
     **dict.fromkeys(("英尺", "呎"), "ft"),
     **dict.fromkeys(("英寸", "吋"), "inch"),
@@ -201,11 +203,17 @@ _MEASURES = {
     **dict.fromkeys(("yard", "yards", "yd", "yds"), "yard"),
     **dict.fromkeys(("kilometre", "kilometres", "kilometer", "kilometers", "km", "kms"), "km"),
     **dict.fromkeys(("km2", "sqkm"), "km2"),
+    **dict.fromkeys(("mi2", "sqmile"), "mile2"),
+    **dict.fromkeys(("sqmetre",), "metre2"),
+    **dict.fromkeys(("ft2", "sqft"), "ft2"),
+    **dict.fromkeys(("acre", "acres"), "acre"),
     **dict.fromkeys(("metre", "metres", "meter", "meters"), "metre"),
     **dict.fromkeys(("centimetre", "centimetres", "centimeter", "centimeters", "cm"), "cm"),
     **dict.fromkeys(("millimetre", "millimetres", "millimeter", "millimeters", "mm"), "mm"),
     **dict.fromkeys(("kilogram", "kilograms", "kilogramme", "kilogrammes", "kg", "kgs"), "kg"),
     **dict.fromkeys(("tonne", "tonnes", "ton", "tons"), "ton"),
+    **dict.fromkeys(("megaton", "megatons", "megatonne", "megatonnes"), "megaton"),
+    **dict.fromkeys(("gigaton", "gigatons", "gigatonne", "gigatonnes"), "gigaton"),
     **dict.fromkeys(("pound", "pounds", "lb", "lbs"), "lb"),
     **dict.fromkeys(("ounce", "ounces", "oz"), "oz"),
     **dict.fromkeys(("hectare", "hectares"), "hectare"),
@@ -229,9 +237,10 @@ _MULTIPLES = {
     "mw": ("watt", 10**6, True),
     "gw": ("watt", 10**9, True),
     "decade": ("year", 10, False),
+    "megaton": ("ton", 10**6, True),
+    "gigaton": ("ton", 10**9, True),
 }
 _MEASURES_AFTER_NUMBER = {
-    "in": "inch",
     "mi": "mile",
     "m": "metre",
     "g": "gram",
@@ -241,6 +250,7 @@ _MEASURES_AFTER_NUMBER = {
     "c": "celsius",
     "h": "hour",
     "min": "minute",
+    "m2": "metre2",
 }
 # British and American spellings of one word ("armour"/"armor", "programme"/"program",
 # "centre"/"center", "organise"/"organize"): both sides are respelt the same way, so a
@@ -307,13 +317,17 @@ class Units:
 
     def shown(self, unit: str) -> str:
         """The unit as a person reads it: the word, not its stem; a figure as written."""
-        return self.surface.get(unit) or self.written.get(unit, unit)
+        shown = self.surface.get(unit) or self.written.get(unit, unit)
+        return _SQUARE_SHOWN.get(shown, shown)
 
     all: frozenset[str] = frozenset()  # words and numbers together (set by ``units``)
     acronyms: frozenset[str] = frozenset()  # words written in capitals: "UK", "FCC", "MSP"
     # a figure read in a base unit -> as written ("1,142 MW": 1142000000 -> 1142): shown as
     # written, and its digits a trace of the figure however the other text scales it
     written: dict[str, str] = field(default_factory=dict)
+    # (the content unit before a number, number): "Hangzhou in 1276" -> ("hangzhou",
+    # "1276"); with ``measured``, what each figure is bound to
+    preceding: frozenset[tuple[str, str]] = frozenset()
 
 
 def _digits(text: str) -> str:
@@ -354,7 +368,10 @@ def _unit(raw: str) -> tuple[str, str, str, str] | None:
         if token in _MEASURES:  # "km2" (NFKC's "km²")
             return (_MEASURES[token], _STEM, token, "")
         if token[0].isdigit() and "dot" in token:
-            return (token.replace("dot", "."), _FIGURE, token, "")
+            figure = token.replace("dot", ".")
+            if figure[-1] == "0" and figure.replace(".", "").isdigit():
+                figure = figure.rstrip("0").rstrip(".")  # "30.0" is 30, "2.50" is 2.5
+            return (figure, _FIGURE, token, "")
         ordinal = _ORDINAL.match(token)
         token = ordinal[1] if ordinal else token
         if not token.isalpha():  # a figure, or a code ("5a", "b737")
@@ -498,6 +515,8 @@ def units(text: str, *, names: bool = False) -> Units:
     """The content units of a text (``names``: also note its capitalised words)."""
     if not text.isascii():  # ASCII is already NFKC (the scorer's hot path: skip the call)
         text = unicodedata.normalize("NFKC", text)
+        if _ACCENTED.search(text):
+            text = _ACCENTED.sub(_unaccented, text)  # "Taihō" = "Taiho"
     if "'" in text or "’" in text or "annot" in text:
         for pattern, replacement in _CONTRACTIONS:
             text = pattern.sub(replacement, text)
@@ -508,9 +527,17 @@ def units(text: str, *, names: bool = False) -> Units:
         if "/" in text or "." in text or "-" in text:
             text = _ISO_DATE.sub(_iso_date, _NUMERIC_DATE.sub(_numeric_date, text))
         text = _YEAR_RANGE.sub(_year_range, text)
+        if "m" in text or "M" in text:
+            text = _CLOCK.sub(_clock, text)  # "9:00 a.m." = "9 am": one time, "t0900"
+    if "sq" in text or "Sq" in text:
+        text = _SQUARE.sub(_square, text)  # "square miles" is one unit: "sqmile"
     if "." in text:
         text = _INITIALISM.sub(_initialism, text)  # "U.S." = "US"
     text = _digits(text)  # number words and numerals become digits here
+    if "in" in text:
+        text = _INCH.sub(" inches", text)  # "2 in of rain", "9.54 in (242 mm)"
+    if _HEDGE_WORD.search(text):
+        text = _HEDGE.sub("", text)  # "nearly 3,000" and "close to 3,000": the figure counts
     if "." in text:
         text = _DECIMAL.sub("_", text)  # "3.5" stays one number, not "3" and "5"
     words: set[str] = set()
@@ -525,6 +552,8 @@ def units(text: str, *, names: bool = False) -> Units:
     ordinal = False  # the figure came after "第": a rank ("第3名", third place), not a count
     before = ""  # the token before this one
     since_figure = 9  # tokens since the last figure: a multiple scales only the one before it
+    preceding: set[tuple[str, str]] = set()
+    previous = ""  # the last content unit, when no figure came after it
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
         if number and not raw.isascii() and is_cjk(raw[0]):
             rest = raw.lstrip(_CJK_ABOUT)
@@ -551,7 +580,9 @@ def units(text: str, *, names: bool = False) -> Units:
                 continue
         if kind is _FIGURE:
             numbers.add(unit)
-            number = unit
+            if previous:
+                preceding.add((previous, unit))
+            number, previous = unit, ""
             since_figure = 0
             continue
         if unit in _MULTIPLES:
@@ -566,6 +597,7 @@ def units(text: str, *, names: bool = False) -> Units:
             elif alone:
                 unit = base
         words.add(unit)
+        previous = unit
         if number:
             measured.add((number, unit))
             number = ""
@@ -587,7 +619,67 @@ def units(text: str, *, names: bool = False) -> Units:
         frozenset(words | numbers),
         frozenset(acronyms),
         written,
+        frozenset(preceding),
     )
+
+
+_SQUARE = re.compile(
+    r"\b(?:square|sq\.?)\s*(kilomet(?:re|er)s?|km|miles?|mi|met(?:re|er)s?|m|feet|foot|ft)\b",
+    re.IGNORECASE,
+)
+_SQUARED = {"k": "sqkm", "mi": "sqmile", "me": "sqmetre", "m": "sqmetre", "f": "sqft"}
+_SQUARE_SHOWN = {
+    "sqkm": "square kilometres",
+    "sqmile": "square miles",
+    "sqmetre": "square metres",
+    "sqft": "square feet",
+}
+
+
+def _square(match: re.Match[str]) -> str:
+    word = match[1].casefold()
+    return _SQUARED.get(word[:2], _SQUARED[word[0]])
+
+
+# Latin letters with diacritics, read without them: answers often drop macrons and accents
+_ACCENTED = re.compile(r"[\u00c0-\u024f\u1e00-\u1eff]")
+
+
+@lru_cache(maxsize=1000)
+def _unaccented_char(char: str) -> str:
+    plain = "".join(c for c in unicodedata.normalize("NFD", char) if not unicodedata.combining(c))
+    return plain or char
+
+
+def _unaccented(match: re.Match[str]) -> str:
+    return _unaccented_char(match[0])
+
+
+# a time of day on a 12-hour clock: "9:00 a.m.", "9am", "6 p.m." -> "t0900", "t1800" (a code:
+# required exactly, as figures are)
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
+
+
+def _clock(match: re.Match[str]) -> str:
+    hour, minute = int(match[1]), int(match[2] or 0)
+    if hour > 12 or minute > 59:
+        return match[0]
+    hour = hour % 12 + (12 if match[3].lower() == "p" else 0)
+    return f"t{hour:02d}{minute:02d}"
+
+
+# "in" after a figure is inches only where no noun phrase follows it: "5 in of rain", "9.54
+# in (242 mm)", "6 in long", not "7.2 million in the United States" or "1990 in Paris"
+_INCH = re.compile(
+    r"(?<=\d)\s?in\b\.?(?=\s*(?:[^\sA-Za-z]|$|(?:long|wide|high|tall|deep|thick|of|by|x)\b))"
+)
+
+
+# words that only say a figure is approximate, right before it
+_HEDGE_WORD = re.compile(r"\b(?:nearly|almost|approximately|approx|roughly|circa|close)\b", re.I)
+_HEDGE = re.compile(
+    r"\b(?:nearly|almost|approximately|approx\.?|roughly|circa|close to)\s+(?=[$£€¥]?\d)", re.I
+)
 
 
 def _numeric_date(match: re.Match[str]) -> str:
@@ -712,6 +804,8 @@ class AnswerMatcher:
         "_digits",
         "_joined",
         "_measured",
+        "_numbers",
+        "_preceding",
         "_prefixes",
         "_question",
         "_said_words",
@@ -724,6 +818,8 @@ class AnswerMatcher:
         self._digits = {_DIGITS.sub("", n) for n in (*said.numbers, *said.written.values())}
         self._prefixes = {w[:_PREFIX] for w in said.words if len(w) >= _PREFIX}
         self._measured = said.measured
+        self._numbers = said.numbers
+        self._preceding = said.preceding
         self._text = said.text
         self._acronyms = said.acronyms
         self._answer_text = answer
@@ -756,7 +852,11 @@ class AnswerMatcher:
             return any(char in self._text for char in unit if char not in _CJK_STOP)
         if unit[0].isdigit():
             written = frag.written.get(unit, unit)
-            return _DIGITS.sub("", unit) in self._digits or _DIGITS.sub("", written) in self._digits
+            return (
+                _DIGITS.sub("", unit) in self._digits
+                or _DIGITS.sub("", written) in self._digits
+                or self._other_unit(frag, unit)
+            )
         if unit in frag.names:
             return False
         return len(unit) >= _PREFIX and unit[:_PREFIX] in self._prefixes
@@ -794,6 +894,10 @@ class AnswerMatcher:
         if not everything:
             return _Fragment(Decision.UNDECIDED, text)
         written = frozenset(u for u in everything if self._said(u))
+        if frag.measured and frag.numbers - written:
+            written |= self._converted(frag)
+        if frag.numbers - written:
+            written |= self._rounded(frag.numbers - written)
         reworded = frozenset(u for u in everything - written if self._synonym(u, frag))
         said = written | reworded
         if frag.numbers or said:
@@ -809,6 +913,9 @@ class AnswerMatcher:
             apart = self._apart(text, written) if whole_names else ""
             if apart:
                 return _Fragment(Decision.UNDECIDED, text, (f"{apart} not written as one name",))
+            rebound = self._rebound(frag) if frag.numbers else ""
+            if rebound:
+                return _Fragment(Decision.UNDECIDED, text, (rebound,))
             return _Fragment(Decision.PRESENT, text)
         shown = tuple(sorted(frag.shown(unit) for unit in missing))
         numbers = frag.numbers & missing
@@ -843,6 +950,73 @@ class AnswerMatcher:
             if _joined(run) not in self._joined:
                 return run
         return ""
+
+    def _rebound(self, frag: Units) -> str:
+        """A figure the answer says, but beside another figure's word: "Hangzhou in 1279
+        ... Yamen in 1276" for "Hangzhou in 1276", "4.4 million in the United States" for
+        "7.2 million in the United States" -- words and figures all there, bound otherwise."""
+        # only beside a name: a common word ("investment", "年") recurs beside other figures,
+        # across sentences the tokens do not mark
+        for number, unit in frag.measured:
+            if unit in frag.names and (number, unit) not in self._measured:
+                for said, beside in self._measured:
+                    if beside == unit and said != number and len(said) == len(number):
+                        return f"the answer puts {said} before {frag.shown(unit)}"
+        for unit, number in frag.preceding:
+            if unit in frag.names and (unit, number) not in self._preceding:
+                for beside, said in self._preceding:
+                    if beside == unit and said != number and len(said) == len(number):
+                        return f"the answer puts {said} after {frag.shown(unit)}"
+        return ""
+
+    def _rounded(self, numbers: frozenset[str]) -> frozenset[str]:
+        """Figures with decimals that the answer rounds, keeping two significant digits or
+        more: "46.9%" as "47 percent", "1133.87" as "1134" (not a whole number rounded:
+        "1994" is never "1990", nor "1,142" "1,100")."""
+        out = set()
+        for number in numbers:
+            if "." not in number or not number.replace(".", "", 1).isdigit():
+                continue
+            value = Decimal(number)
+            for said in self._numbers:
+                if not said.replace(".", "", 1).isdigit():
+                    continue  # a code ("5a") or a time ("t0900")
+                places = len(said.partition(".")[2])
+                if places >= len(number.partition(".")[2]) or len(said.replace(".", "")) < 2:
+                    continue
+                step = Decimal(1).scaleb(-places)
+                if value.quantize(step, rounding=ROUND_HALF_UP) == Decimal(said):
+                    out.add(number)
+        return frozenset(out)
+
+    def _converted(self, frag: Units) -> frozenset[str]:
+        """The fragment's figures (with their units) that the answer states in another unit
+        of the same kind: "1,230 kilometres" as "764 miles"."""
+        out: set[str] = set()
+        for number, unit in frag.measured:
+            kind = _DIMENSIONS.get(unit, ("", None))[0]
+            if not kind:
+                continue
+            for said in self._measured:
+                if (
+                    said[1] != unit
+                    and _DIMENSIONS.get(said[1], ("", None))[0] == kind
+                    and _same_quantity((number, unit), said)
+                ):
+                    out |= {number, unit}
+        return frozenset(out)
+
+    def _other_unit(self, frag: Units, number: str) -> bool:
+        """The answer states a figure of the kind the fragment's figure measures, in another
+        unit (a conversion it may have rounded otherwise): a trace, not an absence."""
+        for figure, unit in frag.measured:
+            kind = _DIMENSIONS.get(unit, ("", None))[0]
+            if figure == number and kind:
+                return any(
+                    u != unit and _DIMENSIONS.get(u, ("", None))[0] == kind
+                    for _, u in self._measured
+                )
+        return False
 
     def _abbreviated(self, text: str, frag: Units, missing: frozenset[str]) -> frozenset[str]:
         """Missing units the answer writes as an acronym, or spells out: "United Kingdom"
@@ -924,14 +1098,43 @@ _MEASURED_END = re.compile(r"(?<![\d,.])(\d[\d,.]*)\s*(°?\s*[^\s\d()（）,;:]+
 _ACRONYM_GLOSS = re.compile(r"[A-Z]{2,8}s?")
 
 
-_DIMENSIONS = {
-    **dict.fromkeys(("ft", "inch", "mile", "yard", "km", "metre", "cm", "mm"), "length"),
-    **dict.fromkeys(("km2", "hectare"), "area"),
-    **dict.fromkeys(("kg", "ton", "lb", "oz", "gram"), "mass"),
-    **dict.fromkeys(("litre",), "volume"),
-    **dict.fromkeys(("kw", "mw", "gw", "watt"), "power"),
-    **dict.fromkeys(("fahrenheit", "celsius"), "temperature"),
-    **dict.fromkeys(("year", "decade", "hour", "minute"), "time"),
+# per unit of measure: what it measures, and one of it in that dimension's base unit
+# (metre, square metre, kilogram, litre, watt, second; None: no conversion -- a year is as
+# often a date as a duration, and temperature scales have an offset, read by _in_base)
+_DIMENSIONS: dict[str, tuple[str, float | None]] = {
+    "mm": ("length", 0.001),
+    "cm": ("length", 0.01),
+    "metre": ("length", 1.0),
+    "km": ("length", 1000.0),
+    "inch": ("length", 0.0254),
+    "ft": ("length", 0.3048),
+    "yard": ("length", 0.9144),
+    "mile": ("length", 1609.344),
+    "metre2": ("area", 1.0),
+    "ft2": ("area", 0.09290304),
+    "acre": ("area", 4046.8564224),
+    "mu": ("area", 10000 / 15),
+    "hectare": ("area", 10000.0),
+    "km2": ("area", 1e6),
+    "mile2": ("area", 2589988.110336),
+    "gram": ("mass", 0.001),
+    "oz": ("mass", 0.028349523125),
+    "lb": ("mass", 0.45359237),
+    "kg": ("mass", 1.0),
+    "ton": ("mass", 1000.0),
+    "megaton": ("mass", 1e9),
+    "gigaton": ("mass", 1e12),
+    "litre": ("volume", 1.0),
+    "watt": ("power", 1.0),
+    "kw": ("power", 1e3),
+    "mw": ("power", 1e6),
+    "gw": ("power", 1e9),
+    "celsius": ("temperature", None),
+    "fahrenheit": ("temperature", None),
+    "minute": ("time", 60.0),
+    "hour": ("time", 3600.0),
+    "year": ("time", None),
+    "decade": ("time", None),
 }
 
 
@@ -940,7 +1143,40 @@ def _dimension(word: str) -> str:
     in a unit of the same kind ("5 km (3 mi)", not "5 km (10 minutes)")."""
     word = unicodedata.normalize("NFKC", word).casefold().replace("°", "").strip()
     unit = _MEASURES.get(word) or _MEASURES_AFTER_NUMBER.get(word, "")
-    return _DIMENSIONS.get(unit, "")
+    if word in ("in", "in."):  # right before the bracket: "9.54 in (242.3 mm)"
+        unit = "inch"
+    return _DIMENSIONS.get(unit, ("", None))[0]
+
+
+def _in_base(number: str, unit: str) -> tuple[float, float] | None:
+    """A figure in its dimension's base unit, and half the step of its last written digit
+    there (how far the figure may be from what it rounds: "764" +- 0.5 mile, "1.9 million"
+    +- 50,000; trailing zeros are read as rounding); None when the unit does not convert."""
+    dimension, factor = _DIMENSIONS.get(unit, ("", None))
+    try:
+        value = Decimal(number)
+    except InvalidOperation:
+        return None
+    exponent = value.normalize().as_tuple().exponent
+    if not isinstance(exponent, int):  # NaN or infinity
+        return None
+    step = Decimal(1).scaleb(exponent) / 2
+    if dimension == "temperature":  # in degrees Celsius
+        if unit == "celsius":
+            return float(value), float(step)
+        return float((value - 32) * 5 / 9), float(step * 5 / 9)
+    if factor is None:
+        return None
+    return float(value) * factor, float(step) * factor
+
+
+def _same_quantity(asked: tuple[str, str], said: tuple[str, str]) -> bool:
+    """A figure in one unit is the other's, once converted ("1,230 km" and "764 miles",
+    "1.5 metres" and "4.9 feet"): within what the answer's rounding allows."""
+    a, b = _in_base(*asked), _in_base(*said)
+    if a is None or b is None:
+        return False
+    return abs(a[0] - b[0]) <= b[1] + 0.005 * abs(a[0])
 
 
 # a generic word after a name that only says what kind of thing the name is: an answer

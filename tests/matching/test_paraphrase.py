@@ -80,6 +80,21 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         ("- Allowed to enter after noon", "permitted to enter"),  # a list item, no name
         # an irregular form of the same word ("saw" and "seen" share the lemma "see")
         ("The price had risen sharply.", "rose sharply"),
+        # a figure in another unit of the same kind, within the answer's rounding
+        ("Until 1932 a length of 764 miles was accepted.", "1,230 kilometres"),
+        ("Venus' girdle grows to about 4.9 feet long.", "up to 1.5 meters"),
+        ("Some 3 million km² of forest was affected.", "1,160,000 square miles"),
+        ("The record is 46.1 °C.", "115 °F"),
+        ("eight gigatonnes of CO2", "8 gigatons"),
+        # a decimal figure rounded, keeping two significant digits; "30.0" is 30
+        ("Nearly 47 percent of them were Hispanic.", "46.9%"),
+        ("It dropped to 30%.", "30.0%"),
+        # a word that only says a figure is approximate
+        ("Close to 3,000 were killed.", "Nearly 3,000"),
+        # times of day on a 12-hour clock, however written
+        ("He worked from 9 a.m. until 6 p.m.", "9:00 a.m. until 6:00 p.m."),
+        # letters with and without diacritics
+        ("the Taiho Code of 701", "Taihō Code"),
         # a name without the generic word after it
         ("He moved to New York in 1884.", "New York City"),
         ("He worked for Continental Edison in France.", "Continental Edison Company in France"),
@@ -237,6 +252,21 @@ def test_a_decimal_is_one_number_not_two():
         ("the New York council met", "New York City Council"),
         ("the Kenya Electricity Board handles power generation", "Kenya Power Company"),
         ("He studied in Boston.", "Boston University"),
+        # a converted figure must agree within the answer's rounding; a whole number is
+        # never rounded ("1990" is not "1994"), nor a decimal to one significant digit
+        ("It grows to 7 feet long.", "up to 1.5 meters"),
+        ("The record is 40 °C.", "115 °F"),
+        ("In 1990 it rose.", "1994"),
+        ("about 47 percent", "46.2%"),
+        ("about 5 percent", "4.6%"),
+        ("He ate at 8:15 pm.", "8:10 p.m."),
+        ("He started at 9 p.m.", "9 a.m."),
+        # words and figures all said, but each figure beside another name
+        ("He took Hangzhou in 1279 and won at Yamen in 1276.", "Hangzhou in 1276"),
+        (
+            "4.4 million in the United States and 7.2 million in Africa",
+            "7.2 million in the United States",
+        ),
         # a bracket in another kind of unit restates nothing
         ("It is 5 km long.", "5 km (10 minutes)"),
         # a figure's thousands separators stay with it before a scale
