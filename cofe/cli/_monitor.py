@@ -178,6 +178,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     add_llm_options(j, limit="judge at most N traces of the share, within the budget")
     j.add_argument("--no-embeddings", action="store_true", help="skip AnswerRelevancy")
+    j.add_argument(
+        "--controls",
+        type=int,
+        default=10,
+        metavar="N",
+        help="before a judge's first traffic, judge known-answer controls from N traces "
+        "(sentences copied from a trace's context, right; another trace's answer, wrong), "
+        "out of the budget; a measure the judge cannot tell them apart on is shown unscored "
+        "(default 10; 0: none; else at least 8)",
+    )
     j.set_defaults(run=_judge)
 
     a = verbs.add_parser("alerts", help="evaluate alert rules (exit code 3 when one fires)")
@@ -367,8 +377,15 @@ def _judge(args: argparse.Namespace) -> int:
 
     llm_defaults(args)
     from cofe.cli._judge import _embedder
+    from cofe.judges import CONTROL_MIN_PAIRS
     from cofe.llm import Endpoint, LLMClient
     from cofe.monitor import judge_traffic
+
+    if args.controls < 0 or 0 < args.controls < CONTROL_MIN_PAIRS:
+        raise ValueError(
+            f"--controls must be 0 (none) or at least {CONTROL_MIN_PAIRS} (fewer cannot decide "
+            f"anything), not {args.controls}"
+        )
 
     endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model, timeout=args.timeout)
     endpoint.probe()
@@ -386,12 +403,20 @@ def _judge(args: argparse.Namespace) -> int:
                 embedder=_embedder(args),
                 concurrency=args.concurrency,
                 limit=args.limit,
+                controls=args.controls,
             )
         finally:  # the windows of what was judged, even when the endpoint died midway
             store.refresh()
     finally:
         store.close()
     print(json.dumps({**report.__dict__, "usage": client.usage.to_dict()}, indent=2))
+    failed = [name for name, line in report.controls.items() if "unscored" in line]
+    if failed:  # the line a person must not miss under the JSON
+        print(
+            "cofe monitor judge: this judge failed its known-answer controls on "
+            f'{", ".join(failed)}: the monitor shows them unscored (see "controls" above)',
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -5,7 +5,14 @@ labels next to the run; ``cofe score`` turns them into measures and verdicts."""
 from cofe.judges._agreement import judge_agreement, krippendorff_alpha
 from cofe.judges._controls import MIN_PAIRS as CONTROL_MIN_PAIRS
 from cofe.judges._controls import POINTS as POINT_LABELS
-from cofe.judges._controls import ControlGate, auc, control_gate, control_inputs, read_controls
+from cofe.judges._controls import (
+    ControlGate,
+    auc,
+    control_gate,
+    control_inputs,
+    read_controls,
+    traffic_controls,
+)
 from cofe.judges._judge import (
     JudgeInputs,
     JudgeReport,
@@ -57,5 +64,6 @@ __all__ = [
     "read_judgements",
     "reference_claim_messages",
     "reference_claims",
+    "traffic_controls",
     "unscored_labels",
 ]

@@ -139,6 +139,54 @@ def control_inputs(items: Sequence[JudgeInputs], pairs: int) -> list[JudgeInputs
     return out if sum(c.control == "foreign" for c in out) >= MIN_PAIRS else []
 
 
+def traffic_controls(items: Sequence[JudgeInputs], pairs: int) -> list[JudgeInputs]:
+    """Controls for samples with no reference answer (live traffic), for up to ``pairs`` of
+    them: a right answer copied from the sample's own context -- its sentences that cover most
+    of what the sample's answer says (supported by construction, on the answer's topic) --,
+    marked ``gold``, and another sample's answer, about another context, marked ``foreign``.
+
+    They gate only the measures read against the passages (Faithfulness, AnswerRelevancy),
+    and weakly: copied sentences are the easiest right answer there is, so passing says only
+    that the judge does not call everything supported; failing says its numbers are noise.
+    None when fewer than ``MIN_PAIRS`` samples can be controls."""
+    if pairs <= 0:
+        return []
+    usable = [i for i in items if i.answer.strip() and any(c.strip() for c in i.chunks)]
+    if len(usable) < max(MIN_PAIRS, 2):
+        return []
+    out: list[JudgeInputs] = []
+    n = len(usable)
+    for k in _spread(n, pairs):
+        item = usable[k]
+        copied = _closest_sentences(item.chunks, item.answer)
+        passages = _units(item.context)
+        partner = next(
+            (
+                other
+                for other in (usable[(k + step) % n] for step in range(n // 2, n // 2 + n))
+                if other is not item
+                and other.context != item.context
+                and _foreign(other.answer, item.answer, passages)
+            ),
+            None,
+        )
+        if copied is None or partner is None:
+            continue
+        out.append(replace(item, answer=copied, control="gold"))
+        out.append(replace(item, answer=partner.answer, control="foreign"))
+    return out if sum(c.control == "foreign" for c in out) >= MIN_PAIRS else []
+
+
+def _foreign(answer: str, own: str, passages: set[str]) -> bool:
+    """Another answer is wrong here: not this one, and mostly not in these passages."""
+    theirs = _units(answer)
+    return (
+        bool(theirs)
+        and answer.strip().casefold() != own.strip().casefold()
+        and len(theirs & passages) < 0.5 * len(theirs)
+    )
+
+
 def _closest_sentences(passages: Sequence[str], reference: str) -> str | None:
     """The passages' sentences that together cover most of the reference's content: up to
     three, taken greedily while each adds a fifth of it, joined in passage order (a reference
@@ -229,8 +277,7 @@ def _partner(usable: Sequence[JudgeInputs], item: JudgeInputs) -> JudgeInputs | 
         return elsewhere
     passages = _units(f"{item.context}\n{item.source or ''}")
     for other in others:
-        theirs = _units(other.reference or "")
-        if theirs and len(theirs & passages) < 0.5 * len(theirs):
+        if _foreign(other.reference or "", item.reference or "", passages):
             return other
     return None
 

@@ -8,13 +8,20 @@ sample (``judge_one``), and the measure reads the labels (``labels_of``).
 
 Which traces are judged is decided by the trace id (a hash below the share), so
 the sample is the same whichever process looks, and a trace is judged once.
+
+A judge that cannot tell a supported answer from an unsupported one prints numbers that
+measure nothing. So before its first traffic, a judge (model and prompt version) is tried
+on known-answer controls made from the traffic itself (``traffic_controls``: sentences
+copied from a trace's context against another trace's answer); the store keeps what they
+said (``judge_gates``), and a measure the judge failed is shown unscored, with the reason,
+in every window -- its values are kept, and shown again if the judge later passes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +50,10 @@ class JudgeTrafficReport:
     skipped_limit: int = 0  # ... and by ``limit``
     calls: int = 0  # requests sent, answered or not (a timed-out request is a call too)
     reasons: dict[str, int] = field(default_factory=dict)
+    control_calls: int = 0  # of ``calls``, those the known-answer controls took
+    # per label-free measure, what the controls say ("AUC 0.95 over 10 pairs: scored"), or
+    # {"controls": why there is no gate}
+    controls: dict[str, str] = field(default_factory=dict)
 
 
 def judge_traffic(
@@ -55,15 +66,18 @@ def judge_traffic(
     embedder: Any = None,
     concurrency: int = 4,
     limit: int | None = None,
+    controls: int = 10,
 ) -> JudgeTrafficReport:
     """Judge the sampled share of answered traffic traces not judged yet, oldest first,
     stopping before the calls would exceed ``budget`` (and after ``limit`` traces); windows
     they fall in are refreshed. An endpoint that stops answering ends the pass with
     ``EndpointDown``: the traces it could not judge are not stored, so the next pass takes
-    them."""
+    them.
+
+    ``controls``: pairs of known-answer controls judged first, out of the budget, when this
+    judge has none in the store yet (0: none; their gate then says nothing)."""
     from cofe._parallel import thread_map
-    from cofe.evalset import EvalSample
-    from cofe.judges import JudgeInputs, judge_one, labels_of, unscored_labels
+    from cofe.judges import judge_one, labels_of, unscored_labels
 
     if not 0 < share <= 1:
         raise ValueError(f"the judged share must be in (0, 1], not {share}")
@@ -74,27 +88,26 @@ def judge_traffic(
         )
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
-    candidates = [t for t in store.unjudged_traffic(since_ns) if sampled(t, share)]
+    unjudged = store.unjudged_traffic(since_ns)
+    candidates = [t for t in unjudged if sampled(t, share)]
     report = JudgeTrafficReport()
-    affordable = budget // CALLS_PER_TRACE
+    version = _version()
+    gate = store.judge_gate(client.endpoint.model, version)
+    if gate is None and controls > 0:
+        budget -= _judge_controls(
+            store, client, unjudged, controls, budget, report, embedder, concurrency
+        )
+        gate = store.judge_gate(client.endpoint.model, version)
+    if gate is not None:
+        report.controls = {m: _gate_line(m, gate) for m in gate}
+    elif not report.controls:
+        report.controls = {"controls": _NOT_GATED}
+    affordable = max(0, budget) // CALLS_PER_TRACE
     report.skipped_budget = max(0, len(candidates) - affordable)
     taken = affordable if limit is None else min(affordable, limit)
     report.skipped_limit = max(0, min(len(candidates), affordable) - taken)
     chosen = store.traces_by_id(candidates[:taken], with_text=True)  # one read, not one each
-    items = []
-    for trace in chosen:
-        if trace.query is None or trace.answer is None:
-            continue
-        sample = EvalSample(id=trace.trace_id, query=trace.query)
-        chunks = tuple(d.text or "" for d in trace.context or ())
-        items.append(
-            (
-                trace,
-                JudgeInputs(
-                    sample, trace.answer, chunks, None, "live traffic has no source document", None
-                ),
-            )
-        )
+    items = [(trace, inputs) for trace, inputs in _inputs(chosen)]
 
     def finished(done: tuple[Any, Any, bool]) -> None:
         trace, judgement, unreachable = done
@@ -143,16 +156,121 @@ def judge_traffic(
     return report
 
 
+_NOT_GATED = (
+    "not gated: no known-answer controls were judged for this judge (cofe monitor judge "
+    "--controls N needs that many answered traces with a context)"
+)
+
+
+def _version() -> str:
+    from cofe.judges import PROMPT_VERSION
+
+    return PROMPT_VERSION
+
+
+def _gate_line(measure: str, gate: dict[str, tuple[float | None, int, str | None]]) -> str:
+    value, pairs, failed = gate[measure]
+    if value is None:
+        return f"unscored: {failed}" if failed else f"not gated: valued on {pairs} control pairs"
+    return f"AUC {value:.2f} over {pairs} pairs: {'unscored' if failed else 'scored'}"
+
+
+def _inputs(traces: Sequence[Any]) -> Iterator[tuple[Any, Any]]:
+    """Each answered trace with what the judge reads of it."""
+    from cofe.evalset import EvalSample
+    from cofe.judges import JudgeInputs
+
+    for trace in traces:
+        if trace.query is None or trace.answer is None:
+            continue
+        sample = EvalSample(id=trace.trace_id, query=trace.query)
+        chunks = tuple(d.text or "" for d in trace.context or ())
+        yield (
+            trace,
+            JudgeInputs(
+                sample, trace.answer, chunks, None, "live traffic has no source document", None
+            ),
+        )
+
+
+def _judge_controls(
+    store: MonitorStore,
+    client: LLMClient,
+    unjudged: Sequence[str],
+    pairs: int,
+    budget: int,
+    report: JudgeTrafficReport,
+    embedder: Any,
+    concurrency: int,
+) -> int:
+    """Judge known-answer controls from recent traffic and store their gate; the calls they
+    took (none when the traffic or the budget cannot hold them: ``report.controls`` says
+    why)."""
+    from cofe._parallel import thread_map
+    from cofe.judges import control_gate, judge_one, labels_of, traffic_controls
+
+    # traces spread over the newest few hundred: enough to pair, one read
+    recent = list(unjudged[-max(8 * pairs, 64) :])
+    items = [inputs for _, inputs in _inputs(store.traces_by_id(recent, with_text=True))]
+    wanted = traffic_controls(items, pairs)
+    if not wanted:
+        report.controls = {"controls": _NOT_GATED}
+        return 0
+    if len(wanted) * CALLS_PER_TRACE > budget:
+        report.controls = {
+            "controls": f"not gated: the controls take {len(wanted) * CALLS_PER_TRACE} calls, "
+            f"over the budget of {budget} (raise --budget once, or --controls 0)"
+        }
+        return 0
+    judged: list[Any] = []
+
+    def finished(done: tuple[Any, bool]) -> None:
+        judgement, unreachable = done
+        report.calls += judgement.calls
+        report.control_calls += judgement.calls
+        if unreachable:
+            client.check_endpoint("no control was stored: run `cofe monitor judge` again")
+        judged.append(judgement)
+
+    def judge(item: Any) -> tuple[Any, bool]:
+        return judge_one(client, item, embedder), client.last_call_unreachable()
+
+    thread_map(judge, wanted, finished, concurrency=concurrency)
+    gate = control_gate(judged, labels_of, model=client.endpoint.model)
+    failed = dict(gate.failed)
+    if gate.note:  # too few controls came back labelled: this judge's labels are not usable
+        unlabelled = sum(j.status != "judged" for j in judged)
+        why = (
+            f"the judge labelled too few of its known-answer controls ({unlabelled} of "
+            f"{len(judged)} unscored: see `cofe monitor judge`'s reasons); its values would "
+            "rank windows on noise"
+        )
+        failed = {m.name: why for m in LABEL_FREE}
+    store.set_judge_gate(
+        client.endpoint.model,
+        _version(),
+        [(m.name, *gate.figures.get(m.name, (None, 0)), failed.get(m.name)) for m in LABEL_FREE],
+    )
+    return report.control_calls
+
+
 def judged_signals(
     store: MonitorStore, trace_ids: Sequence[str]
 ) -> list[tuple[str, str, float | None, int, str | None]]:
     """``(stage, signal, value, n, note)`` per label-free judged measure over the judged
-    traces among ``trace_ids``."""
+    traces among ``trace_ids`` -- a judge that failed its controls on a measure counts for
+    nothing there, and the note says why."""
     values: dict[str, list[float]] = {m.name: [] for m in LABEL_FREE}
     reasons: dict[str, dict[str, int]] = {m.name: {} for m in LABEL_FREE}
-    for name, value, reason in store.judgements_of(trace_ids):
+    gates: dict[str, dict[str, tuple[float | None, int, str | None]] | None] = {}
+    for name, value, reason, model in store.judgements_of(trace_ids):
         if name not in values:
             continue
+        if model not in gates:
+            gates[model] = store.judge_gate(model, _version())
+        failed = (gates[model] or {}).get(name, (None, 0, None))[2]
+        if failed:
+            reason, value = failed, None
         if value is not None:
             values[name].append(float(value))
         else:
@@ -161,7 +279,13 @@ def judged_signals(
     for measure in LABEL_FREE:
         got = values[measure.name]
         if got:
-            rows.append((Stage.GENERATION.value, measure.name, sum(got) / len(got), len(got), None))
+            ungated = [m for m, g in gates.items() if g is None]
+            note = (
+                f"not gated: judge {', '.join(sorted(ungated))} has no controls"
+                if ungated
+                else None
+            )
+            rows.append((Stage.GENERATION.value, measure.name, sum(got) / len(got), len(got), note))
         else:
             why = reasons[measure.name]
             note = (

@@ -9,6 +9,7 @@ import pytest
 
 from cofe.cli import main
 from cofe.monitor import MonitorStore, import_spans
+from cofe.monitor.store import STORE_SCHEMA_VERSION
 from tests.monitor.conftest import otlp_json, otlp_request, rag_trace
 
 
@@ -93,7 +94,11 @@ def test_the_cli_imports_reports_and_exits_2_on_a_bad_file(tmp_path: Path, capsy
     assert f"{bad}" in capsys.readouterr().err
     assert main(["monitor", "status", "--store", db]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert status["traces"] == 1 and status["schema_version"] == 3 and status["engine"] == "sqlite"
+    assert (
+        status["traces"] == 1
+        and status["schema_version"] == STORE_SCHEMA_VERSION
+        and status["engine"] == "sqlite"
+    )
     assert (
         main(["monitor", "series", "--store", db, "--stage", "retrieval", "--signal", "PoolSize"])
         == 0

@@ -106,7 +106,7 @@ def test_settings_are_fixed_at_creation(store_location: str):
 def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str):
     MonitorStore(store_location).close()
     with MonitorStore(store_location) as store:
-        assert store.schema_version == STORE_SCHEMA_VERSION == 3
+        assert store.schema_version == STORE_SCHEMA_VERSION == 4
         store.db.execute("UPDATE cofe_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="schema version 99 was written by a newer cofe"):
         MonitorStore(store_location)
@@ -116,13 +116,15 @@ def test_a_newer_schema_is_refused_and_an_older_one_migrated(store_location: str
         raw.db = Engine(store_location)
         raw.db.execute("DROP TABLE alerts")
         raw.db.execute("DROP TABLE canary_scores")
+        raw.db.execute("DROP TABLE judge_gates")
         raw.db.execute("UPDATE cofe_meta SET value = '1' WHERE key = 'schema_version'")
     with MonitorStore(store_location) as migrated:
-        assert migrated.schema_version == 3
+        assert migrated.schema_version == 4
         assert migrated.db.execute("SELECT COUNT(*) FROM alerts") == [(0,)]
         assert migrated.db.execute("SELECT COUNT(*) FROM canary_scores") == [(0,)]
+        assert migrated.db.execute("SELECT COUNT(*) FROM judge_gates") == [(0,)]
         assert migrated.db.execute("SELECT value FROM cofe_meta WHERE key = 'schema_version'") == [
-            ("3",)
+            ("4",)
         ]
 
 

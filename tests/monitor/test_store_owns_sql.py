@@ -105,7 +105,11 @@ def test_a_store_written_before_sqlalchemy_is_read_and_written(tmp_path: Path):
             [T0 - T0 % 60_000_000_000],
         )
     with MonitorStore(path) as store:
-        assert store.schema_version == 3 and store.window_seconds == 60
+        # migrated 3 -> 4: the judges' control gates have their table
+        assert store.schema_version == 4 and store.window_seconds == 60
+        assert store.judge_gate("m", "v") is None
+        store.set_judge_gate("m", "v", [("Faithfulness", 0.5, 10, "failed")])
+        assert store.judge_gate("m", "v") == {"Faithfulness": (0.5, 10, "failed")}
         [old] = store.traces(T0 - 10**9, T0 + 10**9)
         assert old.query == "old question?" and old.pool is not None and old.pool[0].chars is None
         assert store.series()[0]["signal"] == "Traces"

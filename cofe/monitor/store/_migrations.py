@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 
 from cofe.monitor.store import _tables as t
 
-STORE_SCHEMA_VERSION = 3
+STORE_SCHEMA_VERSION = 4
 
 
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
@@ -39,6 +39,7 @@ STEPS: dict[int, Callable[[Connection], None]] = {
     0: _create(*t.VERSION_1),  # a new store
     1: _create(t.alerts),  # 2: alerts fired by ``cofe monitor alerts``
     2: _create(t.canary_scores),  # 3: every canary sample's measure values
+    3: _create(t.judge_gates),  # 4: what a judge's known-answer controls said
 }
 """``{version: step}`` taking a store from ``version`` to ``version + 1``."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -379,14 +380,69 @@ class Queries:
 
         self._writing(add)
 
-    def judgements_of(self, trace_ids: Sequence[str]) -> list[tuple[str, float | None, str | None]]:
-        """``(measure, value, reason)`` of every judgement of the traces."""
+    def judgements_of(
+        self, trace_ids: Sequence[str]
+    ) -> list[tuple[str, float | None, str | None, str]]:
+        """``(measure, value, reason, model)`` of every judgement of the traces."""
         j = t.judgements.c
-        out: list[tuple[str, float | None, str | None]] = []
+        out: list[tuple[str, float | None, str | None, str]] = []
         for part in slices(list(trace_ids)):
-            query = sa.select(j.measure, j.value, j.reason).where(j.trace_id.in_(part))
-            out += [(row[0], row[1], row[2]) for row in self._reading(partial(_all, query))]
+            query = sa.select(j.measure, j.value, j.reason, j.model).where(j.trace_id.in_(part))
+            out += [(row[0], row[1], row[2], row[3]) for row in self._reading(partial(_all, query))]
         return out
+
+    def set_judge_gate(
+        self,
+        model: str,
+        prompt_version: str,
+        rows: Sequence[tuple[str, float | None, int, str | None]],
+    ) -> None:
+        """What a judge's controls said, per measure ``(measure, auc, pairs, failed)``,
+        replacing what they said before; every window with judged traffic is computed again
+        (the gate decides what its judged signals show)."""
+        now = time.time_ns()
+        g, tr, j = t.judge_gates.c, t.traces.c, t.judgements.c
+
+        def write(c: Connection) -> None:
+            c.execute(
+                t.judge_gates.delete().where(g.model == model, g.prompt_version == prompt_version)
+            )
+            if rows:
+                c.execute(
+                    t.judge_gates.insert(),
+                    [
+                        {
+                            "model": model,
+                            "prompt_version": prompt_version,
+                            "measure": measure,
+                            "auc": auc,
+                            "pairs": pairs,
+                            "failed": failed,
+                            "judged_ns": now,
+                        }
+                        for measure, auc, pairs, failed in rows
+                    ],
+                )
+            judged = sa.select(tr.started_ns).where(
+                tr.origin == "traffic",
+                sa.select(j.trace_id).where(j.trace_id == tr.trace_id, j.model == model).exists(),
+            )
+            starts = {self.window_of(int(ns)) for ns in c.scalars(judged)}
+            self._mark_dirty(c, [("traffic", start) for start in starts])
+
+        self._writing(write)
+
+    def judge_gate(
+        self, model: str, prompt_version: str
+    ) -> dict[str, tuple[float | None, int, str | None]] | None:
+        """``{measure: (auc, pairs, failed)}`` from the judge's controls; None if none were
+        judged for this model and prompt version."""
+        g = t.judge_gates.c
+        query = sa.select(g.measure, g.auc, g.pairs, g.failed).where(
+            g.model == model, g.prompt_version == prompt_version
+        )
+        rows = self._reading(partial(_all, query))
+        return {r[0]: (r[1], int(r[2]), r[3]) for r in rows} if rows else None
 
     # --- what the store holds ---------------------------------------------------------------
 

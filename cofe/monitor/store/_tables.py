@@ -184,6 +184,20 @@ canary_scores = sa.Table(
     sa.PrimaryKeyConstraint("round_id", "step", "measure", "sample_id"),
 )
 
+# version 4: per judge (model, prompt version) and judged measure, what its known-answer
+# controls said (``cofe monitor judge``): a measure the judge failed is shown unscored
+judge_gates = sa.Table(
+    "judge_gates",
+    metadata,
+    _text("model", primary_key=True),
+    _text("prompt_version", primary_key=True),
+    _text("measure", primary_key=True),
+    _real("auc"),
+    sa.Column("pairs", sa.Integer, nullable=False),
+    _text("failed"),  # why the measure is unscored, or NULL: it passed
+    _ns("judged_ns", nullable=False),
+)
+
 VERSION_1 = (
     meta,
     spans,
