@@ -46,11 +46,12 @@ partial when some are present and others absent, and undecided otherwise.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from enum import StrEnum
 from functools import lru_cache
@@ -136,6 +137,9 @@ _CJK_MEASURES = {
     **dict.fromkeys(("公顷",), "hectare"),
     **dict.fromkeys(("平方米", "平方公尺"), "metre2"),
     **dict.fromkeys(("亩",), "mu"),
+    **dict.fromkeys(("平方英里",), "mile2"),
+    **dict.fromkeys(("平方英尺", "平方呎"), "ft2"),
+    **dict.fromkeys(("英亩",), "acre"),
     **dict.fromkeys(("英里",), "mile"),
     **dict.fromkeys(("英尺", "呎"), "ft"),
     **dict.fromkeys(("英寸", "吋"), "inch"),
@@ -251,6 +255,7 @@ _MEASURES_AFTER_NUMBER = {
     "h": "hour",
     "min": "minute",
     "m2": "metre2",
+    "ha": "hectare",
 }
 # British and American spellings of one word ("armour"/"armor", "programme"/"program",
 # "centre"/"center", "organise"/"organize"): both sides are respelt the same way, so a
@@ -318,6 +323,9 @@ class Units:
     def shown(self, unit: str) -> str:
         """The unit as a person reads it: the word, not its stem; a figure as written."""
         shown = self.surface.get(unit) or self.written.get(unit, unit)
+        clock = _CLOCK_CODE.fullmatch(shown)
+        if clock:  # "t0900" -> "09:00"
+            return f"{clock[1]}:{clock[2]}"
         return _SQUARE_SHOWN.get(shown, shown)
 
     all: frozenset[str] = frozenset()  # words and numbers together (set by ``units``)
@@ -325,6 +333,7 @@ class Units:
     # a figure read in a base unit -> as written ("1,142 MW": 1142000000 -> 1142): shown as
     # written, and its digits a trace of the figure however the other text scales it
     written: dict[str, str] = field(default_factory=dict)
+    source: str = ""  # the text as given (fragments only): what the units lose, as signs
     # (the content unit before a number, number): "Hangzhou in 1276" -> ("hangzhou",
     # "1276"); with ``measured``, what each figure is bound to
     preceding: frozenset[tuple[str, str]] = frozenset()
@@ -512,7 +521,9 @@ def _no_synonyms() -> frozenset[str]:
 
 
 def units(text: str, *, names: bool = False) -> Units:
-    """The content units of a text (``names``: also note its capitalised words)."""
+    """The content units of a text (``names``: a fragment's -- also note its capitalised
+    words and keep the text)."""
+    given = text if names else ""
     if not text.isascii():  # ASCII is already NFKC (the scorer's hot path: skip the call)
         text = unicodedata.normalize("NFKC", text)
         if _ACCENTED.search(text):
@@ -527,13 +538,13 @@ def units(text: str, *, names: bool = False) -> Units:
         if "/" in text or "." in text or "-" in text:
             text = _ISO_DATE.sub(_iso_date, _NUMERIC_DATE.sub(_numeric_date, text))
         text = _YEAR_RANGE.sub(_year_range, text)
-        if "m" in text or "M" in text:
-            text = _CLOCK.sub(_clock, text)  # "9:00 a.m." = "9 am": one time, "t0900"
     if "sq" in text or "Sq" in text:
         text = _SQUARE.sub(_square, text)  # "square miles" is one unit: "sqmile"
     if "." in text:
         text = _INITIALISM.sub(_initialism, text)  # "U.S." = "US"
     text = _digits(text)  # number words and numerals become digits here
+    if ":" in text or "m" in text or "M" in text:
+        text = _CLOCK.sub(_clock, text)  # "9:00 a.m." = "9 am" (= "t0900 9"), "17:30"
     if "in" in text:
         text = _INCH.sub(" inches", text)  # "2 in of rain", "9.54 in (242 mm)"
     if _HEDGE_WORD.search(text):
@@ -554,6 +565,7 @@ def units(text: str, *, names: bool = False) -> Units:
     since_figure = 9  # tokens since the last figure: a multiple scales only the one before it
     preceding: set[tuple[str, str]] = set()
     previous = ""  # the last content unit, when no figure came after it
+    one = False  # the token before was "1", which is a figure only before a unit of measure
     for raw in _tokens(text.replace("_", "dot") if "_" in text else text):
         if number and not raw.isascii() and is_cjk(raw[0]):
             rest = raw.lstrip(_CJK_ABOUT)
@@ -568,6 +580,15 @@ def units(text: str, *, names: bool = False) -> Units:
             found = (raw, _PLAIN, raw, "")  # not after a figure (and its unit): a word
         else:
             found = _unit(raw)
+        if number and raw.casefold() in _DEGREES:  # "46 degrees Celsius": the scale after
+            continue
+        if found is not None and found[0] == "1" and found[1] is _PLAIN:
+            one = True  # "1 km": a figure after all, when a unit of measure follows
+        elif one and found is not None and found[0] in _DIMENSIONS:
+            numbers.add("1")
+            number, one = "1", False
+        else:
+            one = False
         if number and raw.casefold() in _MEASURES_AFTER_NUMBER:  # "5 m", "2 in"
             after = _MEASURES_AFTER_NUMBER[raw.casefold()]
             found = (after, _STEM, after, "")
@@ -619,6 +640,7 @@ def units(text: str, *, names: bool = False) -> Units:
         frozenset(words | numbers),
         frozenset(acronyms),
         written,
+        given,
         frozenset(preceding),
     )
 
@@ -645,8 +667,14 @@ def _square(match: re.Match[str]) -> str:
 _ACCENTED = re.compile(r"[\u00c0-\u024f\u1e00-\u1eff]")
 
 
+_LETTERS = {"ł": "l", "Ł": "L", "ı": "i", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ħ": "h"}
+_LETTERS |= {"æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "þ": "th", "Þ": "Th", "ß": "ss"}
+
+
 @lru_cache(maxsize=1000)
 def _unaccented_char(char: str) -> str:
+    if char in _LETTERS:  # letters of their own, with no accent to take off
+        return _LETTERS[char]
     plain = "".join(c for c in unicodedata.normalize("NFD", char) if not unicodedata.combining(c))
     return plain or char
 
@@ -655,31 +683,44 @@ def _unaccented(match: re.Match[str]) -> str:
     return _unaccented_char(match[0])
 
 
-# a time of day on a 12-hour clock: "9:00 a.m.", "9am", "6 p.m." -> "t0900", "t1800" (a code:
-# required exactly, as figures are)
-_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
+# a time of day: on a 12-hour clock ("9:00 a.m.", "9am", "6 p.m.") or past noon on a 24-hour
+# one ("17:30"), read as a code ("t0900", "t1730": required exactly, as figures are) and
+# its hour (and minutes): "9 a.m." is "t0900 9", so "9:00" alone, "nine in the morning" or
+# the other half of the day leave a trace, never an absence
+_CLOCK = re.compile(
+    r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?\s?m\b\.?|\b(1[3-9]|2[0-3]):([0-5]\d)\b(?!:\d)",
+    re.IGNORECASE,
+)
+_CLOCK_CODE = re.compile(r"t(\d\d)(\d\d)")
 
 
 def _clock(match: re.Match[str]) -> str:
-    hour, minute = int(match[1]), int(match[2] or 0)
-    if hour > 12 or minute > 59:
-        return match[0]
-    hour = hour % 12 + (12 if match[3].lower() == "p" else 0)
-    return f"t{hour:02d}{minute:02d}"
+    if match[4]:
+        hour, minute = int(match[4]), int(match[5])
+    else:
+        hour, minute = int(match[1]), int(match[2] or 0)
+        if not 1 <= hour <= 12 or minute > 59:
+            return match[0]
+        hour = hour % 12 + (12 if match[3].lower() == "p" else 0)
+    shown = f"{hour % 12 or 12}" + (f":{minute:02d}" if minute else "")
+    return f" t{hour:02d}{minute:02d} {shown} "
 
 
 # "in" after a figure is inches only where no noun phrase follows it: "5 in of rain", "9.54
 # in (242 mm)", "6 in long", not "7.2 million in the United States" or "1990 in Paris"
 _INCH = re.compile(
-    r"(?<=\d)\s?in\b\.?(?=\s*(?:[^\sA-Za-z]|$|(?:long|wide|high|tall|deep|thick|of|by|x)\b))"
+    r"(?<=\d)\s?in\b\.?(?=\s*(?:[^\sA-Za-z0-9]|$|(?:long|wide|high|tall|deep|thick|of|by|x)\b))"
 )
+
+
+_DEGREES = frozenset(("degree", "degrees", "deg"))
+_NEGATIVE = re.compile(r"[−–-]\s?\d|\bminus\b|\bbelow (?:zero|freezing)\b", re.I)
 
 
 # words that only say a figure is approximate, right before it
-_HEDGE_WORD = re.compile(r"\b(?:nearly|almost|approximately|approx|roughly|circa|close)\b", re.I)
-_HEDGE = re.compile(
-    r"\b(?:nearly|almost|approximately|approx\.?|roughly|circa|close to)\s+(?=[$£€¥]?\d)", re.I
-)
+# (not "nearly" or "almost", which bound it from below: "more than 3,000" is not "nearly")
+_HEDGE_WORD = re.compile(r"\b(?:approximately|approx|roughly|circa|close)\b", re.I)
+_HEDGE = re.compile(r"\b(?:approximately|approx\.?|roughly|circa|close to)\s+(?=[$£€¥]?\d)", re.I)
 
 
 def _numeric_date(match: re.Match[str]) -> str:
@@ -789,7 +830,8 @@ class _Fragment:
     decision: Decision
     text: str
     missing: tuple[str, ...] = ()  # units not in the answer, for evidence
-    contradiction: str = ""  # another value the answer states instead
+    contradiction: str = ""  # another value the answer states instead (or a note)
+    reading: str = ""  # how the fragment was read, when not as written ("New York")
 
 
 class AnswerMatcher:
@@ -802,7 +844,6 @@ class AnswerMatcher:
         "_asked_about",
         "_asked_text",
         "_digits",
-        "_joined",
         "_measured",
         "_numbers",
         "_preceding",
@@ -810,6 +851,7 @@ class AnswerMatcher:
         "_question",
         "_said_words",
         "_text",
+        "_words",
     )
 
     def __init__(self, answer: str, question: str) -> None:
@@ -827,7 +869,8 @@ class AnswerMatcher:
         self._question: frozenset[str] | None = None
         self._asked_text = ""
         self._said_words: _synonyms.SaidWords | None = None  # read on first need
-        self._joined: str | None = None  # the answer as _joined reads it, on first need
+        # the answer's words with their places, for names a reading shortened (on first need)
+        self._words: list[tuple[str, str, int, int]] | None = None
 
     def _said(self, unit: str) -> bool:
         if unit in self._answer:
@@ -850,12 +893,17 @@ class AnswerMatcher:
         "France" is not "Franciscan")."""
         if _cjk_unit(unit):
             return any(char in self._text for char in unit if char not in _CJK_STOP)
+        clock = _CLOCK_CODE.fullmatch(unit)
+        if clock:  # a time: its hour said on either clock
+            hour = int(clock[1])
+            return str(hour % 12 or 12) in self._digits or str(hour) in self._digits
         if unit[0].isdigit():
             written = frag.written.get(unit, unit)
             return (
                 _DIGITS.sub("", unit) in self._digits
                 or _DIGITS.sub("", written) in self._digits
                 or self._other_unit(frag, unit)
+                or any(_rounds_to(unit, said) for said in self._numbers)  # "2.5" of "2.46"
             )
         if unit in frag.names:
             return False
@@ -886,9 +934,9 @@ class AnswerMatcher:
             self._question, self._asked_text = asked.all, asked.text
         return unit in self._question or (_cjk_unit(unit) and unit in self._asked_text)
 
-    def fragment(self, text: str, *, whole_names: bool = False) -> _Fragment:
-        """One fragment (``whole_names``: its names of several words must be written
-        together, as when a reading left out a word of the name)."""
+    def fragment(self, text: str, *, whole_names: tuple[str, ...] = ()) -> _Fragment:
+        """One fragment (``whole_names``: names a reading shortened, "New York" of "New York
+        City", which the answer must write as a name of their own)."""
         frag = _fragment_units(text)
         everything = frag.all
         if not everything:
@@ -897,7 +945,7 @@ class AnswerMatcher:
         if frag.measured and frag.numbers - written:
             written |= self._converted(frag)
         if frag.numbers - written:
-            written |= self._rounded(frag.numbers - written)
+            written |= self._rounded(frag, frag.numbers - written)
         reworded = frozenset(u for u in everything - written if self._synonym(u, frag))
         said = written | reworded
         if frag.numbers or said:
@@ -910,12 +958,12 @@ class AnswerMatcher:
         if missing and (frag.acronyms or (self._acronyms and frag.names & missing)):
             missing = missing - self._abbreviated(text, frag, missing)
         if not missing:
-            apart = self._apart(text, written) if whole_names else ""
+            apart = self._apart(whole_names)
             if apart:
-                return _Fragment(Decision.UNDECIDED, text, (f"{apart} not written as one name",))
+                return _Fragment(Decision.UNDECIDED, text, (), f"{apart!r} not a name of its own")
             rebound = self._rebound(frag) if frag.numbers else ""
             if rebound:
-                return _Fragment(Decision.UNDECIDED, text, (rebound,))
+                return _Fragment(Decision.UNDECIDED, text, (), rebound)
             return _Fragment(Decision.PRESENT, text)
         shown = tuple(sorted(frag.shown(unit) for unit in missing))
         numbers = frag.numbers & missing
@@ -938,17 +986,43 @@ class AnswerMatcher:
             shown = (*shown, f"{swapped} in the answer")
         return _Fragment(Decision.UNDECIDED, text, shown)
 
-    def _apart(self, text: str, written: frozenset[str]) -> str:
-        """A name of several words that the answer writes, word by word, but not together:
-        "Kenya Power" in "the Kenya Electricity Board ... power generation"."""
-        for run in _name_runs(text):
-            words = [_unit(w) for w in run.split()]
-            if not all(w is None or (w[0] in written and not self._asked(w[0])) for w in words):
-                continue  # a word said otherwise (an acronym) or left to the question
-            if self._joined is None:
-                self._joined = _joined(self._answer_text)
-            if _joined(run) not in self._joined:
-                return run
+    def _apart(self, names: tuple[str, ...]) -> str:
+        """A shortened name the answer does not write as a name of its own: not at all
+        ("Kenya Power" in "the Kenya Electricity Board ... power generation"), or inside a
+        longer name ("Salt Lake" in "the Great Salt Lake", "Apple" in "Apple Music")."""
+        if not names:
+            return ""
+        if self._words is None:
+            self._words = [
+                (m[0], _POSSESSIVE.sub("", m[0]).casefold(), m.start(), m.end())
+                for m in _NAME_WORD.finditer(self._answer_text)
+            ]
+        text, words = self._answer_text, self._words
+        for name in names:
+            wanted = [_POSSESSIVE.sub("", w).casefold() for w in name.split()]
+            width = len(wanted)
+            for i in range(len(words) - width + 1):
+                if [w[1] for w in words[i : i + width]] != wanted:
+                    continue
+                before = words[i - 1] if i else None
+                after = words[i + width] if i + width < len(words) else None
+                # a capitalised word right beside it (only spaces between) makes it part of
+                # another name; a sentence's first word does not count
+                joined_before = (
+                    before is not None
+                    and before[0][0].isupper()
+                    and not text[before[3] : words[i][2]].strip()
+                    and text[: before[2]].rstrip()[-1:] not in ("", ".", "!", "?", "\n")
+                )
+                joined_after = (
+                    after is not None
+                    and after[0][0].isupper()
+                    and not text[words[i + width - 1][3] : after[2]].strip()
+                )
+                if not joined_before and not joined_after:
+                    break
+            else:
+                return name
         return ""
 
     def _rebound(self, frag: Units) -> str:
@@ -960,32 +1034,36 @@ class AnswerMatcher:
         for number, unit in frag.measured:
             if unit in frag.names and (number, unit) not in self._measured:
                 for said, beside in self._measured:
-                    if beside == unit and said != number and len(said) == len(number):
-                        return f"the answer puts {said} before {frag.shown(unit)}"
+                    if (
+                        beside == unit
+                        and said != number
+                        and len(said) == len(number)
+                        and not _rounds_to(number, said)  # "2.5 billion" of "2.46 billion"
+                    ):
+                        return f"the answer gives {frag.shown(unit)!r} another figure, {said}"
         for unit, number in frag.preceding:
             if unit in frag.names and (unit, number) not in self._preceding:
                 for beside, said in self._preceding:
                     if beside == unit and said != number and len(said) == len(number):
-                        return f"the answer puts {said} after {frag.shown(unit)}"
+                        return f"the answer gives {frag.shown(unit)!r} another figure, {said}"
         return ""
 
-    def _rounded(self, numbers: frozenset[str]) -> frozenset[str]:
+    def _rounded(self, frag: Units, numbers: frozenset[str]) -> frozenset[str]:
         """Figures with decimals that the answer rounds, keeping two significant digits or
-        more: "46.9%" as "47 percent", "1133.87" as "1134" (not a whole number rounded:
-        "1994" is never "1990", nor "1,142" "1,100")."""
+        more, beside the fragment's unit when it has one: "46.9%" as "47 percent" (not "47
+        members"), "1133.87" as "1134". Never a whole number ("1994" is not "1990", nor
+        "1,142" "1,100"): a figure written whole is exact."""
         out = set()
         for number in numbers:
-            if "." not in number or not number.replace(".", "", 1).isdigit():
+            if "." not in number:
                 continue
-            value = Decimal(number)
+            units = {u for n, u in frag.measured if n == number}
             for said in self._numbers:
-                if not said.replace(".", "", 1).isdigit():
-                    continue  # a code ("5a") or a time ("t0900")
-                places = len(said.partition(".")[2])
-                if places >= len(number.partition(".")[2]) or len(said.replace(".", "")) < 2:
+                if units and not any((said, u) in self._measured for u in units):
                     continue
-                step = Decimal(1).scaleb(-places)
-                if value.quantize(step, rounding=ROUND_HALF_UP) == Decimal(said):
+                if "." in said and len(said.partition(".")[2]) >= len(number.partition(".")[2]):
+                    continue
+                if _rounds_to(number, said):
                     out.add(number)
         return frozenset(out)
 
@@ -1001,10 +1079,16 @@ class AnswerMatcher:
                 if (
                     said[1] != unit
                     and _DIMENSIONS.get(said[1], ("", None))[0] == kind
+                    and not (kind == "temperature" and self._signed(frag))
                     and _same_quantity((number, unit), said)
                 ):
                     out |= {number, unit}
         return frozenset(out)
+
+    def _signed(self, frag: Units) -> bool:
+        """A minus sign by a figure, on either side: the units carry no sign, so "-10 °C"
+        would convert as 10 °C (50 °F)."""
+        return bool(_NEGATIVE.search(self._answer_text) or _NEGATIVE.search(frag.source))
 
     def _other_unit(self, frag: Units, number: str) -> bool:
         """The answer states a figure of the kind the fragment's figure measures, in another
@@ -1043,7 +1127,12 @@ class AnswerMatcher:
                 for said, beside in self._measured:
                     # another value of the same kind: "220 feet" for "720 feet", not "4 年"
                     # (a duration) for "2000 年" (a year)
-                    if beside == unit and said != number and len(said) == len(number):
+                    if (
+                        beside == unit
+                        and said != number
+                        and len(said) == len(number)
+                        and not _rounds_to(number, said)  # "2.5 billion" of "2.46 billion"
+                    ):
                         if number in frag.written:  # read in a base unit: say it in that unit
                             return f"the answer says {said} {unit}s where it asks {number}"
                         return f"the answer says {said} {frag.shown(unit)}"
@@ -1054,8 +1143,10 @@ class AnswerMatcher:
         decided: list[_Fragment] = []
         for alternatives in slots:
             best: _Fragment | None = None
-            for text, designated in _readings(alternatives):
-                found = self.fragment(text, whole_names=designated)
+            for written, text, shortened in _readings(alternatives):
+                found = self.fragment(text, whole_names=shortened)
+                if text != written:
+                    found = replace(found, text=written, reading=text)
                 if best is None or _RANK[found.decision] < _RANK[best.decision]:
                     best = found
             if best is not None:
@@ -1148,18 +1239,27 @@ def _dimension(word: str) -> str:
     return _DIMENSIONS.get(unit, ("", None))[0]
 
 
-def _in_base(number: str, unit: str) -> tuple[float, float] | None:
-    """A figure in its dimension's base unit, and half the step of its last written digit
-    there (how far the figure may be from what it rounds: "764" +- 0.5 mile, "1.9 million"
-    +- 50,000; trailing zeros are read as rounding); None when the unit does not convert."""
+def _in_base(number: str, unit: str, *, rounded: bool) -> tuple[float, float] | None:
+    """A figure in its dimension's base unit, and half the step of its last digit there: how
+    far it may be from the value it stands for. ``rounded``: an answer's figure, whose
+    trailing zeros are rounding ("1.9 million" +- 50,000), with two significant digits at
+    least (a "2 hours" or "3000 m" says too little to convert); else a fragment's, copied
+    from the source, whose every digit is written ("1,230" +- 0.5). None when the unit does
+    not convert, or the figure is not a finite number."""
     dimension, factor = _DIMENSIONS.get(unit, ("", None))
     try:
         value = Decimal(number)
     except InvalidOperation:
         return None
-    exponent = value.normalize().as_tuple().exponent
-    if not isinstance(exponent, int):  # NaN or infinity
+    if not value.is_finite():
         return None
+    if rounded:
+        shape = value.normalize().as_tuple()
+        if len(shape.digits) < 2 or not isinstance(shape.exponent, int):
+            return None
+        exponent = shape.exponent
+    else:
+        exponent = min(0, int(value.as_tuple().exponent))
     step = Decimal(1).scaleb(exponent) / 2
     if dimension == "temperature":  # in degrees Celsius
         if unit == "celsius":
@@ -1167,40 +1267,69 @@ def _in_base(number: str, unit: str) -> tuple[float, float] | None:
         return float((value - 32) * 5 / 9), float(step * 5 / 9)
     if factor is None:
         return None
-    return float(value) * factor, float(step) * factor
+    base = float(value) * factor
+    return (base, float(step) * factor) if math.isfinite(base) else None
 
 
 def _same_quantity(asked: tuple[str, str], said: tuple[str, str]) -> bool:
-    """A figure in one unit is the other's, once converted ("1,230 km" and "764 miles",
-    "1.5 metres" and "4.9 feet"): within what the answer's rounding allows."""
-    a, b = _in_base(*asked), _in_base(*said)
+    """A fragment's figure in one unit is the answer's in another, once converted ("1,230
+    km" and "764 miles", "1.5 metres" and "4.9 feet"): within what the two roundings allow."""
+    a, b = _in_base(*asked, rounded=False), _in_base(*said, rounded=True)
     if a is None or b is None:
         return False
-    return abs(a[0] - b[0]) <= b[1] + 0.005 * abs(a[0])
+    return abs(a[0] - b[0]) <= a[1] + b[1]
+
+
+def _rounds_to(number: str, said: str) -> bool:
+    """``said`` is ``number`` rounded, keeping two significant digits or more: "47" of
+    "46.9", "1500000" of "1460000" (the trailing zeros of ``said`` are its rounding). Only a
+    figure with decimals or of five digits or more: "1990" is another year than "1986", and
+    "700 feet" another height than "720 feet"."""
+    if "." not in number and len(number) < 5:
+        return False
+    try:
+        value, rounded = Decimal(number), Decimal(said)
+    except InvalidOperation:
+        return False
+    if not (value.is_finite() and rounded.is_finite()) or value == rounded:
+        return False
+    shape = rounded.normalize().as_tuple()
+    if len(shape.digits) < 2 or not isinstance(shape.exponent, int):
+        return False
+    step = Decimal(1).scaleb(shape.exponent)
+    return value.quantize(step, rounding=ROUND_HALF_UP) == rounded
 
 
 # a generic word after a name that only says what kind of thing the name is: an answer
-# names the same thing without it ("New York City" as "New York", "Continental Edison
-# Company" as "Continental Edison", "the Tana River" as "the Tana"). Not "University",
-# "College" or "State": "Boston University" and "Washington State" are other things than
-# "Boston" and "Washington". Only as the name's last word: "New York City Council" keeps it.
+# names the same thing without it ("Continental Edison Company" as "Continental Edison",
+# "New York City" as "New York"). A company's legal form after any name; a city, river or
+# lake only after a name of two words or more ("Mexico City" is not "Mexico", nor
+# "Kansas City" "Kansas"); not after "a"/"an" ("a Dutch company" is no name); never
+# "University", "College" or "State" ("Boston University" is not "Boston"). Only as the
+# name's last word ("New York City Council" keeps its "City"), and the rest must be a name
+# of its own in the answer (``AnswerMatcher._apart``).
+_NAME = r"[A-Z][\w'’.&-]*"
 _DESIGNATOR = re.compile(
-    r"\b([A-Z][\w'’.&-]*)\s+(?i:company|corporation|inc|ltd|plc|city|river|lake)\b\.?"
+    r"(?<!\ba )(?<!\ban )(?<!\bA )(?<!\bAn )\b("
+    rf"(?:{_NAME}\s+)*{_NAME}\s+(?i:company|corporation|inc|ltd|plc)\b\.?"
+    rf"|(?:{_NAME}\s+)+{_NAME}\s+(?i:city|river|lake)\b)"
     r"(?!\s*[A-Z])"
 )
+_DESIGNATION = re.compile(r"\s+[A-Za-z]+\.?$")
 
 
-def _readings(alternatives: Iterable[str]) -> Iterable[tuple[str, bool]]:
+def _readings(alternatives: Iterable[str]) -> Iterable[tuple[str, str, tuple[str, ...]]]:
     """Each alternative of a slot and its other readings (``_restated``), each also without
-    the generic word after a name (``_DESIGNATOR``; True: the rest of that name must then be
-    written as one, since "Kenya Power Company" is not "Kenya ... power")."""
+    the generic word after a name (``_DESIGNATOR``): (the alternative, a reading, the names
+    the reading shortened)."""
     for text in alternatives:
         for reading in _restated(text):
-            yield reading, False
+            yield text, reading, ()
             if _DESIGNATOR.search(reading):
-                plain = _DESIGNATOR.sub(r"\1", reading)
+                names = tuple(_DESIGNATION.sub("", m[1]) for m in _DESIGNATOR.finditer(reading))
+                plain = _DESIGNATOR.sub(lambda m: _DESIGNATION.sub("", m[1]), reading)
                 if plain != reading:
-                    yield plain, True
+                    yield text, plain, names
 
 
 def _restated(text: str) -> Iterable[str]:
@@ -1256,23 +1385,8 @@ def _names_in(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-# two or more capitalised words in a row, "of"/"de"... between them: one name
-_NAME_RUN = re.compile(
-    r"[A-Z][\w'’&.-]*(?:\s+(?:(?:of|the|and|de|du|von|van)\s+)*[A-Z][\w'’&.-]*)+"
-)
 _POSSESSIVE = re.compile(r"['’]s\b")
-_NOT_WORD = re.compile(r"[\W_]+")
-
-
-@lru_cache(maxsize=10_000)
-def _name_runs(text: str) -> tuple[str, ...]:
-    return tuple(_NAME_RUN.findall(text)) if text.isascii() else ()
-
-
-def _joined(text: str) -> str:
-    """Words only, lower case, one space apart, without possessives: "Edison's Machine-Works"
-    reads "edison machine works"."""
-    return " " + _NOT_WORD.sub(" ", _POSSESSIVE.sub("", text).casefold()).strip() + " "
+_NAME_WORD = re.compile(r"[A-Za-z](?:[\w'’&-]|\.(?=\w))*")  # "U.S." but not "Apple."
 
 
 def _swapped(fragment: str, answer: str, missing: frozenset[str]) -> str:
@@ -1305,7 +1419,9 @@ _RANK = {Decision.PRESENT: 0, Decision.UNDECIDED: 1, Decision.PARTIAL: 2, Decisi
 def _why(decision: Decision, fragments: list[_Fragment]) -> str:
     parts = []
     for f in fragments:
-        if f.decision is Decision.PRESENT and not f.missing:
+        if f.decision is Decision.PRESENT and f.reading:
+            parts.append(f"{f.text!r} conveyed, read as {f.reading!r}")
+        elif f.decision is Decision.PRESENT and not f.missing:
             parts.append(f"{f.text!r} conveyed")
         elif f.decision is Decision.PRESENT:
             parts.append(f"{f.text!r} conveyed (all but {', '.join(f.missing)})")
@@ -1314,6 +1430,8 @@ def _why(decision: Decision, fragments: list[_Fragment]) -> str:
             parts.append(
                 f"{f.text!r} not conveyed ({', '.join(f.missing)} not in the answer{instead})"
             )
+        elif f.contradiction:  # a note: what the words alone cannot settle
+            parts.append(f"{f.text!r} undecided ({f.contradiction})")
         else:
             lacking = f" (lacks {', '.join(f.missing)})" if f.missing else ""
             parts.append(f"{f.text!r} undecided{lacking}")

@@ -114,6 +114,10 @@ def lemmas_of(word: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# lemmas whose irregular forms are degrees, not tenses: "better" and "best" are not "good"
+_COMPARED = frozenset("good bad well ill far much many little late old".split())
+
+
 @dataclass(slots=True)
 class SaidWords:
     """What one answer says, read for synonyms: per clause, each word's lemmas and stem
@@ -168,11 +172,24 @@ class SaidWords:
         table = _table()
         own = lemmas_of(word)
         for lemma in own:
+            if lemma != word and lemma not in _COMPARED and self._inflected(lemma, beside):
+                return True
             for synset in table.lemmas.get(lemma, ()):
                 for member in table.members[synset]:
-                    if self._says(member, beside):
+                    if member not in own and self._says(member, beside):
                         return True
         return False
+
+    def _inflected(self, lemma: str, beside: Collection[str]) -> bool:
+        """An answer word that is another irregular form of ``lemma``, not the lemma itself
+        ("seen" for "saw", not "see": "will see" is not "saw")."""
+        if lemma not in self.said:
+            return False
+        return any(
+            lemma in lemmas and stem != lemma and stem not in beside
+            for words in self.clauses
+            for lemmas, stem in words
+        )
 
 
 def has_synonyms(word: str) -> bool:
