@@ -125,7 +125,12 @@ _CJK_FUNCTION_WORDS = frozenset("左右 上下 大约 约为 将近 接近 进�
 # "more than" before a counting word or a unit says nothing the figure does not ("70多种")
 _CJK_PEOPLE = frozenset("人名位员")
 _CJK_ABOUT = "多余"
-_DIRECTIONS = frozenset("<>")
+# the half of the day before a Chinese time ("上午9点", "晚上9点"): required like a bound
+_CJK_HALF_DAY = {
+    **dict.fromkeys(("上午", "早上", "早晨", "凌晨", "清晨"), "上午"),
+    **dict.fromkeys(("下午", "晚上", "傍晚", "夜里", "夜间"), "下午"),
+}
+_DIRECTIONS = frozenset(("<", ">", "上午", "下午"))
 _CJK_MEASURES = {
     **dict.fromkeys(("公里", "千米"), "km"),
     **dict.fromkeys(("平方公里", "平方千米"), "km2"),
@@ -372,6 +377,8 @@ def _unit(raw: str) -> tuple[str, str, str, str] | None:
             return None
         if token in _CJK_LESS or token in _CJK_MORE:
             return ("<" if token in _CJK_LESS else ">", _PLAIN, token, "")
+        if token in _CJK_HALF_DAY:
+            return (_CJK_HALF_DAY[token], _PLAIN, token, "")
         return (_CJK_MEASURES.get(token, token), _PLAIN, token, "")
     if not token.isalpha():  # a word skips every number rule: the common case
         if token in _MEASURES:  # "km2" (NFKC's "km²")
@@ -543,7 +550,7 @@ def units(text: str, *, names: bool = False) -> Units:
     if "." in text:
         text = _INITIALISM.sub(_initialism, text)  # "U.S." = "US"
     text = _digits(text)  # number words and numerals become digits here
-    if ":" in text or "m" in text or "M" in text:
+    if ":" in text or "m" in text or "M" in text or "n" in text:
         text = _CLOCK.sub(_clock, text)  # "9:00 a.m." = "9 am" (= "t0900 9"), "17:30"
     if "in" in text:
         text = _INCH.sub(" inches", text)  # "2 in of rain", "9.54 in (242 mm)"
@@ -688,14 +695,17 @@ def _unaccented(match: re.Match[str]) -> str:
 # its hour (and minutes): "9 a.m." is "t0900 9", so "9:00" alone, "nine in the morning" or
 # the other half of the day leave a trace, never an absence
 _CLOCK = re.compile(
-    r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?\s?m\b\.?|\b(1[3-9]|2[0-3]):([0-5]\d)\b(?!:\d)",
+    r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?\s?m\b\.?|\b(00|1[2-9]|2[0-3]):([0-5]\d)\b(?!:\d)"
+    r"|\b(noon|midday|midnight)\b",
     re.IGNORECASE,
 )
 _CLOCK_CODE = re.compile(r"t(\d\d)(\d\d)")
 
 
 def _clock(match: re.Match[str]) -> str:
-    if match[4]:
+    if match[6]:
+        hour, minute = (0 if match[6].lower() == "midnight" else 12), 0
+    elif match[4]:
         hour, minute = int(match[4]), int(match[5])
     else:
         hour, minute = int(match[1]), int(match[2] or 0)
@@ -895,8 +905,10 @@ class AnswerMatcher:
             return any(char in self._text for char in unit if char not in _CJK_STOP)
         clock = _CLOCK_CODE.fullmatch(unit)
         if clock:  # a time: its hour said on either clock
-            hour = int(clock[1])
-            return str(hour % 12 or 12) in self._digits or str(hour) in self._digits
+            hours = {str(int(clock[1]) % 12 or 12), str(int(clock[1]))}
+            return any(n.partition(".")[0] in hours for n in self._numbers) or bool(
+                hours & self._digits
+            )
         if unit[0].isdigit():
             written = frag.written.get(unit, unit)
             return (
@@ -1033,14 +1045,9 @@ class AnswerMatcher:
         # across sentences the tokens do not mark
         for number, unit in frag.measured:
             if unit in frag.names and (number, unit) not in self._measured:
-                for said, beside in self._measured:
-                    if (
-                        beside == unit
-                        and said != number
-                        and len(said) == len(number)
-                        and not _rounds_to(number, said)  # "2.5 billion" of "2.46 billion"
-                    ):
-                        return f"the answer gives {frag.shown(unit)!r} another figure, {said}"
+                said = self._another_figure(number, unit)
+                if said:
+                    return f"the answer gives {frag.shown(unit)!r} another figure, {said}"
         for unit, number in frag.preceding:
             if unit in frag.names and (unit, number) not in self._preceding:
                 for beside, said in self._preceding:
@@ -1123,19 +1130,25 @@ class AnswerMatcher:
         if not missing_numbers or len(frag.numbers) > 1:
             return ""  # with several figures, another one beside the same unit may be apart
         for number, unit in frag.measured:
-            if number in missing_numbers:
-                for said, beside in self._measured:
-                    # another value of the same kind: "220 feet" for "720 feet", not "4 年"
-                    # (a duration) for "2000 年" (a year)
-                    if (
-                        beside == unit
-                        and said != number
-                        and len(said) == len(number)
-                        and not _rounds_to(number, said)  # "2.5 billion" of "2.46 billion"
-                    ):
-                        if number in frag.written:  # read in a base unit: say it in that unit
-                            return f"the answer says {said} {unit}s where it asks {number}"
-                        return f"the answer says {said} {frag.shown(unit)}"
+            said = self._another_figure(number, unit) if number in missing_numbers else ""
+            if said and number in frag.written:  # read in a base unit: say it in that unit
+                return f"the answer says {said} {unit}s where it asks {number}"
+            if said:
+                return f"the answer says {said} {frag.shown(unit)}"
+        return ""
+
+    def _another_figure(self, number: str, unit: str) -> str:
+        """A figure the answer puts beside ``unit`` that is another value of ``number``'s kind
+        ("220 feet" for "720 feet"; not "4 年", a duration, for "2000 年", a year; not a
+        rounding, "2.5 billion" of "2.46 billion"); "" if none."""
+        for said, beside in self._measured:
+            if (
+                beside == unit
+                and said != number
+                and len(said) == len(number)
+                and not _rounds_to(number, said)
+            ):
+                return said
         return ""
 
     def point(self, slots: Sequence[Iterable[str]]) -> PointDecision:

@@ -171,8 +171,10 @@ class SaidWords:
         said once is not also "bright")."""
         table = _table()
         own = lemmas_of(word)
+        if not own.isdisjoint(_COMPARED):  # "best": WordNet joins it to "better" too
+            return False
         for lemma in own:
-            if lemma != word and lemma not in _COMPARED and self._inflected(lemma, beside):
+            if lemma != word and self._inflected(lemma, beside):
                 return True
             for synset in table.lemmas.get(lemma, ()):
                 for member in table.members[synset]:

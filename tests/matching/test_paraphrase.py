@@ -92,6 +92,9 @@ def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decis
         # a time of day, either half written or 24-hour past noon
         ("It opens from 9 a.m. to 5 p.m.", "9:00 a.m. until 5:00 p.m."),
         ("The deadline is 11:30 pm.", "23:30"),
+        ("The attack began at 8.46am.", "8:46 a.m."),
+        ("It ended at midnight.", "12 a.m."),
+        ("It opened at 12:00.", "noon"),
         # letters of their own with no accent: ł, ı, ø
         ("He was born in Lodz.", "Łódź"),
         # a decimal figure rounded, keeping two significant digits; "30.0" is 30
@@ -292,6 +295,9 @@ def test_a_decimal_is_one_number_not_two():
         ("He will see the film.", "he saw the film"),
         ("The results were good.", "the best results"),
         ("He told a lie.", "he lay down"),
+        # the half of a Chinese day is required; "better" is no synonym of "best"
+        ("商店晚上9点开门。", "上午9点"),
+        ("The results were better.", "the best results"),
         # "nearly" bounds a figure from below
         ("More than 3,000 were killed.", "Nearly 3,000"),
         # "in" before a figure is no inch
@@ -326,6 +332,7 @@ def test_a_numeric_date_reads_both_day_month_orders():
         ("began at 8:46 a.m.", "8:46"),
         ("Shops open from 9 to 5.", "9 a.m. to 5 p.m."),
         ("nine in the morning", "9 a.m."),
+        ("The train left at 9.15.", "9:15 a.m."),
         # a figure rounded to fewer digits than the rounding rule takes
         ("It cost $2.5 billion.", "$2.46 billion"),
         ("1.5 million tonnes", "1.46 million tonnes"),
