@@ -107,7 +107,7 @@ def judge_traffic(
     taken = affordable if limit is None else min(affordable, limit)
     report.skipped_limit = max(0, min(len(candidates), affordable) - taken)
     chosen = store.traces_by_id(candidates[:taken], with_text=True)  # one read, not one each
-    items = [(trace, inputs) for trace, inputs in _inputs(chosen)]
+    items = list(_inputs(chosen))
 
     def finished(done: tuple[Any, Any, bool]) -> None:
         trace, judgement, unreachable = done
