@@ -310,10 +310,12 @@ def control_gate(
     *,
     model: str | None = None,
     versions: frozenset[str] | None = None,
+    traffic: bool = False,
 ) -> ControlGate:
     """The gate from the judged controls (those of ``model`` and ``versions`` when given: a
     control says nothing about another model's labels). ``labels`` turns a judgement into the
-    measures' labels (``labels_of``)."""
+    measures' labels (``labels_of``). ``traffic``: the controls are ``traffic_controls``
+    (their reasons name what they are)."""
     values: dict[Control, dict[str, list[float]]] = {
         "gold": {},
         "gold_passage": {},
@@ -360,18 +362,21 @@ def control_gate(
             continue  # too few valued controls (no reference, no points...): not gated
         if separation < MIN_AUC:
             what = "its information-point labels" if name == POINTS else name
+            right = _TRAFFIC_GOLD if traffic else _GOLD_NAMES[against]
+            wrong = "other traces' answers" if traffic else "other samples' reference answers"
+            ranked = "windows" if traffic else "runs"
             failed.append(
                 (
                     name,
                     f"the judge failed its controls on {what}: it did not rank right answers "
-                    f"({_GOLD_NAMES[against]}) above other samples' reference answers -- AUC "
-                    f"{separation:.2f} over {valued} pairs, {MIN_AUC} needed; its "
-                    "values would rank runs on noise",
+                    f"({right}) above {wrong} -- AUC {separation:.2f} over {valued} pairs, "
+                    f"{MIN_AUC} needed; its values would rank {ranked} on noise",
                 )
             )
     return ControlGate(figures, tuple(failed))
 
 
+_TRAFFIC_GOLD = "sentences copied from each trace's context"  # traffic_controls' right answers
 _GOLD_NAMES = {
     "gold": "the reference answers",
     "gold_passage": "the passages' sentences closest to the references, else the references",

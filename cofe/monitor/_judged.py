@@ -236,7 +236,7 @@ def _judge_controls(
         return judge_one(client, item, embedder), client.last_call_unreachable()
 
     thread_map(judge, wanted, finished, concurrency=concurrency)
-    gate = control_gate(judged, labels_of, model=client.endpoint.model)
+    gate = control_gate(judged, labels_of, model=client.endpoint.model, traffic=True)
     failed = dict(gate.failed)
     if gate.note:  # too few controls came back labelled: this judge's labels are not usable
         unlabelled = sum(j.status != "judged" for j in judged)
