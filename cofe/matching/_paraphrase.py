@@ -550,12 +550,13 @@ def units(text: str, *, names: bool = False) -> Units:
     if "." in text:
         text = _INITIALISM.sub(_initialism, text)  # "U.S." = "US"
     text = _digits(text)  # number words and numerals become digits here
-    if ":" in text or "m" in text or "M" in text or "n" in text:
+    if _ANY_DIGIT.search(text):  # the rules of figures, only where there is one
         text = _CLOCK.sub(_clock, text)  # "9:00 a.m." = "9 am" (= "t0900 9"), "17:30"
-    if "in" in text:
-        text = _INCH.sub(" inches", text)  # "2 in of rain", "9.54 in (242 mm)"
-    if _HEDGE_WORD.search(text):
-        text = _HEDGE.sub("", text)  # "nearly 3,000" and "close to 3,000": the figure counts
+        if "in" in text:
+            text = _INCH.sub(" inches", text)  # "2 in of rain", "9.54 in (242 mm)"
+        text = _HEDGE.sub("", text)  # "roughly 3,000" and "close to 3,000": the figure counts
+    elif "noon" in text or "midnight" in text or "midday" in text:
+        text = _CLOCK.sub(_clock, text)
     if "." in text:
         text = _DECIMAL.sub("_", text)  # "3.5" stays one number, not "3" and "5"
     words: set[str] = set()
@@ -729,7 +730,6 @@ _NEGATIVE = re.compile(r"[−–-]\s?\d|\bminus\b|\bbelow (?:zero|freezing)\b", 
 
 # words that only say a figure is approximate, right before it
 # (not "nearly" or "almost", which bound it from below: "more than 3,000" is not "nearly")
-_HEDGE_WORD = re.compile(r"\b(?:approximately|approx|roughly|circa|close)\b", re.I)
 _HEDGE = re.compile(r"\b(?:approximately|approx\.?|roughly|circa|close to)\s+(?=[$£€¥]?\d)", re.I)
 
 
@@ -1050,9 +1050,9 @@ class AnswerMatcher:
                     return f"the answer gives {frag.shown(unit)!r} another figure, {said}"
         for unit, number in frag.preceding:
             if unit in frag.names and (unit, number) not in self._preceding:
-                for beside, said in self._preceding:
-                    if beside == unit and said != number and len(said) == len(number):
-                        return f"the answer gives {frag.shown(unit)!r} another figure, {said}"
+                said = self._another_figure(number, unit, before=True)
+                if said:
+                    return f"the answer gives {frag.shown(unit)!r} another figure, {said}"
         return ""
 
     def _rounded(self, frag: Units, numbers: frozenset[str]) -> frozenset[str]:
@@ -1079,13 +1079,13 @@ class AnswerMatcher:
         of the same kind: "1,230 kilometres" as "764 miles"."""
         out: set[str] = set()
         for number, unit in frag.measured:
-            kind = _DIMENSIONS.get(unit, ("", None))[0]
+            kind = _kind(unit)
             if not kind:
                 continue
             for said in self._measured:
                 if (
                     said[1] != unit
-                    and _DIMENSIONS.get(said[1], ("", None))[0] == kind
+                    and _kind(said[1]) == kind
                     and not (kind == "temperature" and self._signed(frag))
                     and _same_quantity((number, unit), said)
                 ):
@@ -1101,12 +1101,9 @@ class AnswerMatcher:
         """The answer states a figure of the kind the fragment's figure measures, in another
         unit (a conversion it may have rounded otherwise): a trace, not an absence."""
         for figure, unit in frag.measured:
-            kind = _DIMENSIONS.get(unit, ("", None))[0]
+            kind = _kind(unit)
             if figure == number and kind:
-                return any(
-                    u != unit and _DIMENSIONS.get(u, ("", None))[0] == kind
-                    for _, u in self._measured
-                )
+                return any(u != unit and _kind(u) == kind for _, u in self._measured)
         return False
 
     def _abbreviated(self, text: str, frag: Units, missing: frozenset[str]) -> frozenset[str]:
@@ -1137,11 +1134,13 @@ class AnswerMatcher:
                 return f"the answer says {said} {frag.shown(unit)}"
         return ""
 
-    def _another_figure(self, number: str, unit: str) -> str:
-        """A figure the answer puts beside ``unit`` that is another value of ``number``'s kind
-        ("220 feet" for "720 feet"; not "4 年", a duration, for "2000 年", a year; not a
-        rounding, "2.5 billion" of "2.46 billion"); "" if none."""
-        for said, beside in self._measured:
+    def _another_figure(self, number: str, unit: str, *, before: bool = False) -> str:
+        """A figure the answer puts beside ``unit`` (after it, or ``before`` it: "Hangzhou in
+        1279") that is another value of ``number``'s kind ("220 feet" for "720 feet"; not
+        "4 年", a duration, for "2000 年", a year; not a rounding, "2.5 billion" of "2.46
+        billion"); "" if none."""
+        pairs = ((n, w) for w, n in self._preceding) if before else self._measured
+        for said, beside in pairs:
             if (
                 beside == unit
                 and said != number
@@ -1242,6 +1241,11 @@ _DIMENSIONS: dict[str, tuple[str, float | None]] = {
 }
 
 
+def _kind(unit: str) -> str:
+    """What a unit of measure measures ("length", ...; "" for none)."""
+    return _DIMENSIONS.get(unit, ("", None))[0]
+
+
 def _dimension(word: str) -> str:
     """What a unit of measure measures ("" for no unit): a bracket restates a figure only
     in a unit of the same kind ("5 km (3 mi)", not "5 km (10 minutes)")."""
@@ -1249,7 +1253,7 @@ def _dimension(word: str) -> str:
     unit = _MEASURES.get(word) or _MEASURES_AFTER_NUMBER.get(word, "")
     if word in ("in", "in."):  # right before the bracket: "9.54 in (242.3 mm)"
         unit = "inch"
-    return _DIMENSIONS.get(unit, ("", None))[0]
+    return _kind(unit)
 
 
 def _in_base(number: str, unit: str, *, rounded: bool) -> tuple[float, float] | None:
