@@ -65,6 +65,10 @@ from cofe.stages._records import read_compact  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "judge_validity"
 SOURCES = ROOT / "benchmarks" / "data" / "answer_points"
+# the held-out set: built the same way from the answer_points held-out set (other paragraphs,
+# another reader), never read while the prompts were chosen
+HOLDOUT = DATA / "holdout"
+HOLDOUT_SOURCES = SOURCES / "holdout"
 KINDS = ("correct", "wrong", "plus_false", "partial", "refusal")
 MIN_SEPARATION = 0.85  # the issue's bar: AUC of correct over wrong answers
 REFUSALS = {
@@ -94,11 +98,11 @@ def _claims(text: str, supported: bool, correct: bool) -> list[dict[str, Any]]:
     return [{"text": s, "supported": supported, "correct": correct} for s in reference_claims(text)]
 
 
-def build(lang: str) -> list[dict[str, Any]]:
+def build(lang: str, sources: Path = SOURCES) -> list[dict[str, Any]]:
     """The labelled rows of one language (deterministic: the same sources give the same rows)."""
     questions = [
         json.loads(line)
-        for line in (SOURCES / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+        for line in (sources / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
         if line
     ]
     rows = []
@@ -482,7 +486,12 @@ def render(lang: str, result: dict[str, Any], label: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", action="store_true", help="rewrite the labelled set")
+    parser.add_argument("--build", action="store_true", help="rewrite the labelled sets")
+    parser.add_argument(
+        "--holdout",
+        action="store_true",
+        help=f"judge the held-out set ({HOLDOUT.relative_to(ROOT)}) instead of the dev set",
+    )
     parser.add_argument("--sets", default="en,zh")
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--limit", type=int, help="questions per kind (a seeded choice)")
@@ -525,21 +534,25 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.build:
-        DATA.mkdir(parents=True, exist_ok=True)
-        for lang in ("en", "zh"):
-            rows = build(lang)
-            (DATA / f"{lang}.jsonl").write_text(
-                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
-            )
-            print(f"{lang}: {len(rows)} rows {dict(Counter(r['kind'] for r in rows))}")
+        for target, sources in ((DATA, SOURCES), (HOLDOUT, HOLDOUT_SOURCES)):
+            target.mkdir(parents=True, exist_ok=True)
+            for lang in ("en", "zh"):
+                rows = build(lang, sources)
+                (target / f"{lang}.jsonl").write_text(
+                    "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    encoding="utf-8",
+                )
+                counts = dict(Counter(r["kind"] for r in rows))
+                print(f"{target.relative_to(ROOT)}/{lang}: {len(rows)} rows {counts}")
         return
+    data = HOLDOUT if args.holdout else DATA
     kinds = tuple(k for k in args.kinds.split(",") if k)
     if args.export_rows:
         with args.export_rows.open("w", encoding="utf-8") as out:
             for lang in args.sets.split(","):
                 every = [
                     json.loads(x)
-                    for x in (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+                    for x in (data / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
                     if x
                 ]
                 for row in choose(every, kinds, args.limit, args.seed):
@@ -569,7 +582,7 @@ def main() -> None:
         for lang in args.sets.split(","):
             rows = [
                 json.loads(x)
-                for x in (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+                for x in (data / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
                 if x
             ]
             rows = choose(rows, kinds, args.limit, args.seed)

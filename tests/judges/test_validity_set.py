@@ -6,12 +6,16 @@ gives the figures the stand-in must give."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from benchmarks.judge_validity import (
     DATA,
+    HOLDOUT,
+    HOLDOUT_SOURCES,
     KINDS,
+    SOURCES,
     auc,
     build,
     choose,
@@ -23,22 +27,27 @@ from cofe.llm import Endpoint, LLMClient
 from cofe.testing import ScriptedOpenAI
 
 
-def rows_of(lang: str) -> list[dict]:
+def rows_of(lang: str, data: Path = DATA) -> list[dict]:
     return [
-        json.loads(x) for x in (DATA / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+        json.loads(x) for x in (data / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
     ]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_set_is_its_build_and_well_formed(lang):
-    rows = rows_of(lang)
-    assert rows == build(lang)  # the committed files are exactly what --build writes
+@pytest.mark.parametrize(
+    ("data", "sources", "questions"),
+    [(DATA, SOURCES, 50), (HOLDOUT, HOLDOUT_SOURCES, 19)],
+    ids=["dev", "holdout"],
+)
+def test_the_set_is_its_build_and_well_formed(lang, data, sources, questions):
+    rows = rows_of(lang, data)
+    assert rows == build(lang, sources)  # the committed files are exactly what --build writes
     assert len({r["id"] for r in rows}) == len(rows)
     by_question: dict[str, dict[str, dict]] = {}
     for row in rows:
         assert row["kind"] in KINDS and row["lang"] == lang
         by_question.setdefault(row["question_id"], {})[row["kind"]] = row
-    assert len(by_question) >= 50
+    assert len(by_question) >= questions
     for kinds in by_question.values():
         correct, wrong = kinds["correct"], kinds["wrong"]
         assert correct["answer"] != correct["reference"]  # no answer is the reference copied
@@ -55,6 +64,13 @@ def test_the_set_is_its_build_and_well_formed(lang):
             assert right == correct["claims"] and not false["supported"]
             assert plus["answer"].endswith(false["text"])
     assert gold(by_question[rows[0]["question_id"]]["correct"])["Faithfulness"] == 1.0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_held_out_set_shares_no_paragraph_with_the_dev_set(lang):
+    dev = {r["context"] for r in rows_of(lang)}
+    held = {r["context"] for r in rows_of(lang, HOLDOUT)}
+    assert held and not dev & held
 
 
 def test_auc_counts_ties_as_a_half():
