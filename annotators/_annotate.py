@@ -372,11 +372,14 @@ def annotate(
         append_jsonl(state, [record])
         previous[segment.segment_id] = record
         if not result.ok:  # a dead endpoint stops the run, not each segment in turn
-            done = sum(1 for r in previous.values() if r.error is None)
-            client.check_endpoint(
-                f"stopped with {done} segment(s) annotated; they are kept in {out} (progress: "
-                f"{state}): run `cofe annotate` again to resume"
-            )
+            client.check_endpoint(kept())
+
+    def kept() -> str:
+        done = sum(1 for r in previous.values() if r.error is None)
+        return (
+            f"stopped with {done} segment(s) annotated; they are kept in {out} (progress: "
+            f"{state}): run `cofe annotate` again to resume"
+        )
 
     thread_map(
         call,
@@ -386,6 +389,8 @@ def annotate(
         progress=("annotating", "segment") if progress else None,
         name="cofe-annotate",
     )
+    # the last segments could not reach the endpoint, too few to stop the run midway
+    client.check_endpoint(kept(), at_least=1)
     done_now = {s.segment_id for s in todo}
     return _summarise(
         segments, resumed, previous, done_now, client, out, time.perf_counter() - started, left

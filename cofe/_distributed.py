@@ -93,6 +93,7 @@ def judge_on_cluster(
     *,
     concurrency: int,
     embeddings: bool,
+    steps: bool = False,
     slice_size: int = 16,
 ) -> None:
     """``cofe judge --dask``: each task judges a slice of the samples on a worker, with its
@@ -116,23 +117,31 @@ def judge_on_cluster(
     }
     slices = [tasks[i : i + slice_size] for i in range(0, len(tasks), slice_size)]
     futures = [
-        cluster.submit(_judge_slice, spec, part, concurrency, embeddings, pure=False)
+        cluster.submit(_judge_slice, spec, part, concurrency, embeddings, steps, pure=False)
         for part in slices
     ]
     try:
         for future in as_completed(futures):  # type: ignore[no-untyped-call]  # distributed: untyped
-            judgements, usage = future.result()
+            judged, usage = future.result()
             client.usage.add(**usage)  # the workers' calls, counted with this client's
-            for judgement in judgements:
+            for judgement, unreachable, failure in judged:
+                # the worker's endpoint health, counted here: ``on_judged`` stops the pass
+                # (``check_endpoint``) when the endpoint is dead for the workers too
+                client.count_elsewhere(unreachable, failure)
                 on_judged(judgement)
     finally:
         cluster.cancel(futures)
 
 
 def _judge_slice(
-    spec: _ClientSpec, tasks: list[tuple[JudgeInputs, int]], concurrency: int, embeddings: bool
-) -> tuple[list[Judgement], dict[str, float]]:
-    """On a worker: judge ``(inputs, repeat)`` tasks with a client built from ``spec``."""
+    spec: _ClientSpec,
+    tasks: list[tuple[JudgeInputs, int]],
+    concurrency: int,
+    embeddings: bool,
+    steps: bool = False,
+) -> tuple[list[tuple[Judgement, bool, str | None]], dict[str, float]]:
+    """On a worker: judge ``(inputs, repeat)`` tasks with a client built from ``spec``; each
+    judgement comes back with whether its last call could not reach the endpoint, and why."""
     from cofe._parallel import thread_map
     from cofe.judges import judge_one
     from cofe.llm import Endpoint, LLMClient
@@ -156,9 +165,14 @@ def _judge_slice(
         from cofe.pipeline import shared_embedder
 
         embedder = shared_embedder()  # one per worker process, loaded by its first task
-    out: list[Judgement] = []
+    out: list[tuple[Judgement, bool, str | None]] = []
+
+    def judge(task: tuple[JudgeInputs, int]) -> tuple[Judgement, bool, str | None]:
+        judgement = judge_one(llm, task[0], embedder, task[1], steps)
+        return judgement, llm.last_call_unreachable(), llm.last_failure()  # this thread's
+
     thread_map(
-        lambda task: judge_one(llm, task[0], embedder, task[1]),
+        judge,
         tasks,
         out.append,
         concurrency=concurrency,

@@ -68,6 +68,28 @@ def add_llm_options(p: argparse.ArgumentParser, *, limit: str) -> None:
     )
 
 
+def add_steps_option(p: argparse.ArgumentParser) -> None:
+    """``--steps/--no-steps`` (``cofe judge``, ``cofe monitor judge``); ``steps_default``
+    fills it when neither is given."""
+    p.add_argument(
+        "--steps",
+        action=argparse.BooleanOptionalAction,
+        help="step by step: after the claims call, one call per claim instead of one "
+        "checks call (more, simpler calls; for a small model that mislabels a "
+        f"dense reply); the summary shows the calls (default: on {_LOCAL_NOTE}, "
+        "where it was measured to separate right from wrong answers far better; off "
+        "otherwise: other models are not measured here)",
+    )
+
+
+def steps_default(args: argparse.Namespace) -> bool:
+    """``--steps`` as given, else the mode measured for the model (benchmarks/README.md,
+    "Judge validity"): the step mode for the local model."""
+    if args.steps is None:
+        args.steps = (args.model or os.environ.get("OPENAI_MODEL")) == LOCAL_MODEL_ID
+    return bool(args.steps)
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "judge",
@@ -84,15 +106,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="K",
         help="judge every sample K times and report the judge's agreement with itself",
     )
-    p.add_argument(
-        "--steps",
-        action=argparse.BooleanOptionalAction,
-        help="step by step: after the claims call, one call per claim instead of one "
-        "checks call (more, simpler calls; for a small model that mislabels a "
-        f"dense reply); the summary shows the calls per sample (default: on {_LOCAL_NOTE}, "
-        "where it was measured to separate right from wrong answers far better; off "
-        "otherwise)",
-    )
+    add_steps_option(p)
     p.add_argument(
         "--controls",
         type=int,
@@ -130,9 +144,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     llm_defaults(args)
-    if args.steps is None:  # measured per model (benchmarks/README.md, judge validity)
-        local = (args.model or os.environ.get("OPENAI_MODEL")) == LOCAL_MODEL_ID
-        args.steps = local and not args.dask  # the step mode runs in this process only
+    steps_default(args)
     from cofe.judges import (
         CONTROL_MIN_PAIRS,
         POINT_LABELS,

@@ -174,9 +174,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     j.add_argument("--budget", type=int, default=200, help="most LLM calls this run (default 200)")
     j.add_argument("--since", type=_duration, help="only traces of this last interval")
-    from cofe.cli._judge import add_llm_options
+    from cofe.cli._judge import add_llm_options, add_steps_option
 
     add_llm_options(j, limit="judge at most N traces of the share, within the budget")
+    add_steps_option(j)
     j.add_argument("--no-embeddings", action="store_true", help="skip AnswerRelevancy")
     j.add_argument(
         "--controls",
@@ -373,9 +374,10 @@ def _canary(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    from cofe.cli._judge import llm_defaults
+    from cofe.cli._judge import llm_defaults, steps_default
 
     llm_defaults(args)
+    steps_default(args)
     from cofe.cli._judge import _embedder
     from cofe.judges import CONTROL_MIN_PAIRS
     from cofe.llm import Endpoint, LLMClient
@@ -404,6 +406,7 @@ def _judge(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 limit=args.limit,
                 controls=args.controls,
+                steps=args.steps,
             )
         finally:  # the windows of what was judged, even when the endpoint died midway
             store.refresh()

@@ -26,6 +26,7 @@ from cofe.judges._judge import (
 )
 from cofe.judges._prompts import (
     PROMPT_VERSION,
+    STEPS,
     checks_messages,
     claim_messages,
     claims_messages,
@@ -40,6 +41,7 @@ __all__ = [
     "JUDGEMENTS",
     "POINT_LABELS",
     "PROMPT_VERSION",
+    "STEPS",
     "Claim",
     "ControlGate",
     "JudgeInputs",

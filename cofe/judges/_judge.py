@@ -652,17 +652,23 @@ def judge_run(
                         report.unscored += 1
                         key = reason_head(judgement.reason)
                         report.reasons[key] = report.reasons.get(key, 0) + 1
-                    for code in {repair_code(r) for r in judgement.repairs}:
+                    codes = {repair_code(r) for r in judgement.repairs}
+                    if judgement.dropped_labels:  # point labels: no such point, or a second
+                        codes.add("dropped_point_label")
+                    for code in codes:
                         report.repairs[code] = report.repairs.get(code, 0) + 1
             if on_judged:
                 on_judged(judgement)
             if judgement.status != "judged":  # a dead endpoint stops the pass, not each sample
-                client.check_endpoint(
-                    f"stopped after judging {report.judged} sample(s) and "
-                    f"{report.controls_judged} control(s) in this pass; every judgement so far "
-                    f"is kept in {path} and {run_dir / JUDGE_CONTROLS}: run `cofe judge` again "
-                    "to resume"
-                )
+                client.check_endpoint(kept())
+
+        def kept() -> str:
+            return (
+                f"stopped after judging {report.judged} sample(s) and "
+                f"{report.controls_judged} control(s) in this pass; every judgement so far "
+                f"is kept in {path} and {run_dir / JUDGE_CONTROLS}: run `cofe judge` again "
+                "to resume"
+            )
 
         # the controls first: a judge that cannot tell a right answer from a wrong one is
         # known after them, not after the whole run
@@ -676,6 +682,7 @@ def judge_run(
                 cluster,
                 concurrency=concurrency,
                 embeddings=embedder is not None,
+                steps=steps,
             )
         else:
             for tasks, what in ((control_todo, "control"), (todo, "sample")):
@@ -686,6 +693,9 @@ def judge_run(
                     concurrency=concurrency,
                     progress=("judging", what) if progress and tasks else None,
                 )
+        # the last samples could not reach the endpoint, fewer than would stop the pass:
+        # they are left for the next one all the same, and the exit says so
+        client.check_endpoint(kept(), at_least=1)
         judgements = read_judgements(run_dir)
         report.correctness_echo = correctness_echo(_correctness_values(judgements))
         report.label_echo = label_echo(_context_labels(judgements))

@@ -13,6 +13,9 @@ The codes:
   neither the question nor the answer names: dropped;
 * ``not_in_answer`` -- a claim sharing under half its content words with the question and the
   answer (the model answered the question instead of splitting the answer): dropped;
+* ``uncovered_sentence`` -- a sentence of the answer with under half its content words in the
+  claims kept (the model answered the question instead, or left a sentence out -- often the
+  one false sentence after right ones): the sentence is added as a claim, verbatim;
 * ``no_such_claim`` -- a label for a claim number the sample does not have: dropped;
 * ``second_label`` -- a second label for one claim: dropped (the first is kept);
 * ``asked_again`` -- claims the checks reply left unlabelled (a small model labels as many
@@ -36,12 +39,18 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from cofe.judges._prompts import EXAMPLE_CLAIM_LABELS, EXAMPLE_CORRECTNESS, EXAMPLE_MARKERS
+from cofe.judges._prompts import (
+    EXAMPLE_CLAIM_LABELS,
+    EXAMPLE_CORRECTNESS,
+    EXAMPLE_MARKERS,
+)
+from cofe.judges._prompts import reference_claims as sentences
 from cofe.matching import is_cjk
 
 ECHO_MIN_SAMPLES = 8  # fewer judgements cannot tell an echo from a run of equal answers
 ECHO_SHARE = 0.75  # the example's correctness on at least this share of them: an echo
 IN_ANSWER_SHARE = 0.5  # a claim's content words found in the question or answer, at least
+COVERED_SHARE = 0.5  # an answer sentence's content words found in the claims kept, at least
 
 _WORD = re.compile(r"[^\W_]+")
 # words that carry no content of their own (a claim "The X is Y." shares "the", "is" with
@@ -95,7 +104,8 @@ def keep_answer_claims(
     claims: Sequence[str], questions: Sequence[str], question: str, answer: str
 ) -> tuple[list[str], list[str], list[str]]:
     """The claims and questions a reply may keep, and the repairs made: claims copied from the
-    example or not taken from the answer are dropped, and so are copied questions."""
+    example or not taken from the answer are dropped, and so are copied questions; a sentence
+    of the answer the claims leave out is added, as written."""
     given = f"{question}\n{answer}"
     kept, repairs = [], []
     for claim in claims:
@@ -105,6 +115,16 @@ def keep_answer_claims(
             repairs.append(f"not_in_answer: answer claim {claim!r} is not in the answer")
         else:
             kept.append(claim)
+    if kept:  # no claim kept: unscored by the caller, nothing to complete
+        covered = set().union(*(_content(claim) for claim in kept))
+        for sentence in sentences(answer):
+            words = _content(sentence)
+            if words and len(words & covered) < COVERED_SHARE * len(words):
+                kept.append(sentence)
+                repairs.append(
+                    f"uncovered_sentence: answer sentence {sentence!r} is in no claim: "
+                    "judged as written"
+                )
     kept_questions = []
     for asked in questions:
         if copies_example(asked, given):

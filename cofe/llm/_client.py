@@ -308,22 +308,42 @@ class LLMClient:
         asking again once the endpoint is back, unlike one the endpoint answered badly."""
         return getattr(self._this_thread, "unreachable", False)
 
-    def endpoint_down(self) -> str | None:
-        """Why the endpoint looks dead -- ``down_after`` calls in a row failed to reach it,
-        each after its retries -- or None."""
+    def last_failure(self) -> str | None:
+        """What the last call that could not reach the endpoint said (redacted), while calls
+        keep failing so; None once one reaches it."""
         with self._health_lock:
-            if self._failing < self.down_after:
+            return self._last_failure
+
+    def count_elsewhere(self, unreachable: bool, failure: str | None) -> None:
+        """Count an item judged by another client to the same endpoint (a Dask worker's)
+        toward this client's health, as ``_health`` counts this client's own calls: an item
+        that could not reach the endpoint adds one; any other starts the count again."""
+        with self._health_lock:
+            if unreachable:
+                self._failing += 1
+                self._last_failure = failure
+            else:
+                self._failing, self._last_failure = 0, None
+
+    def endpoint_down(self, at_least: int | None = None) -> str | None:
+        """Why the endpoint looks dead -- ``down_after`` (or ``at_least``) calls in a row
+        failed to reach it, each after its retries -- or None. At the end of a pass,
+        ``at_least=1`` asks whether it ended with the endpoint unreachable: the items its last
+        calls were for are left undone, however few they were."""
+        with self._health_lock:
+            if self._failing < (self.down_after if at_least is None else at_least):
                 return None
             return (
                 f"endpoint {self.endpoint.url} is not answering: {self._failing} calls in "
                 f"a row failed after their retries (last: {self._last_failure})"
             )
 
-    def check_endpoint(self, kept: str = "") -> None:
+    def check_endpoint(self, kept: str = "", at_least: int | None = None) -> None:
         """Raise ``EndpointDown`` (one line: the cause, then ``kept``, what the caller keeps)
         when ``endpoint_down`` says the endpoint is dead: a pass stops instead of recording
-        every remaining item as failed."""
-        reason = self.endpoint_down()
+        every remaining item as failed (and, checked with ``at_least=1`` at its end, a pass
+        whose last items could not reach it exits non-zero, however few they were)."""
+        reason = self.endpoint_down(at_least)
         if reason is not None:
             raise EndpointDown(f"{reason}; {kept}" if kept else reason)
 

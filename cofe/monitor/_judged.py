@@ -9,6 +9,13 @@ sample (``judge_one``), and the measure reads the labels (``labels_of``).
 Which traces are judged is decided by the trace id (a hash below the share), so
 the sample is the same whichever process looks, and a trace is judged once.
 
+``steps``: the judges' step mode (``cofe judge --steps``, the local model's default, where it
+was measured to separate right from wrong answers far better): the claims call, then one call
+per claim. Its judgements are a judge of their own -- stored under the model's name with
+``+steps`` -- with their own controls. Its cost per trace is not known before the claims
+call; the budget is met on an estimate, a claim per sentence of the answer, and the calls
+made are reported.
+
 A judge that cannot tell a supported answer from an unsupported one prints numbers that
 measure nothing. So before its first traffic, a judge (model and prompt version) is tried
 on known-answer controls made from the traffic itself (``traffic_controls``: sentences
@@ -33,7 +40,7 @@ if TYPE_CHECKING:
     from cofe.monitor.store import MonitorStore
 
 LABEL_FREE: tuple[Measure, ...] = (Faithfulness(), AnswerRelevancy())
-CALLS_PER_TRACE = 2  # the judge's claims call, then its checks call
+CALLS_PER_TRACE = 2  # the judge's claims call, then its checks call (the dense mode)
 
 
 def sampled(trace_id: str, share: float) -> bool:
@@ -67,6 +74,7 @@ def judge_traffic(
     concurrency: int = 4,
     limit: int | None = None,
     controls: int = 10,
+    steps: bool = False,
 ) -> JudgeTrafficReport:
     """Judge the sampled share of answered traffic traces not judged yet, oldest first,
     stopping before the calls would exceed ``budget`` (and after ``limit`` traces); windows
@@ -92,22 +100,30 @@ def judge_traffic(
     candidates = [t for t in unjudged if sampled(t, share)]
     report = JudgeTrafficReport()
     version = _version()
-    gate = store.judge_gate(client.endpoint.model, version)
+    judge_name = judge_of(client, steps)
+    gate = store.judge_gate(judge_name, version)
     if gate is None and controls > 0:
         budget -= _judge_controls(
-            store, client, unjudged, controls, budget, report, embedder, concurrency
+            store, client, unjudged, controls, budget, report, embedder, concurrency, steps
         )
-        gate = store.judge_gate(client.endpoint.model, version)
+        gate = store.judge_gate(judge_name, version)
     if gate is not None:
         report.controls = {m: _gate_line(m, gate) for m in gate}
     elif not report.controls:
         report.controls = {"controls": _NOT_GATED}
-    affordable = max(0, budget) // CALLS_PER_TRACE
+    # every trace costs CALLS_PER_TRACE calls at least: no more than this many can be afforded
+    most = max(0, budget) // CALLS_PER_TRACE
+    looked = store.traces_by_id(candidates[:most], with_text=True)  # one read, not one each
+    affordable, spent = 0, 0
+    for trace in looked:
+        spent += _cost(trace.answer, steps)
+        if spent > budget:
+            break
+        affordable += 1
     report.skipped_budget = max(0, len(candidates) - affordable)
     taken = affordable if limit is None else min(affordable, limit)
     report.skipped_limit = max(0, min(len(candidates), affordable) - taken)
-    chosen = store.traces_by_id(candidates[:taken], with_text=True)  # one read, not one each
-    items = list(_inputs(chosen))
+    items = list(_inputs(looked[:taken]))
 
     def finished(done: tuple[Any, Any, bool]) -> None:
         trace, judgement, unreachable = done
@@ -140,7 +156,7 @@ def judge_traffic(
             [
                 dict(
                     zip(("trace_id", "measure", "value", "reason"), row, strict=True),
-                    model=client.endpoint.model,
+                    model=judge_name,
                     judged_ns=now,
                 )
                 for row in rows
@@ -149,10 +165,17 @@ def judge_traffic(
         )
 
     def judge(pair: tuple[Any, Any]) -> tuple[Any, Any, bool]:
-        judgement = judge_one(client, pair[1], embedder)
+        judgement = judge_one(client, pair[1], embedder, steps=steps)
         return pair[0], judgement, client.last_call_unreachable()  # in the judging thread
 
     thread_map(judge, items, finished, concurrency=concurrency)
+    # the last traces could not reach the endpoint, too few to stop the pass midway: they
+    # are not stored, and the exit says so
+    client.check_endpoint(
+        f"{report.judged} trace(s) judged and stored in this pass: run `cofe monitor judge` "
+        "again for the rest",
+        at_least=1,
+    )
     return report
 
 
@@ -160,6 +183,24 @@ _NOT_GATED = (
     "not gated: no known-answer controls were judged for this judge (cofe monitor judge "
     "--controls N needs that many answered traces with a context)"
 )
+
+
+def judge_of(client: LLMClient, steps: bool) -> str:
+    """The judge a trace's values and the controls' gate are stored under: the model, and
+    ``+steps`` in the step mode (other calls, other labels: a judge of its own)."""
+    from cofe.judges import STEPS
+
+    return client.endpoint.model + (STEPS if steps else "")
+
+
+def _cost(answer: str | None, steps: bool) -> int:
+    """The calls judging an answer takes: two in the dense mode; in the step mode the claims
+    call and one per claim, estimated as one per sentence of the answer."""
+    if not steps:
+        return CALLS_PER_TRACE
+    from cofe.judges import reference_claims as sentences
+
+    return 1 + max(1, len(sentences(answer)))
 
 
 def _version() -> str:
@@ -202,6 +243,7 @@ def _judge_controls(
     report: JudgeTrafficReport,
     embedder: Any,
     concurrency: int,
+    steps: bool = False,
 ) -> int:
     """Judge known-answer controls from recent traffic and store their gate; the calls they
     took (none when the traffic or the budget cannot hold them: ``report.controls`` says
@@ -216,9 +258,10 @@ def _judge_controls(
     if not wanted:
         report.controls = {"controls": _NOT_GATED}
         return 0
-    if len(wanted) * CALLS_PER_TRACE > budget:
+    cost = sum(_cost(item.answer, steps) for item in wanted)
+    if cost > budget:
         report.controls = {
-            "controls": f"not gated: the controls take {len(wanted) * CALLS_PER_TRACE} calls, "
+            "controls": f"not gated: the controls take {cost} calls, "
             f"over the budget of {budget} (raise --budget once, or --controls 0)"
         }
         return 0
@@ -233,7 +276,7 @@ def _judge_controls(
         judged.append(judgement)
 
     def judge(item: Any) -> tuple[Any, bool]:
-        return judge_one(client, item, embedder), client.last_call_unreachable()
+        return judge_one(client, item, embedder, steps=steps), client.last_call_unreachable()
 
     thread_map(judge, wanted, finished, concurrency=concurrency)
     gate = control_gate(judged, labels_of, model=client.endpoint.model, traffic=True)
@@ -247,7 +290,7 @@ def _judge_controls(
         )
         failed = {m.name: why for m in LABEL_FREE}
     store.set_judge_gate(
-        client.endpoint.model,
+        judge_of(client, steps),
         _version(),
         [(m.name, *gate.figures.get(m.name, (None, 0)), failed.get(m.name)) for m in LABEL_FREE],
     )

@@ -339,3 +339,16 @@ def test_a_dead_endpoint_stops_annotate_and_the_next_run_resumes(tmp_path, en_do
         assert main(_annotate_cli(server, en_docs, out)) == 0
         assert len(server.requests) == 6  # the two done are not asked again
     assert "segments 8 (2 already done before this run, 0 failed)" in capsys.readouterr().out
+
+
+def test_annotate_ending_on_an_unreachable_endpoint_exits_1(tmp_path, en_docs, capsys):
+    from cofe.cli import main
+
+    out = tmp_path / "evalset.jsonl"
+    with ScriptedOpenAI(draft) as server:
+        server.inject(*[Fault()] * 6)  # six of the eight segments are annotated
+        server.standing = Fault(status=503)  # the last two fail: fewer than would stop it
+        code = main(_annotate_cli(server, en_docs, out, "--retries", "0", "--concurrency", "1"))
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "2 calls in a row" in lines[0]
+    assert "6 segment(s) annotated" in lines[0] and "run `cofe annotate` again" in lines[0]

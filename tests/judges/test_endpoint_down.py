@@ -39,8 +39,9 @@ def make_run(folder: Path) -> Path:
 
 
 def judge(messages, request) -> str:
-    if "fact checking" in messages[0]["content"]:  # the claims call
-        return json.dumps({"answer_claims": ["The fact holds."]})
+    if "fact checking" in messages[0]["content"]:  # the claims call: the answer, one claim
+        answer = messages[-1]["content"].split("Answer:")[-1].strip()
+        return json.dumps({"answer_claims": [answer]})
     return json.dumps(
         {
             "answer_claims": [{"claim": 0, "context": True}],
@@ -122,3 +123,33 @@ def test_cofe_judge_exits_1_with_the_cause_in_one_line(tmp_path: Path, capsys) -
     assert len(lines) == 1 and lines[0].startswith("cofe: error: endpoint ")
     assert "502" in lines[0] and "judgements.jsonl" in lines[0]
     assert len([j for j in read_judgements(run).values() if j.status == "judged"]) == 2
+
+
+def test_a_pass_ending_on_an_unreachable_endpoint_raises_however_few_failed(tmp_path: Path):
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(judge) as server:
+        server.inject(*[Fault()] * (2 * (SAMPLES - 2)))  # all but the last two samples judged
+        server.standing = Fault(status=502)  # two failures in a row: fewer than five
+        client = LLMClient(Endpoint(server.base_url, "judge", "x", timeout=5, max_retries=0))
+        with pytest.raises(EndpointDown, match="2 calls in a row") as stopped:
+            judge_run(run, client, concurrency=1)
+    assert "run `cofe judge` again" in str(stopped.value)
+    statuses = [j.status for j in read_judgements(run).values()]
+    assert statuses.count("judged") == SAMPLES - 2 and statuses.count("unscored") == 2
+
+
+@pytest.mark.slow  # a local Dask cluster of two processes
+def test_a_dead_endpoint_stops_a_pass_on_a_dask_cluster(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed", reason='needs the "dask" extra')
+    run = make_run(tmp_path / "run")
+    with ScriptedOpenAI(judge) as server:
+        server.standing = Fault(status=502)  # the workers' calls never reach a model
+        client = LLMClient(Endpoint(server.base_url, "judge", "x", timeout=5, max_retries=0))
+        with (
+            distributed.LocalCluster(n_workers=1, processes=True, dashboard_address=None) as dc,
+            distributed.Client(dc) as cluster,
+            pytest.raises(EndpointDown, match="5 calls in a row") as stopped,
+        ):
+            judge_run(run, client, cluster=cluster, concurrency=1)
+    assert "502" in str(stopped.value) and "\n" not in str(stopped.value)
+    assert 5 <= len(read_judgements(run)) <= SAMPLES  # recorded as they came back

@@ -25,7 +25,12 @@ from cofe import (
 from cofe.evalset import SourceRef, read_evalset, write_evalset
 from cofe.judges import judge_run, labels_for_scoring, read_judgements
 from cofe.judges._prompts import EXAMPLE_CORRECTNESS, reference_claims
-from cofe.judges._sense import ECHO_MIN_SAMPLES, context_inside_source, correctness_echo
+from cofe.judges._sense import (
+    ECHO_MIN_SAMPLES,
+    context_inside_source,
+    correctness_echo,
+    keep_answer_claims,
+)
 from cofe.llm import Endpoint, LLMClient
 from cofe.measures import ClaimLabels
 from cofe.stages._records import read_compact
@@ -94,7 +99,10 @@ CASES: dict[str, tuple] = {
         {
             "answer_claims": [label(1, False, False, False)],
             "reference_claims": [ref(0, False), ref(0, True)],
-            "points": [{"point": 0, "answer": "not_support", "context": "support"}],
+            "points": [
+                {"point": 0, "answer": "not_support", "context": "support"},
+                {"point": 3, "answer": "support", "context": "support"},  # no point 3
+            ],
         },
     ),
     # the labels repeat the example's three for an answer of one claim: unscored, the points kept
@@ -173,6 +181,20 @@ CASES: dict[str, tuple] = {
             {"answer_claims": [label(0, True)], "reference_claims": [ref(0)]},
             {"answer_claims": [label(0, True, reference=False)]},
         ],
+    ),
+    # the claims leave out the answer's second sentence -- the false one after a right one:
+    # it is added as a claim, as written, and judged
+    "left_out": (
+        "Who won Super Bowl 50?",
+        "c1",
+        "The Broncos beat the Panthers 24-10. Their quarterback was Joe Montana.",
+        "Denver Broncos",
+        [],
+        {"answer_claims": ["The Broncos beat the Panthers 24-10 in Super Bowl 50."]},
+        {
+            "answer_claims": [label(0, True), label(1, False, False, False)],
+            "reference_claims": [ref(0)],
+        },
     ),
 }
 
@@ -386,8 +408,50 @@ def test_the_report_counts_repairs_per_code_and_unscored_reasons_by_their_head(j
         "second_label": 1,
         "context_in_source": 1,
         "asked_again": 2,
+        "uncovered_sentence": 1,
+        "dropped_point_label": 1,
     }
     assert report.unscored == 3 and report.correctness_echo is None
+
+
+def test_an_answer_sentence_the_claims_leave_out_is_judged_as_written(judged):
+    _run, _report, judgements, _server = judged
+    left = judgements["left_out"]
+    assert left.status == "judged"
+    assert [c.text for c in left.claims] == [
+        "The Broncos beat the Panthers 24-10 in Super Bowl 50.",
+        "Their quarterback was Joe Montana.",
+    ]
+    assert [c.context for c in left.claims] == [True, False]  # Faithfulness 0.5, not 1.0
+    assert left.repairs == [
+        "uncovered_sentence: answer sentence 'Their quarterback was Joe Montana.' is in no "
+        "claim: judged as written"
+    ]
+    # a split of the answer into claims of its own words covers every sentence: nothing added
+    assert not any(r.startswith("uncovered") for r in judgements["asked_again"].repairs)
+
+
+def test_a_claim_answering_the_question_leaves_the_answers_sentences_to_judge():
+    # the local model's reply on a wrong answer (benchmarks, en-001/wrong): a claim from the
+    # question's topic, none from the answer
+    question = "When did Doctor Who first air on BBC TV?"
+    answer = (
+        "Pharmacists are regulated separately from physicians. "
+        "About 7-10% of American physicians' practices dispense drugs."
+    )
+    kept, _questions, repairs = keep_answer_claims(
+        ["Doctor Who first aired on BBC TV in 1963."], [], question, answer
+    )
+    assert kept[1:] == reference_claims(answer)
+    assert [r.split(":")[0] for r in repairs] == ["uncovered_sentence"] * 2
+    # in Chinese, characters are the words
+    kept, _q, repairs = keep_answer_claims(
+        ["乍都节公园由首钢集团收购。"],
+        [],
+        "首钢集团收购了哪座公园？",
+        "乍都节公园坐落在泰国首都曼谷的乍都节县，占地面积约0.304平方公里。",
+    )
+    assert len(kept) == 2 and repairs[0].startswith("uncovered_sentence")
 
 
 def test_reference_claims_are_the_references_sentences_verbatim():

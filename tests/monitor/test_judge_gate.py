@@ -40,7 +40,8 @@ def _store_with_traffic(path: Path, n: int = 12) -> MonitorStore:
 def _pass(store: MonitorStore, reply, **kw) -> tuple:
     with ScriptedOpenAI(reply) as server:
         client = LLMClient(Endpoint(server.base_url, "m", "secret", timeout=10))
-        report = judge_traffic(store, client, share=1.0, budget=500, concurrency=1, **kw)
+        kw.setdefault("budget", 500)
+        report = judge_traffic(store, client, share=1.0, concurrency=1, **kw)
     store.refresh()
     signals = {r["signal"]: r for r in store.series() if r["stage"] == "generation"}
     return report, signals
@@ -86,6 +87,26 @@ def test_too_little_traffic_for_controls_costs_no_call_and_says_not_gated(tmp_pa
         assert report.controls == {"controls": report.controls["controls"]}
         assert "not gated" in report.controls["controls"]
         assert "not gated" in signals["Faithfulness"]["note"]
+
+
+def test_the_step_mode_is_a_judge_of_its_own_within_the_budget(tmp_path: Path):
+    with _store_with_traffic(tmp_path / "m.db") as store:
+        dense, _ = _pass(store, lexical_judge, controls=0, limit=4)
+        steps, signals = _pass(store, lexical_judge, steps=True)
+        # a claim a call after the claims call: more calls a trace than the dense mode's two
+        assert dense.calls == 2 * dense.judged == 8
+        assert steps.judged == 8 and steps.calls - steps.control_calls > 2 * steps.judged
+        # its own controls and gate, under its own name; the dense judge stays ungated
+        assert steps.control_calls > 0 and steps.controls["Faithfulness"].endswith(": scored")
+        judges = {row[0] for row in store.db.execute("SELECT DISTINCT model FROM judgements")}
+        assert judges == {"m", "m+steps"}
+        assert store.judge_gate("m+steps", _version()) and store.judge_gate("m", _version()) is None
+        assert "not gated: judge m has no controls" in signals["Faithfulness"]["note"]
+    with _store_with_traffic(tmp_path / "small.db") as store:
+        # the budget is met on an estimate, a claim per sentence: 2 sentences cost 3 calls
+        small, _ = _pass(store, lexical_judge, controls=0, steps=True, budget=10)
+        assert 0 < small.judged < 12 and small.skipped_budget == 12 - small.judged
+        assert small.calls <= 10 + small.judged  # the estimate may fall short by a claim or so
 
 
 def test_traffic_controls_copy_the_context_and_borrow_another_traces_answer():

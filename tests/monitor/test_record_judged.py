@@ -150,6 +150,29 @@ def test_monitor_judge_takes_the_llm_options_and_counts_the_calls_it_made(tmp_pa
     assert len(sent) == 4 and all(r["response_format"]["type"] == "json_object" for r in sent)
 
 
+def test_monitor_judge_exits_1_in_one_line_when_the_endpoint_is_down(tmp_path: Path, capsys):
+    from cofe.cli import main
+    from cofe.testing import Fault
+
+    _watched_store(tmp_path / "m.db").close()
+    with ScriptedOpenAI(scripted) as server:
+        server.standing = Fault(status=502)  # three traces, each failing: fewer than five
+        code = main(
+            [
+                *("monitor", "judge", "--store", str(tmp_path / "m.db"), "--share", "1"),
+                *("--base-url", server.base_url, "--model", "judge-model", "--no-embeddings"),
+            ]
+        )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and err[0].startswith("cofe: error: endpoint ")
+    assert "502" in err[0] and "run `cofe monitor judge` again" in err[0]
+    store = MonitorStore(tmp_path / "m.db", window_seconds=3600)
+    try:  # nothing stored: the next pass judges all three
+        assert store.db.execute("SELECT DISTINCT trace_id FROM judgements") == []
+    finally:
+        store.close()
+
+
 def test_a_dead_endpoint_stops_monitor_judge_and_the_next_pass_resumes(tmp_path: Path):
     from cofe.llm import EndpointDown
 
