@@ -467,7 +467,9 @@ def render(lang: str, result: dict[str, Any], label: str) -> str:
         f"repairs {result['repairs'] or 'none'}; correctness echo: "
         f"{result['correctness_echo'] or 'no'}; label echo: {result['label_echo'] or 'no'}",
         f"controls: {result['controls']['judged']} judged once for the run "
-        f"({result['controls']['replies']} replies, {result['controls']['seconds']:.0f} s)"
+        f"({result['controls']['replies']} replies, {result['controls']['seconds']:.0f} s; "
+        "replies/sample with them spread over the samples "
+        f"{result['replies_per_sample'] + result['controls']['replies'] / result['samples']:.2f})"
         + (
             f"; {result['controls']['gate']}" if isinstance(result["controls"]["gate"], str) else ""
         ),
@@ -578,6 +580,8 @@ def main() -> None:
         )
     else:
         base_url, model, label = args.base_url, args.model, f"model {args.model}"
+    if args.holdout:
+        label += ", held-out set"
     try:
         for lang in args.sets.split(","):
             rows = [
@@ -612,7 +616,12 @@ def main() -> None:
             server.__exit__(None, None, None)
     if args.json:
         text = json.dumps(
-            {"label": label, "prompt_version": PROMPT_VERSION, **results},
+            {
+                "label": label,
+                "prompt_version": PROMPT_VERSION,
+                "set": "holdout" if args.holdout else "dev",
+                **results,
+            },
             indent=2,
             ensure_ascii=False,
         )

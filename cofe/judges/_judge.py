@@ -79,6 +79,7 @@ from cofe.judges._records import (
     StepReferenceCheck,
 )
 from cofe.judges._sense import (
+    SENSE_REVISION,
     context_inside_source,
     copies_example_labels,
     correctness_echo,
@@ -169,6 +170,7 @@ def judge_one(
         "control": item.control,
         "model": client.endpoint.model,
         "prompt_version": PROMPT_VERSION + (STEPS if steps else ""),
+        "sense": SENSE_REVISION,
         "inputs": item.key,
         "no_source": item.no_source,
         "no_reference": None if item.reference else "the sample has no reference answer",
@@ -593,8 +595,6 @@ def judge_run(
     (``judges/_controls.py``: right answers and another document's, judged as the sample's
     answer; 0: none); they are judged once, outside ``limit`` -- by the pass that leaves no
     sample to judge, so a first look is not made to wait -- and gate the measures."""
-    if steps and cluster is not None:
-        raise ValueError("the step-by-step mode runs in this process, not on a cluster")
     version = PROMPT_VERSION + (STEPS if steps else "")
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
@@ -716,6 +716,7 @@ def _current(old: Judgement | None, item: JudgeInputs, client: LLMClient, versio
         and old.inputs == item.key
         and old.model == client.endpoint.model
         and old.prompt_version == version
+        and old.sense == SENSE_REVISION  # read by older sense checks: read again
     )
 
 

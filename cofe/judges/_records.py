@@ -137,6 +137,13 @@ class Judgement(BaseModel):
     )
     model: str
     prompt_version: str
+    sense: int = Field(
+        default=1,
+        ge=1,
+        description="Revision of the sense checks (judges/_sense.py) its replies were read "
+        "with: a later revision reads them again on the next pass (from the reply cache, "
+        "asking only what the new checks add); a new prompt version asks again.",
+    )
     inputs: str = Field(
         description="Digest of the question, answer, context, source, reference and the "
         "information points."

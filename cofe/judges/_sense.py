@@ -47,10 +47,27 @@ from cofe.judges._prompts import (
 from cofe.judges._prompts import reference_claims as sentences
 from cofe.matching import is_cjk
 
+# the revision of these checks, kept with each judgement: 2 added uncovered_sentence
+SENSE_REVISION = 2
 ECHO_MIN_SAMPLES = 8  # fewer judgements cannot tell an echo from a run of equal answers
 ECHO_SHARE = 0.75  # the example's correctness on at least this share of them: an echo
 IN_ANSWER_SHARE = 0.5  # a claim's content words found in the question or answer, at least
 COVERED_SHARE = 0.5  # an answer sentence's content words found in the claims kept, at least
+# words about answering, not about the world ("Based on the context, here is the answer.",
+# "I hope this helps!", "I don't know."): a sentence of these alone is no claim to add
+_ABOUT_ANSWERING = frozenset(
+    "based according context passage passages text document documents provided given answer "
+    "answers question questions here hope helps help information following key points summary "
+    "know don sure sorry cannot can unable mention mentions mentioned say says said state "
+    "states stated note let me you your we our".split()
+)
+_ABOUT_ANSWERING_ZH = re.compile(
+    "根据|按照|上下文|文中|文章|材料|段落|原文|提到|提及|所述|答案|回答|问题|如下|以下|总结|"
+    "信息|希望|帮助|抱歉|无法|不知道|没有|我们|我|你"
+)
+# a sentence to add needs this much left once those are set aside: two words (a CJK character
+# counts a half: Chinese words are mostly two characters)
+MIN_SENTENCE_WEIGHT = 2.0
 
 _WORD = re.compile(r"[^\W_]+")
 # words that carry no content of their own (a claim "The X is Y." shares "the", "is" with
@@ -119,8 +136,11 @@ def keep_answer_claims(
         covered = set().union(*(_content(claim) for claim in kept))
         for sentence in sentences(answer):
             words = _content(sentence)
-            if words and len(words & covered) < COVERED_SHARE * len(words):
+            if not _states_something(sentence):
+                continue
+            if len(words & covered) < COVERED_SHARE * len(words):
                 kept.append(sentence)
+                covered |= words  # the same sentence twice is added once
                 repairs.append(
                     f"uncovered_sentence: answer sentence {sentence!r} is in no claim: "
                     "judged as written"
@@ -132,6 +152,13 @@ def keep_answer_claims(
         else:
             kept_questions.append(asked)
     return kept, kept_questions, repairs
+
+
+def _states_something(sentence: str) -> bool:
+    """Does the sentence say something about the world, besides words about answering?"""
+    words = _content(_ABOUT_ANSWERING_ZH.sub(" ", sentence)) - _ABOUT_ANSWERING
+    cjk = sum(1 for w in words if is_cjk(w))
+    return len(words) - cjk + cjk / 2 >= MIN_SENTENCE_WEIGHT
 
 
 class _Numbered(Protocol):

@@ -295,10 +295,12 @@ class LLMClient:
             and not isinstance(error, openai.APITimeoutError)
         ) or (isinstance(error, openai.APIStatusError) and error.status_code in _DOWN)
         self._this_thread.unreachable = unreachable
+        self._this_thread.failure = None
         with self._health_lock:
             if unreachable:
                 self._failing += 1
                 self._last_failure = self.endpoint.redact(f"{type(error).__name__}: {error}")[:300]
+                self._this_thread.failure = self._last_failure
             elif error is None or isinstance(error, LLMReplyError | openai.APIStatusError):
                 self._failing, self._last_failure = 0, None
 
@@ -309,10 +311,9 @@ class LLMClient:
         return getattr(self._this_thread, "unreachable", False)
 
     def last_failure(self) -> str | None:
-        """What the last call that could not reach the endpoint said (redacted), while calls
-        keep failing so; None once one reaches it."""
-        with self._health_lock:
-            return self._last_failure
+        """What this thread's last call said when it could not reach the endpoint
+        (redacted); None when it did reach it."""
+        return getattr(self._this_thread, "failure", None)
 
     def count_elsewhere(self, unreachable: bool, failure: str | None) -> None:
         """Count an item judged by another client to the same endpoint (a Dask worker's)
@@ -424,6 +425,7 @@ class LLMClient:
         params = self._params(model)
         key = self._key(messages, params)
         self._this_thread.unreachable = False  # this call's own outcome (a cached one: none)
+        self._this_thread.failure = None
         stored = self._cached(key)
         if stored is not None:
             return stored, key, True

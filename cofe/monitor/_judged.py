@@ -113,7 +113,8 @@ def judge_traffic(
         report.controls = {"controls": _NOT_GATED}
     # every trace costs CALLS_PER_TRACE calls at least: no more than this many can be afforded
     most = max(0, budget) // CALLS_PER_TRACE
-    looked = store.traces_by_id(candidates[:most], with_text=True)  # one read, not one each
+    read = {t.trace_id: t for t in store.traces_by_id(candidates[:most], with_text=True)}
+    looked = [read[i] for i in candidates[:most] if i in read]  # oldest first, as chosen
     affordable, spent = 0, 0
     for trace in looked:
         spent += _cost(trace.answer, steps)
@@ -266,12 +267,14 @@ def _judge_controls(
         }
         return 0
     judged: list[Any] = []
+    unreached: list[Any] = []
 
     def finished(done: tuple[Any, bool]) -> None:
         judgement, unreachable = done
         report.calls += judgement.calls
         report.control_calls += judgement.calls
         if unreachable:
+            unreached.append(judgement)
             client.check_endpoint("no control was stored: run `cofe monitor judge` again")
         judged.append(judgement)
 
@@ -279,6 +282,12 @@ def _judge_controls(
         return judge_one(client, item, embedder, steps=steps), client.last_call_unreachable()
 
     thread_map(judge, wanted, finished, concurrency=concurrency)
+    if unreached:  # an outage is not the judge's failing: no gate, the next pass asks again
+        report.controls = {
+            "controls": f"not gated yet: {len(unreached)} control(s) could not reach the "
+            "endpoint; the next pass judges the controls again"
+        }
+        return report.control_calls
     gate = control_gate(judged, labels_of, model=client.endpoint.model, traffic=True)
     failed = dict(gate.failed)
     if gate.note:  # too few controls came back labelled: this judge's labels are not usable

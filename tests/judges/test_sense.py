@@ -645,3 +645,31 @@ def test_questions_sharing_no_word_with_the_answer_count_zero_for_relevancy():
             assert any(r.startswith("question_not_from_answer") for r in judgement.repairs) == (
                 expected == 0.0
             )
+
+
+def test_judgements_read_by_older_sense_checks_are_read_again_from_the_cache(tmp_path):
+    global CASES
+    from cofe._cache import Cache
+    from cofe.judges._sense import SENSE_REVISION
+
+    cases = {sid: CASES[sid] for sid in ("copied", "inside")}
+    run = make_run(tmp_path / "run", cases)
+    saved, CASES = CASES, cases
+    try:
+        with ScriptedOpenAI(scripted) as server:
+            cached = LLMClient(
+                Endpoint(server.base_url, "judge-model", "secret", timeout=5),
+                cache=Cache(tmp_path / "cache"),
+            )
+            first = judge_run(run, cached, concurrency=1)
+            asked = len(server.requests)
+            path = run / "judgements.jsonl"
+            lines = [json.loads(x) for x in path.read_text().splitlines()]
+            assert {line["sense"] for line in lines} == {SENSE_REVISION}
+            path.write_text("".join(json.dumps({**x, "sense": 1}) + "\n" for x in lines))
+            again = judge_run(run, cached, concurrency=1)
+            assert (first.judged, again.judged, again.skipped) == (2, 2, 0)  # read again
+            assert len(server.requests) == asked  # from the cache: no call
+            assert judge_run(run, cached, concurrency=1).skipped == 2  # current now
+    finally:
+        CASES = saved

@@ -155,5 +155,26 @@ def test_the_cli_shows_the_calls_per_sample_and_the_dry_run_counts_the_steps(
         )
     summary = json.loads(capsys.readouterr().out)
     assert summary["steps"] is True and summary["calls_per_sample"] == 4.5  # (6 + 3) / 2
-    with pytest.raises(ValueError, match="not on a cluster"):
-        judge_run(run, None, steps=True, cluster=object())  # type: ignore[arg-type]
+
+
+@pytest.mark.slow  # a local Dask cluster of two processes
+def test_a_dask_cluster_judges_step_by_step_as_this_process_does(tmp_path):
+    distributed = pytest.importorskip("distributed", reason='needs the "dask" extra')
+    local_run, remote_run = (
+        make_run(tmp_path / "local", CASES),
+        make_run(tmp_path / "remote", CASES),
+    )
+    with ScriptedOpenAI(scripted) as server:
+        judge_run(local_run, client(server), concurrency=1, steps=True)
+        with (
+            distributed.LocalCluster(n_workers=1, processes=True, dashboard_address=None) as dc,
+            distributed.Client(dc) as cluster,
+        ):
+            judge_run(remote_run, client(server), cluster=cluster, concurrency=1, steps=True)
+
+    def labels(run):
+        return {sid: j.model_dump(exclude={"raw"}) for sid, j in read_judgements(run).items()}
+
+    remote = labels(remote_run)
+    assert {j["prompt_version"] for j in remote.values()} == {PROMPT_VERSION + STEPS}
+    assert remote == labels(local_run)
