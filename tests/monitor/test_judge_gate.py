@@ -109,6 +109,31 @@ def test_the_step_mode_is_a_judge_of_its_own_within_the_budget(tmp_path: Path):
         assert small.calls <= 10 + small.judged  # the estimate may fall short by a claim or so
 
 
+def test_the_oldest_traces_are_judged_first(tmp_path: Path):
+    with _store_with_traffic(tmp_path / "m.db") as store:
+        # trace ids are random: an order by id picks other traces (but 1 time in 220)
+        oldest = store.unjudged_traffic(0)[:3]
+        _pass(store, lexical_judge, controls=0, limit=3)
+        judged = {row[0] for row in store.db.execute("SELECT DISTINCT trace_id FROM judgements")}
+        assert judged == set(oldest)
+
+
+def test_controls_that_could_not_reach_the_endpoint_store_no_gate(tmp_path: Path):
+    from cofe.testing import Fault
+
+    with _store_with_traffic(tmp_path / "m.db") as store:
+        with ScriptedOpenAI(lexical_judge) as server:
+            server.inject(Fault(status=502), Fault(status=502))  # a short outage, then answers
+            client = LLMClient(Endpoint(server.base_url, "m", "secret", timeout=10, max_retries=0))
+            report = judge_traffic(store, client, share=1.0, budget=500, concurrency=1)
+        assert report.judged == 12 and report.control_calls > 0
+        assert report.controls == {
+            "controls": "not gated yet: 2 control(s) could not reach the endpoint; the next "
+            "pass judges the controls again"
+        }
+        assert store.judge_gate("m", _version()) is None  # the next pass asks again
+
+
 def test_traffic_controls_copy_the_context_and_borrow_another_traces_answer():
     picked = rows(10)
     items = [
