@@ -20,8 +20,10 @@ is known without a reader, each with the sample's question, passages and referen
   question): right somewhere else, wrong here.
 
 A judged measure that does not rank its gold controls above the foreign ones -- AUC
-(Mann-Whitney, ties a half) under ``MIN_AUC`` over at least ``MIN_PAIRS`` pairs -- measures
-nothing this run can use: ``cofe score`` leaves it unscored for every sample, with the AUC in
+(Mann-Whitney, ties a half) under ``MIN_AUC`` over at least ``MIN_PAIRS`` pairs, once one
+standard error is taken off it (Hanley and McNeil, 1982: over ten pairs an AUC of 0.85 is as
+often a judge that separates at 0.75, as the local model's Chinese ClaimPrecision did) --
+measures nothing this run can use: ``cofe score`` leaves it unscored for every sample, with the AUC in
 the reason, instead of printing a number. The same holds for the judge's information-point
 labels (the share of a sample's points labelled conveyed): when they fail, the answer step
 decides by the offline matcher alone.
@@ -360,7 +362,8 @@ def control_gate(
         figures[name] = (separation, valued)
         if separation is None or valued < MIN_PAIRS:
             continue  # too few valued controls (no reference, no points...): not gated
-        if separation < MIN_AUC:
+        error = auc_error(separation, len(high), len(low))
+        if separation - error < MIN_AUC:
             what = "its information-point labels" if name == POINTS else name
             right = _TRAFFIC_GOLD if traffic else _GOLD_NAMES[against]
             wrong = "other traces' answers" if traffic else "other samples' reference answers"
@@ -369,8 +372,9 @@ def control_gate(
                 (
                     name,
                     f"the judge failed its controls on {what}: it did not rank right answers "
-                    f"({right}) above {wrong} -- AUC {separation:.2f} over {valued} pairs, "
-                    f"{MIN_AUC} needed; its values would rank {ranked} on noise",
+                    f"({right}) above {wrong} -- AUC {separation:.2f} ± {error:.2f} over "
+                    f"{valued} pairs, {MIN_AUC} needed beyond its error; its values would rank "
+                    f"{ranked} on noise",
                 )
             )
     return ControlGate(figures, tuple(failed))
@@ -390,6 +394,16 @@ def _values(labels: ClaimLabels) -> dict[str, float]:
     if valued:
         out[POINTS] = sum(valued) / len(valued)
     return out
+
+
+def auc_error(value: float, highs: int, lows: int) -> float:
+    """The standard error of an AUC of ``value`` over ``highs`` and ``lows`` values (Hanley
+    and McNeil, 1982): what a handful of controls can and cannot show."""
+    q1, q2 = value / (2 - value), 2 * value * value / (1 + value)
+    variance = (
+        value * (1 - value) + (highs - 1) * (q1 - value**2) + (lows - 1) * (q2 - value**2)
+    ) / (highs * lows)
+    return float(max(variance, 0.0) ** 0.5)
 
 
 def auc(high: list[float], low: list[float]) -> float | None:

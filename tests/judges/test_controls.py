@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from benchmarks.judge_validity import DATA, build_run, choose, lexical_judge, measures_of
 from cofe.evalset import EvalSample
 from cofe.judges import (
@@ -27,7 +29,7 @@ from cofe.judges import (
     labels_of,
     read_controls,
 )
-from cofe.judges._controls import MIN_PAIRS, POINTS
+from cofe.judges._controls import MIN_PAIRS, POINTS, auc_error
 from cofe.judges._prompts import reference_claims
 from cofe.llm import Endpoint, LLMClient
 from cofe.runlog import JUDGE_CONTROLS
@@ -236,6 +238,33 @@ def test_the_gate_fails_point_labels_that_do_not_separate():
     other = control_gate(controls, labels_of, model="another", versions=frozenset({"v"}))
     assert other.failed == () and "not gated" in (other.note or "")
     assert isinstance(other, ControlGate)
+
+
+def test_an_auc_that_only_reaches_the_bar_over_ten_pairs_does_not_pass():
+    """Over ten pairs an AUC of 0.85 is as often a judge that separates at 0.75 (the local
+    model's Chinese ClaimPrecision: controls 0.85, labelled answers 0.75): the gate takes one
+    standard error off it."""
+    assert auc_error(1.0, 10, 10) == 0.0
+    assert auc_error(0.85, 10, 10) == pytest.approx(0.090, abs=0.001)
+    assert auc_error(0.85, 40, 40) < auc_error(0.85, 10, 10)
+
+    def gate_at(wrong_supported: int):
+        # ten pairs: every gold control supported; ``wrong_supported`` foreign ones too
+        controls = []
+        for i in range(10):
+            controls += [
+                _control(f"s{i}", "gold", True),
+                _control(f"s{i}", "foreign", i < wrong_supported),
+            ]
+        return control_gate(controls, labels_of, model="m", versions=frozenset({"v"}))
+
+    reached = gate_at(3)  # AUC 0.85: the bar reached, not passed beyond its error
+    assert reached.figures["Faithfulness"] == (pytest.approx(0.85), 10)
+    reason = dict(reached.failed)["Faithfulness"]
+    assert "AUC 0.85 ± 0.09 over 10 pairs, 0.85 needed beyond its error" in reason
+    assert "Faithfulness" not in dict(gate_at(0).failed)  # AUC 1.00: no doubt left
+    assert "Faithfulness" not in dict(gate_at(1).failed)  # AUC 0.95 - 0.053: 0.897, passes
+    assert "Faithfulness" in dict(gate_at(2).failed)  # AUC 0.90 - 0.074: 0.826, fails
 
 
 def test_cli_says_in_one_line_that_the_judge_failed(tmp_path, capsys, monkeypatch):
