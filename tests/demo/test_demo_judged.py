@@ -32,16 +32,18 @@ def test_the_demo_judges_a_real_models_answers(tmp_path, capsys):
         endpoint = Endpoint(server.base_url, "scripted", "none", timeout=10, max_retries=1)
         outcomes = run_demo(tmp_path / "demo", config, progress=False, endpoint=endpoint)
     printed = capsys.readouterr().out
-    assert "answer/Faithfulness" in printed
-    # the word-overlap stand-in cannot tie a passage's sentence to a one-word reference: it
-    # fails those controls, and the demo says so instead of showing the number
+    # the word-overlap stand-in does not clear its controls beyond their error on 10 pairs
+    # (judges/_controls.py): the demo names the measures it leaves unscored, or shows them
+    failed = "failed its known-answer controls on Faithfulness" in printed
+    assert failed or "answer/Faithfulness" in printed
     assert "answer/AnswerCorrectness" in printed or (
-        "failed its known-answer controls on ClaimPrecision, AnswerCorrectness" in printed
+        "ClaimPrecision, ClaimRecall, AnswerCorrectness" in printed
     )
     for name, (_report, result) in outcomes.items():
         assert (tmp_path / "demo" / name / "judgements.jsonl").exists()
         assert (tmp_path / "demo" / name / "judge_controls.jsonl").exists()
-        assert result.mean("answer", "Faithfulness") is not None
+        # a failed measure has no number anywhere; one that passed has one
+        assert (result.mean("answer", "Faithfulness") is None) == failed
     assert "EXTRACTIVE" not in printed
 
 
