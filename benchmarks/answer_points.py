@@ -16,8 +16,8 @@ through ``score_run`` as a user's would be, and cofe's per-point decisions are
 read back from ``points`` (``answer_decision``, ``answer_rule``) and its verdicts
 from ``verdicts``. Printed per language and answer-matching setting:
 
-* **blame precision** -- of the points cofe says the answer lacks (absent or
-  partial, i.e. blamed on the generator), the share the reader also says are not
+* **blame precision** -- of the points cofe says the answer lacks (absent, partial or
+  declined, i.e. blamed on the generator), the share the reader also says are not
   conveyed (absent / contradicts / partial); ``strict``: partial counted as a
   disagreement;
 * **present recall** -- of the points the reader finds present, the share cofe
@@ -68,6 +68,7 @@ from cofe.stages import ScoreConfig  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "answer_points"
 NOT_CONVEYED = {"absent", "contradicts", "partial"}
+_BLAMED = ("absent", "partial", "declined")  # cofe's decisions that blame the generator
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -165,14 +166,10 @@ def agreement(
             rules[rule] += 1
         kinds.setdefault(kind, Counter())[verdicts.get(sample_id)] += 1
     total = sum(pairs.values())
-    blamed = sum(n for (_, c), n in pairs.items() if c in ("absent", "partial"))
-    agree = sum(
-        n for (g, c), n in pairs.items() if c in ("absent", "partial") and g in NOT_CONVEYED
-    )
+    blamed = sum(n for (_, c), n in pairs.items() if c in _BLAMED)
+    agree = sum(n for (g, c), n in pairs.items() if c in _BLAMED and g in NOT_CONVEYED)
     agree_strict = sum(
-        n
-        for (g, c), n in pairs.items()
-        if c in ("absent", "partial") and g in ("absent", "contradicts")
+        n for (g, c), n in pairs.items() if c in _BLAMED and g in ("absent", "contradicts")
     )
     present = sum(n for (g, _), n in pairs.items() if g == "present")
     found = pairs[("present", "present")]

@@ -1,7 +1,6 @@
 """Verdicts per sample, the loss waterfall, and the rule for answers that decline."""
 
 from cofe.chain import Step
-from cofe.diagnose._refusal import is_refusal, refusal_reason
 from cofe.diagnose._verdict import (
     LOSS_VERDICT,
     PASS_AT,
@@ -11,6 +10,7 @@ from cofe.diagnose._verdict import (
     diagnose,
 )
 from cofe.diagnose._waterfall import STEPS, waterfall
+from cofe.refusal import is_refusal, refusal_reason
 
 __all__ = [
     "LOSS_VERDICT",

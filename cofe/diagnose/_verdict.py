@@ -9,7 +9,7 @@ judged: ``pass`` only when the answer was judged and holds every point.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from cofe.chain import STAGE_ORDER, STAGES, STEP_ORDER, STEPS
@@ -126,10 +126,19 @@ def diagnose(
     (``unsupported``, from the LLM judge) is ``unsupported_claims``, not ``pass``:
     lost information comes first, invented information second. An answer that declines
     (``refusal``: why) is ``refused`` whenever the verdict would be the generator's or a
-    pass: the generator declined; a loss before it still comes first.
+    pass: the generator declined though the context held the points (over-cautious); a loss
+    before it still comes first, and its explanation says the generator declined rightly.
     """
     found = _diagnose(point_labels, outcomes, error, unsupported)
     generators = found.stage is Stage.GENERATION and found.verdict is not Verdict.PIPELINE_ERROR
+    if refusal is not None and found.stage is not None and not generators:
+        # declined what never reached it: the stage that lost the point is to blame, and
+        # the generator behaved (a team fixes retrieval, not the prompt)
+        return replace(
+            found,
+            explanation=f"{found.explanation}; the answer declines ({refusal}): rightly, "
+            f"the point never reached the context",
+        )
     if refusal is None or not (found.verdict.is_pass or generators):
         return found
     lost = f"; {found.explanation}" if found.stage is Stage.GENERATION else ""

@@ -69,6 +69,7 @@ class Decision(StrEnum):
     PARTIAL = "partial"  # some fragments conveyed, others established absent
     ABSENT = "absent"
     UNDECIDED = "undecided"  # partial overlap the offline matcher cannot settle
+    DECLINED = "declined"  # the answer says it cannot give this point (cofe.refusal)
 
     @property
     def conveyed(self) -> bool | None:
@@ -84,6 +85,7 @@ class Rule(StrEnum):
     VERBATIM = "verbatim"
     PARAPHRASE = "paraphrase"
     JUDGE = "judge"
+    REFUSAL = "refusal"  # the answer declines the point (cofe.refusal's rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1430,7 +1432,13 @@ _ANY_DIGIT = re.compile(r"\d")
 _PREFIX = 4  # letters two words must share to count as a trace of one another
 
 
-_RANK = {Decision.PRESENT: 0, Decision.UNDECIDED: 1, Decision.PARTIAL: 2, Decision.ABSENT: 3}
+_RANK = {
+    Decision.PRESENT: 0,
+    Decision.UNDECIDED: 1,
+    Decision.PARTIAL: 2,
+    Decision.ABSENT: 3,
+    Decision.DECLINED: 3,
+}
 
 
 def _why(decision: Decision, fragments: list[_Fragment]) -> str:

@@ -20,11 +20,12 @@ from typing import Any, TypeVar
 from cofe._errors import InputProblem
 from cofe._parallel import fork_imap
 from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_STAGE, STEPS, StepSpec
-from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose, refusal_reason
+from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose
 from cofe.evalset import EvalSample, EvalSet
 from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
 from cofe.measures import NOT_JUDGED, ClaimLabels, Step, StepView, Unscored
 from cofe.measures.point_recall import settled_share
+from cofe.refusal import Decline, Extent, read_decline
 from cofe.results import Coded, Rows, ScoredRows
 from cofe.runlog import RunLog, Stage
 from cofe.stages._context import RunContext, Scope, Source
@@ -118,11 +119,16 @@ class _SampleScorer:
             )
         )
 
-    def _refusal(self, sample: EvalSample, record: Outputs | None) -> str | None:
-        """Why the answer is a refusal: the rule (``refusal_reason``), else the judge's labels."""
+    def _refusal(
+        self, sample: EvalSample, record: Outputs | None, decline: Decline | None = None
+    ) -> str | None:
+        """Why the answer is a refusal whole: the refusal rules (``cofe.refusal``; a partial
+        decline is settled by the answer step against the points), else the judge's labels."""
         if record is None or record.answer is None:
             return None
-        reason = refusal_reason(record.answer)
+        if decline is None:
+            decline = read_decline(record.answer)
+        reason = decline.reason if decline and decline.extent is Extent.WHOLE else None
         if reason is None:
             claims = self.ctx.claims.get(sample.id)
             reason = claims.refusal() if isinstance(claims, ClaimLabels) else None
@@ -184,7 +190,9 @@ class _SampleScorer:
         reference = sample.reference_answer
         # tokenised only if a measure reads it (a long reference costs a regex pass)
         self._reference = _once(lambda: strict_tokens(reference) if reference else None)
-        self._refused = self._refusal(sample, record)
+        answered = record.answer
+        self._decline = read_decline(answered) if answered is not None else None
+        self._refused = self._refusal(sample, record, self._decline)
         outcomes: list[StageOutcome | None] = []
         self._outcomes = outcomes
         for judge, spec in self._judges:  # the chain, step by step
@@ -471,8 +479,11 @@ class _SampleScorer:
             sample.query,
             judged,
             lambda: self._quotable(sample, record),
-            self._refused,
+            self._decline,
         )
+        if answer.refusal is not None and self._refused is None:
+            self._refused = answer.refusal  # a partial decline that conveyed no point
+        declined = answer.declined
         text = record.answer
         conveyed = answer.conveyed
         self.measure(
@@ -495,6 +506,10 @@ class _SampleScorer:
             answer.why,
             undecided=tuple(c is None for c in conveyed),
             settle="the offline matcher found part of it; `cofe judge` settles it",
+            # a point the answer declines (a partial refusal) is the generator's refusal
+            kind=(lambda p: Verdict.REFUSED if declined[p] else Verdict.NOT_IN_ANSWER)
+            if any(declined)
+            else None,
         )
 
     def _record(

@@ -26,6 +26,7 @@ from cofe.matching import (
     PointDecision,
     Rule,
 )
+from cofe.refusal import Decline, Extent
 from cofe.stages._context import RunContext
 from cofe.stages._evidence import quote
 from cofe.stages.parse import judge_text
@@ -45,6 +46,7 @@ _COPIED = PointDecision(
     "the answer copies its context or source sentence for sentence: no paraphrase to look for",
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def copies(ctx: RunContext, answer: str, texts: Sequence[str], normalized: str = "") -> bool:
@@ -68,6 +70,13 @@ class AnswerHits:
     verbatim: tuple[bool, ...]
     missing: tuple[tuple[str, ...], ...]  # per point: keywords not found as written
     decisions: tuple[PointDecision, ...]
+    # why the answer is a refusal whole, once the points are read (None: it is not)
+    refusal: str | None = None
+
+    @property
+    def declined(self) -> tuple[bool, ...]:
+        """Per point: the answer declines to give it (a refusal, whole or partial)."""
+        return tuple(d.decision is Decision.DECLINED for d in self.decisions)
 
     @property
     def ranks(self) -> tuple[int | None, ...]:
@@ -93,28 +102,30 @@ def judge_answer(
     question: str,
     judged: tuple[str | None, ...] = (),
     quotable: Callable[[], Sequence[str]] = tuple,
-    declines: str | None = None,
+    declines: Decline | None = None,
 ) -> AnswerHits:
     """``judged``: the LLM judge's label per fine_keywords index (empty: not judged);
     ``quotable``: the normalised texts the answer may have copied (its context's chunks,
     its source document), asked for only when a point is not found as written; ``declines``:
-    why the answer is a refusal (it conveys nothing it does not state as written)."""
+    the answer's first decline (``cofe.refusal.read_decline``), read against the points here:
+    a whole refusal conveys nothing it does not state as written; a partial one declines the
+    points it lacks without stating another value for them, and is a refusal whole when it
+    conveys no point and states no figure of its own; one that answers anyway is an answer."""
     normalized = ctx.normalize(answer)
     written = judge_text(ctx, cs, answer, normalized)  # the verbatim rule
     paraphrase = ctx.config.answer_match == "paraphrase"
     copied: bool | None = None  # the answer copies its context: decided on first need
+    whole = declines is not None and declines.extent is Extent.WHOLE
     decisions = []
     matcher: AnswerMatcher | None = None
     for point, absent in zip(cs.points, written.missing, strict=True):
-        label = judged[point.index] if point.index < len(judged) else None
         if not absent:
             decision = _VERBATIM
         elif not paraphrase:
             decision = _NOT_WRITTEN
-        elif declines is not None:
-            decision = PointDecision(
-                Decision.ABSENT, Rule.VERBATIM, f"the answer declines: {declines}"
-            )
+        elif whole:
+            assert declines is not None
+            decision = _declined(declines)
         else:
             if copied is None:  # decided once per answer, only when a point needs it
                 copied = copies(ctx, answer, quotable(), normalized)
@@ -123,11 +134,50 @@ def judge_answer(
             else:
                 matcher = matcher or AnswerMatcher(answer, question)
                 decision = matcher.point(point.texts)
-        if label is not None and decision.decision is not Decision.PRESENT:
+        decisions.append(decision)
+    refusal = declines.reason if whole and declines is not None else None
+    if declines is not None and declines.extent is Extent.PARTIAL and paraphrase:
+        decisions, refusal = _partly_declined(decisions, declines, question)
+    for at, point in enumerate(cs.points):
+        label = judged[point.index] if point.index < len(judged) else None
+        if label is not None and decisions[at].decision is not Decision.PRESENT:
             # the judge settles what the words could not show conveyed (a present point
             # never needs a call, and a weak judge cannot talk it away)
-            decision = PointDecision(
+            decisions[at] = PointDecision(
                 _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
             )
-        decisions.append(decision)
-    return AnswerHits(written.hits, written.missing, tuple(decisions))
+    return AnswerHits(written.hits, written.missing, tuple(decisions), refusal)
+
+
+def _declined(declines: Decline) -> PointDecision:
+    return PointDecision(
+        Decision.DECLINED, Rule.REFUSAL, f"the answer declines [{declines.reason}]"
+    )
+
+
+def _partly_declined(
+    decisions: list[PointDecision], declines: Decline, question: str
+) -> tuple[list[PointDecision], str | None]:
+    """A decline among other sentences, read with the points: a point the answer lacks
+    (absent, and no other value of it stated) is declined; when the answer conveys no point
+    and its other sentences state no figure the question does not hold, the answer is a
+    refusal whole (a preamble restating the question, then the decline), and its undecided
+    points are declined too (a refusal repeats the question's words)."""
+    conveyed = any(d.decision in (Decision.PRESENT, Decision.PARTIAL) for d in decisions)
+    asked = set(_FIGURE.findall(question))
+    own_figures = any(set(_FIGURE.findall(s)) - asked for s in declines.others)
+    whole = not conveyed and not own_figures and not any(map(_contradicts, decisions))
+    out = [
+        _declined(declines)
+        if (d.decision is Decision.ABSENT
+        and not _contradicts(d))
+        or (whole and d.decision is Decision.UNDECIDED)
+        else d
+        for d in decisions
+    ]
+    return out, declines.reason if whole else None
+
+
+def _contradicts(decision: PointDecision) -> bool:
+    """The matcher found another value of the point stated: an answer, not a decline."""
+    return decision.decision is Decision.ABSENT and "the answer says" in decision.why

@@ -1,0 +1,179 @@
+"""Reading an answer for a decline, as a person reads it.
+
+The answer is folded (NFKC, lower case, straight apostrophes, single spaces), quoted
+speech is set aside ("He said: 'I don't know.'" reports a decline, it does not make one),
+and it is cut into sentences. The first sentence that declines -- a ``decline`` rule at
+its start once courtesies and attributions (``lead_in`` rules) are stripped, or an
+``anywhere`` rule inside it -- is the decline. What follows decides what kind it is:
+
+* **answered** -- after the decline the answer turns to an answer anyway: a contrast, a
+  guess, outside knowledge or a computation (``turn`` rules) in the rest of that sentence
+  or in a later sentence that does not itself decline or explain. "I don't know the
+  exact year, but it was probably 1990" is an answer, judged by what it states.
+* **whole** -- the decline is the first sentence and every later one declines again or
+  explains (``explains`` rules: what the context covers instead, where to look, a request
+  for more). Also a bare answer ("Unknown."). Declining is the answer's gist.
+* **partial** -- a decline among other sentences ("Paris. I don't know the population.",
+  or a preamble restating the question first). Words alone cannot tell a partial refusal
+  from a refusal with a preamble: the answer step decides with the points (a point the
+  answer conveys is conveyed; one it lacks and does not contradict is declined; an answer
+  that conveys no point and states no figure of its own is a refusal whole).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from enum import StrEnum
+
+from cofe.refusal._rules import Kind, RefusalRule, of_kind
+
+
+class Extent(StrEnum):
+    WHOLE = "whole"  # declining is the answer's gist
+    PARTIAL = "partial"  # a decline among other sentences: the points decide
+    ANSWERED = "answered"  # declines, then answers anyway: not a refusal
+
+
+@dataclass(frozen=True, slots=True)
+class Decline:
+    """The first decline of an answer, the rule that found it and what kind it is."""
+
+    rule: str
+    phrase: str  # the words the rule matched, folded
+    sentence: str  # the sentence that declines, folded
+    extent: Extent
+    turn: str = ""  # the turn rule that made it an answer after all (extent ANSWERED)
+    lead_ins: tuple[str, ...] = ()  # the lead-in rules stripped before the decline
+    # the sentences that neither decline nor explain (a partial decline's other content)
+    others: tuple[str, ...] = ()
+
+    @property
+    def reason(self) -> str:
+        """Evidence a person can check: the rule and the words."""
+        return f'{self.rule}: "{self.phrase}"'
+
+
+_FOLD = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+_STRIP = " \t\r\n\"'`*_#>-—–()[]「」『』“”‘’《》.!?;:,。！？；：，、"
+# markdown that carries no words: emphasis, headings, list markers, table rules
+_MARKDOWN = re.compile(r"\*\*|__|^#{1,6}\s+|^\s*(?:[-*+•]|\d+[.)])\s+|\|", re.MULTILINE)
+# quoted speech: a decline inside it is reported, not made (straight quotes only when they
+# pair on one line, so an apostrophe never opens a quote)
+_QUOTED = re.compile(r"“[^”]{0,400}”|「[^」]{0,400}」|『[^』]{0,400}』|\"[^\"\n]{0,400}\"")
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|[。！？；\n]+")  # not the dots in "u.s." or "3.5"
+
+
+def fold(answer: str) -> str:
+    text = unicodedata.normalize("NFKC", answer).translate(_FOLD).lower()
+    return " ".join(_MARKDOWN.sub(" ", text).split()) if text.strip() else ""
+
+
+def sentences(text: str) -> list[str]:
+    parts = (p.strip(_STRIP) for p in _SENTENCE_END.split(text))
+    return [p for p in parts if p]
+
+
+def _lines(answer: str) -> str:
+    """The answer folded, quoted speech set aside, line breaks kept as sentence ends."""
+    text = unicodedata.normalize("NFKC", answer).translate(_FOLD).lower()
+    text = _QUOTED.sub(" ", _MARKDOWN.sub(" ", text))
+    return "\n".join(" ".join(line.split()) for line in text.splitlines())
+
+
+def _strip_lead_ins(sentence: str) -> tuple[str, tuple[str, ...]]:
+    rest, used = sentence, []
+    for _ in range(3):  # "Sorry, but based on the context, I ..." has two
+        for rule in of_kind(Kind.LEAD_IN):
+            lead = rule.regex.match(rest)
+            if lead is not None and lead.group(0):
+                rest = rest[lead.end() :].lstrip(_STRIP)
+                used.append(rule.name)
+                break
+        else:
+            break
+    return rest, tuple(used)
+
+
+def _declines(sentence: str) -> tuple[RefusalRule, re.Match[str], str, tuple[str, ...]] | None:
+    """The decline rule a sentence opens with (after lead-ins), else one found anywhere in
+    it; with the match, the text it matched in and the lead-ins stripped."""
+    rest, leads = _strip_lead_ins(sentence)
+    for rule in of_kind(Kind.DECLINE):
+        if not rule.anywhere:
+            found = rule.regex.match(rest)
+            if found is not None:
+                return rule, found, rest, leads
+    for rule in of_kind(Kind.DECLINE):
+        if rule.anywhere:
+            found = rule.regex.search(sentence)
+            if found is not None:
+                return rule, found, sentence, leads
+    return None
+
+
+def _first(kind: Kind, text: str) -> str:
+    """The first rule of a kind found in the text (its name), or ""."""
+    return next((rule.name for rule in of_kind(kind) if rule.regex.search(text)), "")
+
+
+def read_decline(answer: str) -> Decline | None:
+    """The answer's first decline and its extent, or None when it declines nothing."""
+    text = fold(answer)
+    if not text:
+        return None  # nothing was generated to decline with
+    bare = text.strip(_STRIP)
+    for rule in of_kind(Kind.BARE):
+        if rule.regex.fullmatch(bare):
+            return Decline(rule.name, bare, bare, Extent.WHOLE)
+    parts = sentences(_lines(answer))
+    first = next(
+        ((at, s, found) for at, s in enumerate(parts) if (found := _declines(s)) is not None),
+        None,
+    )
+    if first is None:
+        return None
+    at, sentence, (rule, match, within, leads) = first
+    later = parts[at + 1 :]
+    explaining = [bool(_declines(s) or _first(Kind.EXPLAINS, s)) for s in later]
+    turn = _first(Kind.TURN, within[match.end() :]) or next(
+        (
+            name
+            for s, explains in zip(later, explaining, strict=True)
+            if not explains and (name := _first(Kind.TURN, s))
+        ),
+        "",
+    )
+    others = tuple(s for s, explains in zip(later, explaining, strict=True) if not explains)
+    if turn:
+        extent = Extent.ANSWERED
+    elif at == 0 and not others:
+        extent = Extent.WHOLE
+    else:
+        extent = Extent.PARTIAL
+    return Decline(
+        rule.name,
+        match.group(0).strip(),
+        sentence,
+        extent,
+        turn,
+        leads,
+        (*parts[:at], *others),
+    )
+
+
+def refusal_reason(answer: str) -> str | None:
+    """Why ``answer`` is a refusal whole (naming the rule and the words), or None.
+
+    Only a decline that is the answer's gist counts here (``Extent.WHOLE``); a partial one
+    is settled by the answer step against the points (``read_decline``)."""
+    found = read_decline(answer)
+    if found is None or found.extent is not Extent.WHOLE:
+        return None
+    return found.reason
+
+
+def is_refusal(answer: str) -> bool:
+    """Whether ``answer`` declines as a whole (see :func:`refusal_reason`)."""
+    return refusal_reason(answer) is not None
