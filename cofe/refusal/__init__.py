@@ -6,7 +6,15 @@ the answer declines as a whole. The phrases are data (``cofe/_data/refusal/rules
 each rule with the answers it must and must not reach, which are its tests.
 """
 
-from cofe.refusal._read import Decline, Extent, fold, is_refusal, read_decline, refusal_reason
+from cofe.refusal._read import (
+    Decline,
+    Extent,
+    fold,
+    is_refusal,
+    read_decline,
+    refusal_reason,
+    undeclined,
+)
 from cofe.refusal._rules import Kind, RefusalRule, RuleError, parse_rules, rules
 
 __all__ = [
@@ -21,4 +29,5 @@ __all__ = [
     "read_decline",
     "refusal_reason",
     "rules",
+    "undeclined",
 ]

@@ -163,6 +163,20 @@ def read_decline(answer: str) -> Decline | None:
     )
 
 
+def undeclined(answer: str) -> str:
+    """The answer without its sentences that decline or explain a decline, as written (case
+    kept): what it says besides declining, read to tell a point it declines from one it
+    conveys ("The context does not say how long episodes ran" names the point it declines)."""
+    text = unicodedata.normalize("NFKC", answer)
+    kept = [
+        part
+        for part in _SENTENCE_END.split(text)
+        if part.strip(_STRIP)
+        and not (_declines(fold(part).strip(_STRIP)) or _first(Kind.EXPLAINS, fold(part)))
+    ]
+    return ". ".join(part.strip() for part in kept)
+
+
 def refusal_reason(answer: str) -> str | None:
     """Why ``answer`` is a refusal whole (naming the rule and the words), or None.
 

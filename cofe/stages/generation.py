@@ -26,7 +26,7 @@ from cofe.matching import (
     PointDecision,
     Rule,
 )
-from cofe.refusal import Decline, Extent
+from cofe.refusal import Decline, Extent, undeclined
 from cofe.stages._context import RunContext
 from cofe.stages._evidence import quote
 from cofe.stages.parse import judge_text
@@ -137,7 +137,9 @@ def judge_answer(
         decisions.append(decision)
     refusal = declines.reason if whole and declines is not None else None
     if declines is not None and declines.extent is Extent.PARTIAL and paraphrase:
-        decisions, refusal = _partly_declined(decisions, declines, question)
+        decisions, refusal = _partly_declined(
+            decisions, declines, question, lambda: AnswerMatcher(undeclined(answer), question), cs
+        )
     for at, point in enumerate(cs.points):
         label = judged[point.index] if point.index < len(judged) else None
         if label is not None and decisions[at].decision is not Decision.PRESENT:
@@ -156,25 +158,34 @@ def _declined(declines: Decline) -> PointDecision:
 
 
 def _partly_declined(
-    decisions: list[PointDecision], declines: Decline, question: str
+    decisions: list[PointDecision],
+    declines: Decline,
+    question: str,
+    besides: Callable[[], AnswerMatcher],
+    cs: CompiledSample,
 ) -> tuple[list[PointDecision], str | None]:
     """A decline among other sentences, read with the points: a point the answer lacks
-    (absent, and no other value of it stated) is declined; when the answer conveys no point
-    and its other sentences state no figure the question does not hold, the answer is a
-    refusal whole (a preamble restating the question, then the decline), and its undecided
-    points are declined too (a refusal repeats the question's words)."""
-    conveyed = any(d.decision in (Decision.PRESENT, Decision.PARTIAL) for d in decisions)
+    (absent, and no other value of it stated) is declined, and so is one it names only in
+    the sentences that decline ("does not say how long episodes ran": undecided on the whole
+    answer, absent from what it says besides declining, ``besides``). When the answer then
+    conveys no point and its other sentences state no figure the question does not hold, it
+    is a refusal whole (a preamble restating the question, then the decline)."""
+    rest: AnswerMatcher | None = None
+    out = list(decisions)
+    for at, d in enumerate(decisions):
+        if d.decision is Decision.ABSENT and not _contradicts(d):
+            out[at] = _declined(declines)
+        elif d.decision is Decision.UNDECIDED:
+            rest = rest or besides()
+            again = rest.point(cs.points[at].texts)
+            if again.decision is Decision.ABSENT and not _contradicts(again):
+                out[at] = _declined(declines)
+    conveyed = any(d.decision in (Decision.PRESENT, Decision.PARTIAL) for d in out)
     asked = set(_FIGURE.findall(question))
     own_figures = any(set(_FIGURE.findall(s)) - asked for s in declines.others)
     whole = not conveyed and not own_figures and not any(map(_contradicts, decisions))
-    out = [
-        _declined(declines)
-        if (d.decision is Decision.ABSENT
-        and not _contradicts(d))
-        or (whole and d.decision is Decision.UNDECIDED)
-        else d
-        for d in decisions
-    ]
+    if whole:  # a refusal repeats the question's words: what stays open is declined too
+        out = [_declined(declines) if d.decision is Decision.UNDECIDED else d for d in out]
     return out, declines.reason if whole else None
 
 

@@ -1,0 +1,78 @@
+"""Refusals read with the points: whole, partial (per point declined), answered anyway, and
+the two cases a team acts on differently -- declined although the context held the point
+(the generator over-cautious) and declined what never reached the context (it behaved)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cofe import score_run
+from tests.stages.test_answer_step import make_run
+
+ANSWERS = {
+    # declines the second point, conveys the first: a partial refusal
+    "partial": "Terry Nation created them. The provided context does not say how long episodes ran.",
+    # a preamble, then the decline; conveys nothing: a refusal whole
+    "preamble": (
+        "The question asks about the Daleks' creator and episode length. I'm sorry, but the "
+        "information provided does not include either."
+    ),
+    # says it cannot, then answers anyway (wrongly): an answer, not a refusal
+    "anyway": (
+        "The context does not state the episode length; however, each episode probably ran "
+        "45 minutes. Terry Nation created them."
+    ),
+    # declines with a figure of its own: it attempted an answer, so not a refusal whole
+    "attempt": "I cannot confirm who created them. Episodes were 30 minutes long in 1970.",
+}
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    run = make_run(tmp_path_factory.mktemp("declines") / "run", ANSWERS)
+    result = score_run(run)
+    return result, result.verdicts.set_index("sample_id")
+
+
+def _decisions(result, sample_id):
+    rows = result.points[result.points.sample_id == sample_id].sort_values("point")
+    return list(zip(rows.answer_decision, rows.answer_rule, strict=True))
+
+
+def test_a_partial_refusal_declines_only_the_point_it_lacks(scored):
+    result, verdicts = scored
+    assert _decisions(result, "partial") == [("present", "verbatim"), ("declined", "refusal")]
+    row = verdicts.loc["partial"]
+    assert row.verdict == "refused" and row.stage == "generation"
+    assert "source-lacks" in row.explanation
+    assert not isinstance(row.refusal, str)  # not a refusal whole: one point was conveyed
+
+
+def test_a_preamble_then_a_decline_is_a_refusal_whole(scored):
+    result, verdicts = scored
+    assert {d for d, _ in _decisions(result, "preamble")} == {"declined"}
+    row = verdicts.loc["preamble"]
+    assert row.verdict == "refused" and "source-lacks" in row.refusal
+
+
+def test_says_it_cannot_then_answers_is_judged_as_an_answer(scored):
+    result, verdicts = scored
+    assert _decisions(result, "anyway")[1][0] == "absent"  # 45 minutes is another value
+    assert verdicts.loc["anyway", "verdict"] == "not_in_answer"
+    assert not isinstance(verdicts.loc["anyway", "refusal"], str)
+
+
+def test_a_decline_beside_a_figure_of_its_own_is_no_refusal_whole(scored):
+    _, verdicts = scored
+    assert not isinstance(verdicts.loc["attempt", "refusal"], str)
+
+
+def test_declining_what_never_reached_the_context_blames_the_stage_that_lost_it(tmp_path):
+    run = make_run(
+        tmp_path / "run",
+        {"lost": "I'm sorry, but the context does not mention who created the Daleks."},
+        points=[["Terry Nation"], ["created by Sydney Newman"]],  # the second is in no chunk
+    )
+    row = score_run(run).verdicts.set_index("sample_id").loc["lost"]
+    assert row.verdict != "refused" and row.stage != "generation"
+    assert "declines" in row.explanation and "rightly" in row.explanation
