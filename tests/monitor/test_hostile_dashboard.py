@@ -1,0 +1,110 @@
+"""The second hostile hunt's findings on the dashboard (issue 45): a quadratic cookie parse
+on the event loop, open redirects from the sign-in, stored values that break charts."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from cofe.monitor import Dashboard, MonitorStore
+from tests.monitor.test_collector import TOKEN
+
+
+@contextmanager
+def serving(location: str, **options) -> Iterator[Dashboard]:
+    dashboard = Dashboard(location, port=0, **options)
+    dashboard.start()
+    try:
+        yield dashboard
+    finally:
+        dashboard.shutdown()
+
+
+def _empty_store(tmp_path: Path) -> str:
+    location = tmp_path / "monitor.db"
+    MonitorStore(location, window_seconds=60).close()
+    return str(location)
+
+
+def get(
+    port: int, path: str, headers: dict[str, str] | None = None, timeout: float = 60
+) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+# --- item 1: the cookie ------------------------------------------------------------------------
+
+
+def test_a_hostile_cookie_header_costs_no_one_else_any_time(tmp_path):
+    """CVE-2024-7592: http.cookies is quadratic in backslashes inside quotes; parsed on the
+    event loop, one 60 kB header held every request of the dashboard for 20-46 s."""
+    with serving(_empty_store(tmp_path), token=TOKEN, request_seconds=60) as dashboard:
+        hostile = 'a="' + "\\" * 60_000 + '"'
+        answers: list[tuple[int, float]] = []
+
+        def attack() -> None:
+            started = time.monotonic()
+            status = get(dashboard.port, "/", {"Cookie": hostile})[0]
+            answers.append((status, time.monotonic() - started))
+
+        attacker = threading.Thread(target=attack)
+        attacker.start()
+        time.sleep(0.2)
+        started = time.monotonic()
+        status, _, _ = get(dashboard.port, "/", {"Authorization": f"Bearer {TOKEN}"})
+        waited = time.monotonic() - started
+        attacker.join(60)
+        assert status == 200 and waited < 2, waited
+        assert answers and answers[0][0] == 401 and answers[0][1] < 2, answers
+
+
+def test_the_session_cookie_is_read_among_others_and_in_quotes(tmp_path):
+    with serving(_empty_store(tmp_path), token=TOKEN) as dashboard:
+        _, headers, _ = get(dashboard.port, f"/?token={TOKEN}")
+        session = headers["Set-Cookie"].split(";")[0]
+        name, _, value = session.partition("=")
+        for cookie in (
+            session,
+            f"other=1; {session}; more=2",
+            f'{name}="{value}"',
+            f"x=y;{name}={value}",
+        ):
+            assert get(dashboard.port, "/", {"Cookie": cookie})[0] == 200, cookie
+        for cookie in (f"{name}x={value}", f"{name}={value}x", "x" * 9000 + f"; {session}"):
+            assert get(dashboard.port, "/", {"Cookie": cookie})[0] == 401, cookie
+
+
+# --- t25: the sign-in's redirect stays on this server ---------------------------------------------
+
+
+def test_the_sign_in_never_redirects_to_another_host(tmp_path):
+    with serving(_empty_store(tmp_path), token=TOKEN) as dashboard:
+        for path in ("//evil.example/", "///evil.example/", "/\\evil.example/", "//evil.example"):
+            with socket.create_connection(("127.0.0.1", dashboard.port), timeout=10) as sock:
+                sock.sendall(
+                    f"GET {path}?token={TOKEN} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                )
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    data = sock.recv(4096)
+                    if not data:
+                        break
+                    head += data
+            lines = head.decode("latin-1").split("\r\n")
+            assert lines[0].split()[1] == "303", (path, lines[0])
+            location = next(
+                x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("location:")
+            )
+            assert location.startswith("/") and not location.startswith(("//", "/\\")), location
