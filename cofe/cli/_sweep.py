@@ -10,7 +10,6 @@ your own pipeline: ``factory(**params)`` gets each cell's parameters.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -105,14 +104,9 @@ def parse_grid(args: argparse.Namespace) -> dict[str, list[Any]]:
 def _factory(spec: str) -> Callable[..., Any] | None:
     if spec == "default":
         return None
-    module_name, _, attr = spec.partition(":")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        factory: Callable[..., Any] = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as error:
-        raise ValueError(f"--pipeline {spec!r}: {error}") from None
-    return factory
+    from cofe.runner import load_factory
+
+    return load_factory(spec)
 
 
 def render_sweep(result: SweepResult) -> str:

@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cofe.adapters import Pipeline
 
 
-def load_pipeline(spec: str, **options: Any) -> Pipeline:
-    """``default`` builds :class:`DefaultPipeline` from ``options``; ``mod:factory`` calls ``factory()``.
-
-    A factory may return a cofe pipeline, or a callable ``query -> answer`` of a LangChain,
-    LangGraph, Haystack, DSPy or LlamaIndex pipeline (sync or async; a LangChain runnable's
-    ``invoke``), recorded through its OpenInference spans (``OpenInferencePipeline``).
+def load_factory(spec: str) -> Callable[..., Any]:
+    """The object ``package.module:factory`` names (a factory, or a pipeline itself).
 
     The current directory is importable, as with ``python -m``, so a user's
     own ``my_rag.py`` is found as ``my_rag:build``.
     """
-    if spec == "default":
-        from cofe.pipeline import DefaultPipeline, PipelineConfig
-
-        endpoint = options.pop("endpoint", None)
-        return DefaultPipeline(PipelineConfig(**options), endpoint)
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"--pipeline {spec!r}: use 'default' or 'package.module:factory'")
@@ -37,21 +29,45 @@ def load_pipeline(spec: str, **options: Any) -> Pipeline:
     factory = getattr(module, attr, None)
     if factory is None:
         raise ValueError(f"--pipeline {spec!r}: {module_name} has no attribute {attr!r}")
-    pipeline = factory() if callable(factory) and not isinstance(factory, Pipeline) else factory
-    missing = [m for m in ("describe", "prepare", "answer") if not hasattr(pipeline, m)]
-    if missing and not isinstance(pipeline, type):
-        # a framework's pipeline as it is: a callable query -> answer (or a LangChain
-        # runnable), recorded through its OpenInference spans
-        target = pipeline if callable(pipeline) else getattr(pipeline, "invoke", None)
+    found: Callable[..., Any] = factory
+    return found
+
+
+def as_pipeline(built: Any, spec: str) -> Pipeline:
+    """What a factory returned, as a cofe pipeline: a cofe pipeline as it is; a callable
+    ``query -> answer`` of a framework's pipeline (or a LangChain runnable, through its
+    ``invoke``) recorded through its OpenInference spans (``OpenInferencePipeline``)."""
+    missing = [m for m in ("describe", "prepare", "answer") if not hasattr(built, m)]
+    if missing and not isinstance(built, type):
+        target = built if callable(built) else getattr(built, "invoke", None)
         if callable(target):
             from cofe.adapters import OpenInferencePipeline
 
-            return OpenInferencePipeline(target, name=attr)
+            return OpenInferencePipeline(target, name=spec.partition(":")[2] or spec)
     if missing:
         raise ValueError(
-            f"--pipeline {spec!r} gave a {type(pipeline).__name__} without {', '.join(missing)}; "
+            f"--pipeline {spec!r} gave a {type(built).__name__} without {', '.join(missing)}; "
             "return a cofe pipeline (e.g. cofe.adapters.PythonPipeline or LlamaIndexPipeline) "
             "or a function query -> answer of an instrumentable framework"
         )
-    found: Pipeline = pipeline
+    found: Pipeline = built
     return found
+
+
+def load_pipeline(spec: str, **options: Any) -> Pipeline:
+    """``default`` builds :class:`DefaultPipeline` from ``options``; ``mod:factory`` calls
+    ``factory(**options)``.
+
+    A factory may return a cofe pipeline, or a callable ``query -> answer`` of a LangChain,
+    LangGraph, Haystack, DSPy or LlamaIndex pipeline (sync or async; a LangChain runnable's
+    ``invoke``), recorded through its OpenInference spans (``OpenInferencePipeline``).
+    ``cofe sweep`` builds each cell the same way, with the cell's parameters as ``options``.
+    """
+    if spec == "default":
+        from cofe.pipeline import DefaultPipeline, PipelineConfig
+
+        endpoint = options.pop("endpoint", None)
+        return DefaultPipeline(PipelineConfig(**options), endpoint)
+    factory = load_factory(spec)
+    is_factory = callable(factory) and not isinstance(factory, Pipeline)
+    return as_pipeline(factory(**options) if is_factory else factory, spec)

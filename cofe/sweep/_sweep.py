@@ -112,7 +112,7 @@ def run_sweep(
     by default the built-in pipeline takes the grid's parameters as ``PipelineConfig``."""
     import time
 
-    from cofe.runner import load_pipeline, run_pipeline
+    from cofe.runner import as_pipeline, load_pipeline, run_pipeline
 
     cells = grid_cells(grid)
     out = Path(out)
@@ -129,7 +129,11 @@ def run_sweep(
     results: dict[str, ScoreResult] = {}
     for position, cell in enumerate(cells, start=1):
         started = time.perf_counter()
-        pipeline = factory(**cell.params) if factory else load_pipeline("default", **cell.params)
+        if factory is None:
+            pipeline = load_pipeline("default", **cell.params)
+        else:  # what cofe run --pipeline accepts: a cofe pipeline or a callable query -> answer
+            spec = f"{getattr(factory, '__module__', '')}:{getattr(factory, '__name__', 'factory')}"
+            pipeline = as_pipeline(factory(**cell.params), spec)
         log(f"[{position}/{len(cells)}] {cell.name}")
         run_pipeline(
             pipeline,

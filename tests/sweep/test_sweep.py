@@ -130,3 +130,30 @@ def test_naive_and_summarising_cells_side_by_side_with_answered_rows_and_refusal
     rates = {(r["run"], r["query_type"]): r["rate"] for r in saved["refusals"]}
     assert rates[("kind=summary", "all")] == pytest.approx(declined.mean())  # JSON: 10 digits
     assert rates[("kind=naive", "all")] == 0
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_cli_sweeps_a_factory_returning_a_callable_as_cofe_run_accepts_it(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 44, defect 1: ``--pipeline my_rag:build --param take=1,3`` where ``build`` returns
+    a LangChain app's ``invoke`` (docs/frameworks.md): each cell is recorded through its spans,
+    as ``cofe run --pipeline`` records it, not refused with an AttributeError."""
+    pytest.importorskip("langchain_core")
+    pytest.importorskip("openinference.instrumentation.langchain")
+    from tests.adapters._framework_apps import write_samples
+
+    (tmp_path / "my_sweep_rag.py").write_text(  # a name no other test imports
+        "from tests.adapters._framework_apps import lcel\n"
+        "def build(take):\n    return lcel(take=take).fn\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    evalset = write_samples(tmp_path / "evalset.jsonl", 3)
+    out = tmp_path / "sweep"
+    args = ["--pipeline", "my_sweep_rag:build", "--param", "take=1,3", "--concurrency", "1"]
+    code = main(["sweep", *args, "--evalset", str(evalset), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    for cell in ("take=1", "take=3"):
+        manifest = json.loads((out / cell / "manifest.json").read_text())
+        assert manifest["pipeline"]["callable"].endswith("RunnableSequence.invoke")
