@@ -8,7 +8,9 @@ changed is counted on the span (and then said on its trace):
   be encoded as UTF-8 (SQLite refuses it) -> U+FFFD; U+0000 cannot be stored in a
   PostgreSQL ``TEXT`` (PDF text often holds it) -> removed;
 - numbers: an integer outside the signed 64-bit range OTLP defines, or a float that is not
-  finite, is dropped (the attribute is left out) -- a score of ``1e400`` means nothing;
+  finite, is dropped (the attribute is left out) -- a score of ``1e400`` means nothing; so
+  is a document score given as a string that reads as a number that is not finite
+  (``"inf"``, ``"nan"``, ``"1e999"``): cofe reads a score string as a number;
 - times: a span's start and end must lie between 1970 and 2100 (:data:`LATEST_NS`), or the
   arithmetic of windows overflows the store's 64-bit integers; such a span is refused
   (:class:`~cofe.monitor._spans.SpanFormatError` naming it), never repaired: its time is
@@ -41,6 +43,18 @@ UNREADABLE = Unreadable()
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, only a lone half is one
+SCORE_KEY = "document.score"  # OpenInference: retrieval.documents.N.document.score
+
+
+def non_finite_text(text: str) -> bool:
+    """Whether ``text`` reads as a float that is not finite (``"inf"``, ``" NaN"``,
+    ``"1e999"``): what ``float()`` would make of a score given as a string."""
+    if len(text) > 64:
+        return False  # no number a score is written as; float() of it is not tried
+    try:
+        return not math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def maybe_unstorable(attributes: dict[str, Any], events: tuple[dict[str, Any], ...] = ()) -> bool:
@@ -61,6 +75,11 @@ def maybe_unstorable(attributes: dict[str, Any], events: tuple[dict[str, Any], .
                 return True
         elif value is not None and kind is not int and kind is not bool:
             return True
+    if any(
+        type(value) is str and key.endswith(SCORE_KEY) and non_finite_text(value)
+        for key, value in attributes.items()
+    ):
+        return True
     joined = "".join(texts)
     return "\x00" in joined or (not joined.isascii() and _SURROGATE.search(joined) is not None)
 
@@ -105,6 +124,9 @@ def clean_mapping(mapping: dict[Any, Any]) -> tuple[dict[str, Any], int]:
     repairs = 0
     for key, value in mapping.items():
         name, n = clean_text(str(key))
+        if isinstance(value, str) and name.endswith(SCORE_KEY) and non_finite_text(value):
+            repairs += n + 1  # a score of "inf" is no score: dropped like 1e400
+            continue
         cleaned, m = clean_value(value)
         repairs += n + m
         if cleaned is not UNREADABLE:

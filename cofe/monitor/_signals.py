@@ -66,7 +66,9 @@ class Signal:
     higher_is_better: bool | None = None  # None: neither (a shift either way matters)
 
     def values(self, traces: Sequence[TraceRecord]) -> list[float]:
-        return [v for t in traces if (v := self.of(t)) is not None]
+        """The per-trace values; one that is not finite (a score stored before cofe dropped
+        them) is no value: one trace must not make its window's statistic inf or NaN."""
+        return [v for t in traces if (v := self.of(t)) is not None and math.isfinite(v)]
 
     def compute(self, traces: Sequence[TraceRecord]) -> Value:
         values = self.values(traces)

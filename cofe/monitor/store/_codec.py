@@ -10,6 +10,7 @@ to be storable stay with the span, so a trace rebuilt later still says so.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -134,9 +135,10 @@ def record_of(row: Mapping[Any, Any], texts: Mapping[str, str]) -> TraceRecord:
     def docs(column: str | None) -> list[Doc] | None:
         if column is None:
             return None
-        # [chunk id, score, ref, chars]; rows stored before chars was kept have three
+        # [chunk id, score, ref, chars]; rows stored before chars was kept have three;
+        # a score that is not finite (stored before cofe dropped them) is no score
         return [
-            Doc(d[0], d[1], d[2], texts.get(d[0]), d[3] if len(d) > 3 else None)
+            Doc(d[0], _finite(d[1]), d[2], texts.get(d[0]), d[3] if len(d) > 3 else None)
             for d in json.loads(column)
         ]
 
@@ -159,6 +161,10 @@ def record_of(row: Mapping[Any, Any], texts: Mapping[str, str]) -> TraceRecord:
     )
 
 
+def _finite(score: Any) -> float | None:
+    return score if isinstance(score, int | float) and math.isfinite(score) else None
+
+
 def storable_record(record: TraceRecord) -> TraceRecord:
     """An adapter's record with storable text (``_clean``: surrogates, NUL), its chunks
     addressed by the text kept; repairs are said among its problems."""
@@ -175,13 +181,16 @@ def storable_record(record: TraceRecord) -> TraceRecord:
         return cleaned
 
     def docs(listed: list[Doc] | None) -> list[Doc] | None:
+        nonlocal repairs
         if listed is None:
             return None
         out = []
         for d in listed:
             kept = text(d.text)
             chunk_id = text_id(kept) if kept is not None and kept != d.text else d.chunk_id
-            out.append(replace(d, chunk_id=chunk_id, text=kept, ref=text(d.ref)))
+            score = _finite(d.score)
+            repairs += int(d.score is not None and score is None)  # inf or NaN: no score
+            out.append(replace(d, chunk_id=chunk_id, text=kept, ref=text(d.ref), score=score))
         return out
 
     cleaned = replace(

@@ -17,6 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from cofe.monitor.store import _tables as t
+from cofe.monitor.store._windows_queries import finite_row
 
 T = TypeVar("T")
 IN_SLICE = 10_000  # values of one IN list (SQLite and psycopg cap a statement's parameters)
@@ -160,7 +161,9 @@ class Queries:
         if measure is not None:
             query = query.where(m.measure == measure)
         query = query.order_by(r.started_ns, m.step, m.measure)
-        return self._reading(lambda c: [dict(row._mapping) for row in c.execute(query)])
+        return self._reading(
+            lambda c: [finite_row(dict(row._mapping), None) for row in c.execute(query)]
+        )
 
     def canary_rounds(
         self,

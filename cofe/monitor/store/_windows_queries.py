@@ -5,6 +5,7 @@ stored series read. A mixin of :class:`~cofe.monitor.store.MonitorStore`, like
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -88,7 +89,7 @@ class WindowQueries:
             query = query.where(s.signal == signal)
         query = query.order_by(s.start_ns, s.stage, s.signal)
         return self._reading(
-            lambda connection: [dict(r._mapping) for r in connection.execute(query)]
+            lambda connection: [finite_row(dict(r._mapping)) for r in connection.execute(query)]
         )
 
     def _refresh_window(self, origin: str, start: int, end: int) -> None:
@@ -192,3 +193,17 @@ class WindowQueries:
             )
             or 0
         )
+
+
+NOT_FINITE = "not a finite number (stored from a score cofe no longer keeps)"
+
+
+def finite_row(row: dict[str, Any], note: str | None = "note") -> dict[str, Any]:
+    """A series row whose value is not finite (stored before non-finite scores were
+    dropped) as a row with no value: a chart or a test must never meet inf or NaN."""
+    value = row.get("value")
+    if isinstance(value, float) and not math.isfinite(value):
+        row["value"] = None
+        if note is not None:
+            row[note] = NOT_FINITE
+    return row
