@@ -10,16 +10,18 @@ its page number, or None), which the chunker reads for its chunks' metadata and,
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import importlib
+import logging
 import os
 import re
 import time
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from itertools import pairwise
@@ -238,12 +240,19 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
         with path.open("rb") as handle:
             if not handle.read(1024).lstrip().startswith(b"%PDF"):
                 raise ValueError("not a PDF: the file has no %PDF header (corrupt or misnamed)")
-    elements = _partition(path, kind)
+    with library_noise() as noise:  # pypdf's "EOF marker not found" is cofe's to explain
+        elements = _partition(path, kind)
+    damage = pdf_damage(path, noise) if kind == "pdf" else None
     if kind == "pdf":
         elements = pdf_table_rows(elements)
     text, layout = join_elements(elements)
+    if not text and damage:
+        raise ValueError(f"no text found: {damage}")
     if not text:
-        raise ValueError("no text found (a scanned PDF needs OCR, which cofe does not run)")
+        message = "no text found"
+        if kind == "pdf":  # an intact PDF without a text layer: pages of images
+            message += " (a scanned PDF needs OCR, which cofe does not run)"
+        raise ValueError(message)
     categories = Counter(
         el.category if isinstance(el, _Element) else type(el).__name__ for el in elements
     )
@@ -256,8 +265,70 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
             "parser": PARSER_VERSION,
             "elements": dict(categories),
             "layout": layout,
+            # a damaged PDF whose readable part was kept: a person should look
+            **({"warning": f"text may be missing: {damage}"} if damage else {}),
         },
     )
+
+
+# the libraries that read files log their complaints (pypdf: "EOF marker not found") to
+# stderr when nothing else handles them; cofe captures them and says what they mean
+NOISY_LOGGERS = ("pypdf", "pdfminer", "unstructured", "PIL")
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def library_noise() -> Iterator[list[str]]:
+    """The warnings the parsing libraries log (and Python warnings they raise) while the
+    block runs, collected instead of printed."""
+    import warnings
+
+    collect = _Collect()
+    saved = []
+    for name in NOISY_LOGGERS:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.propagate))
+        logger.addHandler(collect)
+        logger.propagate = False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield collect.messages
+        collect.messages.extend(str(w.message) for w in caught)
+    finally:
+        for logger, propagate in saved:
+            logger.removeHandler(collect)
+            logger.propagate = propagate
+
+
+_PDF_END = b"%%EOF"
+
+
+def pdf_damage(path: Path, noise: list[str]) -> str | None:
+    """Why a PDF looks damaged, or None: a PDF ends with ``%%EOF`` (in its last kilobyte, as
+    readers look for it); a file cut short during a download or a copy does not."""
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        handle.seek(max(0, size - 1024))
+        tail = handle.read()
+    said = "; ".join(dict.fromkeys(noise))
+    if _PDF_END not in tail:
+        reason = (
+            f"the PDF is damaged or truncated (it does not end with the %%EOF marker; "
+            f"{size:,} bytes: cut short during a download or a copy?)"
+        )
+        return reason + (f"; the PDF reader said: {said}" if said else "")
+    if any("EOF" in m or "xref" in m.lower() or "damaged" in m.lower() for m in noise):
+        return f"the PDF is damaged (the PDF reader said: {said})"
+    return None
 
 
 ELEMENT_SEPARATOR = "\n\n"

@@ -113,3 +113,24 @@ def test_unstructured_uses_the_pypi_spacy_model_and_never_downloads() -> None:
     ]
     with pytest.raises(OfflineSetupError, match="never downloads"):
         tokenize._install_spacy_model()
+
+
+@pytest.mark.slow
+def test_a_truncated_pdf_is_called_damaged_and_the_readers_noise_is_captured(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44, defect 3: a PDF cut short (a failed download) is not "a scanned PDF that
+    needs OCR", and pypdf's "EOF marker not found" is not printed by the library itself."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _write_pdf(docs / "whole.pdf", "Madrid is the capital of Spain.")
+    whole = (docs / "whole.pdf").read_bytes()
+    (docs / "cut.pdf").write_bytes(whole[: len(whole) // 2])
+    result = parse_documents(docs)
+    assert [d.doc_id for d in result.documents] == ["whole.pdf"]
+    assert "warning" not in result.documents[0].meta  # an intact PDF says nothing
+    [problem] = result.problems
+    assert Path(problem.file).name == "cut.pdf"
+    assert "damaged or truncated" in problem.message and "%%EOF" in problem.message
+    assert "OCR" not in problem.message
+    assert "EOF marker not found" not in capfd.readouterr().err
