@@ -259,10 +259,17 @@ def _refusal_lines(result: ScoreSummary) -> list[str]:
         if len(by_type) > 1
         else ""
     )
+    split = (
+        f" -- {overall['context_held']} although the context held every point (over-cautious), "
+        f"{overall['context_lacked']} of what never reached it (declined rightly)"
+        if overall["refused"]
+        else ""
+    )
     return [
         "",
-        f"Refusals (answers that decline, cofe.diagnose.refusal_reason): "
-        f"{overall['refused']} of {overall['answered']} answers ({overall['rate']:.1%}){types}",
+        f"Refusals (answers that decline, cofe.refusal): "
+        f"{overall['refused']} of {overall['answered']} answers ({overall['rate']:.1%}){types}"
+        f"{split}",
     ]
 
 

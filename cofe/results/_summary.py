@@ -205,7 +205,12 @@ class SummaryAccumulator:
         flags = verdicts.text("answered")
         answered = flags.rows_where([bool(label) for label in flags.labels])
         refused = verdicts.present("refusal") & answered
-        for kind, rows in (("answered", answered), ("refused", refused)):
+        codes = verdicts.text("verdict")
+        # refused though the context held the points (the verdict ``refused``): the generator
+        # was over-cautious; the rest declined what never reached it (the earlier stage's loss)
+        held = refused & codes.rows_where([label == "refused" for label in codes.labels])
+        kinds = (("answered", answered), ("refused", refused), ("refused_held", held))
+        for kind, rows in kinds:
             for (qtype,), n in _Groups.of(verdicts, ["query_type"], rows).counts().items():
                 self.refusals[(str(qtype), kind)] += n
         _Groups.of(
@@ -449,20 +454,23 @@ class ScoreSummary:
         """Answers that decline, among the samples with an answer: counts and the rate (None:
         no answer at all). ``by_query_type``: one such entry per query type."""
 
-        def entry(answered: int, refused: int) -> dict[str, Any]:
+        def entry(answered: int, refused: int, held: int) -> dict[str, Any]:
             return {
                 "answered": answered,
                 "refused": refused,
                 "rate": refused / answered if answered else None,
+                # of the refusals: the context held every point (over-cautious) / it did not
+                # (declined rightly: the earlier stage lost it)
+                "context_held": held,
+                "context_lacked": refused - held,
             }
 
         counts = self.accumulated.refusals
+        kinds = ("answered", "refused", "refused_held")
         if by_query_type:
             types = sorted({qtype for qtype, _ in counts})
-            return {t: entry(counts[(t, "answered")], counts[(t, "refused")]) for t in types}
-        answered = sum(n for (_, kind), n in counts.items() if kind == "answered")
-        refused = sum(n for (_, kind), n in counts.items() if kind == "refused")
-        return entry(answered, refused)
+            return {t: entry(*(counts[(t, k)] for k in kinds)) for t in types}
+        return entry(*(sum(n for (_, k), n in counts.items() if k == kind) for kind in kinds))
 
     def error_rates(self) -> dict[str, float]:
         """Per stage: the share of answered samples whose pipeline raised at that stage."""

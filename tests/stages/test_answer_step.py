@@ -35,7 +35,7 @@ def make_run(folder: Path, answers: dict[str, str], points=POINTS) -> Path:
             id=sid,
             query=QUESTION,
             coarse_keywords=["Daleks"],
-            fine_keywords=points,
+            fine_keywords=points[sid] if isinstance(points, dict) else points,
             source={"doc": "daleks.txt"},
         )
         for sid in answers

@@ -76,3 +76,19 @@ def test_declining_what_never_reached_the_context_blames_the_stage_that_lost_it(
     row = score_run(run).verdicts.set_index("sample_id").loc["lost"]
     assert row.verdict != "refused" and row.stage != "generation"
     assert "declines" in row.explanation and "rightly" in row.explanation
+
+
+def test_refusal_rates_split_over_cautious_from_declined_rightly(tmp_path):
+    declines = "I'm sorry, but the context does not mention who created the Daleks."
+    run = make_run(
+        tmp_path / "run",
+        {"held": declines, "lost": declines, "answer": "Terry Nation created them."},
+        # "lost" asks for a point no chunk holds: its refusal was right
+        points={
+            "held": [["Terry Nation"]],
+            "lost": [["created by Sydney Newman"]],
+            "answer": [["Terry Nation"]],
+        },
+    )
+    rates = score_run(run).view().refusal_rates()
+    assert rates["refused"] == 2 and rates["context_held"] == 1 and rates["context_lacked"] == 1

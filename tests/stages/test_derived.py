@@ -141,10 +141,12 @@ def test_refusals_in_english_and_chinese_are_their_own_verdict_and_rate():
     assert verdicts.loc["wrong", "verdict"] == Verdict.NOT_IN_ANSWER
     assert verdicts["refusal"].isna().tolist() == [False, False, True, True]
     view = result.view()
-    assert view.refusal_rates() == {"answered": 4, "refused": 2, "rate": 0.5}
+    both = {"context_held": 2, "context_lacked": 0}  # the context held every point
+    assert view.refusal_rates() == {"answered": 4, "refused": 2, "rate": 0.5, **both}
     by_type = view.refusal_rates(by_query_type=True)
-    assert by_type["factual"] == {"answered": 2, "refused": 1, "rate": 0.5}
-    assert by_type["analytical"] == {"answered": 2, "refused": 1, "rate": 0.5}
+    one = {"answered": 2, "refused": 1, "rate": 0.5, "context_held": 1, "context_lacked": 0}
+    assert by_type["factual"] == one
+    assert by_type["analytical"] == one
     assert result.to_dict()["refusals"]["overall"]["refused"] == 2
 
 
