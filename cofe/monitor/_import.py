@@ -43,13 +43,7 @@ def _values(text: str, name: str, report: ImportReport) -> Iterator[tuple[int, A
     """JSON values with their line: one per line when the file is JSON Lines (a bad line is a
     problem, the next lines are still read), else one value after another (pretty JSON)."""
     lines = text.splitlines()
-    first = next((line for line in lines if line.strip()), "")
-    try:
-        json.loads(first)
-        line_by_line = True
-    except (json.JSONDecodeError, RecursionError, ValueError):
-        line_by_line = False
-    if not line_by_line:
+    if not _line_by_line(lines):
         yield from json_values(text)
         return
     for number, line in enumerate(lines, start=1):
@@ -61,6 +55,28 @@ def _values(text: str, name: str, report: ImportReport) -> Iterator[tuple[int, A
             report.problems.append(
                 InputProblem(name, number, None, f"not valid JSON: {error}"[:300])
             )
+
+
+def _parses(line: str, kind: type = object) -> bool:
+    try:
+        return isinstance(json.loads(line), kind)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return False
+
+
+def _line_by_line(lines: list[str], look: int = 100) -> bool:
+    """JSON Lines when the first record is one JSON value on its line, or when it is bad but
+    a later one of the first ``look`` records is a whole object on its line (a pretty
+    document opens with a bare ``{`` or ``[`` and spreads every object over lines): a bad
+    first line is named and the rest read, as a bad line anywhere else is."""
+    records = [line for line in lines if line.strip()][:look]
+    if not records:
+        return False
+    if _parses(records[0]):
+        return True
+    if records[0].strip() in ("{", "["):
+        return False
+    return any(_parses(line, dict) for line in records[1:])
 
 
 def import_spans(

@@ -32,6 +32,20 @@ def test_collector_file_exporter_lines_with_a_bad_line_keep_the_others(tmp_path:
         assert again.new_spans == 0 and store.counts()["spans"] == 18
 
 
+def test_a_bad_first_line_is_named_and_the_lines_after_it_stored(tmp_path: Path):
+    """Issue 44, defect 4: a bad FIRST line stopped the import ("the rest of the file was not
+    read") while a bad later line is named and the others stored (docs/monitoring.md)."""
+    lines = [json.dumps(otlp_json(t)) for t in _traces(3)]
+    lines.insert(0, '{"resourceSpans": [{"scopeSpans": [{"spans": [')  # cut short
+    path = tmp_path / "spans.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with MonitorStore(tmp_path / "m.db") as store:
+        report = import_spans(store, path)
+        assert (report.spans, report.traces) == (18, 3)
+        assert [(p.file, p.line) for p in report.problems] == [(str(path), 1)]
+        assert "not valid JSON" in report.problems[0].message
+
+
 def test_the_sdk_console_exporter_output_is_read(tmp_path: Path):
     """``ConsoleSpanExporter`` prints ``span.to_json()``: pretty objects one after another."""
     from opentelemetry.sdk.trace import TracerProvider
