@@ -100,6 +100,7 @@ class RunReport:
     seconds: dict[str, float] = field(default_factory=dict)  # build, parse, prepare, answer, total
     prepare_parts: dict[str, float] = field(default_factory=dict)  # the pipeline's own timings
     warnings: list[str] = field(default_factory=list)  # said before the first question too
+    measured: str | None = None  # what the documents are, when not what the app parsed
 
     def summary(self) -> str:
         lines = [
@@ -114,6 +115,8 @@ class RunReport:
             ),
             "  time: " + ", ".join(self._timed(k, v) for k, v in self.seconds.items()),
         ]
+        if self.measured:
+            lines.append(f"  measured: {self.measured}")
         for warning in self.warnings:
             lines.append(f"  warning: {warning}")
         for problem in self.parse_problems:
@@ -250,6 +253,30 @@ def _clear(out: Path, evalset: Path) -> None:
     for folder in out.glob("scores*"):
         if folder.is_dir() and ((folder / SUMMARY).exists() or (folder / "scores.csv").exists()):
             shutil.rmtree(folder)
+
+
+def documents_note(
+    pipeline: Any, documents: list[ParsedDocument], chunks: list[Any], parsed_by_cofe: bool
+) -> str | None:
+    """What was and was not measured at parse, when the run's documents are not the text the
+    app's own loader produced (None: they are, or the pipeline is cofe's own)."""
+    if documents and all(d.meta.get("rebuilt_from_chunks") for d in documents):
+        return (
+            "the documents were rebuilt from the pipeline's chunks (no --docs, no documents=): "
+            "parsing is not measured -- nothing the app's loader lost can show; a point in no "
+            "chunk is not_in_corpus (parsing and chunking not told apart). Pass documents= "
+            "(the loader's output) to measure it"
+        )
+    if parsed_by_cofe and hasattr(pipeline, "documents"):  # a framework app with its loader
+        placed = sum(1 for c in chunks if getattr(c, "start", None) is not None)
+        return (
+            "the documents are --docs as cofe's parser reads them, not the app's loader's "
+            "text: the parse step measures cofe's parser, and the app's chunks were placed in "
+            f"that text by their own text ({placed} of {len(chunks)} found; the others have "
+            "no offsets, so a dropped stretch cannot be told from a cut). Pass documents= "
+            "(the loader's output) to measure the app's own parsing"
+        )
+    return None
 
 
 def _fingerprints(documents: list[ParsedDocument]) -> dict[str, str]:
@@ -398,6 +425,7 @@ def run_pipeline(
                         + "".join(f"\n  {p}" for p in parse_problems),
                     )
                 )
+        parsed_by_cofe = documents is not None  # --docs (or a sweep's) parsed by cofe
         if documents is None:
             documents = getattr(pipeline, "documents", None) or []
         fingerprints = _fingerprints(documents)
@@ -408,6 +436,7 @@ def run_pipeline(
         registry = pipeline.prepare(documents, cache)
         timings["prepare"] = time.perf_counter() - t
         prepare_parts = getattr(pipeline, "timings", None)
+        measured = documents_note(pipeline, documents, registry.chunks, parsed_by_cofe)
 
         writer = RunWriter(out)
         if resumed:
@@ -433,6 +462,8 @@ def run_pipeline(
                 meta["corpus_partial"] = partial
             if run_warnings:
                 meta["warnings"] = run_warnings
+            if measured:  # what the documents are, and so what the parse step can say
+                meta["documents"] = measured
             update = {"meta": meta, "document_sha256": fingerprints}
             writer.start(manifest.model_copy(update=update), evalset_path)
 
@@ -466,6 +497,7 @@ def run_pipeline(
                 else {}
             ),
             warnings=run_warnings,
+            measured=measured,
         )
 
 

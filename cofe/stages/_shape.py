@@ -1,6 +1,7 @@
 """What a run's shape allows to be measured, decided once per run.
 
-A run without parsed documents has no parse step; a pipeline without a
+A run without parsed documents (or whose documents were only rebuilt from its chunks:
+they hold what the chunks hold) has no parse step; a pipeline without a
 reranker has no reranking measures; a run that never says how many chunks the
 generator received cannot be judged at the context. Every measure planned
 here gets, for every sample, a value or an ``Unscored`` reason -- so each
@@ -161,7 +162,8 @@ class RunShape:
         )
         return cls(
             corpus_unjudged=partial,
-            has_docs=bool(run.documents),
+            # documents rebuilt from the chunks hold what the chunks hold: no parse step
+            has_docs=any(not d.meta.get("rebuilt_from_chunks") for d in run.documents.values()),
             has_chunks=bool(run.chunks),
             has_pool=has_pool,
             reranker=reranker,

@@ -377,3 +377,36 @@ def test_a_failing_retriever_fails_its_sample_in_the_retrieval_stage(tmp_path: P
     assert failed.error.type == "RuntimeError" and "index is down" in failed.error.message
     assert failed.answer is None and failed.pool is None
     assert run.records["q0"].error is None and len(run.records["q0"].pool) == 2
+
+
+def test_a_run_without_docs_measures_no_parse_and_says_so(tmp_path: Path) -> None:
+    """Issue 44, defect 5: recorded without ``--docs``, the documents are rebuilt from the
+    chunks, so they hold what the chunks hold: no parse score (it read 1.000), and the run
+    says what was not measured; with ``--docs`` it says the parse step read cofe's parser,
+    not the app's loader."""
+    from cofe import score_run
+    from cofe.runner import run_pipeline
+
+    app = apps.lcel()
+    evalset = apps.write_samples(tmp_path / "evalset.jsonl", 3)
+    report = run_pipeline(OpenInferencePipeline(app.fn), evalset, tmp_path / "run", progress=False)
+    assert report.measured and "parsing is not measured" in report.measured
+    assert "measured: the documents were rebuilt" in report.summary()
+    assert "parsing is not measured" in read_run(tmp_path / "run").manifest.meta["documents"]
+    result = score_run(tmp_path / "run")
+    assert "parse" not in set(result.scores.step) and "parse" not in set(result.recalls.step)
+    assert "parse" not in result.shape["stages"]
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in apps.TEXTS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    report = run_pipeline(
+        OpenInferencePipeline(apps.lcel().fn),
+        evalset,
+        tmp_path / "with-docs",
+        docs=docs,
+        progress=False,
+    )
+    assert report.measured and "cofe's parser" in report.measured
+    assert "the app's loader" in read_run(tmp_path / "with-docs").manifest.meta["documents"]
