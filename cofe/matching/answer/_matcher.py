@@ -44,14 +44,14 @@ class AnswerMatcher:
 
     def __init__(self, answer: str, question: str) -> None:
         said = units(answer)
-        self._answer = said.all
+        self._answer: frozenset[str] = said.all
         self._digits = {NOT_DIGIT.sub("", n) for n in (*said.numbers, *said.written.values())}
         self._prefixes = {w[:PREFIX] for w in said.words if len(w) >= PREFIX}
-        self._measured = said.measured
-        self._numbers = said.numbers
-        self._preceding = said.preceding
-        self._text = said.text
-        self._acronyms = said.acronyms
+        self._measured: frozenset[tuple[str, str]] = said.measured
+        self._numbers: frozenset[str] = said.numbers
+        self._preceding: frozenset[tuple[str, str]] = said.preceding
+        self._text: str = said.text  # the answer's text where it holds Chinese, else ""
+        self._acronyms: frozenset[str] = said.acronyms
         self._answer_text = answer
         self._asked_about = question  # read on first need: most fragments never need it
         self._question: frozenset[str] | None = None
@@ -80,7 +80,7 @@ class AnswerMatcher:
         for decider in self.deciders:
             found = decider.decide(self, reading)
             if found is not None:
-                bound = tuple(b.name for b, _ in reading.bound if b.name != "said")
+                bound = tuple(binder.name for binder, _ in reading.bound)
                 return replace(found, rules=(*bound, decider.name))
         raise AssertionError("the last decider answers every fragment")  # pragma: no cover
 

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from cofe.matching.answer._decision import Decision
 
 if TYPE_CHECKING:
-    from cofe.matching.answer._matcher import AnswerMatcher, Fragment, Reading
+    from cofe.matching.answer._matcher import AnswerMatcher
+    from cofe.matching.answer._reading import Fragment, Reading
 
 Lang = Literal["en", "zh", "common"]
 _KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -90,8 +91,9 @@ class Case:
 
     answer: str
     fragment: str
-    decision: Decision = Decision.PRESENT  # the fragment's decision (reaching examples)
+    decision: Decision = Decision.PRESENT  # the fragment's decision
     question: str = "What is it?"
+    whole_names: tuple[str, ...] = ()  # names a reading shortened (``AnswerMatcher.fragment``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ ASKED = register(
             Case(
                 "The current annual salary of the president is not public.",
                 "current annual salary is $155,756",
-                Decision.ABSENT,
+                Decision.UNDECIDED,
                 "What is the current annual salary of the president?",
             ),
         ),

@@ -70,7 +70,9 @@ APART = register(
         "A name a reading shortened (New York City -> New York) not written as a name of its own.",
         "en",
         _decide,
-        reaches=(Case("He streams on Apple Music.", "Apple Corporation", Decision.UNDECIDED),),
-        misses=(Case("It was made by Apple.", "Apple Corporation"),),
+        reaches=(
+            Case("He streams on Apple Music.", "Apple", Decision.UNDECIDED, whole_names=("Apple",)),
+        ),
+        misses=(Case("It was made by Apple.", "Apple", whole_names=("Apple",)),),
     )
 )

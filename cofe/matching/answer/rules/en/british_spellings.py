@@ -28,7 +28,9 @@ def american(word: str) -> str:
 
 def _read(t: Token) -> Unit | None:
     if len(t.token) >= 5:
-        t.spelt = american(t.token)
+        spelt = american(t.token)
+        if spelt != t.token:
+            t.spelt = spelt
     return None
 
 

@@ -45,7 +45,7 @@ CLOCK_TIMES = substitution(
     ),
     reaches=(
         ("at 9 a.m.", "at  t0900 9 "),
-        ("at 17:30", "at  t1730 17:30 "),
+        ("at 17:30", "at  t1730 5:30 "),
         ("noon", " t1200 12 "),
     ),
     misses=("in 1990", "I am here"),

@@ -19,7 +19,7 @@ STOPWORDS = register(
         "en",
         "word",
         _read,
-        reaches=(("the", ""), ("would", ""), ("Inc", ""), ("US", "")),
+        reaches=(("the", ""), ("would", ""), ("Inc", ""), ("IT", "")),
         misses=("castle", "Visa"),
     )
 )
