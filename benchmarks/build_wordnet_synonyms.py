@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cofe.matching._labels import STOPWORDS  # noqa: E402
-from cofe.matching._paraphrase import _EXTRA_STOPWORDS  # noqa: E402
+from cofe.matching.answer.rules.en._words import extra_stopwords  # noqa: E402
 
 OUT = ROOT / "cofe" / "_data" / "wordnet" / "synonyms.txt.gz"
 OUT_IRREGULAR = OUT.with_name("irregular.txt.gz")
@@ -67,7 +67,7 @@ def members(wordnet: Path, plurals: set[str]) -> dict[str, dict[str, int]]:
                 continue
             if len(words) == 1 and len(lemma) < 2:
                 continue  # a letter ("a" the vitamin, "c" the speed of light) is no word
-            if all(w in STOPWORDS or w in _EXTRA_STOPWORDS for w in words):
+            if all(w in STOPWORDS or w in extra_stopwords() for w in words):
                 continue  # "all in", "do in", "one by one": function words match anything
             member = " ".join(words)
             for rank, offset in enumerate(offsets, start=1):

@@ -21,7 +21,7 @@ from cofe.matching._normalize import (
     strict_tokens,
     surface,
 )
-from cofe.matching._paraphrase import AnswerMatcher, Decision, PointDecision, Rule
+from cofe.matching.answer import AnswerMatcher, Decision, PointDecision, Rule, units
 
 __all__ = [
     "STOPWORDS",
@@ -48,4 +48,5 @@ __all__ = [
     "register_keywords",
     "strict_tokens",
     "surface",
+    "units",
 ]

@@ -191,4 +191,4 @@ def _partly_declined(
 
 def _contradicts(decision: PointDecision) -> bool:
     """The matcher found another value of the point stated: an answer, not a decline."""
-    return decision.decision is Decision.ABSENT and "the answer says" in decision.why
+    return decision.decision is Decision.ABSENT and "other-value" in decision.rules
