@@ -451,12 +451,14 @@ def _alerts(args: argparse.Namespace) -> int:
     if args.webhook:
         sinks.append(WebhookSink(args.webhook, store))
     fired_last = 0
+    since: int | None = None  # a long-running evaluator tests each window once, in order
     try:
         while True:
             started = time.monotonic()
             try:
                 store.refresh()
-                evaluation = evaluate(store, rules)
+                evaluation = evaluate(store, rules, since_ns=since)
+                since = evaluation.through_ns
             except Exception as error:
                 if args.every is None:
                     raise

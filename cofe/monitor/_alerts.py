@@ -9,6 +9,9 @@ the baseline windows). ``kind = "change"`` fires on a significant change in the 
 ``direction`` (p < alpha, at least ``min_effect``, ``min_samples`` on each side);
 ``kind = "threshold"`` fires when the window's value crosses ``above``/``below``. A
 ``cooldown`` keeps one change from paging twice; a window is never alerted twice by a rule.
+A traffic rule is tested on every complete window not yet evaluated, oldest first: those
+since the last round of a long-running evaluator (``since_ns``), else the last
+``CATCH_UP_WINDOWS`` (a change that lasted two windows between two cron runs still fires).
 
 Each alert carries the change with its 95 % CI and p-value and example cases of the
 window that show the loss: canary cases with their verdict and evidence, or traffic
@@ -17,6 +20,7 @@ traces with their label-free values.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import time
@@ -49,6 +53,7 @@ __all__ = [
 LOSS_EXCLUDED = ("pipeline_error", "unscorable")  # not losses of information by a stage
 RESAMPLES = 2000
 CAP = 5000  # values per side resampled by the unpaired test (a 2000 x 10000 matrix at most)
+CATCH_UP_WINDOWS = 12  # complete windows a one-off evaluation tests (an hour of 5-minute ones)
 
 
 @dataclass
@@ -409,10 +414,13 @@ def _alert(
 # --- the evaluation --------------------------------------------------------------------------
 
 
-def _quiet(store: MonitorStore, rule: Rule, alert: Alert) -> bool:
+def _quiet(store: MonitorStore, rule: Rule, alert: Alert, fired: dict[str, int]) -> bool:
     """The rule already alerted this window; or the change it found is the one it alerted
-    before (that alert's window is still in the baseline); or it is cooling down."""
-    last = store.last_alerted_window(rule.name)
+    before (that alert's window is still in the baseline); or it is cooling down. ``fired``:
+    the window each rule alerted in this evaluation (not stored yet)."""
+    last = fired.get(rule.name)
+    if last is None:
+        last = store.last_alerted_window(rule.name)
     if last is None:
         return False
     if alert.baseline_from_ns is not None and last >= alert.baseline_from_ns:
@@ -430,6 +438,7 @@ class Evaluation:
     windows: int  # traffic windows read (the current one and the baselines)
     traces: int  # query traces in them
     rounds: int  # canary rounds read
+    through_ns: int = 0  # the end of the last complete window evaluated (the next round's since)
 
     def line(self) -> str:
         """One line for the log of a cron job: what was evaluated, and whether any fired."""
@@ -443,36 +452,75 @@ class Evaluation:
 
 
 def evaluate_alerts(
-    store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *, now_ns: int | None = None
+    store: MonitorStore,
+    rules: Sequence[Rule] = DEFAULT_RULES,
+    *,
+    now_ns: int | None = None,
+    since_ns: int | None = None,
 ) -> list[Alert]:
     """Every rule at ``now_ns`` (default: now); new alerts are stored and returned."""
-    return evaluate(store, rules, now_ns=now_ns).fired
+    return evaluate(store, rules, now_ns=now_ns, since_ns=since_ns).fired
 
 
 def evaluate(
-    store: MonitorStore, rules: Sequence[Rule] = DEFAULT_RULES, *, now_ns: int | None = None
+    store: MonitorStore,
+    rules: Sequence[Rule] = DEFAULT_RULES,
+    *,
+    now_ns: int | None = None,
+    since_ns: int | None = None,
 ) -> Evaluation:
-    """Every rule at ``now_ns`` (default: now); new alerts are stored. Returns them with
-    how much data the rules read (for the line ``cofe monitor alerts`` prints)."""
+    """Every rule at ``now_ns`` (default: now); new alerts are stored. Traffic rules are
+    tested on each complete window starting at or after ``since_ns`` (default: the last
+    ``CATCH_UP_WINDOWS``), oldest first. Returns the alerts with how much data the rules read
+    (for the line ``cofe monitor alerts`` prints) and the end of the last window tested."""
     now = now_ns or time.time_ns()
+    width = store.window_ns
+    through = store.window_of(now)  # the current window is not complete: up to its start
+    first = through - CATCH_UP_WINDOWS * width if since_ns is None else store.window_of(since_ns)
+    ends = list(range(max(first, 0) + width, through + width, width)) or [through]
+    traffic = [r for r in rules if r.source != CANARY]
+    deepest = max((r.baseline for r in traffic), default=0)
+    loaded: list[Any] = []
+    times: list[int] = []
+    if traffic:  # every trace the windows and their baselines need, read once
+        loaded = sorted(
+            (t for t in store.traces(ends[0] - (1 + deepest) * width, ends[-1]) if t.is_query),
+            key=lambda t: t.started_ns,
+        )
+        times = [t.started_ns for t in loaded]
     read: dict[tuple[int, int], list[Any]] = {}
 
+    def _ends(rule: Rule, ends: list[int]) -> list[int]:
+        """A count (traffic that stopped) is a value even in an empty window: it is tested
+        from the first window the read holds traffic in (a new store's empty past is not
+        traffic that stopped), or only in the last window when it holds none."""
+        if find_signal(rule.stage, rule.measure).statistic != "count":
+            return ends
+        if not times:
+            return ends[-1:]
+        return [end for end in ends if end > store.window_of(times[0])] or ends[-1:]
+
     def queries(start: int, end: int) -> list[Any]:
-        """The query traces of a span of time, read once for all the rules of this evaluation."""
+        """The query traces of a span of time, sliced once for all the rules of this evaluation."""
         if (start, end) not in read:
-            read[start, end] = [t for t in store.traces(start, end) if t.is_query]
+            read[start, end] = loaded[
+                bisect.bisect_left(times, start) : bisect.bisect_left(times, end)
+            ]
         return read[start, end]
 
-    fired = []
+    fired: list[Alert] = []
+    last_fired: dict[str, int] = {}
     rounds: set[str] = set()
     for rule in rules:
         if rule.source == CANARY:
-            alert = _evaluate_canary(store, rule, now, rounds)
+            found = [_evaluate_canary(store, rule, now, rounds)]
         else:
-            alert = _evaluate_traffic(store, rule, now, queries)
-        if alert is None or _quiet(store, rule, alert):
-            continue
-        fired.append(alert)
+            found = [_evaluate_traffic(store, rule, end, queries) for end in _ends(rule, ends)]
+        for alert in found:
+            if alert is None or _quiet(store, rule, alert, last_fired):
+                continue
+            fired.append(alert)
+            last_fired[rule.name] = alert.window_start_ns
     if fired:
         store.add_alerts(
             {
@@ -481,6 +529,6 @@ def evaluate(
             }
             for a in fired
         )
-    windows = {w for start, end in read for w in range(start, end, store.window_ns)}
+    windows = {w for start, end in read for w in range(start, end, width)}
     traces = {t.trace_id for records in read.values() for t in records}
-    return Evaluation(fired, len(rules), len(windows), len(traces), len(rounds))
+    return Evaluation(fired, len(rules), len(windows), len(traces), len(rounds), through)

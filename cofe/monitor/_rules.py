@@ -169,6 +169,10 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     # re-chunking shows in the length of the chunks traffic retrieves, either way
     _traffic_rule("chunking", "ChunkChars", 0.2, direction="either", relative=True),
     _traffic_rule("retrieval", "EmptyPoolRate", 0.1),
+    # a retriever returning fewer chunks (a changed k, a filter) or scoring them differently (a
+    # new embedding model, an index rebuilt): a fifth of the baseline, either way
+    _traffic_rule("retrieval", "PoolSize", 0.2, direction="either", relative=True),
+    _traffic_rule("retrieval", "TopScore", 0.2, direction="either", relative=True),
     _traffic_rule("reranking", "EmptyContextRate", 0.1),
     _traffic_rule("reranking", "Top1Dropped", 0.2),
     _traffic_rule("reranking", "PromotedShare", 0.2),

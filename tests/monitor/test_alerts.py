@@ -423,3 +423,27 @@ def test_an_edited_golden_set_starts_a_new_baseline(tmp_path: Path):
         assert evaluate_alerts(store, [RULE], now_ns=T0 + 4 * H) == []  # nothing to pair with
         add_round(store, 4, T0 + 4 * H, other, evalset="golden-v2")
         assert evaluate_alerts(store, [RULE], now_ns=T0 + 5 * H) == []  # v2 against v2: steady
+
+
+def test_a_pool_that_shrinks_for_two_windows_alerts_though_the_check_came_later(tmp_path: Path):
+    """Issue 44, defect 7: PoolSize falling 4 -> 1 for two windows never alerted: no default
+    rule watched PoolSize (nor TopScore), and only the last complete window was evaluated, so
+    a check after the pool recovered saw nothing."""
+    rule = next(r for r in DEFAULT_RULES if r.measure == "PoolSize")
+    assert rule.stage == "retrieval" and any(r.measure == "TopScore" for r in DEFAULT_RULES)
+    pool = ["The tower was finished in 1889.", "Paris is a city.", "The Louvre.", "x y z"]
+    with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
+        for w in range(7):  # windows 4 and 5 retrieve one chunk; 6 is healthy again
+            for i in range(25):
+                store.ingest(
+                    rag_trace(
+                        trace=f"{w * 1000 + i + 1:032x}",
+                        pool=pool[:1] if w in (4, 5) else pool,
+                        context=pool[:1],
+                        start=ALIGN / 1e9 + w * 3600 + i * 10,
+                    )
+                )
+        [alert] = evaluate_alerts(store, [rule], now_ns=W0 + 7 * H + 1)  # after window 6
+        assert alert.window_start_ns == W0 + 4 * H  # the first bad window, once
+        assert (alert.baseline, alert.current) == (4.0, 1.0)
+        assert evaluate_alerts(store, [rule], now_ns=W0 + 7 * H + 2) == []  # not twice
