@@ -25,8 +25,17 @@ So, two small extensions (the rest is uvicorn's):
   is closed (the app sees a disconnect and answers nothing). Once a request is read whole
   the deadline no longer applies: a transaction that commits is not cut short. An answer
   the client stops reading (its buffers full) is cut after ``request_seconds`` stalled;
-- :class:`AsgiServer`'s accept loop takes at most ``max_connections`` at once; the rest
-  wait in the listen queue until one closes -- which the deadline guarantees.
+- :class:`AsgiServer`'s accept loop serves at most ``max_connections`` at once, and a
+  connection not yet *trusted* never keeps a newer one out. A connection is trusted once a
+  request of it came in whole-headed and passed the app's checks (the token, or without
+  one the Host: :class:`Guard` says so through ``scope["state"]``); until then it must
+  send its request line and headers within ``head_seconds`` (5 s), and it is the first
+  closed to make room: a new connection, when all slots are held, closes the oldest
+  untrusted one, and a client (an IP address) holding ``max_per_client`` untrusted
+  connections loses its oldest to its next. So one client opening idle sockets as fast
+  as they are cut holds at most its share, never a sender's turn, and a trusted sender
+  waits for nothing unauthenticated. When every slot is trusted the next connection
+  waits in the listen queue until one closes -- which the deadline guarantees.
 
 The app's own guard (:class:`Guard`, an ASGI middleware): methods not allowed are 405 with
 ``Allow``; without a token, a request must name this machine (``Host``: no DNS
@@ -54,6 +63,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from cofe.monitor._http import host_allowed
 
 HEADER_BYTES = 64 * 1024  # request line + headers (http.server allowed 64 kB a line)
+HEAD_SECONDS = 5.0  # an untrusted connection's request line and headers must be in by then
+TRUST = "cofe.trust"  # scope["state"][TRUST](): the request passed the app's checks
 _READ = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.SWITCHED_PROTOCOL)
 
 # a request line may hold a token (?token=...), a header the bearer token: uvicorn logs
@@ -67,19 +78,43 @@ class DeadlineProtocol(H11Protocol):
 
     bounds: AsgiServer
     _deadline: asyncio.TimerHandle | None = None
+    _head: asyncio.TimerHandle | None = None  # the untrusted head's shorter deadline
     _stalled: asyncio.TimerHandle | None = None
     _slot: bool = False  # holds one of the server's connection slots
+    trusted: bool = False  # a request of it passed the app's checks (see the module)
+    peer: str = ""  # the client's address: its untrusted connections are bounded
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
+        self.app_state[TRUST] = self.trust
         self._arm()
+        self._head = self.loop.call_later(self.bounds.head_seconds, self._cut_head)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self._head is not None and self.conn.their_state is not h11.IDLE:
+            self._head.cancel()  # the head is in: the request deadline goes on
+            self._head = None
         self._disarm_when_read()
+
+    def trust(self) -> None:
+        """The app's checks passed: this connection is never closed to make room."""
+        if not self.trusted:
+            self.trusted = True
+            self.bounds.trusted(self)
+
+    def _cut_head(self) -> None:
+        self._head = None
+        if not self.trusted and self.conn.their_state is h11.IDLE:
+            self._cut()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # may start a pipelined request
+        if self.trusted and not self.transport.is_closing():
+            # idle until its next request, whose checks trust it again: an idle
+            # keep-alive connection is the newest untrusted one, closed to make room
+            self.trusted = False
+            self.bounds._untrusted[self] = None
         if not self.transport.is_closing():
             self._arm()  # the next request must arrive within the deadline of this answer
             self._disarm_when_read()
@@ -103,6 +138,9 @@ class DeadlineProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._head is not None:
+            self._head.cancel()
+            self._head = None
         if self._stalled is not None:
             self._stalled.cancel()
             self._stalled = None
@@ -111,7 +149,7 @@ class DeadlineProtocol(H11Protocol):
         finally:
             if self._slot:
                 self._slot = False
-                self.bounds.release()
+                self.bounds.release(self)
 
     def _arm(self) -> None:
         self._disarm()
@@ -147,6 +185,8 @@ class AsgiServer(uvicorn.Server):
         *,
         request_seconds: float,
         max_connections: int,
+        head_seconds: float = HEAD_SECONDS,
+        max_per_client: int | None = None,
     ) -> None:
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -161,7 +201,12 @@ class AsgiServer(uvicorn.Server):
         self.server_address = self.socket.getsockname()
         self.request_seconds = request_seconds
         self.max_connections = max_connections
-        self._slots: asyncio.Semaphore | None = None
+        self.head_seconds = min(head_seconds, request_seconds)
+        self.max_per_client = max_per_client or max(2, max_connections // 4)
+        self.open = 0  # connections served now
+        self.evicted = 0  # untrusted connections closed to make room (for tests, stats)
+        self._untrusted: dict[DeadlineProtocol, None] = {}  # oldest first
+        self._room: asyncio.Event | None = None
         self._acceptor: asyncio.Task[None] | None = None
         grace = math.ceil(request_seconds) + 5
         config = uvicorn.Config(
@@ -192,39 +237,65 @@ class AsgiServer(uvicorn.Server):
     def server_close(self) -> None:
         self.socket.close()
 
-    def release(self) -> None:
-        if self._slots is not None:
-            self._slots.release()
+    def release(self, protocol: DeadlineProtocol) -> None:
+        self.open -= 1
+        self._untrusted.pop(protocol, None)
+        if self._room is not None:
+            self._room.set()
+
+    def trusted(self, protocol: DeadlineProtocol) -> None:
+        self._untrusted.pop(protocol, None)
+
+    def _evict(self, peer: str | None = None) -> bool:
+        """Close the oldest untrusted connection (of ``peer``, if given); False if none."""
+        for protocol in self._untrusted:
+            if peer is None or protocol.peer == peer:
+                del self._untrusted[protocol]
+                self.evicted += 1
+                protocol.transport.abort()  # its slot comes back in connection_lost
+                return True
+        return False
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await self.lifespan.startup()
         loop = asyncio.get_running_loop()
-        self._slots = asyncio.Semaphore(self.max_connections)
+        self._room = asyncio.Event()
         self.servers = []
-        self._acceptor = loop.create_task(self._accept(loop, self._slots))
+        self._acceptor = loop.create_task(self._accept(loop, self._room))
         self.started = True
 
-    async def _accept(self, loop: asyncio.AbstractEventLoop, slots: asyncio.Semaphore) -> None:
-        """Connections taken one slot each; with none free the next waits in the queue."""
+    async def _accept(self, loop: asyncio.AbstractEventLoop, room: asyncio.Event) -> None:
+        """Connections served one slot each (see the module): with every slot held by a
+        trusted connection, the next waits in the listen queue; an untrusted one is closed
+        to make room for it."""
         while True:
-            await slots.acquire()
+            while self.open >= self.max_connections and not self._untrusted:
+                room.clear()
+                await room.wait()
             try:
-                connection, _ = await loop.sock_accept(self.socket)
+                connection, address = await loop.sock_accept(self.socket)
             except OSError:  # out of descriptors, an aborted handshake: try again shortly
-                slots.release()
                 await asyncio.sleep(0.05)
+                continue
+            peer = str(address[0]) if isinstance(address, tuple) else ""
+            if sum(p.peer == peer for p in self._untrusted) >= self.max_per_client:
+                self._evict(peer)  # one client holds at most its share untrusted
+            if self.open >= self.max_connections and not self._evict():
+                connection.close()  # every slot turned trusted meanwhile: it retries
                 continue
             protocol = DeadlineProtocol(
                 config=self.config, server_state=self.server_state, app_state={}, _loop=loop
             )
-            protocol.bounds, protocol._slot = self, True
+            protocol.bounds, protocol._slot, protocol.peer = self, True, peer
+            self.open += 1
+            self._untrusted[protocol] = None
             try:
                 await loop.connect_accepted_socket(_made(protocol), connection)
             except OSError:
                 connection.close()
                 if protocol._slot:
                     protocol._slot = False
-                    slots.release()
+                    self.release(protocol)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         if self._acceptor is not None:
@@ -257,8 +328,10 @@ class Guard:
         not_allowed: str,
         wrong_host: Callable[[], str],
         refused: Callable[[], None] | None = None,
+        authorized: Callable[[Headers], bool] | None = None,
     ) -> None:
         self.app, self.methods, self.bound_host, self.token = app, methods, bound_host, token
+        self.authorized = authorized
         self.answer, self.refused = answer, refused
         self.not_allowed, self.wrong_host = not_allowed, wrong_host
 
@@ -282,15 +355,28 @@ class Guard:
                 message["headers"] = canonical(headers)
             await send(message)
 
-        if scope["method"] not in self.methods:
+        if _head_bytes(scope) > HEADER_BYTES:  # h11 bounds only a head arriving in parts
+            if self.refused is not None:
+                self.refused()
+            response = self.answer(400, "the request line and headers are over 64 kB", {})
+        elif scope["method"] not in self.methods:
             response = self.answer(405, self.not_allowed, {"Allow": ", ".join(self.methods)})
         elif self.token is None and not host_allowed(headers.get("host"), self.bound_host):
             if self.refused is not None:
                 self.refused()
             response = self.answer(403, self.wrong_host(), {})
         else:
+            trust = scope.get("state", {}).get(TRUST)
+            if trust is not None and (self.authorized is None or self.authorized(headers)):
+                trust()  # a sender: its connection is never closed to make room
             return await self.app(scope, receiving, sending)
         await response(scope, receiving, sending)
+
+
+def _head_bytes(scope: Scope) -> int:
+    """The request line and headers' size as sent (within a few bytes)."""
+    line = len(scope["raw_path"]) + len(scope["query_string"]) + len(scope["method"]) + 12
+    return line + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
 
 
 _SPELLED = {b"www-authenticate": b"WWW-Authenticate"}

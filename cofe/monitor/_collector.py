@@ -252,6 +252,7 @@ class Collector:
                     not_allowed=f"POST spans to {TRACES_PATH}; GET /healthz",
                     wrong_host=lambda: "this collector answers only requests naming this machine",
                     refused=self._count_rejected,
+                    authorized=lambda h: token_ok(h.get("authorization"), self.token),
                 ),
                 Middleware(_TokenCheck, collector=self),
             ],

@@ -205,6 +205,7 @@ class Dashboard:
                     wrong_host=lambda: (
                         f"this dashboard answers only requests for this machine: open {self.url}"
                     ),
+                    authorized=self._authorized,
                 ),
                 Middleware(_SignIn, dashboard=self),
             ],

@@ -7,8 +7,9 @@ Both run next to production unattended, so a sender must not be able to hold the
 - **a deadline per request**: the request line, the headers and the body must all have
   arrived within ``request_seconds`` of the request's start (or of the connection's
   last answer); an idle keep-alive connection is closed the same way (``_asgi``);
-- **a cap on connections**: past ``max_connections`` open at once, new ones wait in the
-  listen queue until one closes, which the deadline guarantees (``_asgi``);
+- **a cap on connections**: at most ``max_connections`` open at once; one that has not
+  passed the checks is closed to make room for a new one, a client holds at most a
+  quarter of them so, and its head must be in within 5 s (``_asgi``);
 - **Host checking**: without a token, a request must name this machine (a loopback name or
   the address listened on), so a page elsewhere cannot reach a loopback server through
   DNS rebinding (:func:`host_allowed`, applied by ``_asgi.Guard``).
@@ -75,8 +76,19 @@ def host_allowed(host_header: str | None, bound_host: str) -> bool:
     if host_header is None:
         return True
     name = host_header.strip().lower()
+    port = ""
     if name.startswith("["):  # [::1]:8765
-        name = name[1 : name.index("]")] if "]" in name else name
+        if "]" not in name:
+            return False
+        name, _, port = name[1:].partition("]")
+        if port and not port.startswith(":"):
+            return False
+        port = port[1:] if port else ""
     elif name.count(":") == 1:
-        name = name.rsplit(":", 1)[0]
+        name, _, port = name.partition(":")
+        if not port:
+            return False
+    # a port is digits and nothing else: "localhost:4318@evil.example" names no port
+    if port and not (port.isascii() and port.isdigit()):
+        return False
     return is_loopback(name) or name == bound_host.lower()
