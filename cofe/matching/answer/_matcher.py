@@ -40,6 +40,7 @@ class AnswerMatcher:
         "_said_words",
         "_text",
         "_words",
+        "_written",
     )
 
     def __init__(self, answer: str, question: str) -> None:
@@ -49,6 +50,9 @@ class AnswerMatcher:
         self._prefixes = {w[:PREFIX] for w in said.words if len(w) >= PREFIX}
         self._measured: frozenset[tuple[str, str]] = said.measured
         self._numbers: frozenset[str] = said.numbers
+        # a figure read in a base unit -> as the answer wrote it ("1,100 MW": 1100000000 ->
+        # 1100): its rounding is the written one
+        self._written: dict[str, str] = said.written
         self._preceding: frozenset[tuple[str, str]] = said.preceding
         self._text: str = said.text  # the answer's text where it holds Chinese, else ""
         self._acronyms: frozenset[str] = said.acronyms
