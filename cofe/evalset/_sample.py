@@ -25,7 +25,13 @@ class AnyOf(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    any_of: list[str] = Field(min_length=1)
+    any_of: list[str] = Field(
+        min_length=1,
+        description=(
+            'Alternative spellings of one keyword (e.g. ["1889", "eighteen eighty-nine"]): '
+            "the keyword is found when any one of them is."
+        ),
+    )
 
 
 Keyword = str | AnyOf
@@ -44,9 +50,15 @@ class SourceRef(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    doc: Identifier
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
+    doc: Identifier = Field(
+        description="The document holding the answer: its file name (as under --docs) or doc_id."
+    )
+    start: int | None = Field(
+        default=None, ge=0, description="Where the answer's span starts in the parsed text."
+    )
+    end: int | None = Field(
+        default=None, ge=0, description="Where the answer's span ends in the parsed text."
+    )
 
 
 class EvalSample(BaseModel):
@@ -54,14 +66,39 @@ class EvalSample(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: Identifier
-    query: str = Field(min_length=1)
-    query_type: QueryType = QueryType.OTHER
-    coarse_keywords: list[str] = Field(default_factory=list)
-    fine_keywords: list[InformationPoint] = Field(default_factory=list)
-    reference_answer: str | None = None
-    source: SourceRef | None = None
-    meta: dict[str, Any] = Field(default_factory=dict)
+    id: Identifier = Field(description="The sample's id, unique in the eval set.")
+    query: str = Field(min_length=1, description="The question sent to the pipeline.")
+    query_type: QueryType = Field(
+        default=QueryType.OTHER, description="The kind of question (results are split by it)."
+    )
+    coarse_keywords: list[str] = Field(
+        default_factory=list,
+        description=(
+            'The entity the question is about (e.g. ["Eiffel Tower"]): a chunk counts for '
+            "the sample when its document names one of them (or is the sample's source)."
+        ),
+    )
+    fine_keywords: list[InformationPoint] = Field(
+        default_factory=list,
+        description=(
+            "The information points the answer needs, as a list of points; each point is a "
+            "list of keywords that must ALL be found for the point to count, e.g. "
+            '[["Eiffel Tower", "1889"], ["324 metres"]] is two points. A keyword is a '
+            "verbatim fragment of the parsed text (see cofe parse FILE) or "
+            '{"any_of": [alternatives]}. A flat list ["a", "b"] is not a point list: write '
+            '[["a"], ["b"]] (two points) or [["a", "b"]] (one point needing both).'
+        ),
+    )
+    reference_answer: str | None = Field(
+        default=None, description="A correct answer, for the answer measures that compare."
+    )
+    source: SourceRef | None = Field(
+        default=None, description="Where the answer lives (a document, optionally a span)."
+    )
+    meta: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Free-form values; an input record's unknown fields are kept here.",
+    )
 
     @model_validator(mode="before")
     @classmethod
