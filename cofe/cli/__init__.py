@@ -8,7 +8,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from cofe._errors import InputError, InputWarning
 from cofe._version import __version__
@@ -28,6 +28,7 @@ from cofe.cli import (
     _score,
     _sweep,
 )
+from cofe.cli._args import option_strings, suggestion
 from cofe.llm import EndpointUnreachable
 
 COMMANDS = (
@@ -48,8 +49,25 @@ COMMANDS = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a suggestion for a misspelt option (``--topk``: did you mean
+    ``--top-k``?), searched among every command's options."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments:"):
+            known = list(option_strings(self))
+            hints = [
+                f"{word} -> did you mean {hint}?"
+                for word in message.split(":", 1)[1].split()
+                if word.startswith("-") and (hint := suggestion(word, known))
+            ]
+            if hints:
+                message += " (" + "; ".join(hints) + ")"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="cofe", description="Find which stage of a RAG pipeline loses the information."
     )
     parser.add_argument("--version", action="version", version=f"cofe {__version__}")

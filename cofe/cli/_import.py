@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from cofe._errors import InputError, InputProblem
 
@@ -40,6 +41,18 @@ def run(args: argparse.Namespace) -> int:
 
     result = IMPORTERS[args.format](args.file)
     samples = result.samples[: args.limit] if args.limit else result.samples
+    rejected = _rejected(result)
+    if not result.samples and rejected:  # nothing to write: an error, not a file
+        for problem in result.problems:
+            print(f"problem: {problem}", file=sys.stderr)
+        raise InputError(
+            InputProblem(
+                str(args.file),
+                None,
+                None,
+                f"no record could be imported ({rejected} rejected); {args.output} was not written",
+            )
+        )
     written = write_evalset(args.output, samples)
     if args.docs_out and result.documents:
         args.docs_out.mkdir(parents=True, exist_ok=True)
@@ -52,4 +65,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"problem: {problem}", file=sys.stderr)
     print(f"wrote {written} sample(s) to {args.output}")
     print(json.dumps(result.stats, ensure_ascii=False))
+    if rejected:  # a set missing records must not pass a script's check silently
+        print(
+            f"cofe: error: {rejected} record(s) rejected (above); the "
+            f"{written} others were written",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _rejected(result: Any) -> int:
+    """Records the import left out (a flagged label on a kept sample is not one)."""
+    stats = result.stats
+    if "rejected_lines" in stats:
+        return int(stats["rejected_lines"])
+    if "examples" in stats:
+        return int(stats["examples"]) - int(stats["imported"])
+    return sum(1 for p in result.problems if "kept" not in p.message)

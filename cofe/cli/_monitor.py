@@ -28,6 +28,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from cofe.cli._args import existing_path
+
 if TYPE_CHECKING:
     from cofe.monitor import MonitorStore
 
@@ -140,7 +142,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _store_option(k)
     from cofe.cli._run import add_pipeline_options
 
-    k.add_argument("--evalset", type=Path, required=True, help="the golden eval set (JSONL)")
+    k.add_argument(
+        "--evalset", type=existing_path, required=True, help="the golden eval set (JSONL)"
+    )
     k.add_argument(
         "--runs",
         type=Path,

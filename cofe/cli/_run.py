@@ -10,6 +10,7 @@ from typing import Any
 
 from cofe._cache import Cache, default_cache_dir
 from cofe._progress import progress_lines
+from cofe.cli._args import existing_path
 from cofe.cli._score import score_and_write
 
 
@@ -93,8 +94,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="default",
         help="'default' (built-in offline pipeline) or 'package.module:factory'",
     )
-    p.add_argument("--docs", type=Path, help="folder (or file) of documents to parse and index")
-    p.add_argument("--evalset", type=Path, required=True, help="eval set (JSONL)")
+    p.add_argument(
+        "--docs", type=existing_path, help="folder (or file) of documents to parse and index"
+    )
+    p.add_argument("--evalset", type=existing_path, required=True, help="eval set (JSONL)")
     p.add_argument("--out", type=Path, required=True, help="run directory to write (or resume)")
     p.add_argument(
         "--fresh", action="store_true", help="discard a run already in --out instead of resuming it"

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cofe.cli._args import existing_path
+
 if TYPE_CHECKING:
     from cofe.results import ScoreSummary
     from cofe.stages import ScoreConfig
@@ -24,7 +26,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "run_dir", type=Path, help="run directory (manifest.json, chunks.jsonl, samples.jsonl, ...)"
     )
-    p.add_argument("--evalset", type=Path, help="eval set (default: RUN_DIR/evalset.jsonl)")
+    p.add_argument(
+        "--evalset", type=existing_path, help="eval set (default: RUN_DIR/evalset.jsonl)"
+    )
     p.add_argument(
         "--top-k",
         type=int,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from cofe._cache import Cache, default_cache_dir
 from cofe._errors import InputError, InputProblem
+from cofe.cli._args import existing_path
 
 if TYPE_CHECKING:
     from cofe.sweep import SweepResult
@@ -40,8 +41,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--evalset", type=Path, required=True)
-    p.add_argument("--docs", type=Path, help="documents folder (parsed once for every cell)")
+    p.add_argument("--evalset", type=existing_path, required=True)
+    p.add_argument(
+        "--docs", type=existing_path, help="documents folder (parsed once for every cell)"
+    )
     p.add_argument("--out", type=Path, required=True, help="sweep folder: one run per cell")
     for name in BUILT_IN:
         p.add_argument(

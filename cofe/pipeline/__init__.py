@@ -10,7 +10,13 @@ from cofe.pipeline._default import DefaultPipeline, PipelineConfig
 from cofe.pipeline._embed import Embedder, shared_embedder
 from cofe.pipeline._generate import ExtractiveGenerator, OpenAIGenerator, split_sentences
 from cofe.pipeline._offline import OfflineSetupError, offline_unstructured
-from cofe.pipeline._parse import ParseResult, documents_from_texts, parse_documents, parse_file
+from cofe.pipeline._parse import (
+    SUPPORTED_SUFFIXES,
+    ParseResult,
+    documents_from_texts,
+    parse_documents,
+    parse_file,
+)
 from cofe.pipeline._rerank import CrossEncoderReranker, LLMReranker, MiniLMReranker, RerankFailed
 from cofe.pipeline._retrieve import (
     BM25Retriever,
@@ -21,6 +27,7 @@ from cofe.pipeline._retrieve import (
 )
 
 __all__ = [
+    "SUPPORTED_SUFFIXES",
     "BM25Retriever",
     "Cache",
     "CrossEncoderReranker",

@@ -48,6 +48,7 @@ SUPPORTED = {
     ".tsv": "csv",
     ".pdf": "pdf",
 }
+SUPPORTED_SUFFIXES = tuple(SUPPORTED)  # what --docs reads, as error messages list it
 PARSER_VERSION = "unstructured-2"  # 2: tables one row a line; element layout in meta
 TEXT_PARSER_VERSION = "text-2"  # plain text is read by cofe itself (see parse_text)
 # zip-based formats (docx, pptx, xlsx) are refused before the parser sees them when their

@@ -255,6 +255,22 @@ def _clear(out: Path, evalset: Path) -> None:
             shutil.rmtree(folder)
 
 
+def _no_documents(problems: list[InputProblem]) -> str:
+    """Why --docs gave no document: an empty folder, no supported file, or each one's reason."""
+    from cofe.pipeline import SUPPORTED_SUFFIXES
+
+    if not problems:
+        return "the folder holds no file (hidden files are skipped): nothing to parse"
+    if all("unsupported file type" in p.message for p in problems):
+        return (
+            f"no supported file among its {len(problems)} file(s) (supported: "
+            f"{' '.join(SUPPORTED_SUFFIXES)})"
+        )
+    return f"no document could be parsed ({len(problems)} problem(s))" + "".join(
+        f"\n  {p}" for p in problems
+    )
+
+
 def documents_note(
     pipeline: Any, documents: list[ParsedDocument], chunks: list[Any], parsed_by_cofe: bool
 ) -> str | None:
@@ -416,15 +432,7 @@ def run_pipeline(
             documents, parse_problems = parsed.documents, parsed.problems
             timings["parse"] = parsed.seconds
             if not documents:
-                raise InputError(
-                    InputProblem(
-                        str(docs),
-                        None,
-                        None,
-                        f"no document could be parsed ({len(parse_problems)} problem(s))"
-                        + "".join(f"\n  {p}" for p in parse_problems),
-                    )
-                )
+                raise InputError(InputProblem(str(docs), None, None, _no_documents(parse_problems)))
         parsed_by_cofe = documents is not None  # --docs (or a sweep's) parsed by cofe
         if documents is None:
             documents = getattr(pipeline, "documents", None) or []

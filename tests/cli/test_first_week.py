@@ -38,3 +38,39 @@ def test_cofe_schema_describes_how_fine_keywords_nest(capsys) -> None:
     assert "any one of them" in sample["$defs"]["AnyOf"]["properties"]["any_of"]["description"]
     docs = (Path(__file__).parents[2] / "docs" / "evalsets.md").read_text(encoding="utf-8")
     assert "must all be found" in docs and "cofe parse" in docs
+
+
+def test_cli_errors_name_the_flag_the_folder_and_the_option_meant(tmp_path: Path, capsys) -> None:
+    """Friction 9: a missing eval set named by its flag; an empty docs folder called empty
+    (not "no document could be parsed (0 problem(s))"); ``--topk`` answered with ``--top-k``."""
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--evalset", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")])
+    assert exit_.value.code == 2
+    assert "argument --evalset: no such file" in capsys.readouterr().err
+    evalset = tmp_path / "e.jsonl"
+    evalset.write_text('{"id": "q1", "query": "Where?", "fine_keywords": [["here"]]}\n')
+    (tmp_path / "empty").mkdir()
+    args = ["run", "--evalset", str(evalset), "--docs", str(tmp_path / "empty")]
+    assert main([*args, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "holds no file" in err and "0 problem" not in err
+    with pytest.raises(SystemExit):
+        main([*args, "--out", str(tmp_path / "o"), "--topk", "3"])
+    assert "did you mean --top-k?" in capsys.readouterr().err
+
+
+def test_import_jsonl_exits_non_zero_when_a_line_is_rejected(tmp_path: Path, capsys) -> None:
+    """Friction 9: ``cofe import jsonl`` exited 0 after rejecting 4 of 8 lines."""
+    good = [json.dumps({"id": f"q{i}", "query": "Where?"}) for i in range(4)]
+    bad = ['{"id": "x", "query": ""}', "not json", '{"query": "no id"}', "{"]
+    (tmp_path / "mine.jsonl").write_text("\n".join(good + bad) + "\n")
+    out = tmp_path / "evalset.jsonl"
+    assert main(["import", "jsonl", str(tmp_path / "mine.jsonl"), "-o", str(out)]) == 1
+    assert "4 record(s) rejected" in capsys.readouterr().err
+    assert len(out.read_text().splitlines()) == 4
+    (tmp_path / "none.jsonl").write_text("\n".join(bad) + "\n")
+    code = main(["import", "jsonl", str(tmp_path / "none.jsonl"), "-o", str(tmp_path / "n.jsonl")])
+    assert code == 2 and not (tmp_path / "n.jsonl").exists()
+    assert "no record could be imported" in capsys.readouterr().err

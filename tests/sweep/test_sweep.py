@@ -90,6 +90,7 @@ def test_a_custom_pipeline_factory_gets_each_cells_parameters(inputs, tmp_path):
 
 
 def test_cli_refuses_an_empty_grid(tmp_path, capsys):
+    (tmp_path / "e.jsonl").write_text("")  # a missing file is refused before: by argparse
     code = main(["sweep", "--evalset", str(tmp_path / "e.jsonl"), "--out", str(tmp_path / "o")])
     assert code == 2 and "no grid" in capsys.readouterr().err
 
