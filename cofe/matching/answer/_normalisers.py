@@ -12,6 +12,9 @@ TEXT rewrites the whole text, in this order -- where it matters, because:
 * ``zh-numerals`` before ``zh-scales``: "一点二万" becomes "1.2万" first;
 * ``money-scales`` before ``scales`` before ``number-words``: "£304m" is "£ 304 million",
   then 304000000; text2num would read "1.2 million" as 1.2 and a million;
+* ``currencies`` after ``money-scales`` and before ``scales`` (the sign moves after the
+  figure and its scale: "$25.9 billion" is "25.9 billion usd", then 25900000000 usd); ``times-suffix`` before
+  ``number-words`` ("1.5x" is "1.5 times");
 * ``percent``, ``clock-times``, ``inches``, ``hedges`` after ``number-words``: "nine a.m.",
   "five percent" have their digits by then;
 * ``decimals`` last: it marks "3.5" as one figure, which the clock ("8.46am") and the
@@ -34,6 +37,7 @@ from __future__ import annotations
 from cofe.matching.answer._rules import ContextRule, TextRule, TokenRule
 from cofe.matching.answer.rules.common import (
     accents,
+    currencies,
     decimal_figures,
     decimals,
     figures,
@@ -42,6 +46,7 @@ from cofe.matching.answer.rules.common import (
     nfkc,
     percent,
     spaced_thousands,
+    times_suffix,
 )
 from cofe.matching.answer.rules.en import (
     acronym_plurals,
@@ -94,7 +99,9 @@ TEXT: tuple[TextRule, ...] = (
     zh_numerals.NUMERALS,
     zh_scales.SCALES,
     money_scales.MONEY_SCALES,
+    currencies.CURRENCIES,
     scales.SCALES,
+    times_suffix.TIMES_SUFFIX,
     number_words.NUMBER_WORDS,
     percent.PERCENT,
     clock_times.CLOCK_TIMES,

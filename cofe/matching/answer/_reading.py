@@ -59,9 +59,11 @@ class Reading:
         """The missing units as a person reads them, sorted."""
         return tuple(sorted(self.frag.shown(unit) for unit in self.missing))
 
-    def traced(self) -> bool:
-        """A binder accounted for a unit that shows the answer touches the fragment."""
+    def traced(self, ignore: frozenset[str] = frozenset()) -> bool:
+        """A binder accounted for a unit that shows the answer touches the fragment (units in
+        ``ignore`` show nothing: a currency is beside every amount)."""
         return any(
-            binder.trace == "always" or (binder.trace == "evidence" and found & self.evidence)
+            (binder.trace == "always" and found - ignore)
+            or (binder.trace == "evidence" and (found - ignore) & self.evidence)
             for binder, found in self.bound
         )

@@ -15,6 +15,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from cofe.matching.answer.rules.common.currency_implied import CURRENCIES
+
 if TYPE_CHECKING:
     from cofe.matching.answer._matcher import AnswerMatcher
     from cofe.matching.answer._reading import Reading
@@ -82,14 +84,19 @@ def at_step(value: Decimal, step: Decimal) -> Decimal:
 
 def beside(m: AnswerMatcher, r: Reading, number: str) -> list[tuple[str, Decimal]]:
     """The answer's figures that may state the fragment's ``number``: beside a unit the
-    fragment writes beside it; for a bare figure, any but a percentage ("47 members" does
-    not state "46.9%", "39%" does not state "$39")."""
+    fragment writes beside it (an amount's currency, or none); for a bare figure, any but a
+    percentage ("47 members" does not state "46.9%", "39%" does not state "$39")."""
     wanted = {u for n, u in r.frag.measured if n == number}
-    percent = {n for n, u in m._measured if u == "percent"}
+    units = {n: u for n, u in m._measured}
     out = []
     for said in m._numbers:
-        # a bare figure ("$25.9 billion": the sign is no unit) is met by any but a share
-        fits = any((said, u) in m._measured for u in wanted) if wanted else said not in percent
+        unit = units.get(said)
+        if wanted - CURRENCIES:
+            fits = any((said, u) in m._measured for u in wanted)
+        elif wanted:  # an amount: in its currency, or with none ("1.6 billion")
+            fits = unit is None or unit in wanted
+        else:  # a bare figure is met by any but a share
+            fits = unit != "percent"
         value = decimal(said)
         if fits and value is not None:
             out.append((said, value))

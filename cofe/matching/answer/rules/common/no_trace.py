@@ -10,6 +10,7 @@ from cofe.matching.answer._reading import Fragment
 from cofe.matching.answer._rules import Case, Decider, register
 from cofe.matching.answer._text import NOT_DIGIT, PREFIX, cjk_unit
 from cofe.matching.answer._units import Units
+from cofe.matching.answer.rules.common.currency_implied import CURRENCIES
 from cofe.matching.answer.rules.en.clock_times import CLOCK_CODE
 from cofe.matching.answer.rules.zh._words import stop_characters
 
@@ -55,7 +56,10 @@ def _touched(m: AnswerMatcher, unit: str, frag: Units) -> bool:
 
 def _decide(m: AnswerMatcher, r: Reading) -> Fragment | None:
     # no trace at all, even of the question's words
-    if r.traced() or any(_touched(m, u, r.frag) for u in r.everything):
+    # a currency the answer also names is no trace: it stands beside every amount
+    if r.traced(CURRENCIES) or any(
+        _touched(m, u, r.frag) for u in r.everything if u not in CURRENCIES
+    ):
         return None
     return Fragment(Decision.ABSENT, r.text, r.shown())
 
