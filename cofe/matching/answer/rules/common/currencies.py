@@ -8,7 +8,7 @@ from cofe.matching.answer._rules import substitution
 # the sign, then the figure (scales are multiplied out by now); accounting's brackets for a
 # negative amount ("$(1,234)") hold the figure too -- the units carry no sign
 _SIGNED = re.compile(
-    r"(?:\bUS\s?)?([$€£])\s?\(?\s?(\d[\d,]*(?:\.\d+)?)\s?\)?"
+    r"(?:\bUS\s?)?([$€£])\s?\(?\s?(\d[\d,]*(?:\.\d+)?)(?:\s?\))?"
     r"(\s?(?:thousand|million|billion|trillion)\b)?",
     re.IGNORECASE,
 )
@@ -31,6 +31,7 @@ CURRENCIES = substitution(
         ("cost $25.9 billion in all", "cost 25.9 billion usd in all"),
         ("capex of $(1,234) million", "capex of 1,234 million usd"),
         ("US$ 5", "5 usd"),
+        ("EPS was $2.10 per share", "EPS was 2.10 usd per share"),
         ("€3400000000", "3400000000 eur"),
     ),
     misses=("costs a lot of $", "the $ sign"),
