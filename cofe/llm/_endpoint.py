@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,8 @@ JSON_MODES = ("off", "json_object", "json_schema")
 # keys shorter than this (local servers' "none", test keys) would redact ordinary words
 _MIN_SECRET = 8
 REDACTED = "[REDACTED]"
+PROBE_BYTES = 4_000_000  # a model list (a server listing thousands is ~100 kB)
+ERROR_BYTES = 64 * 1024  # of an error or redirect body: enough for its message
 
 
 class EndpointError(ValueError):
@@ -127,23 +131,38 @@ class Endpoint:
         """
         import openai
 
+        from cofe.llm._deadline import until
+
         client = self.client().with_options(timeout=timeout, max_retries=0)
+        # openai loads its resources on first use (seconds, on a busy machine): before the clock
+        listing = client.models.with_streaming_response.list
+        chat = client.chat.completions.with_streaming_response.create
+        deadline_at = time.monotonic() + timeout
         try:
-            try:
-                served = [m.id for m in client.models.list().data]
-            except openai.APIStatusError as error:
-                if error.status_code not in (404, 405, 501):
-                    raise
-                served = None
-            if served and self.model not in served:
-                shown = ", ".join(served[:8]) + (" ..." if len(served) > 8 else "")
-                raise EndpointUnreachable(
-                    f"endpoint {self.url}: model {self.model!r} is not served (it serves {shown})"
-                )
-            if served is None:  # no model list: the smallest real call tells us
-                client.chat.completions.create(
-                    model=self.model, messages=[{"role": "user", "content": "ping"}], max_tokens=1
-                )
+            # one deadline over every byte of the probe (httpx's timeouts are per read: a
+            # head trickled a byte a second never times out), and a byte cap on each reply
+            with until(deadline_at):
+                try:
+                    with listing() as response:
+                        listed = _read_capped(response, deadline_at, timeout, self.url)
+                    served = _model_ids(listed, self.url)
+                except openai.APIStatusError as error:
+                    if error.status_code not in (404, 405, 501):
+                        raise
+                    served = None
+                if served and self.model not in served:
+                    shown = ", ".join(served[:8]) + (" ..." if len(served) > 8 else "")
+                    raise EndpointUnreachable(
+                        f"endpoint {self.url}: model {self.model!r} is not served "
+                        f"(it serves {shown})"
+                    )
+                if served is None:  # no model list: the smallest real call tells us
+                    with chat(
+                        model=self.model,
+                        messages=[{"role": "user", "content": "ping"}],
+                        max_tokens=1,
+                    ) as response:
+                        _read_capped(response, deadline_at, timeout, self.url)
         except EndpointError:
             raise
         except openai.APIStatusError as error:
@@ -155,6 +174,63 @@ class Endpoint:
             if cause is not None and str(cause):
                 why += f" ({cause})"
             raise EndpointUnreachable(self.redact(f"endpoint {self.url}: {why}")) from None
+
+
+def _read_capped(response: Any, deadline_at: float, timeout: float, url: str) -> bytes:
+    """A streamed reply's body, read within the probe's deadline and ``PROBE_BYTES``."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > PROBE_BYTES:
+            raise EndpointUnreachable(
+                f"endpoint {url}: the reply exceeds {PROBE_BYTES:,} bytes (not an OpenAI API?)"
+            )
+        if time.monotonic() > deadline_at:
+            raise EndpointUnreachable(
+                f"endpoint {url}: the reply was still arriving after {timeout:g} s"
+            )
+    return bytes(body)
+
+
+def _model_ids(body: bytes, url: str) -> list[str]:
+    """The ids of ``GET /models``'s ``data`` (OpenAI's list shape)."""
+    try:
+        data = json.loads(body).get("data")
+        return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        raise EndpointUnreachable(f"endpoint {url}: GET /models is not a model list") from None
+
+
+def _capped_error_body(response: Any) -> None:
+    """An httpx response hook: the body of an error or redirect is read only up to
+    ``ERROR_BYTES`` (openai reads it whole for its message: an endless one took the probe
+    to 3.2 GB). A successful reply is read by its caller under its own cap."""
+    if response.status_code >= 300:
+        response.stream = _capped_class()(response.stream, ERROR_BYTES)
+
+
+@lru_cache(maxsize=1)
+def _capped_class() -> Any:
+    """httpx's ``SyncByteStream`` ending after ``limit`` bytes (built on first use: cofe's
+    core imports no HTTP client)."""
+    import httpx
+
+    class Capped(httpx.SyncByteStream):
+        def __init__(self, stream: Any, limit: int) -> None:
+            self._stream, self._limit = stream, limit
+
+        def __iter__(self) -> Any:
+            left = self._limit
+            for chunk in self._stream:
+                yield chunk[:left]
+                left -= len(chunk)
+                if left <= 0:
+                    return
+
+        def close(self) -> None:
+            self._stream.close()
+
+    return Capped
 
 
 def _status_detail(error: Any) -> str:
@@ -178,11 +254,18 @@ def _client_for(endpoint: Endpoint) -> OpenAI:
     # LLMClient retries itself (max_retries=0 here) so one total deadline covers
     # every attempt and every Retry-After wait; the openai client would sleep
     # up to 60 s per Retry-After and knows no per-call deadline. Its HTTP client's
-    # connections are bounded by the calling LLMClient's deadline, head and body alike
+    # connections are bounded by the calling LLMClient's deadline, head and body alike.
+    # A redirect is not followed (openai's client follows them: a 302 turned a POST into a
+    # GET whose reply was taken as the answer, and carried the key to wherever it pointed):
+    # it is an error status like any other. Error bodies are capped (_capped_error_body).
     return OpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,
         timeout=endpoint.timeout,
         max_retries=0,
-        http_client=with_deadlines(DefaultHttpxClient()),
+        http_client=with_deadlines(
+            DefaultHttpxClient(
+                follow_redirects=False, event_hooks={"response": [_capped_error_body]}
+            )
+        ),
     )
