@@ -29,7 +29,7 @@ def _other_unit(m: AnswerMatcher, frag: Units, number: str) -> bool:
     return False
 
 
-def _touched(m: AnswerMatcher, unit: str, frag: Units) -> bool:
+def touched(m: AnswerMatcher, unit: str, frag: Units) -> bool:
     """Any trace of a unit the answer does not say: a Chinese word, any of its
     characters; a number, its digits however written ("1,142" and "1.142"); a word, a
     word of the answer starting alike ("herbal" and "herbs"; a name only as itself:
@@ -58,7 +58,7 @@ def _decide(m: AnswerMatcher, r: Reading) -> Fragment | None:
     # no trace at all, even of the question's words
     # a currency the answer also names is no trace: it stands beside every amount
     if r.traced(CURRENCIES) or any(
-        _touched(m, u, r.frag) for u in r.everything if u not in CURRENCIES
+        touched(m, u, r.frag) for u in r.everything if u not in CURRENCIES
     ):
         return None
     return Fragment(Decision.ABSENT, r.text, r.shown())
