@@ -360,19 +360,35 @@ def _listing_retrievers(
     """(innermost, outermost) RETRIEVER spans that list documents, in start order (``spans``
     are). Spans listing nothing are passed through: LlamaIndex nests a ``_retrieve`` span
     without documents inside each ``retrieve`` that lists them."""
-    holders: set[str] = set()
-    held: set[str] = set()
+    # each span's nearest listing ancestor, found once per span (a parent chain of 10,000
+    # listing retrievers walked every ancestor of every span: 18 s inside the write lock)
+    nearest: dict[str, str | None] = {}
     for span in spans:
-        if span.span_id not in listed:
-            continue
-        seen: set[str] = {span.span_id}
+        chain: list[str] = []
+        on_chain: set[str] = set()
+        found: str | None = None
         parent = by_id.get(span.parent_id or "")
-        while parent is not None and parent.span_id not in seen:  # a cycle is cut
-            seen.add(parent.span_id)
+        node = span.span_id
+        while True:
+            if node in nearest:
+                break
+            chain.append(node)
+            on_chain.add(node)
+            if parent is None or parent.span_id in on_chain:  # a root, or a cycle is cut
+                found = None
+                break
             if parent.span_id in listed:
-                holders.add(parent.span_id)
-                held.add(span.span_id)
-            parent = by_id.get(parent.parent_id or "")
+                found = parent.span_id
+                break
+            node, parent = parent.span_id, by_id.get(parent.parent_id or "")
+        if node in nearest and node not in on_chain:
+            found = nearest[node] if node not in listed else node
+        for walked in reversed(chain):  # the chain's spans share the answer found above
+            nearest[walked] = found
+            if walked in listed:
+                found = walked
+    held = {s for s in listed if nearest.get(s) is not None}
+    holders = {a for s in listed if (a := nearest.get(s)) is not None}
     inner = [s for s in spans if s.span_id in listed and s.span_id not in holders]
     outer = [s for s in spans if s.span_id in listed and s.span_id not in held]
     return inner, outer
