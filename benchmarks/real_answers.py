@@ -26,9 +26,12 @@ and split, against the issue's goals:
   incorrect that cofe reads as a refusal (goal <= 2 %);
 * **incorrect passed** -- answers graded incorrect, every point held by the context, whose
   verdict is ``pass`` (goal <= 5 %);
-* **blame precision** -- of the points cofe says the answer lacks (absent, partial or
-  declined), the share the grader says are not conveyed (goal >= 97 %);
-* **undecided** -- share of all points the offline matcher leaves undecided (goal <= 25 %);
+* **blame precision** -- of the points that reached the context (the grader's
+  ``context_holds``: a point lost before it is blamed on that stage, never on the
+  generator) and that cofe says the answer lacks (absent, partial or declined), the share
+  the grader says are not conveyed (goal >= 97 %);
+* **undecided** -- share of the points that reached the context the offline matcher leaves
+  undecided (goal <= 25 %);
 * **declined right** -- of the points cofe says are declined, the share the grader labels
   declined (partial refusals, per point).
 
@@ -204,14 +207,16 @@ def measure(rows: list[dict[str, Any]], folder: Path) -> tuple[dict[str, Any], l
         for p, label in enumerate(row["point_labels"]):
             cofe = decisions.get((row["id"], p))
             points.append(cofe)
+            if cofe == "declined":
+                counts["declined"] += 1
+                counts["declined_right"] += label == "declined"
+            if not row["context_holds"][p]:
+                continue  # lost before the answer: cofe blames that stage, not the generator
             counts["points"] += 1
             counts["undecided"] += cofe == "undecided"
             if cofe in BLAMED:
                 counts["blamed"] += 1
                 counts["blamed_right"] += label in NOT_CONVEYED
-            if cofe == "declined":
-                counts["declined"] += 1
-                counts["declined_right"] += label == "declined"
         per_answer.append(
             {
                 "id": row["id"],

@@ -15,6 +15,10 @@ from cofe.matching.answer._rules import Binder, Decider
 from cofe.matching.answer._text import NOT_DIGIT, PREFIX, cjk_unit
 from cofe.matching.answer._units import fragment_units, initialisms, question_units, units
 
+# an answer of this many words or more is long-form (a Chinese character counts half a word):
+# reference-style answers, one or two sentences, are shorter
+LONG_ANSWER = 60
+
 
 class AnswerMatcher:
     """Decides, per information point, whether one answer conveys it (one sample).
@@ -32,6 +36,7 @@ class AnswerMatcher:
         "_asked_about",
         "_asked_text",
         "_digits",
+        "_long",
         "_measured",
         "_numbers",
         "_preceding",
@@ -53,6 +58,7 @@ class AnswerMatcher:
         # a figure read in a base unit -> as the answer wrote it ("1,100 MW": 1100000000 ->
         # 1100): its rounding is the written one
         self._written: dict[str, str] = said.written
+        self._long: bool | None = None
         self._preceding: frozenset[tuple[str, str]] = said.preceding
         self._text: str = said.text  # the answer's text where it holds Chinese, else ""
         self._acronyms: frozenset[str] = said.acronyms
@@ -63,6 +69,18 @@ class AnswerMatcher:
         self._said_words: _synonyms.SaidWords | None = None  # read on first need
         # the answer's words with their places, for names a reading shortened (on first need)
         self._words: list[tuple[str, str, int, int]] | None = None
+
+    @property
+    def long(self) -> bool:
+        """A long-form answer (LONG_ANSWER words or more; a Chinese character counts as half
+        a word): it may restate a description in words of its own, and shares common words
+        with a fragment by chance -- word counts settle less in it."""
+        text = self._answer_text
+        if self._long is None:
+            chinese = sum(1 for c in self._text if "\u4e00" <= c <= "\u9fff")
+            words = len(text.split()) + chinese / 2
+            self._long = words >= LONG_ANSWER
+        return self._long
 
     def asked(self, unit: str) -> bool:
         """The question holds the unit."""
