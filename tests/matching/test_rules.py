@@ -114,3 +114,12 @@ def test_a_point_names_the_rules_that_decided_it():
     assert found.why.endswith("[rule: said, rounded, complete]")
     found = AnswerMatcher("The facade is 220 feet long.", "How long?").point([["720 feet"]])
     assert found.rules == ("said", "other-value") and "[rule: said, other-value]" in found.why
+
+
+def test_the_design_map_names_every_rule():
+    """docs/DESIGN.md is the map of the matcher: every registered rule is named there."""
+    from pathlib import Path
+
+    design = (Path(__file__).resolve().parents[2] / "docs" / "DESIGN.md").read_text("utf-8")
+    missing = [rule.name for rule in RULES if rule.name not in design]
+    assert not missing, f"rules not in docs/DESIGN.md: {missing}"
