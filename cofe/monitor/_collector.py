@@ -38,10 +38,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cofe.monitor._asgi import AsgiServer, Guard
 from cofe.monitor._http import (
@@ -317,7 +317,7 @@ class Collector:
                 return self._busy()
         held = [length]  # bytes of the budget this request holds (its inflated size, later)
         try:
-            body = await _read_body(request, length)
+            body = await _read_body(request, length, self.server.request_seconds)
             if body is None:  # the sender stopped, or its deadline passed: nobody to answer
                 return Response(status_code=400, headers={"Connection": "close"})
             # handed over in a box the worker empties: no reference stays here, so the body
@@ -480,16 +480,34 @@ def _text(status: int, message: str, headers: dict[str, str]) -> Response:
     return PlainTextResponse(message + "\n", status, headers)
 
 
-async def _read_body(request: Request, length: int) -> bytes | None:
+BODY_GRACE_SECONDS = 2.0  # a body is judged on its pace only after this long
+
+
+async def _read_body(request: Request, length: int, seconds: float) -> bytes | None:
     """The body, ``length`` bytes, filled in place as it arrives (one copy held: a bytearray
-    both decoders and zlib take as bytes); None if the sender stopped short."""
+    both decoders and zlib take as bytes); None if the sender stopped short, or once its
+    pace says it cannot arrive within the request's ``seconds``: its share of the memory
+    budget was taken for the whole body, and a sender declaring 64 MB then sending 1 kB/s
+    held it until the deadline, every other batch answered 503 meanwhile."""
     body, filled = bytearray(length), 0
-    try:
-        async for chunk in request.stream():
+    started = time.monotonic()
+    while filled < length:
+        message: Message | None = None
+        with anyio.move_on_after(1.0):  # uvicorn's receive may be cancelled and called again
+            message = await request.receive()
+        if message is not None:
+            if message["type"] != "http.request":
+                return None  # the client went away
+            chunk = message.get("body", b"")
             if filled + len(chunk) > length:
                 return None  # more than announced (h11 would not pass it)
             body[filled : filled + len(chunk)] = chunk
             filled += len(chunk)
-    except ClientDisconnect:
-        return None
+            if not message.get("more_body", False):
+                break
+        elapsed = time.monotonic() - started
+        if elapsed >= BODY_GRACE_SECONDS and filled < length:
+            rate = filled / elapsed
+            if filled + rate * (seconds - elapsed) < length:
+                return None  # hopeless: it would miss the deadline at this pace
     return cast(bytes, body) if filled == length else None
