@@ -54,7 +54,7 @@ from cofe.monitor._http import (
 from cofe.monitor._spans import (
     SpanFormatError,
     TooManySpans,
-    parse_protobuf,
+    parse_protobuf_salvaging,
     protobuf_spans,
     spans_from_json,
 )
@@ -353,10 +353,11 @@ class Collector:
                         ):
                             return self._busy()
                         held[0] = wanted
+                dropped = 0  # spans the protobuf library refused, each alone
                 if as_json:
                     spans = spans_from_json(body, self.max_spans)
                 else:
-                    message = parse_protobuf(body)
+                    message, dropped = parse_protobuf_salvaging(body)
                     body = b""  # dropped before the spans are made
                     spans = protobuf_spans(message, self.max_spans)
                     del message
@@ -389,10 +390,18 @@ class Collector:
             stats.new_spans += report.new_spans
             stats.traces += report.traces
             stats.problem_traces += report.problems
-            stats.refused_spans += report.refused
-        if report.refused:  # stored all but these: OTLP's partial success names why
+            stats.refused_spans += report.refused + dropped
+        if report.refused or dropped:  # stored all but these: OTLP's partial success says why
+            why = [report.refusal()] if report.refused else []
+            if dropped:
+                why.append(
+                    f"{dropped} span(s) not readable as OTLP protobuf (a string that is not "
+                    "UTF-8, or attributes nested too deeply)"
+                )
             return Response(
-                _partial(report.refused, report.refusal(), as_json), 200, media_type=reply_type
+                _partial(report.refused + dropped, "; ".join(why), as_json),
+                200,
+                media_type=reply_type,
             )
         # an empty ExportTraceServiceResponse
         return Response(b"{}" if as_json else b"", 200, media_type=reply_type)

@@ -36,6 +36,7 @@ __all__ = [
     "flatten",
     "json_values",
     "parse_protobuf",
+    "parse_protobuf_salvaging",
     "protobuf_spans",
     "spans_from_json",
     "spans_from_json_value",
@@ -83,6 +84,94 @@ def parse_protobuf(body: bytes) -> Any:
     except DecodeError as error:
         raise SpanFormatError(f"not an OTLP protobuf ExportTraceServiceRequest: {error}") from None
     return request
+
+
+def parse_protobuf_salvaging(body: bytes) -> tuple[Any, int]:
+    """:func:`parse_protobuf`, but one span the protobuf library refuses -- a string cut
+    mid-character (invalid UTF-8), attributes nested past its recursion limit (about 30
+    kvlist levels) -- costs only itself: the request is taken apart on the wire format and
+    each span parsed alone. ``(request, spans dropped)``; a body that is not a request at
+    all is still :class:`SpanFormatError`."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        return parse_protobuf(body), 0
+    except SpanFormatError as whole:
+        try:
+            return _salvaged(body)
+        except (ValueError, DecodeError):
+            raise whole from None
+
+
+def _salvaged(body: bytes) -> tuple[Any, int]:
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanMessage
+
+    request = ExportTraceServiceRequest()
+    dropped = 0
+    for field, resource_bytes in _wire(body):
+        if field != 1:  # resource_spans
+            continue
+        resource = request.resource_spans.add()
+        for field2, value2 in _wire(resource_bytes):
+            if field2 == 1:  # resource: its attributes are not read; a bad one is left out
+                try:
+                    resource.resource.ParseFromString(value2)
+                except DecodeError:
+                    resource.resource.Clear()
+            elif field2 == 2:  # scope_spans
+                scope = resource.scope_spans.add()
+                for field3, value3 in _wire(value2):
+                    if field3 == 2:  # spans
+                        span = SpanMessage()
+                        try:
+                            span.ParseFromString(value3)
+                        except DecodeError:
+                            dropped += 1
+                            continue
+                        scope.spans.append(span)
+    return request, dropped
+
+
+def _wire(buffer: bytes) -> Any:
+    """``(field number, bytes)`` of each length-delimited field of a protobuf message (the
+    other wire types are skipped); ValueError if it is not a message."""
+    at, size = 0, len(buffer)
+    while at < size:
+        key, at = _varint(buffer, at)
+        field, kind = key >> 3, key & 7
+        if kind == 0:
+            _, at = _varint(buffer, at)
+        elif kind == 1:
+            at += 8
+        elif kind == 5:
+            at += 4
+        elif kind == 2:
+            length, at = _varint(buffer, at)
+            if at + length > size:
+                raise ValueError("truncated")
+            yield field, bytes(buffer[at : at + length])
+            at += length
+        else:
+            raise ValueError(f"wire type {kind}")
+        if field == 0 or at > size:
+            raise ValueError("not a message")
+
+
+def _varint(buffer: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(buffer) or shift > 63:
+            raise ValueError("bad varint")
+        byte = buffer[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, at
+        shift += 7
 
 
 def protobuf_spans(request: Any, max_spans: int | None = None) -> list[Span]:

@@ -202,7 +202,12 @@ def spans_from_json(body: bytes | str, max_spans: int | None = None) -> list[Spa
     """Spans of an OTLP/JSON body (what an exporter POSTs with Content-Type application/json);
     at most ``max_spans`` (:class:`TooManySpans` past it)."""
     try:
-        value = json.loads(body)
+        try:
+            value = json.loads(body)
+        except UnicodeDecodeError:  # a string cut mid-character: its bytes become lone
+            # surrogates, which _clean repairs to U+FFFD and counts on their span only
+            assert isinstance(body, bytes | bytearray)
+            value = json.loads(bytes(body).decode("utf-8", "surrogateescape"))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
         raise SpanFormatError(f"not valid JSON: {error}") from None
     except ValueError as error:
