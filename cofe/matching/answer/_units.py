@@ -150,6 +150,7 @@ def units(text: str, *, names: bool = False) -> Units:
         elif one and found is not None and found[0] in dimension:
             numbers.add("1")
             number, one = "1", False
+            since_figure = 1  # the figure was the token before: "1 decade" scales to 10 years
         else:
             one = False
         if number and raw.casefold() in measure_after:  # measure-after-number: "5 m"

@@ -43,9 +43,12 @@ def touched(m: AnswerMatcher, unit: str, frag: Units) -> bool:
         return any(n.partition(".")[0] in hours for n in m._numbers) or bool(hours & m._digits)
     if unit[0].isdigit():
         written = frag.written.get(unit, unit)
+        digits = NOT_DIGIT.sub("", unit)
         return (
-            NOT_DIGIT.sub("", unit) in m._digits
+            digits in m._digits
             or NOT_DIGIT.sub("", written) in m._digits
+            # its last digits ("'97" of 1997, "八十年代" of the 1980s)
+            or any(len(said) >= 2 and digits.endswith(said) for said in m._digits)
             or _other_unit(m, frag, unit)
             or any(rounds_to(unit, said) for said in m._numbers)  # "2.5" of "2.46"
         )

@@ -4,7 +4,7 @@ from cofe.matching.answer._rules import ContextRule, register
 
 # the figure before it is read in the base unit, so "1.142 gigawatts" = "1,142 megawatts"
 # and "six decades" = "60 years"; with no figure, a power is still a power ("a gigawatt"
-# touches "megawatts"), but "a decade" is not "years"
+# touches "megawatts"), but "decades" is not "years" ("a decade" is one: one-multiple)
 MULTIPLES = register(
     ContextRule(
         "multiples",
@@ -15,6 +15,6 @@ MULTIPLES = register(
             ("six decades", "60"),
             ("a gigawatt", "watt"),
         ),
-        misses=(("in 2010, a decade after", "20100"), ("a decade", "year")),
+        misses=(("in 2010, a decade after", "20100"), ("for decades", "year")),
     )
 )
