@@ -51,6 +51,7 @@ class _SampleScorer:
 
     def __init__(self, ctx: RunContext, shape: RunShape, tables: Tables) -> None:
         self.ctx, self.shape, self.t = ctx, shape, tables
+        self._invalid: dict[str, int] | None = None  # sample id -> invalid record's line
         self.plan = shape.plan(ctx.config.measures)
         self.n, self.k = shape.pool_cutoff, shape.top_k
         # per step, each planned measure with its row key: built once, read for every sample
@@ -134,16 +135,25 @@ class _SampleScorer:
             reason = claims.refusal() if isinstance(claims, ClaimLabels) else None
         return reason
 
+    def _no_record(self, sample: EvalSample) -> str:
+        """Why a sample has no record: its record was invalid (named in the problems), or
+        the pipeline did not answer it."""
+        if self._invalid is None:
+            self._invalid = dict(self.shape.invalid_records)
+        line = self._invalid.get(sample.id)
+        if line is not None:
+            return (
+                f"its record in samples.jsonl (line {line}) is invalid, as the problems say: "
+                "not scored"
+            )
+        return "no record in samples.jsonl: the pipeline did not answer it"
+
     # --- one sample -----------------------------------------------------------------------
 
     def score(self, index: int, sample: EvalSample, record: Outputs | None) -> None:
         self._sid, self._qtype, self._index = sample.id, sample.query_type.value, index
         cs = self.ctx.compiled[sample.id]
-        reason = cs.unscorable or (
-            None
-            if record is not None
-            else "no record in samples.jsonl: the pipeline did not answer it"
-        )
+        reason = cs.unscorable or (None if record is not None else self._no_record(sample))
         if reason is not None:
             for step in self.plan:
                 self.unjudged(step, reason)

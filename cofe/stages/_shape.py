@@ -118,6 +118,9 @@ class RunShape:
     corpus_unjudged: str | None = None
     # the steps read generically (``MORE_STEPS``) some record of the run has
     more: frozenset[Step] = frozenset()
+    # (sample id, line) of records in samples.jsonl that were invalid: those samples are
+    # unscorable for that, not for want of an answer
+    invalid_records: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def from_facts(cls, run: RunLog, config: ScoreConfig, facts: RecordFacts) -> RunShape:

@@ -29,6 +29,7 @@ import ctypes
 import gc
 import hashlib
 import os
+import re
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
@@ -142,6 +143,9 @@ class _RecordPart:
     kept: dict[str, Outputs] | None = None
     refs: _Refs = field(default_factory=_Refs)
     line_count: int = 0
+    # the sample ids of invalid records that name one, with their line: such a sample is
+    # unscorable because its record was invalid, not because the pipeline did not answer
+    invalid: dict[str, int] = field(default_factory=dict)
 
     def add(self, part: _RecordPart, keep_up_to: int) -> None:
         """Append the next part of the file, as one reading would have gone on: lines
@@ -165,7 +169,12 @@ class _RecordPart:
         else:
             self.kept = None
         self.refs.update(part.refs)
+        self.invalid.update((sid, line + before) for sid, line in part.invalid.items())
         self.line_count += part.line_count
+
+
+# the sample id an invalid record names, read without parsing it (it failed to parse)
+_SAMPLE_ID = re.compile(rb'"sample_id"\s*:\s*"((?:[^"\\]|\\.){1,512})"')
 
 
 def _advance(bar: tqdm[Any], part: tuple[int, int]) -> None:
@@ -198,6 +207,9 @@ def _read_part(
             record = _parse(raw, name, line)
             if isinstance(record, InputProblem):
                 part.problems.append(record)
+                named = _SAMPLE_ID.search(raw)
+                if named is not None:
+                    part.invalid[named[1].decode("utf-8", "replace")] = line
                 continue
             if kept is not None:  # the newest of a sample's records wins
                 kept[record.sample_id] = outputs_of(record, refs)
@@ -531,6 +543,9 @@ def _drive(
     shape = RunShape.from_facts(log, config, records.facts)
     if judged:
         shape = replaced(shape, judged=True)
+    invalid = getattr(records, "invalid", None)
+    if invalid:
+        shape = replaced(shape, invalid_records=tuple(sorted(invalid.items())))
     shape.plan(config.measures)  # a measure this run cannot have fails before any scoring
     head += no_chunks_problem(log, shape)
     head += evals.problems
@@ -650,6 +665,7 @@ class RecordIndex:
     errors: dict[str, int] = field(default_factory=dict)
     refs: _Refs = field(default_factory=_Refs)
     kept: dict[str, Outputs] | None = None  # every record, when they fit in one batch
+    invalid: dict[str, int] = field(default_factory=dict)  # _RecordPart.invalid, whole file
 
     @property
     def count(self) -> int:
@@ -716,6 +732,7 @@ class RecordIndex:
         index._gather_facts(kept, whole.pools, whole.contexts, whole.flags, whole.reordered)
         index.facts.more = whole.more
         index.refs, index.kept = whole.refs, whole.kept
+        index.invalid = whole.invalid
         return index
 
     def _gather_facts(

@@ -92,3 +92,19 @@ def test_refusal_rates_split_over_cautious_from_declined_rightly(tmp_path):
     )
     rates = score_run(run).view().refusal_rates()
     assert rates["refused"] == 2 and rates["context_held"] == 1 and rates["context_lacked"] == 1
+
+
+def test_a_sample_whose_record_is_invalid_is_unscorable_for_that(tmp_path):
+    """Issue 44, defect 2: an invalid samples.jsonl record is named by line, and its sample
+    is unscorable because the record was invalid -- not "the pipeline did not answer it"."""
+    run = make_run(tmp_path / "run", {"ok": "Terry Nation created them.", "bad": "x"})
+    samples = run / "samples.jsonl"
+    lines = samples.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if '"bad"' in line)
+    lines[at] = lines[at].replace('"pool":[', '"pool":7,"x":[')  # no longer a record
+    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = score_run(run)
+    row = result.verdicts.set_index("sample_id").loc["bad"]
+    assert row.verdict == "unscorable"
+    assert f"line {at + 1}" in row.explanation and "invalid" in row.explanation
+    assert "did not answer" not in row.explanation
