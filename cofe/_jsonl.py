@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from cofe._atomic import replace_atomically
+from cofe._atomic import open_own, open_own_for_append, replace_atomically
 from cofe._errors import InputProblem, InputWarning
 
 M = TypeVar("M", bound=BaseModel)
@@ -126,9 +126,9 @@ def _json_line(record: BaseModel, path: Path) -> str:
 def repair_torn_tail(path: str | os.PathLike[str]) -> int:
     """Cut an unterminated last line left by a crash; return the bytes removed."""
     path = Path(path)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return 0
-    with path.open("rb+") as handle:
+    with open_own(path, os.O_RDWR, "rb+") as handle:  # never through a link
         data = handle.read()
         if not data or data.endswith(b"\n"):
             return 0
@@ -144,9 +144,9 @@ def append_jsonl(
     path = Path(path)
     repair_torn_tail(path)
     count = 0
-    with path.open("a", encoding="utf-8") as handle:
+    with open_own_for_append(path) as handle:  # never through a link (a user's file)
         for record in records:
-            handle.write(_json_line(record, path))
+            handle.write(_json_line(record, path).encode("utf-8"))
             count += 1
         handle.flush()
         if sync:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from cofe._atomic import write_text_atomically
+from cofe._atomic import refuse_link, remove_stale_temporaries, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe._text import neutralise, restore
 from cofe.results._columns import COUNT, FLAG, MAYBE_TEXT, RANK, TABLES, TEXT, USER_TEXT, typed
@@ -132,9 +132,13 @@ class ScoresWriter:
             )
 
     def __enter__(self) -> ScoresWriter:
+        refuse_link(self.out)  # a scores/ linking to a user's folder: 9 files written there
         if self.out.exists() and not self.out.is_dir():
             raise NotADirectoryError(f"{self.out}: is a file; give a folder for the scores")
         self.out.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(self.out)  # left by a scorer killed with -9
+        for name in (SUMMARY, *(f"{n}.csv" if n in CSV_TABLES else n for n in _ROW_FILES)):
+            refuse_link(self.out / name)  # renamed over, a link would go; said, not lost
         (self.out / SUMMARY).unlink(missing_ok=True)  # from here on: no complete scoring here
         try:
             for name, tmp in self._tmp.items():
