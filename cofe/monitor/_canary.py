@@ -197,6 +197,17 @@ def _store_run_traces(
     return trace_of
 
 
+class _Refused(urllib.request.HTTPRedirectHandler):
+    """Redirects are not followed: urllib would carry ``Authorization`` (the canary's token)
+    to whatever origin a 301/302/303 names, and turn the POST into a GET."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_Refused)
+
+
 def _post(url: str, field: str, query: str, headers: dict[str, str], timeout: float) -> str | None:
     """POST one canary query; the reason it failed, or None."""
     body = json.dumps({field: query}).encode()
@@ -204,9 +215,14 @@ def _post(url: str, field: str, query: str, headers: dict[str, str], timeout: fl
         url, data=body, method="POST", headers={"Content-Type": "application/json", **headers}
     )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _NO_REDIRECTS.open(request, timeout=timeout) as response:
             response.read()
     except urllib.error.HTTPError as error:
+        if 300 <= error.code < 400:
+            return (
+                f"the service answered HTTP {error.code} (a redirect: not followed, so the "
+                "query and the token go nowhere else; give the service's own URL)"
+            )
         return f"the service answered HTTP {error.code}"
     except (urllib.error.URLError, OSError) as error:
         return f"the service could not be reached ({getattr(error, 'reason', error)})"
