@@ -36,12 +36,12 @@ def test_a_redirecting_service_gets_no_token_elsewhere(
     seen: list[dict[str, str]] = []
 
     class Elsewhere(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             seen.append(dict(self.headers))
             self.send_response(200)
             self.end_headers()
 
-        do_POST = do_GET  # noqa: N815
+        do_POST = do_GET
 
         def log_message(self, *args: object) -> None:
             pass
@@ -49,7 +49,7 @@ def test_a_redirecting_service_gets_no_token_elsewhere(
     with serving(Elsewhere) as other:
 
         class Redirecting(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 self.send_response(status)
                 self.send_header("Location", f"{other}/steal")
