@@ -83,7 +83,7 @@ class StepSpec:
 STAGES: tuple[StageSpec, ...] = (
     StageSpec(Stage.PARSE, "Parsing", "parse_lost", ("parse_lost",)),
     StageSpec(Stage.CHUNKING, "Chunking", "chunk_split",
-              ("chunk_split", "chunk_dropped", "not_in_corpus")),
+              ("chunk_split", "chunk_dropped", "chunk_unanchored", "not_in_corpus")),
     StageSpec(Stage.RETRIEVAL, "Retrieval", "not_retrieved", ("not_retrieved", "derivation_lost")),
     StageSpec(Stage.RERANKING, "Reranking", "cut_by_rerank", ("cut_by_rerank",)),
     StageSpec(Stage.GENERATION, "Generation", "not_in_answer",

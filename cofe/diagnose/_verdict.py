@@ -23,6 +23,9 @@ class Verdict(StrEnum):
     # chunks only (no chunk holds the point whole) and it did not reach the context whole
     CHUNK_SPLIT = "chunk_split"
     CHUNK_DROPPED = "chunk_dropped"  # the chunker left the text out of every chunk
+    # only chunks that do not name the entity hold it (cofe-rag's coarse scope): chunking
+    # parted the fact from the name that finds it -- no boundary cut the keyword
+    CHUNK_UNANCHORED = "chunk_unanchored"
     NOT_IN_CORPUS = "not_in_corpus"  # in no chunk; no parsed text recorded to say which stage
     NOT_RETRIEVED = "not_retrieved"
     # a derived item (summary, entity, relation) was handed on whose sources hold the point

@@ -2,8 +2,10 @@
 
 A keyword in the parsed text but in no chunk in scope was lost by chunking.
 Chunk offsets tell how: when it sits in a stretch of the document that no
-chunk covers, the chunker dropped the text (``chunk_dropped``); otherwise a
-chunk boundary cut it (``chunk_split``). Without offsets the cut is inferred.
+chunk covers, the chunker dropped the text (``chunk_dropped``); when it is in chunks of
+its document that do not name the entity (the coarse scope keeps them out), chunking parted
+the fact from its name (``chunk_unanchored``); otherwise a chunk boundary cut it
+(``chunk_split``). Without offsets the cut is inferred.
 
 A point whose keywords are all in chunks in scope, but in no one chunk together
 (a table row's label in one chunk, its figure in the next), was split by a
@@ -24,8 +26,14 @@ from cofe.stages._records import ChunkRef
 
 CUT = "cut"
 DROPPED = "dropped"
+UNANCHORED = "unanchored"  # only in chunks of the document that do not name the entity
 ABSENT = "absent"  # in no chunk in scope, and no parsed text says whether parsing lost it
-_KIND = {CUT: Verdict.CHUNK_SPLIT, DROPPED: Verdict.CHUNK_DROPPED, ABSENT: Verdict.NOT_IN_CORPUS}
+_KIND = {
+    CUT: Verdict.CHUNK_SPLIT,
+    DROPPED: Verdict.CHUNK_DROPPED,
+    UNANCHORED: Verdict.CHUNK_UNANCHORED,
+    ABSENT: Verdict.NOT_IN_CORPUS,
+}
 
 
 def judge_chunking(ctx: RunContext, cs: CompiledSample, scope: Scope, source: Source) -> CorpusHits:
@@ -71,7 +79,12 @@ def judge_chunking(ctx: RunContext, cs: CompiledSample, scope: Scope, source: So
     )
 
 
-_ORDER = [Verdict.CHUNK_DROPPED, Verdict.NOT_IN_CORPUS, Verdict.CHUNK_SPLIT]
+_ORDER = [
+    Verdict.CHUNK_DROPPED,
+    Verdict.CHUNK_UNANCHORED,
+    Verdict.NOT_IN_CORPUS,
+    Verdict.CHUNK_SPLIT,
+]
 
 
 def _units_holding(
@@ -103,7 +116,7 @@ def _lost_how(
     in_chunks = {ctx.chunk_doc[u] for ident in slot for u in ctx.chunker_units_with(ident)}
     for doc in docs:
         if doc in in_chunks:
-            return CUT, (
+            return UNANCHORED, (
                 f"only in chunks of {doc!r} outside the sample's scope (chunks that do not "
                 "name the entity, or outside the source span)"
             )

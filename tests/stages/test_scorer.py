@@ -107,7 +107,7 @@ def test_a_chunk_that_never_names_the_entity_is_a_risk_not_a_loss(make_run):
         make_run, record, docs=docs, samples=[s], config=ScoreConfig(top_k=2, coarse_scope="chunk")
     )
     verdict, why = verdict_of(chunk_scope)
-    assert verdict == Verdict.CHUNK_SPLIT and "do not name the entity" in why
+    assert verdict == Verdict.CHUNK_UNANCHORED and "do not name the entity" in why
 
 
 def test_a_document_that_never_names_the_entity_is_out_of_scope(make_run):
