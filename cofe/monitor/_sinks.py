@@ -1,21 +1,29 @@
 """Where alerts go: a line on stdout, a JSON line in a log file, a webhook POST.
 
 The webhook is sent from a background thread with its own queue: ``send`` returns at
-once, so neither evaluation nor ingestion ever waits for a slow or dead receiver. A
-failed POST (connection error, no answer in time, 429, 5xx) is retried with exponential
-backoff (tenacity); a redirect is a failure, never followed. The outcome of every alert
+once, so neither evaluation nor ingestion ever waits for a slow or dead receiver. Each
+POST has one deadline for all of it (``timeout``: a receiver trickling its answer is cut
+then, not after each slow read); a failed POST (connection error, no answer in time, 429,
+5xx) is retried with exponential backoff (tenacity) within ``deadline`` seconds an
+alert; a redirect is a failure, never followed. In the main thread, SIGTERM (a service
+manager stopping ``cofe monitor alerts --every``) ends the program as Ctrl-C does, so the
+sink is closed and what it could not send is recorded. The outcome of every alert
 is recorded in the store (``alerts.delivered``), also when the sink is closed before it
 was sent.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import queue
+import signal
+import socket
 import sys
 import threading
-import urllib.error
-import urllib.request
+import time
+import urllib.parse
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -50,17 +58,50 @@ class LogSink:
         pass
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect is a failure: following a 302 would turn the POST into a bodiless GET
-    that answers 200, and the alert would be recorded delivered without being sent."""
+def _post_once(
+    url: str, body: bytes, headers: dict[str, str], seconds: float, max_reply: int = 65536
+) -> int:
+    """POST ``body`` and read the answer's status (and at most ``max_reply`` bytes of its
+    body) within ``seconds`` in all: a socket timeout bounds each read, so a receiver
+    trickling its head a byte every 3 s held a delivery -- and every alert queued behind
+    it -- for ever; here a timer shuts the socket down at the deadline. Redirects are not
+    followed (http.client follows none). ``TimeoutError`` past the deadline."""
+    parts = urllib.parse.urlsplit(url)
+    connection_class = (
+        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    )
+    connection = connection_class(parts.hostname or "", parts.port, timeout=seconds)
+    cut = threading.Event()
 
-    def redirect_request(
-        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> None:
-        return None  # urllib then raises the 3xx as an HTTPError
+    def expire() -> None:
+        cut.set()
+        sock = connection.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        response.read(max_reply)
+        if cut.is_set():
+            raise TimeoutError
+        return response.status
+    except (OSError, http.client.HTTPException):
+        if cut.is_set():
+            raise TimeoutError from None
+        raise
+    finally:
+        timer.cancel()
+        connection.close()
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # the caller's finally closes the sink, recording what is left
 
 
 class WebhookSink:
@@ -91,36 +132,36 @@ class WebhookSink:
         self._queue: queue.Queue[Alert | None] = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="cofe-webhook", daemon=True)
         self._thread.start()
+        self._sigterm: Any = None
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        ):  # killed by default, nothing would be recorded: stopped as Ctrl-C stops it
+            self._sigterm = signal.signal(signal.SIGTERM, _interrupt)
 
     def send(self, alert: Alert) -> None:
         with self._pending_lock:
             self._pending[alert.alert_id] = alert
         self._queue.put(alert)
 
-    def _post(self, body: bytes) -> str | None:
+    def _post(self, body: bytes, seconds: float | None = None) -> str | None:
         """None when delivered, else why not (and whether to retry: ``retry:`` prefix)."""
-        request = urllib.request.Request(
-            self.url,
-            data=body,
-            method="POST",
-            headers={"Content-Type": "application/json", **self.headers},
-        )
+        headers = {"Content-Type": "application/json", **self.headers}
+        seconds = self.timeout if seconds is None else seconds
         try:
-            with _OPENER.open(request, timeout=self.timeout) as response:
-                response.read()
-            return None
-        except urllib.error.HTTPError as error:
-            if 300 <= error.code < 400:
-                return f"redirected (HTTP {error.code}), not followed"
-            prefix = "retry:" if error.code in RETRYABLE else ""
-            return f"{prefix}HTTP {error.code}"
+            status = _post_once(self.url, body, headers, seconds)
         except TimeoutError:
-            return f"retry:no answer within {self.timeout:g} s"
-        except (urllib.error.URLError, OSError) as error:
-            reason = getattr(error, "reason", error)
-            if isinstance(reason, TimeoutError):
-                return f"retry:no answer within {self.timeout:g} s"
-            return f"retry:{reason}"
+            return f"retry:no answer within {seconds:g} s"
+        except (OSError, http.client.HTTPException) as error:
+            return f"retry:{error or type(error).__name__}"
+        if 200 <= status < 300:
+            return None
+        if 300 <= status < 400:
+            # a redirect is a failure: following a 302 would turn the POST into a bodiless
+            # GET that answers 200, and the alert would be recorded delivered, never sent
+            return f"redirected (HTTP {status}), not followed"
+        prefix = "retry:" if status in RETRYABLE else ""
+        return f"{prefix}HTTP {status}"
 
     def _deliver(self, body: bytes) -> str:
         """The outcome of one alert after its attempts: ``delivered ...`` or ``failed ...``."""
@@ -141,11 +182,12 @@ class WebhookSink:
             retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
         )
         tries = 0
+        ends = time.monotonic() + self.deadline
 
         def attempt() -> str | None:
             nonlocal tries
-            tries += 1
-            return self._post(body)
+            tries += 1  # the last attempt gets what is left of the alert's deadline
+            return self._post(body, max(0.1, min(self.timeout, ends - time.monotonic())))
 
         problem = attempts(attempt)
         if problem is None:
@@ -193,6 +235,9 @@ class WebhookSink:
     def close(self, timeout: float = 30.0) -> None:
         """Send what is queued (waiting at most ``timeout`` seconds), then stop the thread;
         an alert not delivered by then is recorded (and said on stderr) as not delivered."""
+        if self._sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._sigterm)
+            self._sigterm = None
         self._queue.put(None)
         self._thread.join(timeout)
         with self._pending_lock:
