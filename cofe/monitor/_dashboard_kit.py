@@ -237,6 +237,9 @@ class _Params:
 
     def text(self, name: str, default: str | None = None) -> str | None:
         value = self.values.get(name)
+        if value is not None and "\x00" in value:  # no stored text holds one (PostgreSQL
+            # refuses it in a query: it was a 500)
+            raise BadRequest(f"{name}: a NUL character is in no id or name")
         return value if value not in (None, "") else default
 
     def integer(self, name: str, default: int | None = None, minimum: int = 0) -> int | None:

@@ -108,3 +108,13 @@ def test_the_sign_in_never_redirects_to_another_host(tmp_path):
                 x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("location:")
             )
             assert location.startswith("/") and not location.startswith(("//", "/\\")), location
+
+
+# --- item 14: a NUL in an id ---------------------------------------------------------------------
+
+
+def test_a_nul_in_an_id_is_400_on_either_engine(store_location: str):
+    MonitorStore(store_location, window_seconds=60).close()
+    with serving(store_location) as dashboard:
+        for path in ("/trace?id=%00", "/round?id=a%00b", "/window?origin=traffic%00&start=0"):
+            assert get(dashboard.port, path)[0] == 400, path
