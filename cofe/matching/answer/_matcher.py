@@ -124,12 +124,25 @@ class AnswerMatcher:
             decision = Decision.PRESENT
         elif kinds == {Decision.ABSENT}:
             decision = Decision.ABSENT
-        elif kinds == {Decision.ABSENT, Decision.PRESENT}:
-            decision = Decision.PARTIAL
+        elif kinds == {Decision.ABSENT, Decision.PRESENT} or any(map(_settles, decided)):
+            # a point needs every fragment: one the answer states otherwise (another value,
+            # a figure in no form) settles it not conveyed, whatever the words leave open
+            # about the others -- but no English word of a fragment, beside others the
+            # answer touches, may be a paraphrase of it ("at once" for "immediately")
+            decision = Decision.PARTIAL if Decision.PRESENT in kinds else Decision.ABSENT
         else:  # something it could not settle: the point may yet be conveyed
             decision = Decision.UNDECIDED
         rules = tuple(dict.fromkeys(rule for f in decided for rule in f.rules))
         return PointDecision(decision, Rule.PARAPHRASE, _why(decision, decided), rules)
+
+
+def _settles(fragment: Fragment) -> bool:
+    """An absent fragment that settles its point not conveyed: absent by what the answer
+    says instead, or with no trace in Chinese -- not one character of it in the answer,
+    which a paraphrase would share; English words with no trace may be reworded."""
+    if fragment.decision is not Decision.ABSENT:
+        return False
+    return fragment.rules[-1:] != ("no-trace",) or not fragment.text.isascii()
 
 
 _BRACKET = re.compile(r"\s*[(（]\s*([^()（）]*?)\s*[)）]")
