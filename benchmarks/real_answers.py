@@ -102,6 +102,7 @@ def load(paths: list[Path]) -> list[dict[str, Any]]:
             if row["grade"] not in GRADES:
                 sys.exit(f"{path}:{number}: field 'grade' is {row['grade']!r}, not one of {GRADES}")
             row.setdefault("source", path.parent.name)
+            row["set"] = path.parent.name  # the folder: mtrag, local, extractive
             rows.append(row)
     return rows
 
@@ -260,7 +261,7 @@ def main() -> None:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         if row["split"] in splits:
-            groups[(row["lang"], row["source"], row["split"])].append(row)
+            groups[(row["lang"], row["set"], row["split"])].append(row)
     tmp = Path(tempfile.mkdtemp(prefix="cofe-real-answers-"))
     table, shown = {}, []
     try:

@@ -47,14 +47,17 @@ _COPIED = PointDecision(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+# an answer shorter than this (words, or characters for Chinese) is not read as a copy of its
+# context: "Worldvision" is in the context, and conveys "Worldvision Enterprises" or not
+_COPY_WORDS, _COPY_CHARS = 4, 12
 
 
 def copies(ctx: RunContext, answer: str, texts: Sequence[str], normalized: str = "") -> bool:
     """Whether every sentence of the answer is written, as is, in one of the (normalised)
     texts: an extractive generator, or an LLM quoting its context. ``normalized``: the whole
     answer already normalised (used as is when the answer is one sentence)."""
-    if not texts:
-        return False
+    if not texts or len(answer.split()) < _COPY_WORDS and len(answer.strip()) < _COPY_CHARS:
+        return False  # a word or a name found in the context is no sentence copied from it
     parts = _SENTENCE_END.split(answer.strip())
     if len(parts) == 1 and normalized:
         sentences = [normalized] if normalized.strip() else []

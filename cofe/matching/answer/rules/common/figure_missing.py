@@ -41,6 +41,8 @@ def _instead(m: AnswerMatcher, r: Reading, number: str) -> str:
 
 
 def _decide(m: AnswerMatcher, r: Reading) -> Fragment | None:
+    if any(binder.name == "converted" for binder, _ in r.bound):
+        return None  # the answer restates the fragment's figures in another unit ("0.5-1.4 m")
     for number in sorted(r.missing & r.frag.numbers):
         said = _instead(m, r, number)
         if said:
@@ -68,6 +70,7 @@ FIGURE_MISSING = register(
             Case("大约四分之三的居民都生活在市内。", "75%的居民", Decision.UNDECIDED),
             Case("截至2010年底，共建成三条线路。", "2010年12月31日", Decision.UNDECIDED),
             Case("It runs about 2.8 km.", "2,846 metres"),
+            Case("Seas will rise by 0.5-1.4 meters.", "50–140 cm", Decision.UNDECIDED),
         ),
     )
 )
