@@ -56,7 +56,7 @@ def copies(ctx: RunContext, answer: str, texts: Sequence[str], normalized: str =
     """Whether every sentence of the answer is written, as is, in one of the (normalised)
     texts: an extractive generator, or an LLM quoting its context. ``normalized``: the whole
     answer already normalised (used as is when the answer is one sentence)."""
-    if not texts or len(answer.split()) < _COPY_WORDS and len(answer.strip()) < _COPY_CHARS:
+    if not texts or (len(answer.split()) < _COPY_WORDS and len(answer.strip()) < _COPY_CHARS):
         return False  # a word or a name found in the context is no sentence copied from it
     parts = _SENTENCE_END.split(answer.strip())
     if len(parts) == 1 and normalized:
