@@ -118,10 +118,11 @@ def render_sweep(result: SweepResult) -> str:
     rows = []
     for _, r in result.best.iterrows():
         better = "yes" if r["significant"] else "no"
+        tied = r.get("tied") or ""
         rows.append(
             [
                 f"{r['step']}/{r['measure']}",
-                r["best"],
+                f"tie: {tied}" if tied else r["best"],
                 f"{r['best_mean']:.3f} [{r['best_low']:.3f}, {r['best_high']:.3f}]",
                 r["runner_up"],
                 f"{r['runner_up_mean']:.3f}",
@@ -140,9 +141,11 @@ def render_sweep(result: SweepResult) -> str:
         "p (Holm)",
         "better?",
     ]
-    return (
-        f"Best cell per measure ({len(result.cells)} cells; paired test of the best against the "
-        "runner-up, Holm-corrected over the measures)\n" + format_table(header, rows)
+    top = [result.headline, *([result.small_sample] if result.small_sample else []), ""]
+    return "\n".join(top) + (
+        f"Best cell per measure ({len(result.cells)} cells, measures in pipeline order; paired "
+        "test of the best against the runner-up, Holm-corrected over the measures; cells "
+        "with the same mean are a tie, none of them best)\n" + format_table(header, rows)
     )
 
 

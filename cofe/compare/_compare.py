@@ -21,6 +21,7 @@ import pandas as pd
 
 from cofe._atomic import replace_atomically, write_text_atomically
 from cofe._errors import InputError, InputProblem
+from cofe.chain import STEP_ORDER, Step, step_spec
 from cofe.compare._stats import holm, mean_ci, paired_difference
 from cofe.results import ScoreResult, answered_only, spreadsheet_safe
 
@@ -45,6 +46,19 @@ class Comparison:
     # many of its own were left out (None: every sample compared)
     shared: int | None = None
     left_out: dict[str, int] = field(default_factory=dict)
+    # why no difference can be significant when the eval set is too small ("": it can be)
+    small_sample: str = ""
+
+    def headline(self, query_type: str = ALL) -> list[str]:
+        """One line per pair of runs: which run is better at which stage, or that nothing
+        differs significantly (``answer_line``)."""
+        d = self.differences
+        if d.empty:
+            return ["no measure both runs have: nothing was tested"]
+        lines = []
+        for (a, b), pair in d[d.query_type == query_type].groupby(["a", "b"], sort=False):
+            lines.append(answer_line(pair, str(a), str(b)))
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -61,6 +75,8 @@ class Comparison:
             "missing_counts": {run: len(ids) for run, ids in self.missing.items()},
             "shared_samples": self.shared,
             "left_out": self.left_out,
+            "headline": self.headline(),
+            "small_sample": self.small_sample,
             "means": records(self.means),
             "differences": records(self.differences),
             "transitions": records(self.transitions),
@@ -336,12 +352,22 @@ def compare_results(
                 )
                 tested[key] = diff_rows[-1]
     differences = pd.DataFrame(diff_rows)
+    small = ""
     if not differences.empty:
         differences["p_holm"] = _holm_distinct(differences)
         differences["significant"] = differences["p_holm"] < alpha
+        distinct = differences[differences.same_test_as == ""]
+        small = small_sample_note(
+            int(distinct["clusters"].max()),
+            int(distinct["n"].max()),
+            len(distinct),
+            alpha,
+            clustered=sources is not None,
+        )
+        differences = in_pipeline_order(differences)
     return Comparison(
         runs=list(named),
-        means=pd.DataFrame(mean_rows),
+        means=in_pipeline_order(pd.DataFrame(mean_rows)),
         differences=differences,
         transitions=_transitions(named),
         latency=_latency(named),
@@ -351,6 +377,134 @@ def compare_results(
         refusals=refusal_table(named),
         shared=n_shared,
         left_out=left_out,
+        small_sample=small,
+    )
+
+
+def step_rank(step: str) -> float:
+    """Where a step's rows go: the chain's order (``cofe.chain.STEPS``), ``answered`` right
+    after ``answer``, a step the chain does not declare last."""
+    if step == ANSWERED:
+        return STEP_ORDER[Step.ANSWER] + 0.5
+    try:
+        return STEP_ORDER[Step(step)]
+    except ValueError:
+        return len(STEP_ORDER)
+
+
+def measure_rank(step: str, measure: str) -> tuple[float, int, str, int]:
+    """A (step, measure) row's place: pipeline order, then the step's headline measure,
+    then by name, a cutoff by its number (@4 before @30)."""
+    name, _, cutoff = measure.partition("@")
+    try:
+        headline = step_spec(ANSWER_STEP if step == ANSWERED else step).headline
+    except ValueError:
+        headline = None
+    return (
+        step_rank(step),
+        0 if name == headline else 1,
+        name,
+        int(cutoff) if cutoff.isdigit() else -1,
+    )
+
+
+ANSWER_STEP = Step.ANSWER.value
+
+
+def in_pipeline_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table with step and measure columns, its rows in pipeline order (stable otherwise:
+    runs and query types keep their order within a measure)."""
+    if frame.empty:
+        return frame
+    keys = [
+        measure_rank(str(s), str(m)) for s, m in zip(frame["step"], frame["measure"], strict=True)
+    ]
+    order = sorted(range(len(frame)), key=lambda i: keys[i])
+    return frame.iloc[order].reset_index(drop=True)
+
+
+STEP_WORDS = {
+    "parse": "parsing",
+    "corpus": "chunking",
+    "chunk-intact": "chunking",
+    "pool": "retrieval",
+    "context": "the context (retrieval and reranking)",
+    "answer": "generation",
+    ANSWERED: "generation (answered questions only)",
+}
+
+
+def _better(measure: str) -> bool:
+    """Whether a measure's higher values are better (a measure no longer registered: yes)."""
+    from cofe.measures import parse_measure
+
+    try:
+        return bool(parse_measure(measure).HIGHER_IS_BETTER)
+    except (ValueError, KeyError):
+        return True
+
+
+def answer_line(pair: pd.DataFrame, a: str, b: str) -> str:
+    """The one-line answer for a pair's difference rows (one query type): per step with a
+    significant difference, the better run and by how much in the step's first significant
+    measure (pipeline order, the headline first); else that nothing differs significantly."""
+    pair = in_pipeline_order(pair[pair.same_test_as == ""])
+    said: list[str] = []
+    for step, rows in pair[pair.significant.astype(bool)].groupby("step", sort=False):
+        records = rows.to_dict("records")
+        winners = {
+            a if (float(r["difference"]) > 0) == _better(str(r["measure"])) else b for r in records
+        }
+        where = STEP_WORDS.get(str(step), str(step))
+        if len(winners) > 1:
+            said.append(f"{a} and {b} each better at {where} by a different measure")
+            continue
+        winner, first = winners.pop(), records[0]
+        sign = 1.0 if winner == a else -1.0
+        low, high = sorted((sign * float(first["low"]), sign * float(first["high"])))
+        loser = b if winner == a else a
+        said.append(
+            f"{winner} is better at {where}: {first['step']}/{first['measure']} "
+            f"{sign * float(first['difference']):+.3f} over {loser} "
+            f"[95 % CI {low:+.3f}, {high:+.3f}]"
+        )
+    if not said:
+        return f"{a} vs {b}: no significant difference at any stage"
+    tested = {str(s) for s in pair["step"]}
+    if tested - set(pair.loc[pair.significant.astype(bool), "step"].astype(str)):
+        said.append("nothing else changed significantly")
+    return "; ".join(said)
+
+
+def small_sample_note(
+    units: int, samples: int, tests: int, alpha: float, *, clustered: bool
+) -> str:
+    """Why no difference can be significant, when the eval set is too small for it ("" when
+    one can): a paired test over ``units`` independent units (source documents, or samples)
+    can give no p below 2 / 2^units -- all units' differences of one sign --, and Holm
+    multiplies the smallest p by the number of tests."""
+    if units < 1 or tests < 1:
+        return ""
+    floor = 2.0 ** (1 - units)
+    if floor * tests < alpha:
+        return ""
+    needed = units
+    while 2.0 ** (1 - needed) * tests >= alpha:
+        needed += 1
+    what = (
+        f"{units} source documents for {samples} questions (questions about one document "
+        "count as one unit)"
+        if clustered
+        else f"{samples} questions"
+    )
+    return (
+        f"Too few to tell: the paired tests had {what}. With {units} units the smallest p a "
+        f"test can give is {floor:.3g} (every unit changing the same way), and {tests} tests "
+        f"corrected together (Holm) make it at least {min(1.0, floor * tests):.3g}, above "
+        f"{alpha:g}: no difference can be called significant here, however large. A confidence "
+        f"interval over so few units is too narrow to trust, so one that excludes zero is a "
+        f"hint, not evidence. About {needed} {'documents' if clustered else 'questions'} "
+        "would be needed for the tests to reach significance."
     )
 
 

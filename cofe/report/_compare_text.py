@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cofe.compare import ALL, Comparison
+from cofe.compare import ALL, Comparison, in_pipeline_order
 from cofe.report._text import format_table
 
 
@@ -20,6 +20,9 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
         diffs = diffs[diffs.query_type == query_type]
     pairs = list(dict.fromkeys(zip(diffs["a"], diffs["b"], strict=True))) if len(diffs) else []
     lines = [
+        *comparison.headline(query_type),
+        *([comparison.small_sample] if comparison.small_sample else []),
+        "",
         f"Runs: {', '.join(runs)}   samples: {query_type}   "
         f"95 % CIs; differences tested in pairs, Holm-corrected over every distinct test "
         f"(measure, query type, pair; a measure whose values repeat an earlier one's is its "
@@ -28,7 +31,7 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
         "",
     ]
     rows = []
-    for (step, measure), group in means.groupby(["step", "measure"], sort=False):
+    for (step, measure), group in in_pipeline_order(means).groupby(["step", "measure"], sort=False):
         by_run = {r["run"]: r for r in group.to_dict("records")}
         row: list[object] = [f"{step}/{measure}"]
         for run in runs:
@@ -46,10 +49,15 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
                 continue
             d = hit.iloc[0]
             star = "*" if d["significant"] else " "
-            same = d.get("same_test_as") or ""
+            if d["a_better"] == 0 and d["b_better"] == 0:  # nothing to test: no change
+                note = " (no sample differs)"
+            elif same := d.get("same_test_as") or "":
+                note = f" (same test as {same})"
+            else:
+                note = ""
             row.append(
                 f"{d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] "
-                f"p={d['p_holm']:.3g}{star}" + (f" (same test as {same})" if same else "")
+                f"p={d['p_holm']:.3g}{star}{note}"
             )
         rows.append(row)
     header = ["measure", *runs, *(f"{a} - {b}" for a, b in pairs)]

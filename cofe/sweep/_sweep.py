@@ -28,12 +28,15 @@ import pandas as pd
 from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
 from cofe.compare import (
+    STEP_WORDS,
     cluster_labels,
     holm,
     mean_ci,
     measure_columns,
+    measure_rank,
     paired_difference,
     refusal_table,
+    small_sample_note,
     source_clusters,
     value_tables,
 )
@@ -72,6 +75,13 @@ class SweepResult:
     alpha: float = 0.05
     out: Path | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    # why no cell can be significantly best when the eval set is too small ("": it can be)
+    small_sample: str = ""
+
+    @property
+    def headline(self) -> str:
+        """The one-line answer: which cell is best at which stage, or that none is."""
+        return sweep_headline(self.best)
 
     def write(self, directory: str | os.PathLike[str]) -> Path:
         out = Path(directory)
@@ -81,6 +91,8 @@ class SweepResult:
         summary = {
             "cells": [{"name": c.name, "params": c.params} for c in self.cells],
             "alpha": self.alpha,
+            "headline": self.headline,
+            "small_sample": self.small_sample,
             "best": json.loads(self.best.to_json(orient="records", force_ascii=False)),
             # answers that decline, per cell and query type ("answered/..." rows leave them out)
             "refusals": json.loads(
@@ -149,7 +161,9 @@ def run_sweep(
         results[cell.name] = result
         seconds[cell.name] = round(time.perf_counter() - started, 2)
     means, best = rank_cells(results, alpha=alpha, resamples=resamples)
-    return SweepResult(cells, results, best, means, alpha, out, seconds)
+    clustered = source_clusters(results)[0] is not None
+    small = sweep_small_sample(best, alpha, clustered=clustered)
+    return SweepResult(cells, results, best, means, alpha, out, seconds, small)
 
 
 def rank_cells(
@@ -160,7 +174,10 @@ def rank_cells(
     over the measures."""
     wide = value_tables(results)
     shared = set.intersection(*(set(measure_columns(w)) for w in wide.values()))
-    order = [c for c in measure_columns(next(iter(wide.values()))) if c in shared]
+    order = sorted(
+        (c for c in measure_columns(next(iter(wide.values()))) if c in shared),
+        key=lambda c: measure_rank(*c),
+    )  # pipeline order, the chain's
     sources, _ = source_clusters(results)
 
     mean_rows, best_rows = [], []
@@ -191,6 +208,7 @@ def rank_cells(
         if len(ranked) < 2:
             continue
         best, runner = ranked[0], ranked[1]
+        top = [n for n in ranked if cis[n].estimate == cis[best].estimate]  # a tie: no best
         pair = pd.concat(
             [wide[best][(step, measure)], wide[runner][(step, measure)]], axis=1, keys=["a", "b"]
         ).dropna()
@@ -207,7 +225,8 @@ def rank_cells(
                 "step": step,
                 "measure": measure,
                 "higher_is_better": higher,
-                "best": best,
+                "best": "" if len(top) > 1 else best,
+                "tied": ", ".join(top) if len(top) > 1 else "",
                 "best_mean": cis[best].estimate,
                 "best_low": cis[best].low,
                 "best_high": cis[best].high,
@@ -217,6 +236,7 @@ def rank_cells(
                 "diff_low": d.low,
                 "diff_high": d.high,
                 "n": d.n,
+                "clusters": d.clusters,
                 "test": test.test,
                 "p_value": test.p_value,
             }
@@ -224,5 +244,36 @@ def rank_cells(
     best_table = pd.DataFrame(best_rows)
     if not best_table.empty:
         best_table["p_holm"] = holm(best_table["p_value"].tolist())
-        best_table["significant"] = best_table["p_holm"] < alpha
+        # a tie is no difference whatever its p (the runner-up ties the leader on the mean)
+        best_table["significant"] = (best_table["p_holm"] < alpha) & (best_table["tied"] == "")
     return pd.DataFrame(mean_rows), best_table
+
+
+def sweep_headline(best: pd.DataFrame) -> str:
+    """The one-line answer of a sweep: per step, the cell significantly best there (by the
+    step's first such measure, pipeline order), or that no cell is."""
+    if best.empty:
+        return "no measure every cell has: nothing was ranked"
+    said = []
+    won = best[best["significant"].astype(bool)]
+    for step, rows in won.groupby("step", sort=False):
+        r = rows.iloc[0]
+        said.append(
+            f"{r['best']} is best at {STEP_WORDS.get(str(step), str(step))}: "
+            f"{r['step']}/{r['measure']} {r['difference']:+.3f} over {r['runner_up']} "
+            f"[95 % CI {r['diff_low']:+.3f}, {r['diff_high']:+.3f}]"
+        )
+    if not said:
+        return "no cell is significantly better than the runner-up at any stage"
+    if set(best["step"]) - set(won["step"]):
+        said.append("no cell stands out anywhere else")
+    return "; ".join(said)
+
+
+def sweep_small_sample(best: pd.DataFrame, alpha: float, *, clustered: bool) -> str:
+    """Why no cell can be significantly best, when the eval set is too small ("": it can)."""
+    if best.empty:
+        return ""
+    return small_sample_note(
+        int(best["clusters"].max()), int(best["n"].max()), len(best), alpha, clustered=clustered
+    )

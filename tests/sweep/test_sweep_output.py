@@ -1,0 +1,55 @@
+"""What `cofe sweep` prints: the answer first, pipeline order, no best among ties (issue 44,
+friction 5)."""
+
+from __future__ import annotations
+
+from cofe.cli._sweep import render_sweep
+from cofe.sweep import Cell, SweepResult, rank_cells
+from tests.compare.test_compare_output import scoring
+
+
+def sweep(results, alpha=0.05):
+    from cofe.sweep._sweep import sweep_small_sample
+
+    means, best = rank_cells(results, resamples=199)
+    cells = [Cell(name, {}) for name in results]
+    return SweepResult(
+        cells,
+        results,
+        best,
+        means,
+        alpha,
+        small_sample=sweep_small_sample(best, alpha, clustered=True),
+    )
+
+
+def test_rows_in_pipeline_order_ties_named_as_ties_and_the_answer_first():
+    n = 120
+    cols = {
+        ("answer", "RougeL"): [0.5] * n,
+        ("pool", "KeywordRecall@30"): [1.0] * n,
+        ("corpus", "ChunkIntegrity"): [0.9] * n,
+    }
+    worse = {**cols, ("pool", "KeywordRecall@30"): [0.0] * n}
+    result = sweep({"k=1": scoring(worse, 60), "k=2": scoring(cols, 60)})
+    printed = render_sweep(result)
+    lines = printed.splitlines()
+    assert lines[0] == (
+        "k=2 is best at retrieval: pool/KeywordRecall@30 +1.000 over k=1 "
+        "[95 % CI +1.000, +1.000]; no cell stands out anywhere else"
+    )
+    rows = [line.split()[0] for line in lines if "/" in line.split(" ")[0]]
+    assert rows == ["corpus/ChunkIntegrity", "pool/KeywordRecall@30", "answer/RougeL"]
+    rouge = next(line for line in lines if line.startswith("answer/RougeL"))
+    assert "tie: k=1, k=2" in rouge and rouge.split()[-1] == "no"
+    best = result.best.set_index("measure")
+    assert best.loc["RougeL", "best"] == "" and not best.loc["RougeL", "significant"]
+    assert result.small_sample == ""
+
+
+def test_a_small_sweep_says_no_cell_can_be_significantly_best():
+    a = scoring({("pool", "KeywordRecall@30"): [0.0] * 8}, 4)
+    b = scoring({("pool", "KeywordRecall@30"): [1.0] * 8}, 4)
+    lines = render_sweep(sweep({"a": a, "b": b})).splitlines()
+    assert lines[0] == "no cell is significantly better than the runner-up at any stage"
+    assert "4 source documents for 8 questions" in lines[1]
