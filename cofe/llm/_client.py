@@ -17,7 +17,7 @@ Continue`` after ``100 Continue``), the body -- is bounded by the time left
 (``_deadline``); a reply body is read with a byte cap and the deadline checked
 as bytes arrive (a server that trickles a byte a second is cut at the
 deadline). Calls in a row that cannot reach the endpoint at all (refused,
-dropped, 502/503/504) mark it down: ``check_endpoint`` lets a pass stop with
+dropped, any 5xx, a 401/403 key refusal, a 429 rate limit, after retries) mark it down: ``check_endpoint`` lets a pass stop with
 ``EndpointDown`` instead of failing item after item. Only *validated* replies are cached,
 keyed on (base URL, model, prompt version, messages, params), so a re-run
 costs no calls and a bad reply is never served again. ``usage`` counts calls,
@@ -107,7 +107,8 @@ class LLMDeadlineError(LLMReplyError):
 # statuses worth asking again; others (400, 401, 404, 422) will fail the same way
 _RETRY_STATUS = frozenset({408, 409, 429})
 # statuses of an endpoint that is not there (a gateway with nothing behind it)
-_DOWN = frozenset({502, 503, 504})
+_DOWN = frozenset({401, 403, 429})  # and every 5xx: a key refused, a rate limit, a storm of
+# 500s leave every item unanswered as surely as a dead server (each after its retries)
 DOWN_AFTER = 5  # calls in a row that cannot reach the endpoint: it is down
 
 
@@ -286,14 +287,18 @@ class LLMClient:
 
     def _health(self, error: Exception | None) -> None:
         """Count calls in a row that could not reach the endpoint (after their retries): a
-        refused or dropped connection, a 502/503/504. Any answer starts the count again; a
-        timeout says nothing either way (a slow model is not a dead one)."""
+        refused or dropped connection, a 5xx, a 401/403 (the key refused) or a 429 (rate
+        limited). Any other answer starts the count again; a timeout says nothing either way
+        (a slow model is not a dead one)."""
         import openai
 
         unreachable = (
             isinstance(error, openai.APIConnectionError)
             and not isinstance(error, openai.APITimeoutError)
-        ) or (isinstance(error, openai.APIStatusError) and error.status_code in _DOWN)
+        ) or (
+            isinstance(error, openai.APIStatusError)
+            and (error.status_code in _DOWN or error.status_code >= 500)
+        )
         self._this_thread.unreachable = unreachable
         self._this_thread.failure = None
         with self._health_lock:
@@ -306,7 +311,7 @@ class LLMClient:
 
     def last_call_unreachable(self) -> bool:
         """Did this thread's last call fail because the endpoint could not be reached (a
-        refused or dropped connection, a 502/503/504, after the retries)? Its item is worth
+        refused or dropped connection, a 5xx, 401, 403 or 429, after the retries)? Its item is worth
         asking again once the endpoint is back, unlike one the endpoint answered badly."""
         return getattr(self._this_thread, "unreachable", False)
 
