@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote, unquote
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -96,6 +97,23 @@ def shown_location(location: str) -> str:
     return re.sub(r"(?i)(password\s*=\s*)('[^']*'|[^&\s]*)", r"\1***", text)
 
 
+def _driver_url(rest: str) -> tuple[str, str]:
+    """A URL's part after ``://`` with its user and password percent-encoded, as the
+    driver parses them; and the password. The user information ends at the *last* ``@``
+    before the query (a password may hold ``@``, ``:`` and ``/``: the driver took
+    ``p@ss@db`` for the host ``ss@db`` and printed it); one already encoded is kept."""
+    head, question, query = rest.rpartition("?")
+    if not question or "=" not in query:
+        head, question, query = rest, "", ""
+    userinfo, at, host = head.rpartition("@")
+    if not at:
+        return rest, ""
+    user, colon, password = userinfo.partition(":")
+    password = unquote(password)
+    encoded = quote(unquote(user), safe="") + (f":{quote(password, safe='')}" if colon else "")
+    return f"{encoded}@{host}{question}{query}", password
+
+
 class Engine:
     """The store's SQLAlchemy engine with the settings above; ``dialect`` is ``sqlite`` or
     ``postgresql``."""
@@ -159,7 +177,7 @@ class Engine:
             raise StoreError(
                 'a PostgreSQL store needs psycopg: pip install "cofe[postgres]"'
             ) from None
-        rest = url.partition("://")[2]
+        rest, password = _driver_url(url.partition("://")[2])
         # use_insertmanyvalues off: a batch's rows go through psycopg's executemany (one
         # statement, pipelined) rather than one long multi-VALUES text per batch, which
         # psycopg parses anew each time (it was half of ingest's CPU)
@@ -184,10 +202,13 @@ class Engine:
                 connection.exec_driver_sql("SELECT 1")
         except (sa.exc.DBAPIError, sa.exc.ArgumentError, ValueError) as error:
             engine.dispose()
-            cause = getattr(error, "orig", None) or error
+            cause = str(getattr(error, "orig", None) or error)
+            for secret in (password, *password.split("@")[1:], quote(password, safe="")):
+                if len(secret) >= 2:  # a driver quoting what it took for the host
+                    cause = cause.replace(secret, "***")
             raise StoreError(
                 f"{shown_location(url)}: cannot connect to PostgreSQL "
-                f"({shown_location(str(cause)).strip()})"
+                f"({shown_location(cause).strip()})"
             ) from None
         return engine
 
