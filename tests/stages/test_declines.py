@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cofe import score_run
-from tests.stages.test_answer_step import make_run
+from tests.stages.test_answer_step import _decisions, make_run
 
 ANSWERS = {
     # declines the second point, conveys the first: a partial refusal
@@ -32,11 +32,6 @@ def scored(tmp_path_factory):
     run = make_run(tmp_path_factory.mktemp("declines") / "run", ANSWERS)
     result = score_run(run)
     return result, result.verdicts.set_index("sample_id")
-
-
-def _decisions(result, sample_id):
-    rows = result.points[result.points.sample_id == sample_id].sort_values("point")
-    return list(zip(rows.answer_decision, rows.answer_rule, strict=True))
 
 
 def test_a_partial_refusal_declines_only_the_point_it_lacks(scored):

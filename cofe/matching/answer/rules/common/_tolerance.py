@@ -11,6 +11,7 @@ so the precision is read again from the fragment as written.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -68,6 +69,15 @@ def step_of(number: str, value: Decimal, r: Reading) -> Decimal:
         return found
     exponent = value.as_tuple().exponent
     return Decimal(1).scaleb(min(0, exponent if isinstance(exponent, int) else 0))
+
+
+def open_figures(r: Reading) -> Iterator[tuple[str, Decimal, Decimal]]:
+    """The fragment's figures no binder has accounted for yet: each as the units write it,
+    its exact value and the step of its last written digit."""
+    for number in sorted(r.frag.numbers - r.accounted):
+        value = decimal(number)
+        if value is not None:
+            yield number, value, step_of(number, value, r)
 
 
 def significant(value: Decimal, step: Decimal) -> int:

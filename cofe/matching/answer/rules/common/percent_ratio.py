@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from cofe.matching.answer._decision import Decision
 from cofe.matching.answer._rules import Binder, Case, register
-from cofe.matching.answer.rules.common._tolerance import at_step, decimal, step_of
+from cofe.matching.answer.rules.common._tolerance import at_step, decimal, open_figures
 
 if TYPE_CHECKING:
     from cofe.matching.answer._matcher import AnswerMatcher
@@ -30,11 +30,7 @@ def _bind(m: AnswerMatcher, r: Reading) -> frozenset[str]:
     shares = {n for n, u in r.frag.measured if u == "percent"}
     said_shares = {n for n, u in m._measured if u == "percent"}
     bound = {n for n, _ in m._measured}
-    for number in r.frag.numbers - r.accounted:
-        value = decimal(number)
-        if value is None:
-            continue
-        step = step_of(number, value, r)
+    for number, value, step in open_figures(r):
         if number in shares:  # "66%": a bare "0.66"
             candidates = [decimal(s) for s in m._numbers if s not in bound]
             if any(

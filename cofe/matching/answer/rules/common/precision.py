@@ -10,9 +10,8 @@ from cofe.matching.answer._rules import Binder, Case, register
 from cofe.matching.answer.rules.common._tolerance import (
     at_step,
     beside,
-    decimal,
+    open_figures,
     significant,
-    step_of,
 )
 
 if TYPE_CHECKING:
@@ -25,11 +24,7 @@ def _bind(m: AnswerMatcher, r: Reading) -> frozenset[str]:
     fragment figure of two significant digits or more ("3 million" is not met by "2.6
     million"): the grader reads the fragment's figure to the precision it is written in."""
     out = set()
-    for number in r.frag.numbers - r.accounted:
-        value = decimal(number)
-        if value is None:
-            continue
-        step = step_of(number, value, r)
+    for number, value, step in open_figures(r):
         if significant(value, step) < 2:
             continue
         for _, said in beside(m, r, number):

@@ -10,9 +10,8 @@ from cofe.matching.answer._rules import Binder, Case, register
 from cofe.matching.answer.rules.common._tolerance import (
     at_step,
     beside,
-    decimal,
+    open_figures,
     significant,
-    step_of,
 )
 
 if TYPE_CHECKING:
@@ -26,12 +25,8 @@ def _bind(m: AnswerMatcher, r: Reading) -> frozenset[str]:
     ratio, a percentage, an amount worked out -- never a whole number (1994 is another year
     than 1995, 38 another count than 39), nor a figure of two digits (39.4 against 38.9)."""
     out = set()
-    for number in r.frag.numbers - r.accounted:
-        value = decimal(number)
-        if value is None or "." not in number:
-            continue
-        step = step_of(number, value, r)
-        if step >= 1 or significant(value, step) < 3:
+    for number, value, step in open_figures(r):
+        if "." not in number or step >= 1 or significant(value, step) < 3:
             continue
         for _, said in beside(m, r, number):
             if abs(at_step(said, step) - value) == step:
