@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -181,12 +182,24 @@ class _Session:
         config = TraceConfig(hide_embeddings_vectors=True)
         instrumentor.instrument(tracer_provider=self.provider, config=config, skip_dep_check=True)
         self.installed.append(instrumentor)
+        quiet_instrumentation()
 
     def close(self) -> None:
         for instrumentor in reversed(self.installed):
             instrumentor.uninstrument()
         self.installed.clear()
         self.provider.shutdown()
+
+
+def quiet_instrumentation() -> None:
+    """Hide the deprecation warnings the OpenInference instrumentation itself raises (its
+    LangChain instrumentor calls ``message.text()``, which LangChain deprecated: a
+    LangChainDeprecationWarning on every recorded run that the user can do nothing about).
+    Only warnings raised from openinference's own modules are hidden: the application's
+    deprecations, LangChain's about the application's calls, and cofe's warnings all show.
+    Installed after the framework's import, as LangChain puts its "always show" filter
+    first when imported."""
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"openinference\.")
 
 
 def detected_frameworks() -> list[Framework]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from cofe._cache import Cache, content_key, text_digests
 from cofe.matching import is_cjk
-from cofe.pipeline._offline import OfflineSetupError, quiet_environment
+from cofe.pipeline._offline import OfflineSetupError, quiet_loading
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -82,10 +82,10 @@ class Embedder:
     def model(self) -> SentenceTransformer:
         with self._lock:  # loading is not thread-safe; encoding is
             if self._model is None:
-                quiet_environment()
-                from sentence_transformers import SentenceTransformer
+                with quiet_loading():
+                    from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(self.model_path, device="cpu")
+                    self._model = SentenceTransformer(self.model_path, device="cpu")
         return self._model
 
     def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:

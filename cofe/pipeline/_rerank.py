@@ -14,6 +14,7 @@ from cofe._cache import Cache
 from cofe._progress import progress_wanted
 from cofe.llm import Endpoint, LLMClient, Usage
 from cofe.pipeline._embed import Embedder, shared_embedder
+from cofe.pipeline._offline import quiet_loading
 from cofe.runlog import Chunk
 
 if TYPE_CHECKING:
@@ -78,9 +79,10 @@ class CrossEncoderReranker:
     def prepare(self, chunks: list[Chunk], cache: Cache | None) -> None:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import CrossEncoder
+                with quiet_loading():
+                    from sentence_transformers import CrossEncoder
 
-                self._model = CrossEncoder(self.model_path, device="cpu")
+                    self._model = CrossEncoder(self.model_path, device="cpu")
 
     def __call__(self, query: str, candidates: list[Chunk]) -> list[tuple[Chunk, float]]:
         if not candidates:
