@@ -150,22 +150,25 @@ def render_sweep(result: SweepResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cofe._progress import progress_lines
     from cofe.sweep import run_sweep
 
     grid = parse_grid(args)
     cache = Cache(args.cache or default_cache_dir())
-    result = run_sweep(
-        grid,
-        args.evalset,
-        args.out,
-        docs=args.docs,
-        factory=_factory(args.pipeline),
-        cache=cache,
-        concurrency=args.concurrency,
-        progress=sys.stderr.isatty(),
-        alpha=args.alpha,
-        log=lambda line: print(line, file=sys.stderr),
-    )
+    # bars on a terminal; elsewhere a plain line every 10 s (parsing, answering, scoring)
+    with progress_lines() as progress:
+        result = run_sweep(
+            grid,
+            args.evalset,
+            args.out,
+            docs=args.docs,
+            factory=_factory(args.pipeline),
+            cache=cache,
+            concurrency=args.concurrency,
+            progress=progress,
+            alpha=args.alpha,
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+        )
     files = result.write(args.out)
     print(render_sweep(result))
     print(

@@ -21,7 +21,7 @@ import time
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from itertools import pairwise
@@ -30,6 +30,7 @@ from typing import Any
 
 from cofe._cache import Cache
 from cofe._errors import InputProblem
+from cofe._progress import progress_wanted
 from cofe._text import decode_text
 from cofe.pipeline._offline import offline_unstructured
 from cofe.runlog import ParsedDocument
@@ -565,40 +566,114 @@ def _file_key(path: Path) -> str:
     return f"{version}:{path.suffix.lower()}:{digest}"
 
 
+def page_count(path: Path) -> int:
+    """A file's pages, for progress: a PDF's (read from its page tree, not parsed), else 1."""
+    if SUPPORTED.get(path.suffix.lower()) != "pdf":
+        return 1
+    try:
+        with library_noise():  # a damaged PDF's complaints are the parse's to explain
+            from pypdf import PdfReader
+
+            return max(1, len(PdfReader(path).pages))
+    except Exception:  # unreadable here: the parse says why
+        return 1
+
+
+HEARTBEAT_SECONDS = 1.0  # how often a bar is redrawn while one long file is parsed
+
+
+@contextlib.contextmanager
+def parsing_progress(paths: list[Path], show: bool) -> Iterator[Callable[[Path | None], None]]:
+    """A progress bar over the pages of ``paths`` (documents done, pages, elapsed time, an
+    ETA from the pages parsed so far, and the file being parsed), redrawn every second while
+    one file takes long -- so ``progress_lines`` prints a line every 10 s off a terminal.
+    Yields ``step(path)``: ``path`` is being parsed now (None: the last one is done)."""
+    if not show or not paths:
+        yield lambda _path: None
+        return
+    import sys
+    import threading
+
+    from tqdm import tqdm
+
+    pages = {path: page_count(path) for path in paths}
+    bar = tqdm(
+        total=sum(pages.values()),
+        desc=f"parsing {len(paths)} document(s)",
+        unit="page",
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
+    done: list[Path] = []
+    current: list[Path] = []  # the file being parsed (none between files)
+    stop = threading.Event()
+
+    def step(path: Path | None) -> None:
+        if current:
+            bar.update(pages[current[0]])
+            done.append(current.pop())
+        if path is not None:
+            current.append(path)
+        now = f"; now {path.name} ({pages[path]} page(s))" if path is not None else ""
+        bar.set_postfix_str(f"{len(done)}/{len(paths)} documents{now}", refresh=True)
+
+    def heartbeat() -> None:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            bar.refresh()
+
+    beat = threading.Thread(target=heartbeat, name="cofe-parse-progress", daemon=True)
+    beat.start()
+    try:
+        yield step
+    finally:
+        stop.set()
+        beat.join()
+        bar.close()
+
+
 def parse_documents(
     root: str | os.PathLike[str],
     *,
     cache: Cache | None = None,
+    progress: bool | None = None,
 ) -> ParseResult:
-    """Parse every file under ``root``. A file that fails is reported and skipped."""
+    """Parse every file under ``root``. A file that fails is reported and skipped.
+    ``progress``: show a bar over documents and pages (None: when ``progress_wanted``)."""
     root = Path(root)
     started = time.perf_counter()
     result = ParseResult()
     paths = find_documents(root, result.problems)
     base = root if root.is_dir() else root.parent
-    for path in paths:
-        doc_id = doc_id_for(path, base)
-        try:
-            key = _file_key(path) if cache else None
-            stored = cache.get_json("parsed", key) if cache and key is not None else None
-            if stored is not None:  # the same bytes parsed before, perhaps under another name
-                doc = ParsedDocument.model_validate(
-                    {**stored, "doc_id": doc_id, "source": path.name}
-                )
-            else:
-                doc = parse_file(path, doc_id)
-                if cache and key is not None:
-                    cache.put_json("parsed", key, doc.model_dump(mode="json"))
-            result.documents.append(doc)
-            if doc.meta.get("warning"):  # kept, but a person should look (a guessed encoding)
-                result.problems.append(
-                    InputProblem(str(path), None, None, f"kept: {doc.meta['warning']}")
-                )
-        except Exception as error:  # any parser failure skips only this file
-            message = f"skipped: {type(error).__name__}: {error}"
-            result.problems.append(InputProblem(str(path), None, None, message))
+    show = progress_wanted() if progress is None else progress
+    with parsing_progress(paths, show) as step:
+        for path in paths:
+            step(path)
+            _parse_one(path, base, cache, result)
+        step(None)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _parse_one(path: Path, base: Path, cache: Cache | None, result: ParseResult) -> None:
+    """One file parsed (or read from the cache) into ``result``, or its problem recorded."""
+    doc_id = doc_id_for(path, base)
+    try:
+        key = _file_key(path) if cache else None
+        stored = cache.get_json("parsed", key) if cache and key is not None else None
+        if stored is not None:  # the same bytes parsed before, perhaps under another name
+            doc = ParsedDocument.model_validate({**stored, "doc_id": doc_id, "source": path.name})
+        else:
+            doc = parse_file(path, doc_id)
+            if cache and key is not None:
+                cache.put_json("parsed", key, doc.model_dump(mode="json"))
+        result.documents.append(doc)
+        if doc.meta.get("warning"):  # kept, but a person should look (a guessed encoding)
+            result.problems.append(
+                InputProblem(str(path), None, None, f"kept: {doc.meta['warning']}")
+            )
+    except Exception as error:  # any parser failure skips only this file
+        message = f"skipped: {type(error).__name__}: {error}"
+        result.problems.append(InputProblem(str(path), None, None, message))
 
 
 def documents_from_texts(texts: Iterable[tuple[str, str]]) -> list[ParsedDocument]:

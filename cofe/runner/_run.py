@@ -428,7 +428,7 @@ def run_pipeline(
         if documents is None and docs is not None:
             from cofe.pipeline import parse_documents
 
-            parsed = parse_documents(docs, cache=cache)
+            parsed = parse_documents(docs, cache=cache, progress=progress)
             documents, parse_problems = parsed.documents, parsed.problems
             timings["parse"] = parsed.seconds
             if not documents:

@@ -134,19 +134,24 @@ def run_sweep(
         from cofe.pipeline import parse_documents
 
         started = time.perf_counter()
-        parsed = parse_documents(docs, cache=cache)
+        log(f"parsing the documents of {docs} once for {len(cells)} cells")
+        parsed = parse_documents(docs, cache=cache, progress=progress)
         documents = parsed.documents
         seconds["parse"] = round(time.perf_counter() - started, 2)
-        log(f"parsed {len(documents)} documents once for {len(cells)} cells")
+        log(f"parsed {len(documents)} documents in {_duration(seconds['parse'])}")
     results: dict[str, ScoreResult] = {}
+    sweep_started = time.perf_counter()
     for position, cell in enumerate(cells, start=1):
         started = time.perf_counter()
+        log(
+            f"[{position}/{len(cells)}] {cell.name}: building the pipeline{_eta(seconds, cells, position)}"
+        )
         if factory is None:
             pipeline = load_pipeline("default", **cell.params)
         else:  # what cofe run --pipeline accepts: a cofe pipeline or a callable query -> answer
             spec = f"{getattr(factory, '__module__', '')}:{getattr(factory, '__name__', 'factory')}"
             pipeline = as_pipeline(factory(**cell.params), spec)
-        log(f"[{position}/{len(cells)}] {cell.name}")
+        log(f"[{position}/{len(cells)}] {cell.name}: answering the eval set")
         run_pipeline(
             pipeline,
             evalset,
@@ -156,14 +161,33 @@ def run_sweep(
             concurrency=concurrency,
             progress=progress,
         )
-        result = score_run(out / cell.name)
+        log(f"[{position}/{len(cells)}] {cell.name}: scoring")
+        result = score_run(out / cell.name, progress=progress)
         result.write(scores_folder(out / cell.name, ScoreConfig()), replace=True)
         results[cell.name] = result
         seconds[cell.name] = round(time.perf_counter() - started, 2)
+        log(
+            f"[{position}/{len(cells)}] {cell.name}: done in {_duration(seconds[cell.name])} "
+            f"({_duration(time.perf_counter() - sweep_started)} since the first cell)"
+        )
     means, best = rank_cells(results, alpha=alpha, resamples=resamples)
     clustered = source_clusters(results)[0] is not None
     small = sweep_small_sample(best, alpha, clustered=clustered)
     return SweepResult(cells, results, best, means, alpha, out, seconds, small)
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _eta(seconds: dict[str, float], cells: list[Cell], position: int) -> str:
+    """How long the cells left should take, from the mean of those done ("" before any)."""
+    done = [seconds[c.name] for c in cells[: position - 1] if c.name in seconds]
+    if not done:
+        return ""
+    left = (len(cells) - position + 1) * sum(done) / len(done)
+    return f" (about {_duration(left)} left for {len(cells) - position + 1} cell(s))"
 
 
 def rank_cells(
