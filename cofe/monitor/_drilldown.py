@@ -40,6 +40,10 @@ from cofe.monitor.store import (
 )
 from cofe.report import CHUNK_CHARS
 
+TEXT_CHARS = 4_000  # a query, answer or error as a window's or a round's page shows it
+LISTED_DOCS = 50  # a pool's or context's documents listed there
+WHOLE_CHARS, WHOLE_DOCS = 10 * TEXT_CHARS, 20 * LISTED_DOCS  # on the trace's own page
+
 
 class Pages(OverviewPages):
     """Every page (``templates/*.html``), from one open store."""
@@ -282,10 +286,39 @@ class Pages(OverviewPages):
         return out
 
     def _trace_body(
-        self, t: TraceRecord, *, with_query: bool = True, keywords: Sequence[str] = ()
+        self,
+        t: TraceRecord,
+        *,
+        with_query: bool = True,
+        keywords: Sequence[str] = (),
+        whole: bool = False,
     ) -> dict[str, Any]:
         """What a trace shows: query, stages and latency, error, problems, its chunks and
-        answer (``macros.html``'s ``trace_body`` writes it)."""
+        answer (``macros.html``'s ``trace_body`` writes it). Big values are cut -- on a
+        window's or a round's page at ``TEXT_CHARS`` and ``LISTED_DOCS``, on the trace's own
+        page (``whole``) at ten times that -- with a link to the trace's page: a 20 MB query
+        or a 100,000-document pool made a 42 MB page that took 16 s."""
+        chars, listed = (WHOLE_CHARS, WHOLE_DOCS) if whole else (TEXT_CHARS, LISTED_DOCS)
+        cut: list[str] = []
+
+        def text(value: str | None, what: str) -> str | None:
+            if value is None or len(value) <= chars:
+                return value
+            cut.append(f"the {what} ({len(value):,} characters)")
+            return value[:chars] + "…"
+
+        def docs(which: Sequence[Any] | None, what: str) -> list[Any] | None:
+            if which is None or len(which) <= listed:
+                return None if which is None else list(which)
+            cut.append(f"the {what} ({len(which):,} documents, {listed:,} listed)")
+            return list(which[:listed])
+
+        query, answer, error = (
+            text(t.query, "query"),
+            text(t.answer, "answer"),
+            text(t.error, "error"),
+        )
+        context, pool = docs(t.context, "context"), docs(t.pool, "pool")
         latency = " · ".join(f"{s.value} {t.latency[s]:.3f} s" for s in t.latency)
         total = (t.ended_ns - t.started_ns) / 1e9
         stages = " → ".join(s.value for s in t.stages) or "none"
@@ -295,28 +328,30 @@ class Pages(OverviewPages):
         )
         return {
             "with_query": with_query,
-            "query": t.query,
+            "query": query,
             "line": line,
             "error": None
             if t.error_stage is None
-            else {"stage": t.error_stage.value, "text": t.error or ""},
+            else {"stage": t.error_stage.value, "text": error or ""},
             "problems": list(t.problems),
-            "context": None
-            if t.context is None
-            else self._docs(t.context, t.pool, "pool", keywords),
-            "pool": None if t.pool is None else self._docs(t.pool, t.context, "context", keywords),
-            "answer": None if t.answer is None else marked(t.answer, keywords),
+            "context": None if context is None else self._docs(context, t.pool, "pool", keywords),
+            "context_total": len(t.context or ()),
+            "pool": None if pool is None else self._docs(pool, t.context, "context", keywords),
+            "pool_total": len(t.pool or ()),
+            "answer": None if answer is None else marked(answer, keywords),
+            "cut": "; ".join(cut) if cut else None,
+            "whole_href": None if whole else _href("trace", id=t.trace_id),
         }
 
     def _trace_card(
-        self, t: TraceRecord, flags: Sequence[str], value: str | None = None
+        self, t: TraceRecord, flags: Sequence[str], value: str | None = None, whole: bool = False
     ) -> dict[str, Any]:
         return {
             "slug": _slug(t.trace_id),
             "title": (t.query or "(no query)")[:160],
             "value": value,
             "flags": list(flags),
-            "body": self._trace_body(t, with_query=len(t.query or "") > 160),
+            "body": self._trace_body(t, with_query=len(t.query or "") > 160, whole=whole),
         }
 
     def trace(self, params: _Params) -> str:
@@ -343,7 +378,7 @@ class Pages(OverviewPages):
             self._subtitle(),
             nav=nav,
             cases=cases,
-            card=self._trace_card(t, self.flags(t)),
+            card=self._trace_card(t, self.flags(t), whole=True),
         )
 
     # --- one canary round ---------------------------------------------------------------------

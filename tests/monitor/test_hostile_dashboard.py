@@ -118,3 +118,31 @@ def test_a_nul_in_an_id_is_400_on_either_engine(store_location: str):
     with serving(store_location) as dashboard:
         for path in ("/trace?id=%00", "/round?id=a%00b", "/window?origin=traffic%00&start=0"):
             assert get(dashboard.port, path)[0] == 400, path
+
+
+# --- item 16: big values ---------------------------------------------------------------------------
+
+
+def test_big_values_are_cut_on_pages_with_a_link_to_the_trace(tmp_path):
+    """A 40 MB chunk, a 100,000-document pool and a 20 MB query made a 42 MB window page
+    that took 16.5 s; pages show the start of each with a link to the trace's own page."""
+    from tests.monitor.conftest import rag_trace
+    from tests.monitor.test_collector import recent
+
+    location = str(tmp_path / "monitor.db")
+    query, answer = "why " + "q" * 5_000_000, "a" * 5_000_000
+    pool = ["c" * 2_000_000] + [f"document {i}" for i in range(20_000)]
+    with MonitorStore(location, window_seconds=60) as store:
+        spans = recent(rag_trace(trace=f"{7:032x}", query=query, pool=pool, answer=answer))
+        store.ingest(spans)
+        store.refresh()
+        start = store.window_of(spans[0].start_ns)
+    with serving(location) as dashboard:
+        for path in (f"/window?origin=traffic&start={start}", f"/trace?id={7:032x}"):
+            began = time.monotonic()
+            status, _, body = get(dashboard.port, path)
+            took = time.monotonic() - began
+            assert status == 200 and len(body) < 2_000_000 and took < 10, (path, len(body), took)
+            assert b"Shortened" in body and b"20,001 documents" in body
+        status, _, body = get(dashboard.port, f"/window?origin=traffic&start={start}")
+        assert f"trace?id={7:032x}".encode() in body
