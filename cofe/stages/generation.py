@@ -192,6 +192,10 @@ def _partly_declined(
     return out, declines.reason if whole else None
 
 
+# the matcher's rules that find another value stated in the point's place
+_STATED_OTHERWISE = frozenset(("other-value", "figure-missing", "conclusion"))
+
+
 def _contradicts(decision: PointDecision) -> bool:
     """The matcher found another value of the point stated: an answer, not a decline."""
-    return decision.decision is Decision.ABSENT and "other-value" in decision.rules
+    return decision.decision is Decision.ABSENT and not _STATED_OTHERWISE.isdisjoint(decision.rules)
