@@ -29,7 +29,7 @@ import threading
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -41,9 +41,10 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cofe.monitor._asgi import AsgiServer, Guard
+from cofe.monitor._bodies import _ByteBudget, _read_body
 from cofe.monitor._http import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_REQUEST_SECONDS,
@@ -68,39 +69,6 @@ MAX_BODY = 64 * 1024 * 1024
 MAX_SPANS = 50_000  # spans in one request (an SDK's batch is 512 by default)
 PARALLEL_BODIES = 2  # bodies inflated and decoded at once (each may take ~10x its size)
 RETRY_AFTER_SECONDS = 1  # a busy collector's 503 asks the exporter to wait this long
-
-
-class _ByteBudget:
-    """Bytes of request bodies held at once: a body is read only when its Content-Length
-    fits (small batches pass while a few large ones are read; memory stays bounded)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit, self.held = limit, 0
-        self._changed = threading.Condition()
-
-    def acquire(self, n: int, timeout: float) -> bool:
-        with self._changed:
-            if not self._changed.wait_for(lambda: self.held + n <= self.limit, timeout):
-                return False
-            self.held += n
-            return True
-
-    def exchange(self, held: int, wanted: int, timeout: float) -> bool:
-        """Give back ``held`` bytes and wait for ``wanted`` instead (a compressed body's
-        share swapped for its inflated size). Nothing is held while waiting -- two bodies
-        each waiting for the other's share cannot stall -- and nothing when it fails."""
-        with self._changed:
-            self.held -= held
-            self._changed.notify_all()
-            if not self._changed.wait_for(lambda: self.held + wanted <= self.limit, timeout):
-                return False
-            self.held += wanted
-            return True
-
-    def release(self, n: int) -> None:
-        with self._changed:
-            self.held -= n
-            self._changed.notify_all()
 
 
 @dataclass
@@ -487,36 +455,3 @@ class _TokenCheck:
 
 def _text(status: int, message: str, headers: dict[str, str]) -> Response:
     return PlainTextResponse(message + "\n", status, headers)
-
-
-BODY_GRACE_SECONDS = 2.0  # a body is judged on its pace only after this long
-
-
-async def _read_body(request: Request, length: int, seconds: float) -> bytes | None:
-    """The body, ``length`` bytes, filled in place as it arrives (one copy held: a bytearray
-    both decoders and zlib take as bytes); None if the sender stopped short, or once its
-    pace says it cannot arrive within the request's ``seconds``: its share of the memory
-    budget was taken for the whole body, and a sender declaring 64 MB then sending 1 kB/s
-    held it until the deadline, every other batch answered 503 meanwhile."""
-    body, filled = bytearray(length), 0
-    started = time.monotonic()
-    while filled < length:
-        message: Message | None = None
-        with anyio.move_on_after(1.0):  # uvicorn's receive may be cancelled and called again
-            message = await request.receive()
-        if message is not None:
-            if message["type"] != "http.request":
-                return None  # the client went away
-            chunk = message.get("body", b"")
-            if filled + len(chunk) > length:
-                return None  # more than announced (h11 would not pass it)
-            body[filled : filled + len(chunk)] = chunk
-            filled += len(chunk)
-            if not message.get("more_body", False):
-                break
-        elapsed = time.monotonic() - started
-        if elapsed >= BODY_GRACE_SECONDS and filled < length:
-            rate = filled / elapsed
-            if filled + rate * (seconds - elapsed) < length:
-                return None  # hopeless: it would miss the deadline at this pace
-    return cast(bytes, body) if filled == length else None

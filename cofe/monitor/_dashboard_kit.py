@@ -261,3 +261,37 @@ class _Params:
         if number is not None and number >= LATEST_NS:
             raise BadRequest(f"the parameter {name} is past 2100 (a time in ns since 1970)")
         return number
+
+
+TEXT_CHARS = 4_000  # a query, answer or error as a window's or a round's page shows it
+LISTED_DOCS = 50  # a pool's or context's documents listed there
+WHOLE_CHARS, WHOLE_DOCS = 10 * TEXT_CHARS, 20 * LISTED_DOCS  # on the trace's own page
+
+
+def shortened(t: Any, whole: bool) -> tuple[Any, ...]:
+    """A trace's query, answer, error, context and pool as a page shows them -- cut at
+    ``TEXT_CHARS`` and ``LISTED_DOCS`` (``whole``: the trace's own page, at ``WHOLE_*``) --
+    and what was cut, said (None: nothing)."""
+    chars, listed = (WHOLE_CHARS, WHOLE_DOCS) if whole else (TEXT_CHARS, LISTED_DOCS)
+    cut: list[str] = []
+
+    def text(value: str | None, what: str) -> str | None:
+        if value is None or len(value) <= chars:
+            return value
+        cut.append(f"the {what} ({len(value):,} characters)")
+        return value[:chars] + "…"
+
+    def docs(which: Any, what: str) -> list[Any] | None:
+        if which is None or len(which) <= listed:
+            return None if which is None else list(which)
+        cut.append(f"the {what} ({len(which):,} documents, {listed:,} listed)")
+        return list(which[:listed])
+
+    return (
+        text(t.query, "query"),
+        text(t.answer, "answer"),
+        text(t.error, "error"),
+        docs(t.context, "context"),
+        docs(t.pool, "pool"),
+        "; ".join(cut) if cut else None,
+    )

@@ -28,6 +28,7 @@ from cofe.monitor._dashboard_kit import (
     _slug,
     evidence_keywords,
     fmt_value,
+    shortened,
     utc,
 )
 from cofe.monitor._overview import OverviewPages
@@ -39,10 +40,6 @@ from cofe.monitor.store import (
     CanaryCase,
 )
 from cofe.report import CHUNK_CHARS
-
-TEXT_CHARS = 4_000  # a query, answer or error as a window's or a round's page shows it
-LISTED_DOCS = 50  # a pool's or context's documents listed there
-WHOLE_CHARS, WHOLE_DOCS = 10 * TEXT_CHARS, 20 * LISTED_DOCS  # on the trace's own page
 
 
 class Pages(OverviewPages):
@@ -298,27 +295,7 @@ class Pages(OverviewPages):
         window's or a round's page at ``TEXT_CHARS`` and ``LISTED_DOCS``, on the trace's own
         page (``whole``) at ten times that -- with a link to the trace's page: a 20 MB query
         or a 100,000-document pool made a 42 MB page that took 16 s."""
-        chars, listed = (WHOLE_CHARS, WHOLE_DOCS) if whole else (TEXT_CHARS, LISTED_DOCS)
-        cut: list[str] = []
-
-        def text(value: str | None, what: str) -> str | None:
-            if value is None or len(value) <= chars:
-                return value
-            cut.append(f"the {what} ({len(value):,} characters)")
-            return value[:chars] + "…"
-
-        def docs(which: Sequence[Any] | None, what: str) -> list[Any] | None:
-            if which is None or len(which) <= listed:
-                return None if which is None else list(which)
-            cut.append(f"the {what} ({len(which):,} documents, {listed:,} listed)")
-            return list(which[:listed])
-
-        query, answer, error = (
-            text(t.query, "query"),
-            text(t.answer, "answer"),
-            text(t.error, "error"),
-        )
-        context, pool = docs(t.context, "context"), docs(t.pool, "pool")
+        query, answer, error, context, pool, cut = shortened(t, whole)
         latency = " · ".join(f"{s.value} {t.latency[s]:.3f} s" for s in t.latency)
         total = (t.ended_ns - t.started_ns) / 1e9
         stages = " → ".join(s.value for s in t.stages) or "none"
@@ -339,7 +316,7 @@ class Pages(OverviewPages):
             "pool": None if pool is None else self._docs(pool, t.context, "context", keywords),
             "pool_total": len(t.pool or ()),
             "answer": None if answer is None else marked(answer, keywords),
-            "cut": "; ".join(cut) if cut else None,
+            "cut": cut,
             "whole_href": None if whole else _href("trace", id=t.trace_id),
         }
 
