@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cofe.refusal._rules import Kind, RefusalRule, of_kind
+from cofe.refusal._rules import Kind, RefusalRule, may_decline, of_kind
 
 
 class Extent(StrEnum):
@@ -55,19 +55,32 @@ class Decline:
         return f'{self.rule}: "{self.phrase}"'
 
 
+_BARE_LONGEST = 40  # characters: a bare decline is a few words ("cannot be determined")
 _FOLD = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _STRIP = " \t\r\n\"'`*_#>-—–()[]「」『』“”‘’《》.!?;:,。！？；：，、"
 # markdown that carries no words: emphasis, headings, list markers, table rules
 _MARKDOWN = re.compile(r"\*\*|__|^#{1,6}\s+|^\s*(?:[-*+•]|\d+[.)])\s+|\|", re.MULTILINE)
 # quoted speech: a decline inside it is reported, not made (straight quotes only when they
 # pair on one line, so an apostrophe never opens a quote)
+_MARKS = frozenset("*_#|•-+\n")  # a text without them has no markdown to drop
 _QUOTED = re.compile(r"“[^”]{0,400}”|「[^」]{0,400}」|『[^』]{0,400}』|\"[^\"\n]{0,400}\"")
 _SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|[。！？；\n]+")  # not the dots in "u.s." or "3.5"
 
 
 def fold(answer: str) -> str:
-    text = unicodedata.normalize("NFKC", answer).translate(_FOLD).lower()
-    return " ".join(_MARKDOWN.sub(" ", text).split()) if text.strip() else ""
+    """The answer as the rules read it: NFKC (ASCII already is), straight apostrophes, lower
+    case, markdown marks dropped, spaces single."""
+    text = _folded(answer)
+    if _MARKS.intersection(text):
+        text = _MARKDOWN.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _folded(answer: str) -> str:
+    """NFKC (skipped where the text already is), straight apostrophes, lower case."""
+    if not (answer.isascii() or unicodedata.is_normalized("NFKC", answer)):
+        answer = unicodedata.normalize("NFKC", answer)
+    return answer.translate(_FOLD).lower()
 
 
 def sentences(text: str) -> list[str]:
@@ -96,16 +109,24 @@ def _strip_lead_ins(sentence: str) -> tuple[str, tuple[str, ...]]:
     return rest, tuple(used)
 
 
-def _declines(sentence: str) -> tuple[RefusalRule, re.Match[str], str, tuple[str, ...]] | None:
+def _declines(
+    sentence: str, candidates: frozenset[str] | None = None
+) -> tuple[RefusalRule, re.Match[str], str, tuple[str, ...]] | None:
     """The decline rule a sentence opens with (after lead-ins), else one found anywhere in
-    it; with the match, the text it matched in and the lead-ins stripped."""
+    it; with the match, the text it matched in and the lead-ins stripped. ``candidates``:
+    the rules worth trying (``may_decline`` of the sentence when not given)."""
+    if candidates is None:
+        candidates = may_decline(sentence)
+    rules = [rule for rule in of_kind(Kind.DECLINE) if rule.name in candidates]
+    if not rules:
+        return None
     rest, leads = _strip_lead_ins(sentence)
-    for rule in of_kind(Kind.DECLINE):
+    for rule in rules:
         if not rule.anywhere:
             found = rule.regex.match(rest)
             if found is not None:
                 return rule, found, rest, leads
-    for rule in of_kind(Kind.DECLINE):
+    for rule in rules:
         if rule.anywhere:
             found = rule.regex.search(sentence)
             if found is not None:
@@ -120,16 +141,25 @@ def _first(kind: Kind, text: str) -> str:
 
 def read_decline(answer: str) -> Decline | None:
     """The answer's first decline and its extent, or None when it declines nothing."""
-    text = fold(answer)
-    if not text:
-        return None  # nothing was generated to decline with
-    bare = text.strip(_STRIP)
-    for rule in of_kind(Kind.BARE):
-        if rule.regex.fullmatch(bare):
-            return Decline(rule.name, bare, bare, Extent.WHOLE)
+    quick = _folded(answer)
+    if len(quick) <= 2 * _BARE_LONGEST:  # a bare decline is short: read it folded
+        bare = fold(answer).strip(_STRIP)
+        if not bare:
+            return None  # nothing was generated to decline with
+        for rule in of_kind(Kind.BARE):
+            if rule.regex.fullmatch(bare):
+                return Decline(rule.name, bare, bare, Extent.WHOLE)
+    # the words a decline rule needs hold across markdown and spaces (none span them)
+    candidates = may_decline(" ".join(quick.split()))
+    if not candidates:
+        return None  # no word any decline rule needs: the common case, one pass
     parts = sentences(_lines(answer))
     first = next(
-        ((at, s, found) for at, s in enumerate(parts) if (found := _declines(s)) is not None),
+        (
+            (at, s, found)
+            for at, s in enumerate(parts)
+            if (found := _declines(s, candidates)) is not None
+        ),
         None,
     )
     if first is None:

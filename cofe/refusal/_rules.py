@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from importlib import resources
+from typing import Any
 
 
 class Kind(StrEnum):
@@ -36,6 +37,9 @@ class RefusalRule:
     anywhere: bool  # a decline found anywhere in a sentence, not only at its start
     reaches: tuple[str, ...]
     misses: tuple[str, ...]
+    # words one of which a text must hold for the rule to be tried (a decline rule's cheap
+    # test, read for all rules at once by ``may_decline``)
+    needs: tuple[str, ...] = ()
 
 
 class RuleError(ValueError):
@@ -77,11 +81,14 @@ def parse_rules(data: dict[str, object]) -> tuple[RefusalRule, ...]:
                 anywhere=table.get("where", "start") == "anywhere",
                 reaches=tuple(table["reaches"]),
                 misses=tuple(table["misses"]),
+                needs=tuple(table.get("needs", ())),
             )
         except (KeyError, ValueError, re.error) as error:
             raise RuleError(f"refusal rule {name!r}: {error}") from error
         if not rule.reaches or not rule.misses:
             raise RuleError(f"refusal rule {name!r} needs examples it reaches and misses")
+        if kind is Kind.DECLINE and not rule.needs:
+            raise RuleError(f"decline rule {name!r} needs its 'needs' words (a cheap test)")
         rules.append(rule)
     return tuple(rules)
 
@@ -96,3 +103,25 @@ def rules() -> tuple[RefusalRule, ...]:
 @cache
 def of_kind(kind: Kind) -> tuple[RefusalRule, ...]:
     return tuple(rule for rule in rules() if rule.kind is kind)
+
+
+@cache
+def _needs_automaton() -> Any:  # ahocorasick.Automaton: the C extension ships no types
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
+    for rule in of_kind(Kind.DECLINE):
+        for word in rule.needs:
+            names = automaton.get(word, frozenset())
+            automaton.add_word(word, names | {rule.name})
+    automaton.make_automaton()
+    return automaton
+
+
+def may_decline(text: str) -> frozenset[str]:
+    """The decline rules whose ``needs`` words the text holds, in one Aho-Corasick pass (the
+    library cofe matches keywords with): most answers hold none and decline nothing."""
+    found: set[str] = set()
+    for _, names in _needs_automaton().iter(text):
+        found |= names
+    return frozenset(found)
