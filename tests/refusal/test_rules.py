@@ -50,6 +50,9 @@ def test_rules_without_examples_or_with_unknown_pieces_are_refused():
         parse_rules({"rule": {"r": {**table, "pattern": "{nope}", "misses": ["y"]}}})
     with pytest.raises(RuleError, match="'r'"):
         parse_rules({"rule": {"r": {**table, "kind": "sometimes", "misses": ["y"]}}})
+    with pytest.raises(RuleError, match="needs"):  # a decline rule names its cheap test
+        parse_rules({"rule": {"r": {**table, "misses": ["y"]}}})
+    assert parse_rules({"rule": {"r": {**table, "misses": ["y"], "needs": ["x"]}}})
 
 
 def test_names_are_unique():
