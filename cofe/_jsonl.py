@@ -8,6 +8,7 @@ new records are added, so one crash never corrupts the next record.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -34,6 +35,8 @@ def read_jsonl(
     name = str(path)
     with path.open("rb") as handle:
         for index, raw in enumerate(handle, start=1):
+            if index == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]  # an editor's UTF-8 mark, not the record
             if not raw.strip():
                 continue
             try:  # fast path: pydantic parses and validates the bytes in one go
