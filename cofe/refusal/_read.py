@@ -167,13 +167,20 @@ def read_decline(answer: str) -> Decline | None:
     at, sentence, (rule, match, within, leads) = first
     later = parts[at + 1 :]
     explaining = [bool(_declines(s) or _first(Kind.EXPLAINS, s)) for s in later]
-    turn = _first(Kind.TURN, within[match.end() :]) or next(
-        (
-            name
-            for s, explains in zip(later, explaining, strict=True)
-            if not explains and (name := _first(Kind.TURN, s))
-        ),
-        "",
+    # after an answer, a decline of anything further ("The context does not provide any
+    # other information") declines what goes beyond it: the answer stands
+    beyond = _first(Kind.BEYOND, within[match.end() :]) if at > 0 else ""
+    turn = (
+        beyond
+        or _first(Kind.TURN, within[match.end() :])
+        or next(
+            (
+                name
+                for s, explains in zip(later, explaining, strict=True)
+                if not explains and (name := _first(Kind.TURN, s))
+            ),
+            "",
+        )
     )
     others = tuple(s for s, explains in zip(later, explaining, strict=True) if not explains)
     if turn:

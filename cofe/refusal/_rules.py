@@ -24,6 +24,7 @@ class Kind(StrEnum):
     DECLINE = "decline"  # a sentence that declines
     LEAD_IN = "lead_in"  # a courtesy or attribution a decline opens with
     TURN = "turn"  # after a decline, a turn towards an answer anyway
+    BEYOND = "beyond"  # a decline, after an answer, of anything further than it gave
     EXPLAINS = "explains"  # a later sentence that explains the decline
 
 

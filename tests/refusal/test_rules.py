@@ -21,7 +21,7 @@ def _reached(rule_name: str, kind: Kind, answer: str) -> bool:
         return found is not None and found.rule == rule_name
     if kind is Kind.LEAD_IN:
         return found is not None and rule_name in found.lead_ins
-    if kind is Kind.TURN:
+    if kind in (Kind.TURN, Kind.BEYOND):
         return found is not None and found.extent is Extent.ANSWERED and found.turn == rule_name
     rule = next(r for r in rules() if r.name == rule_name)  # explains: sentence by sentence
     return any(rule.regex.search(s) for s in sentences(answer.lower()))
