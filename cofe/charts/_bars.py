@@ -24,10 +24,12 @@ def grouped_bars(
     width: int = 640,
     height: int = 240,
     colours: dict[str, str] | None = None,
+    value_labels: bool = False,
 ) -> Markup:
     """One group of bars per category, one bar per series (run); values in [0, top].
-    ``colours``: a series' colour by name (default: the palette in order)."""
-    left, bottom, head = 40, 40, 28
+    ``colours``: a series' colour by name (default: the palette in order); ``value_labels``:
+    each bar's value written above it (a reader compares figures, not bar heights)."""
+    left, bottom, head = 40, 40, 38 if value_labels else 28  # room for a full bar's label
     plot_w, plot_h = width - left - 10, height - bottom - head
     names = list(series)
     group_w = plot_w / max(len(categories), 1)
@@ -67,6 +69,8 @@ def grouped_bars(
         width=width,
         height=height,
         title=title,
+        value_labels=value_labels,
+        label_size=9 if bar_w >= 22 else 7,
         left=left,
         right_x=width - 10,
         ticks=ticks,
@@ -79,15 +83,17 @@ def grouped_bars(
 def histogram(
     values: Sequence[float], *, title: str, bins: int = 10, width: int = 220, height: int = 120
 ) -> Markup:
-    """Counts of values in equal bins over [min, max] (a single value: one bar), on a
-    y-axis of counts."""
+    """Counts of values in equal bins over [min, max], on a y-axis of counts; values all
+    equal are said in words ("all 1.00"), not drawn as one bar on an axis "1.00 ... 1.00"."""
     left, right, bottom, head = 30, 6, 18, 18
     plot_w, plot_h = width - left - right, height - bottom - head
     frame: dict[str, Any] = {"width": width, "height": height, "title": title}
     if not values:
         return render("histogram.svg", **frame, bars=[])
     low, high = min(values), max(values)
-    span = high - low or 1.0
+    if low == high:
+        return render("histogram.svg", **frame, bars=[], constant=f"all {low:.2f}", n=len(values))
+    span = high - low
     counts = [0] * bins
     for value in values:
         counts[min(int((value - low) / span * bins), bins - 1)] += 1

@@ -27,7 +27,7 @@ from cofe._version import __version__
 from cofe.chain import PASSES
 from cofe.chain import STEPS as CHAIN_STEPS
 from cofe.charts import STYLESHEET, grouped_bars, histogram, intervals, verdict_colour
-from cofe.compare import ALL, Comparison
+from cofe.compare import ALL, Comparison, in_pipeline_order
 from cofe.diagnose import STEPS
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
 from cofe.judges import Judgement, read_judgements
@@ -39,6 +39,7 @@ from cofe.matching import (
     normalize_strict,
     strict_tokens,
 )
+from cofe.report._top import headline, pipelines, scoring_label
 from cofe.results import ScoreResult
 from cofe.runlog import RunLog
 from cofe.stages import Outputs, read_compact
@@ -97,8 +98,13 @@ def render_report(
     max_cases: int = MAX_CASES,
 ) -> str:
     names = [r.name for r in runs]
+    shown = sum(
+        min(max_cases, int((~r.result.verdicts["verdict"].isin(_GOOD)).sum())) for r in runs
+    )
     body = [
+        headline(runs, comparison, shown),
         _overview(runs),
+        pipelines(runs),
         _waterfall(runs),
         _verdicts(runs),
         _refusals(runs),
@@ -146,11 +152,20 @@ def _overview(runs: Sequence[RunForReport]) -> str:
                 int((verdicts != "unscorable").sum()),
                 " → ".join(shape.get("stages", [])),
                 shape.get("top_k"),
-                r.config.label() or "defaults",
+                scoring_label(run),
                 len(r.problems),
             ]
         )
-    header = ["run", "run id", "samples", "scored", "stages", "top-K", "settings", "problems"]
+    header = [
+        "run",
+        "run id",
+        "samples",
+        "scored",
+        "stages",
+        "top-K",
+        "scoring settings",
+        "problems",
+    ]
     return f"<section><h2>Runs</h2>{_table(header, rows)}</section>"
 
 
@@ -162,6 +177,7 @@ def _waterfall(runs: Sequence[RunForReport]) -> str:
         steps,
         series,
         title="Loss waterfall: share of information points still present after each step",
+        value_labels=True,
     )
     return f"<section id='waterfall'><h2>Where information is lost</h2>{chart}</section>"
 
@@ -302,13 +318,15 @@ def _comparison(comparison: Comparison) -> str:
     d = comparison.differences
     if d.empty:
         return ""
-    d = d[d.query_type == ALL]
+    d = in_pipeline_order(d[d.query_type == ALL])  # the chain's order, whoever built it
     parts = [
         f"<p class='muted'>{escape(comparison.clustering)}. Holm-corrected over every "
         "distinct test (measure, query type, pair; a measure whose values repeat an "
         "earlier one's is that test, counted once); bold: p_holm &lt; "
         f"{comparison.alpha:g}.</p>"
     ]
+    if comparison.small_sample:
+        parts.append(f"<p>{escape(comparison.small_sample)}</p>")
     for (a, b), pair in d.groupby(["a", "b"], sort=False):
         records = pair.to_dict("records")
         labels = [f"{r['step']}/{r['measure']}" for r in records]
