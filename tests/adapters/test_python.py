@@ -209,4 +209,11 @@ def test_retrieval_may_return_derived_items_with_their_sources(tmp_path, small_d
     verdicts = result.verdicts.set_index("sample_id")
     assert verdicts.at["q1", "verdict"] == "derivation_lost"
     assert "which holds the point, but its own text dropped it" in verdicts.at["q1", "explanation"]
-    assert result.view().refusal_rates() == {"answered": 3, "refused": 3, "rate": 1.0}
+    # q1's point never reached the generator (the summary dropped it): it declined rightly
+    assert result.view().refusal_rates() == {
+        "answered": 3,
+        "refused": 3,
+        "rate": 1.0,
+        "context_held": 2,
+        "context_lacked": 1,
+    }
