@@ -25,13 +25,23 @@ def _docs(tmp_path: Path) -> Path:
     return docs
 
 
+def _evalset(tmp_path: Path) -> Path:
+    # an eval set that exists: a missing one is refused by its flag before any probe
+    path = tmp_path / "eval.jsonl"
+    path.write_text(
+        '{"id": "q1", "query": "Where is the Eiffel Tower?", "fine_keywords": [["Paris"]]}\n',
+        encoding="utf-8",
+    )
+    return path
+
+
 def _run_args(tmp_path: Path, url: str, model: str = "m") -> list[str]:
     return [
         "run",
         "--docs",
         str(_docs(tmp_path)),
         "--evalset",
-        str(tmp_path / "eval.jsonl"),
+        str(_evalset(tmp_path)),
         "--out",
         str(tmp_path / "run"),
         "--generator",
