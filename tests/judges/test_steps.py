@@ -62,8 +62,11 @@ def scripted(messages, request) -> str:
     if "whether a statement" in system:  # a step: one reference claim
         stated = fields["Statement"] == "The Denver Broncos won."
         return json.dumps({"answer": stated, "context": stated})
-    # the whole answer: no claim listed, the points, correctness, useful chunks
-    assert "Answer claims: \n" in user + "\n" and "Reference claims" not in user
+    # the whole answer: no claim listed, the points, correctness, useful chunks; a dense
+    # mode's whole prompt (claims listed) gets an invalid reply, as a weak model's would be:
+    # a 5xx would now count toward the endpoint being down
+    if "Answer claims: \n" not in user + "\n" or "Reference claims" in user:
+        return "not the reply this stand-in scripts"
     return json.dumps(
         {
             "points": [{"point": 0, "answer": "support", "context": "support"}],
