@@ -277,7 +277,7 @@ def main() -> None:
         "| incorrect passed | blame precision | undecided | declined right |"
     )
     print(head)
-    print("|---" * 10 + "|")
+    print("|---" * 9 + "|")
     for name, f in table.items():
         print(
             f"| {name} | {f['answers']} | {_pct(f['correct_blamed'])} | "
