@@ -207,7 +207,13 @@ def _held(value: Any) -> bool:
 
 
 def _missing(value: Any) -> bool:
-    return value is None or value != value or str(value) in ("", "<NA>", "nan")
+    """None, NaN or pandas' NA (whose comparisons are neither true nor false) -- or blank."""
+    if value is None or (isinstance(value, str) and not value):
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:  # pandas.NA: "boolean value of NA is ambiguous"
+        return True
 
 
 def _chunks(log: RunLog, ranked: Iterable[RankedChunk] | None) -> list[Chunk]:
@@ -579,7 +585,7 @@ def _read_done(folder: Path) -> dict[str, ReplayRecord]:
         return {}
     done = {}
     for _, item in read_jsonl(path, ReplayRecord):
-        if isinstance(item, ReplayRecord):
+        if isinstance(item, ReplayRecord) and item.error is None:  # a failed one is retried
             done[item.key] = item
     return done
 
@@ -640,7 +646,9 @@ def replay_run(
                 target, oracle, replayable, log, corpus_key if oracle is Oracle.CHUNKING else None
             )
             kept = done.get(key)
-            if kept is None:
+            if kept is not None:
+                kept = kept.model_copy(update={"cached": True})  # no call made this pass
+            else:
                 cached = store.get_json(CACHE_KIND, key)
                 if isinstance(cached, dict):
                     try:

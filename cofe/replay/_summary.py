@@ -100,7 +100,15 @@ def stage_fixes(run: ReplayRun) -> list[StageFix]:
     rows: list[tuple[str, Oracle, str, Any]] = []
     if Oracle.CHUNKING not in run.plan.why_not:
         rows.append(("chunking", Oracle.CHUNKING, "re-chunked so no lost point is cut", None))
-    rows.append(("retrieval", Oracle.POOL, "oracle chunks first in the pool", None))
+    # a sample whose oracle is a source span needs chunking fixed first: not retrieval's
+    rows.append(
+        (
+            "retrieval",
+            Oracle.POOL,
+            "oracle chunks first in the pool, where no point needs a source span",
+            lambda sid: not oracle_of[sid].spans,
+        )
+    )
     if run.has_reranker:
         rows.append(
             (
@@ -229,7 +237,7 @@ def headline(fixes: list[StageFix]) -> str:
         return "no stage's oracle recovered an answer: fix the generator first"
     iv = best.interval
     return (
-        f"fix the {best.stage} first: +{best.recovered} answers "
+        f"fix the {best.stage} first: +{best.recovered} answer{'' if best.recovered == 1 else 's'} "
         f"({_pct(iv.estimate)} of {iv.n} samples, 95% CI [{_pct(iv.low)}, {_pct(iv.high)}])"
     )
 

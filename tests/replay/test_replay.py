@@ -1,0 +1,201 @@
+"""cofe replay on a tiny scripted run: one sample per verdict class, cofe's extractive generator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cofe import InputError
+from cofe._cache import Cache
+from cofe.replay import (
+    REPLAY_FILE,
+    Oracle,
+    ReplayStopped,
+    find_oracles,
+    plan_replay,
+    rebuild,
+    replay_run,
+    stage_fixes,
+    to_dict,
+    verdict_checks,
+)
+from cofe.runlog import read_run
+from cofe.runner import run_pipeline
+from cofe.stages import ScoreConfig, score_to_folder
+from tests.replay import _tiny
+
+SPEC = "tests.replay._tiny:build"
+
+
+@pytest.fixture
+def scored(tmp_path: Path) -> Path:
+    evalset = _tiny.write(tmp_path)
+    run = tmp_path / "run"
+    run_pipeline(_tiny.build(), evalset, run, documents=_tiny.documents(), progress=False)
+    score_to_folder(run)
+    return run
+
+
+def _verdicts(run: Path) -> dict[str, str]:
+    lines = (run / "scores" / "verdicts.jsonl").read_text().splitlines()
+    return {row["sample_id"]: row["verdict"] for row in map(json.loads, lines)}
+
+
+def test_the_fixture_has_one_sample_per_verdict_class(scored: Path) -> None:
+    assert _verdicts(scored) == {
+        "pass": "pass",
+        "retrieval": "not_retrieved",
+        "reranking": "cut_by_rerank",
+        "generation": "not_in_answer",
+        "chunking": "chunk_split",
+    }
+
+
+def test_oracle_chunks_hold_the_lost_point_and_a_cut_point_gets_its_source_span(
+    scored: Path,
+) -> None:
+    log = read_run(scored)
+    samples = {s.id: s for s in _tiny.samples()}
+    ids = ["retrieval", "reranking", "generation", "chunking"]
+    found = find_oracles(log, [samples[i] for i in ids], dict.fromkeys(ids, [0]), ScoreConfig(), 1)
+    assert [c.chunk_id for c in found["retrieval"].chunks] == ["australia#1"]
+    assert not found["retrieval"].in_pool  # the retriever never returned it
+    assert [c.chunk_id for c in found["reranking"].chunks] == ["japan#1"]
+    assert found["reranking"].in_pool and not found["reranking"].in_context
+    # the holder the run already gave the generator is chosen, not another one
+    assert found["generation"].in_context
+    span = found["chunking"].chunks[0]
+    assert found["chunking"].spans == (0,) and span.is_derived
+    assert "Madrid" in span.text  # no chunk holds it; the source span does, whole
+
+
+def test_each_verdict_is_checked_by_its_own_oracle(scored: Path, tmp_path: Path) -> None:
+    replayed = replay_run(scored, pipeline=SPEC, out=tmp_path / "replay")
+    ok = replayed.answer_ok
+    # retrieval lost it: the pool oracle, the run's own reranker after it, brings it back
+    assert ok[("retrieval", Oracle.POOL)]
+    # reranking lost it: the same chunk first in the pool is cut again by the reranker ...
+    assert not ok[("reranking", Oracle.POOL)]
+    # ... and first in the context it is answered
+    assert ok[("reranking", Oracle.CONTEXT)]
+    # the generator had the point and missed it: the oracle context changes nothing
+    assert not ok[("generation", Oracle.CONTEXT)]
+    assert not ok[("generation", Oracle.NO_NOISE)]
+    # chunking cut it: the source span, whole, reaches the answer
+    assert ok[("chunking", Oracle.CONTEXT)]
+    # the built-in pipeline alone can be re-chunked: one line says so, the others ran
+    assert "built-in pipeline" in replayed.plan.why_not[Oracle.CHUNKING]
+    assert not any(o is Oracle.CHUNKING for _, o in replayed.records)
+    checks = {c.verdict: c for c in verdict_checks(replayed)}
+    assert {v: (c.oracle, c.replayed, c.confirmed) for v, c in checks.items()} == {
+        "not_retrieved": (Oracle.POOL, 1, 1),
+        "cut_by_rerank": (Oracle.CONTEXT, 1, 1),
+        "not_in_answer": (Oracle.CONTEXT, 1, 1),  # confirmed: not recovered
+        "chunk_split": (Oracle.CONTEXT, 1, 1),  # the span stands in for re-chunking
+    }
+    assert checks["not_in_answer"].unrecovered[0]["answer_after"] == "Italy has many cities."
+
+
+def test_fix_value_is_a_share_of_all_samples_with_compares_interval(
+    scored: Path, tmp_path: Path
+) -> None:
+    replayed = replay_run(scored, pipeline=SPEC, out=tmp_path / "replay")
+    fixes = {f.stage: f for f in stage_fixes(replayed)}
+    # retrieval: only the sample retrieval lost (the span sample needs chunking first)
+    assert (fixes["retrieval"].recovered, fixes["retrieval"].replayed) == (1, 3)
+    # reranking: the context oracle where the pool already held the chunk
+    assert (fixes["reranking"].recovered, fixes["reranking"].replayed) == (1, 2)
+    assert fixes["(ceiling)"].recovered == 3
+    interval = fixes["(ceiling)"].interval
+    assert interval.n == 5 and interval.estimate == pytest.approx(3 / 5)
+    assert interval.low <= interval.estimate <= interval.high
+    data = to_dict(replayed)
+    assert data["headline"].startswith("fix the retrieval first: +1 answer ")
+    json.dumps(data)  # every value is JSON
+
+
+def test_a_second_pass_calls_nothing_and_a_torn_line_is_redone(
+    scored: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "replay"
+    cache = Cache(tmp_path / "cache")
+    _tiny.CALLS.clear()
+    first = replay_run(scored, pipeline=SPEC, out=out, cache=cache)
+    made = _tiny.CALLS["generate"]
+    assert made == len(first.records) == 12
+    # a pass killed mid-line: the torn line is cut, its replay comes from the cache
+    path = out / REPLAY_FILE
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:5]) + lines[5][:20])
+    _tiny.CALLS.clear()
+    second = replay_run(scored, pipeline=SPEC, out=out, cache=cache)
+    assert _tiny.CALLS["generate"] == 0
+    assert second.answer_ok == first.answer_ok
+    assert all(r.cached for r in second.records.values())  # a previous pass's, or the cache's
+    # without the cache, what replay.jsonl holds is still not asked again
+    _tiny.CALLS.clear()
+    replay_run(scored, pipeline=SPEC, out=out)
+    assert _tiny.CALLS["generate"] == 0
+
+
+def test_selection_by_verdict_sample_and_limit(scored: Path, tmp_path: Path) -> None:
+    replayable = rebuild(read_run(scored), SPEC, None)
+    plan, *_ = plan_replay(scored, verdicts=["cut_by_rerank"], replayable=replayable)
+    assert [t.sample.id for t in plan.targets] == ["reranking"]
+    plan, *_ = plan_replay(scored, samples=["pass"], replayable=replayable)
+    assert [t.verdict for t in plan.targets] == ["pass"]  # asked for by name: replayed
+    plan, *_ = plan_replay(scored, limit=2, replayable=replayable)
+    assert len(plan.targets) == 2
+    assert plan.calls == {"generation": 6, "reranking": 2}
+    with pytest.raises(InputError, match="no scored sample 'nope'"):
+        plan_replay(scored, samples=["nope"], replayable=replayable)
+
+
+def test_a_generator_failing_sample_after_sample_stops_the_pass(
+    scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COFE_TEST_GENERATOR_DOWN", "1")
+    with pytest.raises(ReplayStopped, match="failed 5 samples in a row .*ConnectionError"):
+        replay_run(scored, pipeline=SPEC, out=tmp_path / "replay")
+    kept = (tmp_path / "replay" / REPLAY_FILE).read_text().splitlines()
+    assert len(kept) == 5 and all(json.loads(line)["error"] for line in kept)
+
+
+def test_a_pipeline_of_one_call_is_refused_in_one_line(scored: Path) -> None:
+    with pytest.raises(InputError, match="exposes no stage cofe can replace"):
+        rebuild(read_run(scored), "tests.replay._tiny:one_call", None)
+
+
+def test_the_built_in_pipeline_needs_no_spec_but_another_does(scored: Path) -> None:
+    with pytest.raises(InputError, match="give --pipeline"):
+        rebuild(read_run(scored), None, None)
+
+
+def _cofe(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from cofe.cli import main
+
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_dry_run_text_json_and_errors(
+    scored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ("replay", str(scored), "--pipeline", SPEC, "--cache", "none")
+    code, out, err = _cofe(capsys, *base, "--dry-run")
+    assert code == 0, err
+    assert "4 sample(s) selected" in out and "generation 12, reranking 4" in out
+    assert "oracle chunking: not replayed" in out
+    assert not (scored / "replay").exists()  # a dry run writes nothing
+    code, out, err = _cofe(capsys, *base)
+    assert code == 0, err
+    assert "fix the retrieval first: +1 answer" in out
+    assert "Verdicts checked by intervention" in out
+    code, out, _ = _cofe(capsys, *base, "--json")
+    assert json.loads(out)["cost"]["from_cache"] == 12  # all from replay.jsonl
+    code, out, err = _cofe(capsys, *base, "--oracle", "ceiling")
+    assert code == 2 and err.count("\n") == 1
+    assert "unknown oracle 'ceiling'" in err
