@@ -59,9 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
     p.add_argument("--out", type=Path, help="replay folder (default RUN/replay)")
-    p.add_argument(
-        "--cache", type=Path, default=None, help="cache folder ('none' disables it)"
-    )
+    p.add_argument("--cache", type=Path, default=None, help="cache folder ('none' disables it)")
     p.add_argument(
         "--dry-run", action="store_true", help="print the calls and an estimate; run nothing"
     )

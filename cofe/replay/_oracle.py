@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cofe.evalset import EvalSample
+from cofe.evalset import EvalSample, keyword_alternatives
 from cofe.runlog import Chunk, RunLog, SampleRecord
 from cofe.stages import RunContext, ScoreConfig
 
@@ -149,10 +149,15 @@ def _span(
     pieces: list[Chunk] = []
     ref = sample.source
     start = end = None
-    if ref is not None and ref.start is not None and ref.end is not None and ref.end <= len(text):
-        if _holds_text(ctx, text[ref.start : ref.end], slots):
-            start, end = ref.start, ref.end
-    if start is None:
+    if (
+        ref is not None
+        and ref.start is not None
+        and ref.end is not None
+        and ref.end <= len(text)
+        and _holds_text(ctx, text[ref.start : ref.end], slots)
+    ):
+        start, end = ref.start, ref.end
+    if start is None or end is None:
         # the chunks of the source document holding a piece of the point: the stretch from the
         # first to the last of them holds every piece (when the chunks carry offsets)
         units = [
@@ -168,6 +173,9 @@ def _span(
         end = max(c.end for c in placed if c.end is not None)
         if not _holds_text(ctx, text[start:end], slots):
             return None
+    narrowed = _around_the_cut(ctx, log, sample, doc_id, point, start, end)
+    if narrowed is not None and _holds_text(ctx, text[narrowed[0] : narrowed[1]], slots):
+        start, end = narrowed
     return Chunk(
         chunk_id=f"oracle-span:{sample.id}:{point}",
         doc_id=doc_id,
@@ -177,4 +185,45 @@ def _span(
         kind=SPAN_KIND,
         derived_from=[c.chunk_id for c in pieces] or None,
         meta={"oracle": "the source span holding the point whole (chunking cut it)"},
+    )
+
+
+def _around_the_cut(
+    ctx: RunContext,
+    log: RunLog,
+    sample: EvalSample,
+    doc_id: str,
+    point: int,
+    start: int,
+    end: int,
+) -> tuple[int, int] | None:
+    """The stretch of the chunks a cut point straddles: each keyword found as written inside
+    the span, and the chunks of the document overlapping them, whole (what re-chunking would
+    join). None when a keyword is not there as written (the index matched a normal form) or
+    the chunks carry no offsets -- the span is then kept as it is."""
+    text = log.documents[doc_id].text
+    found: list[tuple[int, int]] = []
+    for keyword in sample.fine_keywords[point]:
+        hits = [
+            (at, at + len(alt))
+            for alt in keyword_alternatives(keyword)
+            if alt and (at := text.find(alt, start, end)) >= 0
+        ]
+        if not hits:
+            return None
+        found.append(min(hits))
+    low, high = min(a for a, _ in found), max(b for _, b in found)
+    around = [
+        log.chunks[ctx.chunk_ids[u]]
+        for u in ctx.doc_units.get(doc_id, ())
+        if (c := log.chunks[ctx.chunk_ids[u]]).start is not None
+        and c.end is not None
+        and c.start < high
+        and c.end > low
+    ]
+    if not around:
+        return None
+    return (
+        min(low, *(c.start for c in around if c.start is not None)),
+        max(high, *(c.end for c in around if c.end is not None)),
     )

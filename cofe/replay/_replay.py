@@ -194,7 +194,7 @@ def select_targets(
     for row in result.points.itertuples(index=False):
         sid = str(row.sample_id)
         if sid in lost and not _held(row.answer):
-            lost[sid].append(int(row.point))
+            lost[sid].append(int(str(row.point)))
     for sample, _, _, _ in chosen:
         if not lost[sample.id]:  # a passing sample asked for: its oracle is every point
             lost[sample.id] = list(range(len(sample.fine_keywords)))
@@ -271,9 +271,7 @@ def _default_config(described: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def rebuild(
-    log: RunLog, spec: str | None, cache: Cache | None, endpoint: Any = None
-) -> Replayable:
+def rebuild(log: RunLog, spec: str | None, cache: Cache | None, endpoint: Any = None) -> Replayable:
     """The run's pipeline, rebuilt and prepared over the run's documents.
 
     The built-in pipeline is rebuilt from its manifest (``spec`` None); any other from
@@ -383,12 +381,17 @@ def rechunked(log: RunLog, targets: Sequence[Target]) -> tuple[list[Chunk], set[
     corpus = [c for c in log.chunks.values() if not c.is_derived]
     merged_ids: set[str] = set()
     for doc_id, spans in stretches.items():
-        in_doc = [c for c in corpus if c.doc_id == doc_id and c.start is not None]
+        placed = [
+            (c.start, c.end)
+            for c in corpus
+            if c.doc_id == doc_id and c.start is not None and c.end is not None
+        ]
+        # each span widened to the chunks it overlaps, whole: re-chunking joins them
         merged = _merge(
             [
                 (
-                    min([s, *[c.start for c in in_doc if _overlaps(c, s, e)]]),  # type: ignore[list-item]
-                    max([e, *[c.end for c in in_doc if _overlaps(c, s, e)]]),  # type: ignore[list-item]
+                    min([s, *(a for a, b in placed if a < e and b > s)]),
+                    max([e, *(b for a, b in placed if a < e and b > s)]),
                 )
                 for s, e in spans
             ]
@@ -403,7 +406,12 @@ def rechunked(log: RunLog, targets: Sequence[Target]) -> tuple[list[Chunk], set[
 
 
 def _overlaps(chunk: Chunk, start: int, end: int) -> bool:
-    return chunk.start is not None and chunk.end is not None and chunk.start < end and chunk.end > start
+    return (
+        chunk.start is not None
+        and chunk.end is not None
+        and chunk.start < end
+        and chunk.end > start
+    )
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -466,7 +474,9 @@ def _replay_one(
         context = [c.chunk_id for c in given]
     else:  # POOL: the run's own reranker over the new pool
         if p.rerank is not None:
-            ranked = p.registry.ranked(count(Stage.RERANKING, p.rerank, target.sample.query, new_pool_chunks))
+            ranked = p.registry.ranked(
+                count(Stage.RERANKING, p.rerank, target.sample.query, new_pool_chunks)
+            )
             given = [_lookup(p, log, r.chunk_id) for r in ranked]
             context = [r.chunk_id for r in ranked]
         else:
@@ -541,21 +551,24 @@ def plan_replay(
     why_not = dict(replayable.why_not) if replayable is not None else {}
     runnable = [o for o in oracles if o not in why_not]
     done_keys = set(_read_done(Path(out) if out else run / "replay").keys())
-    tasks, calls, done = [], {}, 0
-    corpus_key = "planned"
+    tasks: list[tuple[Target, Oracle]] = []
+    calls: dict[str, int] = {}
+    done = 0
     for target in usable:
         for oracle in runnable:
             if oracle is Oracle.CHUNKING and not target.oracle.spans:
                 continue  # chunking cut none of its points: nothing to re-chunk
             tasks.append((target, oracle))
-            if replayable is not None and oracle is not Oracle.CHUNKING:
-                if _key(target, oracle, replayable, log, None) in done_keys:
-                    done += 1
-                    continue
+            if (
+                replayable is not None
+                and oracle is not Oracle.CHUNKING
+                and _key(target, oracle, replayable, log, None) in done_keys
+            ):
+                done += 1
+                continue
             stub = replayable or Replayable(StagedPipeline(), {}, top_k)
             for stage, n in _task_calls(oracle, stub).items():
                 calls[stage] = calls.get(stage, 0) + n
-    del corpus_key
     counted: dict[str, int] = {}
     for t in targets:
         counted[t.verdict] = counted.get(t.verdict, 0) + 1
@@ -675,11 +688,11 @@ def replay_run(
                 append_jsonl(folder / REPLAY_FILE, [kept])
             records[(target.sample.id, oracle)] = kept
             bar.update()
-    new_verdicts, answer_ok = score_replays(
-        log, plan.targets, records, corpora, _config(result)
-    )
-    sources = {str(r.sample_id): (None if _missing(r.source) else str(r.source))
-               for r in result.verdicts.itertuples()}
+    new_verdicts, answer_ok = score_replays(log, plan.targets, records, corpora, _config(result))
+    sources = {
+        str(r.sample_id): (None if _missing(r.source) else str(r.source))
+        for r in result.verdicts.itertuples()
+    }
     scored = {sid: v for sid, v in verdict_of.items() if v not in NOT_REPLAYED}
     return ReplayRun(
         str(run),

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from cofe.compare import Interval, paired_difference
-from cofe.report import format_table
 from cofe.replay._replay import PASS, Oracle, ReplayRun
+from cofe.report import format_table
 
 LOSS_ORACLE = {
     "chunking": Oracle.CHUNKING,
@@ -118,8 +118,12 @@ def stage_fixes(run: ReplayRun) -> list[StageFix]:
                 lambda sid: oracle_of[sid].in_pool,
             )
         )
-    rows.append(("(ceiling)", Oracle.CONTEXT, "oracle context: everything before the generator", None))
-    rows.append(("(no distractors)", Oracle.NO_NOISE, "the context holds only the oracle chunks", None))
+    rows.append(
+        ("(ceiling)", Oracle.CONTEXT, "oracle context: everything before the generator", None)
+    )
+    rows.append(
+        ("(no distractors)", Oracle.NO_NOISE, "the context holds only the oracle chunks", None)
+    )
     for stage, oracle, how, only in rows:
         if oracle not in run.plan.oracles or oracle in run.plan.why_not:
             continue
@@ -159,7 +163,7 @@ def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
         ):
             oracle = Oracle.CONTEXT  # the span placed whole in the context stands in for it
         replayed = confirmed = no_oracle = answerable = confirmed_answerable = 0
-        unrecovered = []
+        unrecovered: list[dict[str, Any]] = []
         for target in targets:
             if not target.oracle.usable:
                 no_oracle += 1
@@ -232,14 +236,30 @@ def cost(run: ReplayRun) -> dict[str, Any]:
 
 
 def headline(fixes: list[StageFix]) -> str:
+    """The one line a team acts on: the stage whose fix recovers most, with its interval."""
     best = next((f for f in fixes if not f.stage.startswith("(")), None)
+    ceiling = next((f for f in fixes if f.stage == "(ceiling)"), None)
     if best is None or best.recovered == 0:
-        return "no stage's oracle recovered an answer: fix the generator first"
-    iv = best.interval
+        if ceiling is not None and ceiling.recovered:
+            return (
+                f"no single stage's fix recovered an answer; a perfect context recovers "
+                f"+{ceiling.recovered} ({_interval(ceiling.interval)}): the stages must be "
+                "fixed together"
+            )
+        return (
+            "no oracle recovered an answer: with the points in its context the generator "
+            "still fails -- fix the generator first"
+        )
     return (
-        f"fix the {best.stage} first: +{best.recovered} answer{'' if best.recovered == 1 else 's'} "
-        f"({_pct(iv.estimate)} of {iv.n} samples, 95% CI [{_pct(iv.low)}, {_pct(iv.high)}])"
+        f"fix the {best.stage} first: +{best.recovered} answer"
+        f"{'' if best.recovered == 1 else 's'} ({_interval(best.interval)})"
     )
+
+
+def _interval(iv: Interval) -> str:
+    if iv.method == "none":
+        return f"{_pct(iv.estimate)} of {iv.n} samples; no interval: one source document"
+    return f"{_pct(iv.estimate)} of {iv.n} samples, 95% CI [{_pct(iv.low)}, {_pct(iv.high)}]"
 
 
 def _pct(value: float) -> str:
@@ -328,7 +348,11 @@ def render(run: ReplayRun) -> str:
         "",
         f"What fixing each stage is worth (answers recovered, as a share of all "
         f"{run.total_samples} samples; 95% CI paired by sample"
-        + (", clustered by source document)" if _clusters(run, sorted(run.verdicts)) is not None else ")"),
+        + (
+            ", clustered by source document)"
+            if _clusters(run, sorted(run.verdicts)) is not None
+            else ")"
+        ),
         format_table(
             ["fix", "oracle", "recovered", "of replayed", "share", "95% CI"],
             [
@@ -338,7 +362,11 @@ def render(run: ReplayRun) -> str:
                     str(f.recovered),
                     str(f.replayed),
                     _pct(f.interval.estimate),
-                    f"[{_pct(f.interval.low)}, {_pct(f.interval.high)}]",
+                    (
+                        "- (one document)"
+                        if f.interval.method == "none"
+                        else f"[{_pct(f.interval.low)}, {_pct(f.interval.high)}]"
+                    ),
                 ]
                 for f in fixes
             ],
@@ -348,7 +376,9 @@ def render(run: ReplayRun) -> str:
     ]
     regressed = [f for f in fixes if f.regressed]
     for f in regressed:
-        out.append(f"  note: {f.regressed} passing sample(s) failed under the {f.oracle.value} oracle")
+        out.append(
+            f"  note: {f.regressed} passing sample(s) failed under the {f.oracle.value} oracle"
+        )
     checks = verdict_checks(run)
     out += [
         "",
@@ -390,7 +420,9 @@ def render(run: ReplayRun) -> str:
         out += ["", "Not recovered by the matching oracle (both answers side by side)"]
         for c in shown:
             for ex in c.unrecovered:
-                out.append(f"  [{c.verdict} -> {ex['verdict_after']}] {ex['sample_id']}: {ex['query']}")
+                out.append(
+                    f"  [{c.verdict} -> {ex['verdict_after']}] {ex['sample_id']}: {ex['query']}"
+                )
                 if ex["reference"]:
                     out.append(f"      reference: {_short(ex['reference'])}")
                 out.append(f"      before:    {_short(ex['answer_before'])}")

@@ -52,7 +52,10 @@ QUESTIONS = {  # id -> (question, point, entity, the scripted pool)
 
 
 def documents() -> list[ParsedDocument]:
-    return [ParsedDocument(doc_id=d, source=f"{d}.txt", text=JOIN.get(d, " ").join(t)) for d, t in DOCS.items()]
+    return [
+        ParsedDocument(doc_id=d, source=f"{d}.txt", text=JOIN.get(d, " ").join(t))
+        for d, t in DOCS.items()
+    ]
 
 
 def chunks() -> list[Chunk]:
@@ -60,7 +63,9 @@ def chunks() -> list[Chunk]:
     for doc, texts in DOCS.items():
         at = 0
         for i, text in enumerate(texts):
-            out.append(Chunk(chunk_id=f"{doc}#{i}", doc_id=doc, text=text, start=at, end=at + len(text)))
+            out.append(
+                Chunk(chunk_id=f"{doc}#{i}", doc_id=doc, text=text, start=at, end=at + len(text))
+            )
             at += len(text) + len(JOIN.get(doc, " "))
     return out
 
@@ -117,7 +122,11 @@ def _generate(query: str, context: list[Chunk]) -> str:
 
 def build() -> PythonPipeline:
     return PythonPipeline(
-        chunks=chunks(), retrieve=_retrieve, rerank=_rerank, generate=_generate, top_k=1,
+        chunks=chunks(),
+        retrieve=_retrieve,
+        rerank=_rerank,
+        generate=_generate,
+        top_k=1,
         name="tiny",
     )
 

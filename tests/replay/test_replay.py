@@ -59,7 +59,7 @@ def test_oracle_chunks_hold_the_lost_point_and_a_cut_point_gets_its_source_span(
     log = read_run(scored)
     samples = {s.id: s for s in _tiny.samples()}
     ids = ["retrieval", "reranking", "generation", "chunking"]
-    found = find_oracles(log, [samples[i] for i in ids], dict.fromkeys(ids, [0]), ScoreConfig(), 1)
+    found = find_oracles(log, [samples[i] for i in ids], {i: [0] for i in ids}, ScoreConfig(), 1)
     assert [c.chunk_id for c in found["retrieval"].chunks] == ["australia#1"]
     assert not found["retrieval"].in_pool  # the retriever never returned it
     assert [c.chunk_id for c in found["reranking"].chunks] == ["japan#1"]
@@ -157,7 +157,7 @@ def test_a_generator_failing_sample_after_sample_stops_the_pass(
     scored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COFE_TEST_GENERATOR_DOWN", "1")
-    with pytest.raises(ReplayStopped, match="failed 5 samples in a row .*ConnectionError"):
+    with pytest.raises(ReplayStopped, match=r"failed 5 samples in a row .*ConnectionError"):
         replay_run(scored, pipeline=SPEC, out=tmp_path / "replay")
     kept = (tmp_path / "replay" / REPLAY_FILE).read_text().splitlines()
     assert len(kept) == 5 and all(json.loads(line)["error"] for line in kept)
@@ -181,9 +181,7 @@ def _cofe(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str
     return code, out.out, out.err
 
 
-def test_cli_dry_run_text_json_and_errors(
-    scored: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_dry_run_text_json_and_errors(scored: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ("replay", str(scored), "--pipeline", SPEC, "--cache", "none")
     code, out, err = _cofe(capsys, *base, "--dry-run")
     assert code == 0, err
@@ -199,3 +197,46 @@ def test_cli_dry_run_text_json_and_errors(
     code, out, err = _cofe(capsys, *base, "--oracle", "ceiling")
     assert code == 2 and err.count("\n") == 1
     assert "unknown oracle 'ceiling'" in err
+
+
+TOWN = (
+    "The river Zorn flows through the old town of Kelmar. Fishermen on the Zorn catch trout in "
+    "spring. The bridge over the Zorn at Kelmar was built in 1742 by the mason Ulrich Brandt. "
+    "Kelmar is known for its cheese market, held every Thursday since the middle ages."
+)
+
+
+@pytest.mark.slow  # the token splitter and BM25 load in seconds
+def test_the_built_in_pipeline_is_rebuilt_from_its_manifest_and_re_chunked(
+    tmp_path: Path,
+) -> None:
+    from cofe import EvalSample, ParsedDocument, write_evalset
+    from cofe.evalset import SourceRef
+    from cofe.pipeline import DefaultPipeline, PipelineConfig
+
+    docs = [ParsedDocument(doc_id="kelmar", source="kelmar.txt", text=TOWN)]
+    sample = EvalSample(
+        id="bridge",
+        query="Who built the bridge over the Zorn at Kelmar?",
+        coarse_keywords=["Kelmar"],
+        fine_keywords=[["Ulrich Brandt"]],
+        source=SourceRef(doc="kelmar", start=0, end=len(TOWN)),
+    )
+    write_evalset(tmp_path / "e.jsonl", [sample])
+    # 17 tokens a chunk: a boundary falls between "Ulrich" and "Brandt"
+    config = PipelineConfig(splitter="token", chunk_size=17, chunk_overlap=0, candidates=3, top_k=1)
+    run = tmp_path / "run"
+    run_pipeline(DefaultPipeline(config), tmp_path / "e.jsonl", run, documents=docs, progress=False)
+    score_to_folder(run)
+    assert _verdicts(run) == {"bridge": "chunk_split"}
+    replayed = replay_run(run, out=tmp_path / "replay")  # no spec: rebuilt from the manifest
+    assert replayed.plan.why_not == {}
+    record = replayed.records[("bridge", Oracle.CHUNKING)]
+    merged = [c for c in record.pool or [] if "#oracle-" in c]
+    assert len(merged) == 1  # the two chunks around the cut, one chunk now, retrieved again
+    assert record.calls == {"retrieval": 1, "generation": 1}
+    # scored over the re-chunked corpus, the point is whole there: chunking is no longer blamed
+    assert replayed.new_verdicts[("bridge", Oracle.CHUNKING)] != "chunk_split"
+    # the span placed in the context reaches the answer (the verdict still names the cut corpus)
+    assert replayed.answer_ok[("bridge", Oracle.CONTEXT)]
+    assert "Ulrich Brandt" in (replayed.records[("bridge", Oracle.CONTEXT)].answer or "")
