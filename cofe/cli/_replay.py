@@ -116,11 +116,12 @@ def run(args: argparse.Namespace) -> int:
             if oracle in oracles:
                 print(f"oracle {oracle.value}: not replayed: {why}")
         calls = ", ".join(f"{k} {v}" for k, v in sorted(plan.calls.items())) or "none"
-        estimate = (
-            f"about {plan.seconds:.0f} s at the run's own latency per stage"
-            if plan.seconds is not None
-            else "no estimate (the run records no stage latency)"
-        )
+        if plan.seconds is None:
+            estimate = "no estimate (the run records no stage latency)"
+        elif plan.seconds < 1:
+            estimate = "under a second at the run's own latency per stage"
+        else:
+            estimate = f"about {plan.seconds:.0f} s at the run's own latency per stage"
         print(
             f"cofe replay --dry-run: {len(plan.targets)} sample(s) selected, "
             f"{len(plan.no_oracle)} without an oracle; {len(plan.tasks)} replay(s), "

@@ -1,0 +1,239 @@
+"""What a fix is worth, measured: ``cofe replay`` on SQuAD part B and CMRC trial.
+
+    python benchmarks/replay_value.py [--sets squad,cmrc] [--size 128] [--limit N]
+                                      [--workdir DIR] [--cache DIR] [--json [FILE]]
+
+For each shipped set (the data ``verdict_validity.py`` uses: SQuAD v1.1 dev part B, CMRC 2018
+trial), the articles are written as .txt documents, the questions imported with the SQuAD
+importer, and the built-in pipeline (BM25 pool of 30, top 4, no reranker, the extractive
+generator -- NOT an LLM; ``PipelineConfig`` defaults but the chunk size) run with
+``run_pipeline`` and scored with the default ``ScoreConfig``. Then every failed sample is
+replayed with each oracle (``replay_run``: context, pool, no-noise, chunking) and scored by
+the same scorer.
+
+Prints, per set: the verdict confirmation rate per verdict class (all replayed, and where the
+generator answers from the oracle chunks alone), the fix value per stage next to the
+observational loss (the share of samples whose verdict blames that stage), and the cost per
+replayed sample (calls, seconds; the first pass, then a second one from the cache). Progress
+goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import cofe  # noqa: E402
+
+DATA = Path(cofe.__file__).parent / "_data"
+SETS = {
+    "squad": DATA / "squad" / "squad-v1.1-dev-part-b.json",
+    "cmrc": DATA / "cmrc2018" / "cmrc2018-trial.json",
+}
+WORK = ROOT / "benchmarks" / "_work" / "replay_value"
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_set(
+    name: str, size: int, splitter: str, workdir: Path, cache: Any, limit: int | None
+) -> dict[str, Any]:
+    from cofe import write_evalset
+    from cofe.evalset.importers import import_squad
+    from cofe.pipeline import DefaultPipeline, PipelineConfig, parse_documents
+    from cofe.replay import cost, replay_run, stage_fixes, verdict_checks
+    from cofe.runner import run_pipeline
+    from cofe.stages import score_to_folder
+
+    base = workdir / name
+    docs = base / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    imported = import_squad(SETS[name])
+    for doc, text in imported.documents.items():
+        target = docs / doc
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+    samples = imported.samples
+    if limit and limit < len(samples):
+        step = len(samples) / limit
+        samples = [samples[int(i * step)] for i in range(limit)]
+    evalset = base / "evalset.jsonl"
+    write_evalset(evalset, samples)
+    parsed = parse_documents(docs, cache=cache)
+    run = base / f"{splitter}{size}"
+    t = time.perf_counter()
+    _log(f"[{name}] running the built-in pipeline on {len(samples)} questions ...")
+    run_pipeline(
+        DefaultPipeline(PipelineConfig(chunk_size=size, splitter=splitter)),
+        evalset,
+        run,
+        documents=parsed.documents,
+        cache=cache,
+        fresh=True,
+        progress=False,
+    )
+    run_seconds = time.perf_counter() - t
+    score_to_folder(run, replace=True)
+    shutil.rmtree(run / "replay", ignore_errors=True)
+    timings = {}
+    passes = []
+    for label in ("first pass", "second pass (cache)"):
+        t = time.perf_counter()
+        _log(f"[{name}] replaying ({label}) ...")
+        replayed = replay_run(run, cache=cache, progress=sys.stderr.isatty())
+        timings[label] = time.perf_counter() - t
+        passes.append(replayed)
+        if label == "first pass":
+            shutil.rmtree(run / "replay")  # the second pass reads the cache, not replay.jsonl
+    replayed = passes[0]
+    observed = Counter(
+        t for t in replayed.verdicts.values() if t not in ("pass",)
+    )  # verdict -> samples
+    stage_of = {t.verdict: t.stage for t in replayed.plan.targets}
+    lost_by_stage: Counter[str] = Counter()
+    for verdict, n in observed.items():
+        lost_by_stage[stage_of.get(verdict) or verdict] += n
+    fixes = stage_fixes(replayed)
+    checks = verdict_checks(replayed)
+    spent = cost(replayed)
+    return {
+        "set": name,
+        "chunk_size": size,
+        "splitter": splitter,
+        "samples": replayed.total_samples,
+        "replayed": len(replayed.plan.targets),
+        "no_oracle": len(replayed.plan.no_oracle),
+        "run_seconds": round(run_seconds, 1),
+        "replay_seconds": {k: round(v, 1) for k, v in timings.items()},
+        "observed_loss": dict(lost_by_stage),
+        "fix_value": [
+            {
+                "stage": f.stage,
+                "oracle": f.oracle.value,
+                "recovered": f.recovered,
+                "replayed": f.replayed,
+                "share": f.interval.estimate,
+                "low": f.interval.low,
+                "high": f.interval.high,
+            }
+            for f in fixes
+        ],
+        "verdicts": [
+            {
+                "verdict": c.verdict,
+                "stage": c.stage,
+                "oracle": c.oracle.value if c.oracle else None,
+                "samples": c.samples,
+                "replayed": c.replayed,
+                "confirmed": c.confirmed,
+                "rate": c.rate,
+                "answerable": c.answerable,
+                "rate_answerable": c.rate_answerable,
+                "no_oracle": c.no_oracle,
+            }
+            for c in checks
+        ],
+        "cost": spent,
+        "second_pass_calls": cost(passes[1])["calls"],
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value * 100:.1f}%"
+
+
+def markdown(reports: Sequence[dict[str, Any]]) -> str:
+    out = []
+    for r in reports:
+        n = r["samples"]
+        out += [
+            f"### {r['set']}, {r['splitter']} splitter, chunk size {r['chunk_size']}: {n} questions, {r['replayed']} failed "
+            f"and replayed ({r['no_oracle']} without an oracle)",
+            "",
+            "| verdict | stage | oracle | samples | confirmed | rate | where answerable |",
+            "|---|---|---|---:|---:|---:|---:|",
+        ]
+        for c in r["verdicts"]:
+            out.append(
+                f"| {c['verdict']} | {c['stage']} | {c['oracle'] or '-'} | {c['samples']} | "
+                f"{c['confirmed']}/{c['replayed']} | {_pct(c['rate'])} | "
+                f"{_pct(c['rate_answerable'])} of {c['answerable']} |"
+            )
+        out += [
+            "",
+            "| fix | oracle | observed loss (verdicts) | answers recovered | share of all | 95% CI |",
+            "|---|---|---:|---:|---:|---|",
+        ]
+        for f in r["fix_value"]:
+            lost = r["observed_loss"].get(f["stage"])
+            lost_text = f"{lost} ({lost / n * 100:.1f}%)" if lost else "-"
+            if not f["replayed"]:
+                out.append(f"| {f['stage']} | {f['oracle']} | {lost_text} | 0/0 | - | - |")
+                continue
+            out.append(
+                f"| {f['stage']} | {f['oracle']} | {lost_text} | {f['recovered']}/{f['replayed']} "
+                f"| {_pct(f['share'])} | [{_pct(f['low'])}, {_pct(f['high'])}] |"
+            )
+        fixed = {f["stage"] for f in r["fix_value"]}
+        for stage, lost in sorted(r["observed_loss"].items()):
+            if stage not in fixed:  # a loss no oracle replaces (the generator's, parsing's)
+                out.append(f"| {stage} | (none) | {lost} ({lost / n * 100:.1f}%) | - | - | - |")
+        c = r["cost"]
+        per = c["calls_per_sample"]
+        out += [
+            "",
+            f"cost: {c['replays']} replays of {c['samples']} samples, calls "
+            + ", ".join(f"{k} {v}" for k, v in sorted(c["calls"].items()))
+            + f" ({', '.join(f'{k} {v}' for k, v in sorted(per.items()))} a sample); "
+            f"{c['seconds']:.1f} s in the pipeline ({c['seconds_per_replay']} s a replay); "
+            f"the pass {r['replay_seconds']['first pass']} s with scoring and writing, the "
+            f"second from the cache {r['replay_seconds']['second pass (cache)']} s "
+            f"(calls: {r['second_pass_calls'] or 'none'}); the run itself {r['run_seconds']} s",
+            "",
+        ]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="squad,cmrc")
+    parser.add_argument("--size", type=int, default=128, help="chunk size (tokens)")
+    parser.add_argument("--splitter", default="sentence", choices=("sentence", "token"))
+    parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
+    parser.add_argument("--workdir", type=Path, default=WORK)
+    parser.add_argument("--cache", type=Path, default=None)
+    parser.add_argument("--json", nargs="?", const="-", metavar="FILE")
+    args = parser.parse_args(argv)
+
+    from cofe._cache import Cache, default_cache_dir
+
+    cache = Cache(args.cache or default_cache_dir())
+    reports = [
+        run_set(name.strip(), args.size, args.splitter, args.workdir, cache, args.limit or None)
+        for name in args.sets.split(",")
+        if name.strip()
+    ]
+    as_json = json.dumps(reports, indent=2, ensure_ascii=False)
+    if args.json == "-":
+        print(as_json)
+        return
+    if args.json:
+        Path(args.json).write_text(as_json + "\n", encoding="utf-8")
+    print(markdown(reports))
+
+
+if __name__ == "__main__":
+    main()
