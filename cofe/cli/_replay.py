@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         "out": args.out,
     }
     if args.dry_run:
-        plan, _, _, _ = plan_replay(args.run_dir, replayable=replayable, **selection)
+        plan, _, _, _ = plan_replay(args.run_dir, replayable=replayable, log=log, **selection)
         for oracle, why in plan.why_not.items():
             if oracle in oracles:
                 print(f"oracle {oracle.value}: not replayed: {why}")
@@ -131,7 +131,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         with progress_lines() as progress:
             replayed = replay_run(
-                args.run_dir, cache=cache, progress=progress, replayable=replayable, **selection
+                args.run_dir,
+                cache=cache,
+                progress=progress,
+                replayable=replayable,
+                log=log,
+                **selection,
             )
     except ReplayStopped as stopped:
         print(f"cofe: error: {stopped}", file=sys.stderr)

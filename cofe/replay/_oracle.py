@@ -90,13 +90,7 @@ def _oracle(
             missing.append(p)
             continue
         slots = compiled.points[p].slots
-        candidates = range(len(ctx.chunk_ids)) if scope.eligible is None else scope.eligible
-        holders = [
-            u
-            for u in candidates
-            if u not in ctx.derived
-            and all(any(ctx.chunks.has(u, ident) for ident in slot) for slot in slots)
-        ]
+        holders = _holders(ctx, slots, scope.eligible)
         if holders:
             best = min(
                 holders,
@@ -125,6 +119,23 @@ def _oracle(
         in_pool=bool(ids) and ids <= set(pool),
         in_context=bool(ids) and ids <= set(context),
     )
+
+
+def _holders(
+    ctx: RunContext, slots: Sequence[tuple[int, ...]], eligible: set[int] | frozenset[int] | None
+) -> set[int]:
+    """The chunker's chunks in scope holding every keyword of a point (any alternative of
+    each): the posting lists of each keyword, intersected."""
+    found: set[int] | None = None
+    for slot in slots:
+        units = {u for ident in slot for u in ctx.chunks.units_with(ident)}
+        found = units if found is None else found & units
+        if not found:
+            return set()
+    found = found or set()
+    if eligible is not None:
+        found &= eligible
+    return found - ctx.derived
 
 
 def _holds_text(ctx: RunContext, text: str, slots: Sequence[tuple[int, ...]]) -> bool:

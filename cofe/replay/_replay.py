@@ -35,9 +35,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cofe._atomic import open_own_for_append
 from cofe._cache import Cache, content_key, text_digests
 from cofe._errors import InputError, InputProblem
-from cofe._jsonl import append_jsonl, read_jsonl
+from cofe._jsonl import read_jsonl, repair_torn_tail, scrub_surrogates
 from cofe.adapters import ChunkRegistry, StagedPipeline
 from cofe.evalset import EvalSample, EvalSet, read_evalset
 from cofe.replay._oracle import SampleOracle, find_oracles
@@ -83,6 +84,38 @@ class ReplayRecord(BaseModel):
     cached: bool = False
 
 
+FSYNC_EVERY_SECONDS = 0.5
+
+
+class _Appender:
+    """``replay.jsonl`` open for the pass: each replay one line, written by one call and
+    flushed as it finishes (a killed process loses none: the kernel holds it), fsync'ed every
+    half second and at the end (what a power cut may cost). A line a crash tore is cut first."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.synced = time.monotonic()
+
+    def __enter__(self) -> _Appender:
+        repair_torn_tail(self.path)
+        self.handle = open_own_for_append(self.path)
+        return self
+
+    def add(self, record: ReplayRecord) -> None:
+        self.handle.write((record.model_dump_json() + "\n").encode("utf-8"))
+        self.handle.flush()
+        if time.monotonic() - self.synced >= FSYNC_EVERY_SECONDS:
+            os.fsync(self.handle.fileno())
+            self.synced = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.handle.flush()
+            os.fsync(self.handle.fileno())
+        finally:
+            self.handle.close()
+
+
 class ReplayStopped(RuntimeError):
     """The pass stopped (a pipeline failing sample after sample): one line, what is kept."""
 
@@ -121,6 +154,7 @@ class Plan:
     targets: list[Target]
     oracles: list[Oracle]
     tasks: list[tuple[Target, Oracle]]
+    keys: dict[tuple[str, Oracle], str]  # each task's content key (chunking: at run time)
     no_oracle: list[Target]  # samples whose lost points no chunk or span holds
     why_not: dict[Oracle, str]
     done: int  # tasks already in replay.jsonl
@@ -496,7 +530,7 @@ def _lookup(pipeline: StagedPipeline, log: RunLog, chunk_id: str) -> Chunk:
 
 
 def _key(
-    target: Target, oracle: Oracle, replayable: Replayable, log: RunLog, corpus: str | None
+    target: Target, oracle: Oracle, replayable: Replayable, log: RunLog, corpus: str | None = None
 ) -> str:
     """Everything a replay's answer depends on: the pipeline, the oracle, the question, what
     the replaced stage hands on (texts, not ids), and for chunking the new corpus."""
@@ -524,6 +558,7 @@ def plan_replay(
     limit: int | None = None,
     out: str | os.PathLike[str] | None = None,
     replayable: Replayable | None = None,
+    log: RunLog | None = None,
 ) -> tuple[Plan, RunLog, ScoreResult, dict[str, str]]:
     """What a pass would do, nothing run: the targets, their oracles, the calls to make."""
     run = Path(run_dir)
@@ -535,7 +570,7 @@ def plan_replay(
             )
         )
     result = read_scores(scores_dir)
-    log = read_run(run)
+    log = log if log is not None else read_run(run)
     evalset = read_evalset(log.evalset_path)
     config = _config(result)
     chosen, lost = select_targets(
@@ -552,6 +587,7 @@ def plan_replay(
     runnable = [o for o in oracles if o not in why_not]
     done_keys = set(_read_done(Path(out) if out else run / "replay").keys())
     tasks: list[tuple[Target, Oracle]] = []
+    keys: dict[tuple[str, Oracle], str] = {}
     calls: dict[str, int] = {}
     done = 0
     for target in usable:
@@ -559,13 +595,11 @@ def plan_replay(
             if oracle is Oracle.CHUNKING and not target.oracle.spans:
                 continue  # chunking cut none of its points: nothing to re-chunk
             tasks.append((target, oracle))
-            if (
-                replayable is not None
-                and oracle is not Oracle.CHUNKING
-                and _key(target, oracle, replayable, log, None) in done_keys
-            ):
-                done += 1
-                continue
+            if replayable is not None and oracle is not Oracle.CHUNKING:
+                key = keys[(target.sample.id, oracle)] = _key(target, oracle, replayable, log)
+                if key in done_keys:
+                    done += 1
+                    continue
             stub = replayable or Replayable(StagedPipeline(), {}, top_k)
             for stage, n in _task_calls(oracle, stub).items():
                 calls[stage] = calls.get(stage, 0) + n
@@ -576,6 +610,7 @@ def plan_replay(
         targets,
         list(oracles),
         tasks,
+        keys,
         [t for t in targets if not t.oracle.usable],
         why_not,
         done,
@@ -617,6 +652,7 @@ def replay_run(
     out: str | os.PathLike[str] | None = None,
     progress: bool = False,
     replayable: Replayable | None = None,
+    log: RunLog | None = None,
 ) -> ReplayRun:
     """Replay the selected samples of a scored run under each oracle, and score the replays.
 
@@ -625,8 +661,9 @@ def replay_run(
     """
     run = Path(run_dir)
     folder = Path(out) if out is not None else run / "replay"
+    log = log if log is not None else read_run(run)  # ``log``: the run, already read
     if replayable is None:
-        replayable = rebuild(read_run(run), pipeline, cache, endpoint)
+        replayable = rebuild(log, pipeline, cache, endpoint)
     plan, log, result, verdict_of = plan_replay(
         run,
         scores=scores,
@@ -636,6 +673,7 @@ def replay_run(
         limit=limit,
         out=folder,
         replayable=replayable,
+        log=log,
     )
     folder.mkdir(parents=True, exist_ok=True)
     done = _read_done(folder)
@@ -653,10 +691,14 @@ def replay_run(
     from tqdm import tqdm
 
     failures = 0
-    with tqdm(total=len(plan.tasks), desc="replaying", unit="s", disable=not progress) as bar:
+    path = folder / REPLAY_FILE
+    with (
+        _Appender(path) as appender,
+        tqdm(total=len(plan.tasks), desc="replaying", unit="s", disable=not progress) as bar,
+    ):
         for target, oracle in plan.tasks:
-            key = _key(
-                target, oracle, replayable, log, corpus_key if oracle is Oracle.CHUNKING else None
+            key = plan.keys.get((target.sample.id, oracle)) or _key(
+                target, oracle, replayable, log, corpus_key
             )
             kept = done.get(key)
             if kept is not None:
@@ -677,15 +719,15 @@ def replay_run(
                     )
                     failures = failures + 1 if failed else 0
                     if failures >= FAILURES_IN_A_ROW:
-                        append_jsonl(folder / REPLAY_FILE, [kept])
+                        appender.add(kept)
                         raise ReplayStopped(
                             f"the pipeline failed {failures} samples in a row (last: "
                             f"{kept.error}); the {len(records) + 1} replayed so far are kept "
-                            f"in {folder / REPLAY_FILE}: run again to resume"
+                            f"in {path}: run again to resume"
                         )
                     if not failed:
                         store.put_json(CACHE_KIND, key, kept.model_dump(mode="json"))
-                append_jsonl(folder / REPLAY_FILE, [kept])
+                appender.add(kept)
             records[(target.sample.id, oracle)] = kept
             bar.update()
     new_verdicts, answer_ok = score_replays(log, plan.targets, records, corpora, _config(result))
@@ -743,7 +785,7 @@ def _run_task(
             spans=list(target.oracle.spans),
             pool=pool,
             context=context,
-            answer=answer,
+            answer=None if answer is None else scrub_surrogates(answer)[0],
             error=error,
             calls=calls,
             seconds=round(time.perf_counter() - started, 4),
@@ -780,37 +822,45 @@ def score_replays(
     by_id = {t.sample.id: t for t in targets}
     verdicts: dict[tuple[str, Oracle], str] = {}
     answer_ok: dict[tuple[str, Oracle], bool] = {}
-    for oracle in Oracle:
-        mine = {sid: r for (sid, o), r in records.items() if o is oracle and r.error is None}
+    # one scoring for the oracles over the run's corpus (each replay a sample of its own,
+    # "id@oracle": the corpus is normalised once), one for the re-chunked corpus
+    groups = [
+        [o for o in Oracle if o not in corpora],
+        *([o] for o in corpora),
+    ]
+    for group in groups:
+        mine = {(sid, o): r for (sid, o), r in records.items() if o in group and r.error is None}
         if not mine:
             continue
-        chunks = {c.chunk_id: c for c in corpora.get(oracle, log.chunks.values())}
-        for sid in mine:
+        base = (
+            corpora.get(group[0], log.chunks.values()) if len(group) == 1 else log.chunks.values()
+        )
+        chunks = {c.chunk_id: c for c in base}
+        replayed, samples = {}, []
+        for (sid, oracle), r in mine.items():
             for chunk in by_id[sid].oracle.chunks:
                 chunks.setdefault(chunk.chunk_id, chunk)
-        replayed = {
-            sid: SampleRecord(
-                sample_id=sid,
+            ident = f"{sid}@{oracle.value}"
+            samples.append(by_id[sid].sample.model_copy(update={"id": ident}))
+            replayed[ident] = SampleRecord(
+                sample_id=ident,
                 pool=[RankedChunk(chunk_id=c) for c in r.pool] if r.pool is not None else None,
                 context=(
                     [RankedChunk(chunk_id=c) for c in r.context] if r.context is not None else None
                 ),
                 answer=r.answer,
             )
-            for sid, r in mine.items()
-        }
         replay_log = RunLog(log.path, log.manifest, log.documents, chunks, replayed, [])
-        scored = score_run(
-            replay_log, EvalSet([by_id[sid].sample for sid in mine], path=None), config
-        )
+        scored = score_run(replay_log, EvalSet(samples, path=None), config)
+        back = {f"{sid}@{o.value}": (sid, o) for sid, o in mine}
         for row in scored.verdicts.itertuples(index=False):
-            verdicts[(str(row.sample_id), oracle)] = str(row.verdict)
+            verdicts[back[str(row.sample_id)]] = str(row.verdict)
         held: dict[str, bool] = {}
         for point in scored.points.itertuples(index=False):
-            sid = str(point.sample_id)
-            held[sid] = held.get(sid, True) and _held(point.answer)
-        for sid in mine:
-            answer_ok[(sid, oracle)] = held.get(sid, False)
+            ident = str(point.sample_id)
+            held[ident] = held.get(ident, True) and _held(point.answer)
+        for ident, pair in back.items():
+            answer_ok[pair] = held.get(ident, False)
     return verdicts, answer_ok
 
 
