@@ -99,9 +99,9 @@ def run_set(
         if label == "first pass":
             shutil.rmtree(run / "replay")  # the second pass reads the cache, not replay.jsonl
     replayed = passes[0]
-    observed = Counter(
-        t for t in replayed.verdicts.values() if t not in ("pass",)
-    )  # verdict -> samples
+    from cofe.replay._replay import NOT_FAILED
+
+    observed = Counter(v for v in replayed.verdicts.values() if v not in NOT_FAILED)
     stage_of = {t.verdict: t.stage for t in replayed.plan.targets}
     lost_by_stage: Counter[str] = Counter()
     for verdict, n in observed.items():
@@ -142,6 +142,8 @@ def run_set(
                 "rate": c.rate,
                 "answerable": c.answerable,
                 "rate_answerable": c.rate_answerable,
+                "moved": c.moved,
+                "moved_rate": c.moved_rate,
                 "no_oracle": c.no_oracle,
             }
             for c in checks
@@ -163,14 +165,15 @@ def markdown(reports: Sequence[dict[str, Any]]) -> str:
             f"### {r['set']}, {r['splitter']} splitter, chunk size {r['chunk_size']}: {n} questions, {r['replayed']} failed "
             f"and replayed ({r['no_oracle']} without an oracle)",
             "",
-            "| verdict | stage | oracle | samples | confirmed | rate | where answerable |",
-            "|---|---|---|---:|---:|---:|---:|",
+            "| verdict | stage | oracle | samples | confirmed | rate | where answerable "
+            "| loss moved on |",
+            "|---|---|---|---:|---:|---:|---:|---:|",
         ]
         for c in r["verdicts"]:
             out.append(
                 f"| {c['verdict']} | {c['stage']} | {c['oracle'] or '-'} | {c['samples']} | "
                 f"{c['confirmed']}/{c['replayed']} | {_pct(c['rate'])} | "
-                f"{_pct(c['rate_answerable'])} of {c['answerable']} |"
+                f"{_pct(c['rate_answerable'])} of {c['answerable']} | {_pct(c['moved_rate'])} |"
             )
         out += [
             "",

@@ -27,6 +27,7 @@ import numpy as np
 from cofe.compare import Interval, paired_difference
 from cofe.replay._replay import PASS, Oracle, ReplayRun
 from cofe.report import format_table
+from cofe.runlog import Stage
 
 LOSS_ORACLE = {
     "chunking": Oracle.CHUNKING,
@@ -63,10 +64,17 @@ class VerdictCheck:
     # answer from the gold context at all
     answerable: int = 0
     confirmed_answerable: int = 0
+    # loss verdicts: replays whose loss moved past the blamed stage (the new verdict names a
+    # later stage, or none): the oracle fixed that stage, whatever the generator then did
+    moved: int = 0
 
     @property
     def rate(self) -> float | None:
         return self.confirmed / self.replayed if self.replayed else None
+
+    @property
+    def moved_rate(self) -> float | None:
+        return self.moved / self.replayed if self.replayed and self.stage != "generation" else None
 
     @property
     def rate_answerable(self) -> float | None:
@@ -162,7 +170,7 @@ def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
             Oracle.CHUNKING in run.plan.why_not or Oracle.CHUNKING not in run.plan.oracles
         ):
             oracle = Oracle.CONTEXT  # the span placed whole in the context stands in for it
-        replayed = confirmed = no_oracle = answerable = confirmed_answerable = 0
+        replayed = confirmed = no_oracle = answerable = confirmed_answerable = moved = 0
         unrecovered: list[dict[str, Any]] = []
         for target in targets:
             if not target.oracle.usable:
@@ -175,6 +183,10 @@ def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
             is_generation = stage == "generation"
             if passed != is_generation:
                 confirmed += 1
+            if oracle is not None and _moved_past(
+                stage, run.new_verdicts.get((target.sample.id, oracle))
+            ):
+                moved += 1
             if _recovered(run, target.sample.id, Oracle.NO_NOISE):
                 answerable += 1
                 confirmed_answerable += passed != is_generation
@@ -204,9 +216,23 @@ def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
                 unrecovered,
                 answerable,
                 confirmed_answerable,
+                moved,
             )
         )
     return sorted(checks, key=lambda c: -c.samples)
+
+
+def _moved_past(stage: str | None, verdict: str | None) -> bool:
+    """The new verdict blames a stage after ``stage``, or none (the answer passed)."""
+    from cofe.chain import STAGE_ORDER
+    from cofe.diagnose import Verdict
+
+    if stage is None or verdict is None or verdict not in Verdict._value2member_map_:
+        return False
+    now = Verdict(verdict).stage
+    if now is None:
+        return verdict == PASS
+    return STAGE_ORDER[now] > STAGE_ORDER[Stage(stage)]
 
 
 def cost(run: ReplayRun) -> dict[str, Any]:
@@ -306,6 +332,8 @@ def to_dict(run: ReplayRun) -> dict[str, Any]:
                 "answerable": c.answerable,
                 "confirmed_answerable": c.confirmed_answerable,
                 "confirmation_rate_answerable": c.rate_answerable,
+                "moved": c.moved,
+                "moved_rate": c.moved_rate,
                 "no_oracle": c.no_oracle,
                 "unrecovered": c.unrecovered,
             }
@@ -384,7 +412,8 @@ def render(run: ReplayRun) -> str:
         "",
         "Verdicts checked by intervention (confirmed: a loss verdict's own oracle recovers the "
         "answer; a generation verdict's oracle context does not; answerable: the generator answers "
-        "from the oracle chunks alone)",
+        "from the oracle chunks alone; loss moved on: the new verdict blames a later stage, "
+        "or none)",
         format_table(
             [
                 "verdict",
@@ -395,6 +424,7 @@ def render(run: ReplayRun) -> str:
                 "confirmed",
                 "rate",
                 "rate where answerable",
+                "loss moved on",
                 "no oracle",
             ],
             [
@@ -409,6 +439,7 @@ def render(run: ReplayRun) -> str:
                     "-"
                     if c.rate_answerable is None
                     else f"{c.rate_answerable * 100:.0f}% of {c.answerable}",
+                    "-" if c.moved_rate is None else f"{c.moved_rate * 100:.0f}%",
                     str(c.no_oracle),
                 ]
                 for c in checks

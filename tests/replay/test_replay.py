@@ -96,6 +96,9 @@ def test_each_verdict_is_checked_by_its_own_oracle(scored: Path, tmp_path: Path)
         "chunk_split": (Oracle.CONTEXT, 1, 1),  # the span stands in for re-chunking
     }
     assert checks["not_in_answer"].unrecovered[0]["answer_after"] == "Italy has many cities."
+    # fixed at its stage, the loss moved on (here to a pass); a generation verdict has no "on"
+    assert checks["not_retrieved"].moved_rate == 1.0
+    assert checks["not_in_answer"].moved_rate is None
 
 
 def test_fix_value_is_a_share_of_all_samples_with_compares_interval(
