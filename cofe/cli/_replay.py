@@ -70,6 +70,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FILE",
         help="print the result as JSON (FILE: write it there, and print the text)",
     )
+    p.add_argument(
+        "--html", type=Path, metavar="FILE", help="also write an HTML page of the result"
+    )
     p.set_defaults(run=run)
 
 
@@ -78,7 +81,16 @@ def run(args: argparse.Namespace) -> int:
     from cofe._errors import InputError, InputProblem
     from cofe._progress import progress_lines
     from cofe.cli._run import make_cache
-    from cofe.replay import Oracle, ReplayStopped, plan_replay, rebuild, render, replay_run, to_dict
+    from cofe.replay import (
+        Oracle,
+        ReplayStopped,
+        plan_replay,
+        rebuild,
+        render,
+        render_html,
+        replay_run,
+        to_dict,
+    )
     from cofe.runlog import read_run
 
     unknown = [o for o in args.oracle if o not in ORACLES]
@@ -142,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"cofe: error: {stopped}", file=sys.stderr)
         return 1
     data = to_dict(replayed)
+    if args.html:
+        write_text_atomically(args.html, render_html(replayed))
     if args.json == "-":
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0

@@ -478,3 +478,21 @@ def _short(text: str | None, width: int = 110) -> str:
     if text is None:
         return "(no answer)"
     return textwrap.shorten(" ".join(text.split()), width, placeholder=" ...") or "(empty)"
+
+
+def render_html(run: ReplayRun) -> str:
+    """The replay as one self-contained HTML page: the fix table with its intervals drawn by
+    cofe.charts, the verdict checks and the unrecovered answers side by side (escaped by the
+    template: answers are text a generator wrote)."""
+    from cofe.charts import STYLESHEET, intervals, templates
+
+    data = to_dict(run)
+    rows = [
+        (f["stage"], f["share"], f["ci_low"], f["ci_high"])
+        for f in data["fix_value"]
+        if f["replayed"] and f["share"] == f["share"]
+    ]
+    chart = intervals(rows, title="answers recovered, share of all samples") if rows else ""
+    page = templates("cofe.replay").get_template("replay.html")
+    text: str = page.render(data=data, chart=chart, stylesheet=STYLESHEET)
+    return text

@@ -243,3 +243,14 @@ def test_the_built_in_pipeline_is_rebuilt_from_its_manifest_and_re_chunked(
     # the span placed in the context reaches the answer (the verdict still names the cut corpus)
     assert replayed.answer_ok[("bridge", Oracle.CONTEXT)]
     assert "Ulrich Brandt" in (replayed.records[("bridge", Oracle.CONTEXT)].answer or "")
+
+
+def test_html_page_escapes_what_a_generator_wrote(scored: Path, tmp_path: Path) -> None:
+    from cofe.replay import render_html
+
+    replayed = replay_run(scored, pipeline=SPEC, out=tmp_path / "replay")
+    key = ("generation", Oracle.CONTEXT)
+    replayed.records[key] = replayed.records[key].model_copy(update={"answer": "<b>Rome?</b>"})
+    page = render_html(replayed)
+    assert "&lt;b&gt;Rome?&lt;/b&gt;" in page and "<b>Rome?</b>" not in page
+    assert "fix the retrieval first" in page and "<svg" in page
