@@ -107,6 +107,11 @@ def run_set(
     for verdict, n in observed.items():
         lost_by_stage[stage_of.get(verdict) or verdict] += n
     fixes = stage_fixes(replayed)
+    # which verdicts each oracle's recoveries had: where oracle and observation part ways
+    by_verdict: dict[str, Counter[str]] = {}
+    for (sid, oracle), ok in replayed.answer_ok.items():
+        if ok and replayed.verdicts.get(sid) != "pass":
+            by_verdict.setdefault(oracle.value, Counter())[replayed.verdicts[sid]] += 1
     checks = verdict_checks(replayed)
     spent = cost(replayed)
     return {
@@ -148,6 +153,7 @@ def run_set(
             }
             for c in checks
         ],
+        "recovered_by_verdict": {k: dict(v) for k, v in by_verdict.items()},
         "cost": spent,
         "second_pass_calls": cost(passes[1])["calls"],
     }
@@ -194,6 +200,12 @@ def markdown(reports: Sequence[dict[str, Any]]) -> str:
         for stage, lost in sorted(r["observed_loss"].items()):
             if stage not in fixed:  # a loss no oracle replaces (the generator's, parsing's)
                 out.append(f"| {stage} | (none) | {lost} ({lost / n * 100:.1f}%) | - | - | - |")
+        out.append("")
+        for oracle, counts in sorted(r["recovered_by_verdict"].items()):
+            out.append(
+                f"- recovered by the {oracle} oracle, by the verdict they had: "
+                + ", ".join(f"{v} {n}" for v, n in sorted(counts.items(), key=lambda x: -x[1]))
+            )
         c = r["cost"]
         per = c["calls_per_sample"]
         out += [

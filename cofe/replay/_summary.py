@@ -157,8 +157,6 @@ def stage_fixes(run: ReplayRun) -> list[StageFix]:
 
 def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
     """Per verdict class of the replayed samples: how often its matching oracle confirms it."""
-    answers = {sid: r.answer for (sid, _), r in run.records.items()}
-    del answers
     groups: dict[str, list[Any]] = {}
     for target in run.plan.targets:
         groups.setdefault(target.verdict, []).append(target)
@@ -345,6 +343,7 @@ def to_dict(run: ReplayRun) -> dict[str, Any]:
                 **r.model_dump(mode="json", exclude={"key"}),
                 "verdict_before": run.verdicts.get(sid),
                 "verdict_after": run.new_verdicts.get((sid, oracle)),
+                "recovered": run.answer_ok.get((sid, oracle)),
             }
             for (sid, oracle), r in sorted(run.records.items())
         ],

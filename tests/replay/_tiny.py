@@ -146,3 +146,25 @@ class _OneCall:
 
 def one_call() -> _OneCall:
     return _OneCall()
+
+
+def build_llm() -> PythonPipeline:
+    """The same pipeline, its generator an OpenAI-compatible endpoint ($COFE_TEST_BASE_URL)."""
+    from cofe.llm import Endpoint
+    from cofe.pipeline import OpenAIGenerator
+
+    endpoint = Endpoint(
+        base_url=os.environ["COFE_TEST_BASE_URL"],
+        model="m",
+        api_key="k",
+        timeout=2.0,
+        max_retries=0,
+    )
+    return PythonPipeline(
+        chunks=chunks(),
+        retrieve=_retrieve,
+        rerank=_rerank,
+        generate=OpenAIGenerator(endpoint),
+        top_k=1,
+        name="tiny-llm",
+    )

@@ -254,3 +254,28 @@ def test_html_page_escapes_what_a_generator_wrote(scored: Path, tmp_path: Path) 
     page = render_html(replayed)
     assert "&lt;b&gt;Rome?&lt;/b&gt;" in page and "<b>Rome?</b>" not in page
     assert "fix the retrieval first" in page and "<svg" in page
+
+
+def test_a_dead_endpoint_stops_the_pass_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cofe.testing import ScriptedOpenAI
+
+    evalset = _tiny.write(tmp_path)
+    run = tmp_path / "run"
+    with ScriptedOpenAI(lambda messages, request: "I do not know.") as server:
+        monkeypatch.setenv("COFE_TEST_BASE_URL", server.base_url)
+        run_pipeline(_tiny.build_llm(), evalset, run, documents=_tiny.documents(), progress=False)
+        score_to_folder(run)
+        server.kill()  # the endpoint dies before the replay
+        code, _, err = _cofe(
+            capsys,
+            "replay",
+            str(run),
+            "--pipeline",
+            "tests.replay._tiny:build_llm",
+            "--cache",
+            "none",
+        )
+    assert code == 1
+    assert err.count("\n") == 1 and "is not answering" in err and "run again to resume" in err
