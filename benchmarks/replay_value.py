@@ -208,12 +208,19 @@ def markdown(reports: Sequence[dict[str, Any]]) -> str:
             )
         c = r["cost"]
         per = c["calls_per_sample"]
+        if c["calls"]:
+            calls = (
+                ", ".join(f"{k} {v}" for k, v in sorted(c["calls"].items()))
+                + f" ({', '.join(f'{k} {v}' for k, v in sorted(per.items()))} a sample); "
+                f"{c['seconds']:.1f} s in the pipeline ({c['seconds_per_replay']} s a replay)"
+            )
+        else:
+            calls = (
+                "none: every replay came from the cache (run with an empty --cache for the cost)"
+            )
         out += [
             "",
-            f"cost: {c['replays']} replays of {c['samples']} samples, calls "
-            + ", ".join(f"{k} {v}" for k, v in sorted(c["calls"].items()))
-            + f" ({', '.join(f'{k} {v}' for k, v in sorted(per.items()))} a sample); "
-            f"{c['seconds']:.1f} s in the pipeline ({c['seconds_per_replay']} s a replay); "
+            f"cost: {c['replays']} replays of {c['samples']} samples, calls {calls}; "
             f"the pass {r['replay_seconds']['first pass']} s with scoring and writing, the "
             f"second from the cache {r['replay_seconds']['second pass (cache)']} s "
             f"(calls: {r['second_pass_calls'] or 'none'}); the run itself {r['run_seconds']} s",
