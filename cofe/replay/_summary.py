@@ -280,6 +280,21 @@ def headline(fixes: list[StageFix]) -> str:
     )
 
 
+def distractor_note(fixes: list[StageFix]) -> str | None:
+    """Said under the headline when the oracle chunks alone recover more than any stage's fix:
+    the generator loses points it was given among the other chunks (or the context is too big)."""
+    alone = next((f for f in fixes if f.oracle is Oracle.NO_NOISE), None)
+    best = max((f.recovered for f in fixes if not f.stage.startswith("(")), default=0)
+    ceiling = max((f.recovered for f in fixes if f.stage == "(ceiling)"), default=0)
+    if alone is None or alone.recovered <= max(best, ceiling):
+        return None
+    return (
+        f"but: given the oracle chunks alone, the generator answers +{alone.recovered} "
+        f"({_interval(alone.interval)}): it loses points it was given among the other "
+        "chunks -- a better generator, or a smaller context, is worth more than any one stage"
+    )
+
+
 def _interval(iv: Interval) -> str:
     if iv.method == "none":
         return f"{_pct(iv.estimate)} of {iv.n} samples; no interval: one source document"
@@ -302,6 +317,7 @@ def to_dict(run: ReplayRun) -> dict[str, Any]:
         "cannot_replay": {o.value: why for o, why in run.plan.why_not.items()},
         "no_oracle": [t.sample.id for t in run.plan.no_oracle],
         "headline": headline(fixes),
+        "distractor_note": distractor_note(fixes),
         "fix_value": [
             {
                 "stage": f.stage,
@@ -401,6 +417,9 @@ def render(run: ReplayRun) -> str:
         "",
         headline(fixes),
     ]
+    note = distractor_note(fixes)
+    if note:
+        out.append(note)
     regressed = [f for f in fixes if f.regressed]
     for f in regressed:
         out.append(
