@@ -56,6 +56,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="package.module:factory the run was made with (default: the built-in pipeline, "
         "rebuilt from the run's manifest)",
     )
+    p.add_argument(
+        "--generator",
+        metavar="MODULE:FUNCTION",
+        help="generate(question, contexts) -> answer, for a run whose pipeline cofe cannot "
+        "take apart (a framework's): the context and no-noise oracles run through it",
+    )
     p.add_argument("--base-url", help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL)")
     p.add_argument("--out", type=Path, help="replay folder (default RUN/replay)")
@@ -107,13 +113,14 @@ def run(args: argparse.Namespace) -> int:
     endpoint = None
     log = read_run(args.run_dir)
     described = log.manifest.pipeline
-    if described.get("generator") == "openai" or described.get("reranker") == "llm":
+    llm = described.get("generator") == "openai" or described.get("reranker") == "llm"
+    if llm and args.pipeline is None and args.generator is None:
         from cofe.llm import Endpoint
 
         endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model)
         if not args.dry_run:
             endpoint.probe()  # fail in seconds, not after rebuilding the pipeline
-    replayable = rebuild(log, args.pipeline, cache, endpoint)
+    replayable = rebuild(log, args.pipeline, cache, endpoint, args.generator)
     selection = {
         "scores": args.scores,
         "oracles": oracles,

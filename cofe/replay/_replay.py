@@ -305,18 +305,31 @@ def _default_config(described: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def rebuild(log: RunLog, spec: str | None, cache: Cache | None, endpoint: Any = None) -> Replayable:
+def rebuild(
+    log: RunLog,
+    spec: str | None,
+    cache: Cache | None,
+    endpoint: Any = None,
+    generator: str | None = None,
+) -> Replayable:
     """The run's pipeline, rebuilt and prepared over the run's documents.
 
     The built-in pipeline is rebuilt from its manifest (``spec`` None); any other from
     ``spec`` (``package.module:factory``, as ``cofe run --pipeline`` was given). Its chunks
     must be the run's: a pipeline that chunks differently now would replay another run.
+    ``generator`` (``package.module:function``, ``generate(question, contexts) -> answer``,
+    contexts the run's chunks) stands in for a pipeline cofe cannot take apart (a framework's,
+    recorded through its spans): the context and no-noise oracles run through it.
     """
     from cofe.runner import load_pipeline
 
     described = log.manifest.pipeline
     manifest = str(log.path / "manifest.json")
     rebuild_fn: Callable[[list[Chunk]], StagedPipeline] | None = None
+    if generator is not None:
+        if spec is not None:
+            raise ValueError("give --pipeline or --generator, not both")
+        return _generator_only(log, generator, cache)
     if spec is None:
         if described.get("name") != "default":
             raise InputError(
@@ -350,7 +363,9 @@ def rebuild(log: RunLog, spec: str | None, cache: Cache | None, endpoint: Any = 
                 "pipeline",
                 f"{kind} exposes no stage cofe can replace (it is recorded as one call, "
                 "query -> answer): replay needs a pipeline of separate stages -- the built-in "
-                "one, or cofe.adapters.PythonPipeline(retrieve=, rerank=, generate=)",
+                "one, or cofe.adapters.PythonPipeline(retrieve=, rerank=, generate=) -- or "
+                "--generator MODULE:FUNCTION, generate(question, contexts) -> answer, to replay "
+                "the context oracles through the app's own generator",
             )
         )
     documents = list(log.documents.values())
@@ -390,6 +405,34 @@ def rebuild(log: RunLog, spec: str | None, cache: Cache | None, endpoint: Any = 
         pipeline.top_k,
         why_not,
         rebuild_fn,
+    )
+
+
+def _generator_only(log: RunLog, spec: str, cache: Cache | None) -> Replayable:
+    """A run's generator alone, as a pipeline over the run's recorded chunks."""
+    from cofe.adapters import PythonPipeline
+    from cofe.runner import load_factory
+
+    generate = load_factory(spec)
+    if not callable(generate):
+        raise ValueError(f"--generator {spec!r} is not callable: give generate(question, contexts)")
+    top_k = log.manifest.top_k or max(
+        (len(r.context or ()) for r in log.records.values()), default=4
+    )
+    pipeline = PythonPipeline(
+        chunks=list(log.chunks.values()), generate=generate, top_k=top_k, name=f"generator {spec}"
+    )
+    pipeline.prepare(list(log.documents.values()), cache)
+    why = (
+        "only a generator was given (--generator): the run's retriever and reranker are not in "
+        "cofe's hands -- pass --pipeline to replay them"
+    )
+    return Replayable(
+        pipeline,
+        pipeline.describe(),
+        top_k,
+        {Oracle.POOL: why, Oracle.CHUNKING: why},
+        None,
     )
 
 
@@ -647,6 +690,7 @@ def replay_run(
     samples: Sequence[str] | None = None,
     limit: int | None = None,
     pipeline: str | None = None,
+    generator: str | None = None,
     endpoint: Any = None,
     cache: Cache | None = None,
     out: str | os.PathLike[str] | None = None,
@@ -663,7 +707,7 @@ def replay_run(
     folder = Path(out) if out is not None else run / "replay"
     log = log if log is not None else read_run(run)  # ``log``: the run, already read
     if replayable is None:
-        replayable = rebuild(log, pipeline, cache, endpoint)
+        replayable = rebuild(log, pipeline, cache, endpoint, generator)
     plan, log, result, verdict_of = plan_replay(
         run,
         scores=scores,

@@ -120,6 +120,9 @@ def _generate(query: str, context: list[Chunk]) -> str:
     return _extract(query, context)
 
 
+generate = _generate  # the generator alone, for --generator
+
+
 def build() -> PythonPipeline:
     return PythonPipeline(
         chunks=chunks(),

@@ -279,3 +279,16 @@ def test_a_dead_endpoint_stops_the_pass_in_one_line(
         )
     assert code == 1
     assert err.count("\n") == 1 and "is not answering" in err and "run again to resume" in err
+
+
+def test_a_generator_alone_replays_the_context_oracles(scored: Path, tmp_path: Path) -> None:
+    """A run cofe cannot take apart: the app's generator stands in, context oracles only."""
+    replayed = replay_run(scored, generator="tests.replay._tiny:generate", out=tmp_path / "r")
+    assert set(replayed.plan.why_not) == {Oracle.POOL, Oracle.CHUNKING}
+    assert "--pipeline" in replayed.plan.why_not[Oracle.POOL]
+    assert {o for _, o in replayed.records} == {Oracle.CONTEXT, Oracle.NO_NOISE}
+    # the same generator over the same contexts: the same answers as the whole pipeline's
+    whole = replay_run(scored, pipeline=SPEC, out=tmp_path / "w", oracles=[Oracle.CONTEXT])
+    assert {k: r.answer for k, r in replayed.records.items() if k[1] is Oracle.CONTEXT} == {
+        k: r.answer for k, r in whole.records.items()
+    }
