@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -381,6 +382,11 @@ def render(run: ReplayRun) -> str:
     for oracle, why in run.plan.why_not.items():
         if oracle in run.plan.oracles:
             out.append(f"oracle {oracle.value}: not replayed: {why}")
+    if (Path(run.run) / "judgements.jsonl").exists():
+        out.append(
+            "note: this run was judged (cofe judge); the judge has not read the replayed "
+            "answers, so they are scored by the answer matcher alone"
+        )
     if run.plan.no_oracle:
         out.append(
             f"{len(run.plan.no_oracle)} sample(s) have no oracle (a lost point is in no chunk "
