@@ -25,7 +25,6 @@ pass with the same inputs calls nothing.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -160,7 +159,7 @@ class Plan:
     done: int  # tasks already in replay.jsonl
     calls: dict[str, int]  # stage -> calls still to make
     seconds: float | None  # estimate, from the run's own per-stage latency
-    skipped_verdicts: dict[str, int] = field(default_factory=dict)
+    by_verdict: dict[str, int] = field(default_factory=dict)  # selected samples per verdict
 
 
 @dataclass
@@ -446,7 +445,7 @@ def _index_chunks(pipeline: Any, chunks: list[Chunk], cache: Cache | None) -> No
         pipeline.generate.prepare(chunks, cache)
 
 
-def rechunked(log: RunLog, targets: Sequence[Target]) -> tuple[list[Chunk], set[str]]:
+def rechunked(log: RunLog, targets: Sequence[Target]) -> list[Chunk]:
     """The run's corpus with the chunks around each cut point merged into one chunk: the
     chunks of the source document overlapping the point's source span, replaced by one chunk
     over their whole stretch (spans of several samples overlapping are merged first)."""
@@ -456,7 +455,6 @@ def rechunked(log: RunLog, targets: Sequence[Target]) -> tuple[list[Chunk], set[
             if chunk.kind != "chunk" and chunk.start is not None and chunk.end is not None:
                 stretches.setdefault(chunk.doc_id, []).append((chunk.start, chunk.end))
     corpus = [c for c in log.chunks.values() if not c.is_derived]
-    merged_ids: set[str] = set()
     for doc_id, spans in stretches.items():
         placed = [
             (c.start, c.end)
@@ -478,8 +476,7 @@ def rechunked(log: RunLog, targets: Sequence[Target]) -> tuple[list[Chunk], set[
             corpus = [c for c in corpus if not (c.doc_id == doc_id and _overlaps(c, s, e))]
             ident = f"{doc_id}#oracle-{k}"
             corpus.append(Chunk(chunk_id=ident, doc_id=doc_id, text=text[s:e], start=s, end=e))
-            merged_ids.add(ident)
-    return corpus, merged_ids
+    return corpus
 
 
 def _overlaps(chunk: Chunk, start: int, end: int) -> bool:
@@ -727,7 +724,7 @@ def replay_run(
     rechunked_pipeline = None
     corpus_key = None
     if any(o is Oracle.CHUNKING for _, o in plan.tasks):
-        corpus, _merged = rechunked(log, [t for t, o in plan.tasks if o is Oracle.CHUNKING])
+        corpus = rechunked(log, [t for t, o in plan.tasks if o is Oracle.CHUNKING])
         corpora[Oracle.CHUNKING] = corpus
         corpus_key = content_key(text_digests(c.text for c in corpus))
         assert replayable.rebuild is not None
@@ -906,7 +903,3 @@ def score_replays(
         for ident, pair in back.items():
             answer_ok[pair] = held.get(ident, False)
     return verdicts, answer_ok
-
-
-def stderr_line(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)

@@ -313,7 +313,7 @@ def to_dict(run: ReplayRun) -> dict[str, Any]:
         "scores": run.scores,
         "samples": run.total_samples,
         "replayed_samples": len(run.plan.targets),
-        "selected_verdicts": run.plan.skipped_verdicts,
+        "selected_verdicts": run.plan.by_verdict,
         "oracles": [o.value for o in run.plan.oracles],
         "cannot_replay": {o.value: why for o, why in run.plan.why_not.items()},
         "no_oracle": [t.sample.id for t in run.plan.no_oracle],
@@ -374,8 +374,8 @@ def render(run: ReplayRun) -> str:
         f"cofe replay: run {run.run} (scoring {run.scores}); {run.total_samples} scored samples, "
         f"{len(run.plan.targets)} replayed"
         + (
-            " (" + ", ".join(f"{v} {n}" for v, n in sorted(run.plan.skipped_verdicts.items())) + ")"
-            if run.plan.skipped_verdicts
+            " (" + ", ".join(f"{v} {n}" for v, n in sorted(run.plan.by_verdict.items())) + ")"
+            if run.plan.by_verdict
             else ""
         ),
     ]
