@@ -508,8 +508,16 @@ class _Counted:
         self.calls: dict[str, int] = {}
 
     def __call__(self, stage: Stage, fn: Callable[..., Any], *args: Any) -> Any:
-        self.calls[stage.value] = self.calls.get(stage.value, 0) + 1
-        return fn(*args)
+        # an LLM stage answered from its client's cache made no call: counted apart (the
+        # replays run one at a time, so the usage's change is this call's)
+        usage = getattr(fn, "usage", None)
+        cached_before = getattr(usage, "cached", 0)
+        try:
+            return fn(*args)
+        finally:
+            hit = getattr(usage, "cached", 0) > cached_before
+            name = f"{stage.value} (cached)" if hit else stage.value
+            self.calls[name] = self.calls.get(name, 0) + 1
 
 
 def _replay_one(
