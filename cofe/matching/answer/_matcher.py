@@ -46,9 +46,13 @@ class AnswerMatcher:
         "_text",
         "_words",
         "_written",
+        "declining",
     )
 
-    def __init__(self, answer: str, question: str) -> None:
+    def __init__(self, answer: str, question: str, *, declining: bool = False) -> None:
+        """``declining``: the answer declines part of what it is asked (a partial decline,
+        ``cofe.refusal``): a figure it then states in no form was declined, not reworded."""
+        self.declining = declining
         said = units(answer)
         self._answer: frozenset[str] = said.all
         self._digits = {NOT_DIGIT.sub("", n) for n in (*said.numbers, *said.written.values())}
