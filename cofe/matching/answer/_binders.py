@@ -54,7 +54,7 @@ from cofe.matching.answer.rules.common import (
     scaled_rounding,
     threshold,
 )
-from cofe.matching.answer.rules.en import abbreviation, apart, synonym
+from cofe.matching.answer.rules.en import abbreviation, apart, negated, synonym, yes_no
 from cofe.matching.answer.rules.zh import contracted, shortened, swapped
 
 BINDERS: tuple[Binder, ...] = (
@@ -74,10 +74,12 @@ BINDERS: tuple[Binder, ...] = (
 )
 
 DECIDERS: tuple[Decider, ...] = (
+    yes_no.YES_NO,
     no_content.NO_CONTENT,
     apart.APART,
     rebound.REBOUND,
     conclusion.CONCLUSION,
+    negated.NEGATED,
     complete.COMPLETE,
     other_value.OTHER_VALUE,
     figure_missing.FIGURE_MISSING,

@@ -39,6 +39,7 @@ class AnswerMatcher:
         "_long",
         "_measured",
         "_numbers",
+        "_polarity",
         "_preceding",
         "_prefixes",
         "_question",
@@ -73,6 +74,8 @@ class AnswerMatcher:
         self._said_words: _synonyms.SaidWords | None = None  # read on first need
         # the answer's words with their places, for names a reading shortened (on first need)
         self._words: list[tuple[str, str, int, int]] | None = None
+        # per word stem of the answer, whether each place of it is negated (``negated``)
+        self._polarity: dict[str, list[bool]] | None = None
 
     @property
     def long(self) -> bool:
