@@ -22,6 +22,8 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
     lines = [
         *comparison.headline(query_type),
         *([comparison.small_sample] if comparison.small_sample else []),
+        *([f"Caveat: {comparison.caveat}"] if comparison.caveat else []),
+        *(f"Cutoffs: {note}" for note in comparison.cutoffs),
         "",
         f"Runs: {', '.join(runs)}   samples: {query_type}   "
         f"95 % CIs; differences tested in pairs, Holm-corrected over every distinct test "

@@ -327,6 +327,9 @@ def _comparison(comparison: Comparison) -> str:
     ]
     if comparison.small_sample:
         parts.append(f"<p>{escape(comparison.small_sample)}</p>")
+    if comparison.caveat:
+        parts.append(f"<p>Caveat: {escape(comparison.caveat)}.</p>")
+    parts.extend(f"<p class='muted'>Cutoffs: {escape(note)}.</p>" for note in comparison.cutoffs)
     for (a, b), pair in d.groupby(["a", "b"], sort=False):
         records = pair.to_dict("records")
         labels = [f"{r['step']}/{r['measure']}" for r in records]
