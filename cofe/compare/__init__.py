@@ -36,6 +36,7 @@ from cofe.compare._inference import (
     inference_for,
     needed_units,
 )
+from cofe.compare._plan import SamplePlan, plan_sample_size
 from cofe.compare._stats import Interval, PairedTest, holm, mcnemar_p, mean_ci, paired_difference
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "Interval",
     "PairedTest",
     "Power",
+    "SamplePlan",
     "align_cutoffs",
     "answer_line",
     "choose_inference",
@@ -63,6 +65,7 @@ __all__ = [
     "measure_rank",
     "needed_units",
     "paired_difference",
+    "plan_sample_size",
     "refusal_table",
     "small_sample_note",
     "step_rank",

@@ -255,7 +255,14 @@ def _t(p: float, df: int) -> float:
 
 
 def _detects(
-    drop: float, units: int, n: float, q: float, v_obs: float, alpha: float, power: float
+    drop: float,
+    units: int,
+    n: float,
+    q: float,
+    v_obs: float,
+    alpha: float,
+    power: float,
+    deff: float = 1.0,
 ) -> bool:
     """Whether the paired test over ``units`` units finds a drop of ``drop`` with ``power``
     at ``alpha``. ``n``: questions; ``q``: the units' squared question counts, summed;
@@ -271,8 +278,9 @@ def _detects(
 
     The variance is never taken below what the drop itself brings when it falls as whole
     points lost by some questions (n * drop * (1 - drop)): a pilot with no difference, or
-    almost none, says nothing of the noise a real drop comes with."""
-    v = max(v_obs, n * drop * (1 - drop))
+    almost none, says nothing of the noise a real drop comes with (``deff``: that floor's
+    design effect, when questions of one unit move together)."""
+    v = max(v_obs, deff * n * drop * (1 - drop))
     if v <= 0:
         return True
     t_a, t_b = _t(1 - alpha / 2, units - 1), _t(power, units - 1)
@@ -304,12 +312,26 @@ def detectable_drop(
     if units < _units_floor(alpha):
         return math.inf
     n, q, v_obs = float(counts.sum()), float((counts**2).sum()), _spread(sums, counts)
-    if not _detects(1.0, units, n, q, v_obs, alpha, power):
+    return smallest_drop(units, n, q, v_obs, alpha=alpha, power=power)
+
+
+def smallest_drop(
+    units: int,
+    n: float,
+    q: float,
+    v_obs: float,
+    *,
+    alpha: float = 0.05,
+    power: float = POWER,
+    deff: float = 1.0,
+) -> float:
+    """``detectable_drop`` from the units' figures (``_detects``' arguments)."""
+    if units < _units_floor(alpha) or not _detects(1.0, units, n, q, v_obs, alpha, power, deff):
         return math.inf
     low, high = 0.0, 1.0
     for _ in range(50):  # bisection: a larger drop is found whenever a smaller one is
         mid = (low + high) / 2
-        found = _detects(mid, units, n, q, v_obs, alpha, power)
+        found = _detects(mid, units, n, q, v_obs, alpha, power, deff)
         low, high = (low, mid) if found else (mid, high)
     return high
 
@@ -328,13 +350,28 @@ def needed_units(
     units = max(len(sums), 1)
     n = float(counts.sum())
     per_unit = _spread(sums, counts) / units if units > 1 else 0.0
-    size = n / units  # questions per unit
     size_sq = float((counts**2).sum()) / units
+    return units_for(per_unit, n / units, size_sq, drop, alpha=alpha, power=power)
+
+
+def units_for(
+    per_unit: float,
+    size: float,
+    size_sq: float,
+    drop: float,
+    *,
+    alpha: float = 0.05,
+    power: float = POWER,
+    deff: float = 1.0,
+) -> tuple[int, int]:
+    """Questions and units needed to find ``drop``, each unit holding ``size`` questions
+    (``size_sq``: their square, on average) with ``per_unit`` variance of its summed
+    differences around the mean."""
     floor = _units_floor(alpha)
     most = 10**7
 
     def enough(g: int) -> bool:
-        return _detects(drop, g, g * size, g * size_sq, g * per_unit, alpha, power)
+        return _detects(drop, g, g * size, g * size_sq, g * per_unit, alpha, power, deff)
 
     if not enough(most):
         return (math.ceil(most * size), most)
