@@ -90,3 +90,30 @@ def test_keyword_recall_at_a_cutoff_is_computed_from_the_ranks_as_scored(topk_ru
     assert keyword_recall_at(k4, "pool", 1).sort_index().tolist() == pytest.approx(
         one.set_index("sample_id")["value"].sort_index().tolist()
     )
+
+
+def test_cofe_plan_from_the_two_runs_and_from_one(topk_runs, capsys):
+    assert main(["plan", str(topk_runs[4]), str(topk_runs[1])]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Sample size to detect a drop of 0.02 with 80% power")
+    assert "Tests: over questions: 120 questions on 2 source document(s)" in out
+    assert "Caveat: the result holds for these 2 document(s)" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if "/" in line[:30]}
+    assert set(rows) >= {"parse/KeywordRecall", "context/KeywordRecall", "answer/PointRecall"}
+    assert rows["answer/PointRecall"][2] == "120" and rows["answer/PointRecall"][4] == "question"
+    assert main(["plan", str(topk_runs[4]), "--json", "--drop", "0.1"]) == 0
+    saved = json.loads(capsys.readouterr().out)
+    assert saved["drop"] == 0.1 and saved["basis"].startswith("one run")
+    assert all(r["questions_needed"] >= 6 for r in saved["rows"])
+    assert main(["plan", str(topk_runs[4]), "--measures", "pool/nDCG@9"]) == 2
+    assert "not scored in the pilot: pool/nDCG@9" in capsys.readouterr().err
+
+
+def test_the_html_report_of_a_comparison_has_the_plan(topk_runs, tmp_path, capsys):
+    page = tmp_path / "report.html"
+    code = main(["compare", str(topk_runs[4]), str(topk_runs[1]), "--html", str(page)])
+    assert code == 0
+    html = page.read_text(encoding="utf-8")
+    assert "<section id='plan'><h2>How many questions</h2>" in html
+    assert "Caveat: the result holds for these 2 document(s)" in html
+    assert "context: the runs are scored to different cutoffs" in html
