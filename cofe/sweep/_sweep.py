@@ -29,6 +29,7 @@ from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
 from cofe.compare import (
     STEP_WORDS,
+    align_cutoffs,
     holm,
     inference_for,
     measure_columns,
@@ -197,6 +198,7 @@ def rank_cells(
     runner-up (paired; by document or over questions as ``choose_inference`` rules),
     Holm-corrected over the measures."""
     wide = value_tables(results)
+    align_cutoffs(results, wide)  # cells of different top-K: ranked where all can be
     shared = set.intersection(*(set(measure_columns(w)) for w in wide.values()))
     order = sorted(
         (c for c in measure_columns(next(iter(wide.values()))) if c in shared),
