@@ -21,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cofe.check._gate import CheckReport, Outcome, Status, check_results, headline_rules
+from cofe.check._gate import (
+    CheckReport,
+    Headlines,
+    Outcome,
+    Status,
+    check_results,
+    headline_rules,
+)
 from cofe.check._output import describe, github_annotations, junit_xml, render_text, write_junit
 from cofe.check._rules import (
     DEFAULT_MAX_DROP,
@@ -45,6 +52,7 @@ __all__ = [
     "EXAMPLE_FILE",
     "CheckFailed",
     "CheckReport",
+    "Headlines",
     "Kind",
     "Outcome",
     "Rule",

@@ -242,8 +242,9 @@ def _escape_property(text: str) -> str:
 
 
 def github_annotations(report: CheckReport) -> list[str]:
-    """Workflow commands: ``::error`` per failed rule, ``::warning`` per rule not compared,
-    and one ``::notice`` when the gate passed."""
+    """Workflow commands: ``::error`` per failed rule, ``::warning`` per rule not compared
+    and per rule that cannot detect its limit, a ``::notice`` for the caveat of a test over
+    questions, and one when the gate passed."""
     lines = []
     for o in report.outcomes:
         title = f"cofe check: {o.stage or 'run'} ({o.rule.target})"
@@ -251,6 +252,11 @@ def github_annotations(report: CheckReport) -> list[str]:
             lines.append(f"::error title={_escape_property(title)}::{_escape_data(describe(o))}")
         elif o.status == Status.SKIP:
             lines.append(f"::warning title={_escape_property(title)}::{_escape_data(describe(o))}")
+        if o.power_note and o.status != Status.FAIL:  # a rule that could not have failed
+            text = f"{o.rule.target}: {o.power_note}"
+            lines.append(f"::warning title={_escape_property(title)}::{_escape_data(text)}")
+    if report.caveat:
+        lines.append(f"::notice title=cofe check::{_escape_data(report.caveat)}")
     for note in report.notes:
         lines.append(f"::warning title=cofe check::{_escape_data(note)}")
     if report.passed:

@@ -382,5 +382,5 @@ def units_for(
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if enough(mid) else (mid, high)
-    g = max(high if not enough(low) or low < floor else low, floor)
+    g = max(high, floor)  # the bisection keeps ``high`` enough
     return math.ceil(g * size), g

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-from cofe.check import Status, check, render_text
+from cofe.check import Status, check, github_annotations, render_text
 from cofe.cli import main
 from cofe.compare import keyword_recall_at
 from cofe.results import read_scores
@@ -33,6 +33,13 @@ def test_the_gate_fails_naming_retrieval_and_the_measure(topk_runs):
     assert report.clustering.startswith("over questions: 120 questions on 2 source document")
     assert "holds for these 2 document(s), not for new ones" in report.caveat
     assert all(o.status != Status.SKIP for o in report.outcomes)  # no stage left out
+    annotations = github_annotations(report)
+    assert any(
+        a.startswith("::warning title=cofe check%3A generation (answer/PointRecall)::")
+        and "cannot detect a drop of 0.02 here" in a
+        for a in annotations
+    )
+    assert any(a.startswith("::notice title=cofe check::the result holds") for a in annotations)
     text = render_text(report)
     assert "FAIL retrieval: context/KeywordRecall [each run's whole context" in text
     assert "caveat: the result holds for these 2 document(s)" in text
