@@ -2,7 +2,9 @@
 
 A drop fails only when it is larger than the rule allows *and* significant: the paired
 test of ``cofe compare`` (exact McNemar for 0/1 values, else a sign-flip permutation test,
-clustered by source document), Holm-adjusted over the drop rules of this check.
+by source document or over questions as ``cofe.compare.choose_inference`` rules),
+Holm-adjusted over the drop rules of this check; each drop rule also says the smallest drop
+the eval set detects (``Inference.power``).
 """
 
 from __future__ import annotations
