@@ -23,6 +23,9 @@ Per world:
 * **false alarms**: ``--draws`` noise-only pairs; the share found significant (either
   way), which should stay at or below alpha.
 
+A fifth set has the document sizes of the shipped example (262 questions: three documents
+of 60, twenty of 1 to 5), where a few documents dominate the sign-flip test.
+
 The tests follow ``choose_inference``: over questions below 20 documents, clustered by
 document from 20 on. For 2 and 5 documents the table also shows what clustering by
 document (the rule before issue 43) could detect: nothing.
@@ -46,13 +49,18 @@ from cofe.compare import choose_inference
 
 ALPHA = 0.05
 SETS = ((2, 40), (5, 20), (20, 10), (64, 5))  # documents, questions per document
+# the shipped example's eval set: 262 questions, three documents of 60 and twenty small ones
+UNEQUAL = (60, 60, 60, 5, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 2, 1)
 MULTIPLIERS = (0.6, 0.8, 1.0, 1.2, 1.4)
 
 
-def world(rng: np.random.Generator, documents: int, per: int) -> tuple[pd.Series, np.ndarray]:
-    n = documents * per
+def world(
+    rng: np.random.Generator, documents: int, per: int | tuple[int, ...]
+) -> tuple[pd.Series, np.ndarray]:
+    sizes = per if isinstance(per, tuple) else (per,) * documents
+    docs = np.repeat(np.arange(documents), sizes)
+    n = len(docs)
     ids = pd.Index([f"q{i:04d}" for i in range(n)])
-    docs = np.arange(n) % documents
     effect = rng.normal(0, 0.8, documents)[docs]
     rates = 1 / (1 + np.exp(-(0.2 + effect + rng.normal(0, 1.0, n))))
     return pd.Series([f"doc{d}" for d in docs], index=ids), rates
@@ -110,7 +118,7 @@ def gate_prints(sources, old, new) -> float | None:
     return outcome.detectable
 
 
-def one_set(documents: int, per: int, worlds: int, draws: int, seed: int) -> dict:
+def one_set(documents: int, per: int | tuple[int, ...], worlds: int, draws: int, seed: int) -> dict:
     rng = np.random.default_rng(seed + documents)
     printed, at_printed, ratios, false_alarms, clustered_old = [], [], [], [], []
     unit = ""
@@ -148,7 +156,8 @@ def one_set(documents: int, per: int, worlds: int, draws: int, seed: int) -> dic
     within = sum(abs(r - 1) <= 0.2 for r in finite)
     return {
         "documents": documents,
-        "questions": documents * per,
+        "questions": sum(per) if isinstance(per, tuple) else documents * per,
+        "sizes": "unequal (the example's)" if isinstance(per, tuple) else "equal",
         "unit": unit,
         "printed": float(np.median(printed)),
         "found_at_printed": float(np.mean(at_printed)) if at_printed else math.nan,
@@ -168,7 +177,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
-    for documents, per in SETS:
+    sets: list[tuple[int, int | tuple[int, ...]]] = [*SETS, (len(UNEQUAL), UNEQUAL)]
+    for documents, per in sets:
         rows.append(one_set(documents, per, args.worlds, args.draws, args.seed))
         print(f"  {documents} documents done ({time.perf_counter() - started:.0f} s)", flush=True)
     print(
@@ -176,15 +186,15 @@ def main() -> None:
         f"seed {args.seed}, {time.perf_counter() - started:.0f} s\n"
     )
     print(
-        "| documents | questions | tested over | printed detectable drop (median) | found at "
+        "| documents | questions | document sizes | tested over | printed detectable drop (median) | found at "
         "the printed drop | drop found 80 % of the time / printed (median) | within 20 % | "
         "false alarms (alpha 0.05) | clustered by document: detectable |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         old = r["clustered_detectable"]
         print(
-            f"| {r['documents']} | {r['questions']} | {r['unit']}s | {r['printed']:.3f} | "
+            f"| {r['documents']} | {r['questions']} | {r['sizes']} | {r['unit']}s | {r['printed']:.3f} | "
             f"{r['found_at_printed']:.0%} | {r['ratio_median']:.2f} | {r['within_20']} | "
             f"{r['false_alarms']:.1%} | {'none' if math.isinf(old) else f'{old:.3f}'} |"
         )
