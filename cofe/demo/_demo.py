@@ -194,9 +194,11 @@ def _differences(comparison: Comparison) -> str:
         if same
         else ""
     )
+    units = comparison.clustering.split(":", 1)[0]  # by document, or over questions
+    caveat = f"\n{comparison.caveat}" if comparison.caveat else ""
     return (
-        f"Is the difference real? (paired over {int(d['n'].max())} samples, clustered by "
-        "source document; cofe compare gives every measure)\n" + format_table(header, rows) + note
+        f"Is the difference real? (paired over {int(d['n'].max())} samples, {units}; "
+        "cofe compare gives every measure)\n" + format_table(header, rows) + note + caveat
     )
 
 
