@@ -11,7 +11,13 @@ from cofe._lazy import lazy_names
 from cofe._version import __version__
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads on first use
-    from cofe._errors import InputError, InputProblem
+    from cofe._errors import (
+        CofeError,
+        ConfigurationError,
+        EndpointError,
+        InputError,
+        InputProblem,
+    )
     from cofe.diagnose import Verdict
     from cofe.evalset import (
         AnyOf,
@@ -43,8 +49,10 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads 
 # until a name is used -- a pytest plugin or a command's --help pays for nothing it does
 # not touch.
 _HOMES = {
-    "InputError": "cofe._errors",
-    "InputProblem": "cofe._errors",
+    **dict.fromkeys(
+        ("CofeError", "ConfigurationError", "EndpointError", "InputError", "InputProblem"),
+        "cofe._errors",
+    ),
     "Verdict": "cofe.diagnose",
     **dict.fromkeys(
         (
@@ -86,6 +94,9 @@ __all__ = [
     "AnyOf",
     "Chunk",
     "CoarseScope",
+    "CofeError",
+    "ConfigurationError",
+    "EndpointError",
     "EvalSample",
     "EvalSet",
     "InputError",

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
+from cofe._errors import ConfigurationError
+
 if TYPE_CHECKING:  # cofe.judges imports this module when it judges on a cluster
     from cofe.judges import JudgeInputs, Judgement
     from cofe.llm import LLMClient
@@ -25,7 +27,7 @@ def connect(address: str) -> Any:
     try:
         from distributed import Client, LocalCluster
     except ImportError as error:  # the extra is optional: say how to get it
-        raise ValueError(
+        raise ConfigurationError(
             'scoring on a Dask cluster needs the "dask" extra: pip install "cofe[dask]"'
         ) from error
     # distributed's LocalCluster and Client constructors carry no annotations

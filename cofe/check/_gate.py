@@ -261,7 +261,7 @@ def check_results(
     """Check ``rules`` on ``run`` (and against ``baseline``). With a baseline and no drop
     rule, the headline measures may not drop by more than ``default_max_drop``."""
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}")
     rules = list(rules)
     drops = [r for r in rules if r.kind == Kind.MAX_DROP]
     if drops and baseline is None:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
+from cofe._errors import InputError
 from cofe._jsonl import append_jsonl, read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
@@ -597,9 +598,9 @@ def judge_run(
     sample to judge, so a first look is not made to wait -- and gate the measures."""
     version = PROMPT_VERSION + (STEPS if steps else "")
     if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, not {repeats}")
+        raise InputError(f"repeats must be at least 1, not {repeats}")
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
+        raise InputError(f"limit must be at least 1, not {limit}")
     run_dir = Path(run_dir)
     with run_folder_lock(run_dir, purpose="cofe judge"):  # one writer per run folder
         items, unanswered = judge_inputs(run_dir)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
 
+from cofe._errors import ConfigurationError, InputError
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
@@ -58,9 +59,9 @@ class Measure:
 
     def __post_init__(self) -> None:
         if self.NEEDS_CUTOFF and self.cutoff is None:
-            raise ValueError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@4")
+            raise InputError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@4")
         if self.cutoff is not None and self.cutoff < 1:
-            raise ValueError(f"{self.NAME}: cutoff must be at least 1, got {self.cutoff}")
+            raise InputError(f"{self.NAME}: cutoff must be at least 1, got {self.cutoff}")
         # the spelling is read for every score row: computed once
         spelling = self.NAME if self.cutoff is None else f"{self.NAME}@{self.cutoff}"
         object.__setattr__(self, "name", spelling)
@@ -88,7 +89,7 @@ def load_plugins() -> None:
         try:
             entry.load()  # a subclass registers itself on import
         except Exception as error:  # a third party's import error, whatever it is
-            raise ValueError(
+            raise ConfigurationError(
                 f"the measure plugin {entry.name!r} ({entry.value}) failed to load: {error}"
             ) from error
 
@@ -103,7 +104,7 @@ def parse_measure(text: str) -> Measure:
         load_plugins()
     if not match or match["name"] not in Measure.REGISTRY:
         known = ", ".join(sorted(Measure.REGISTRY))
-        raise ValueError(f"unknown measure {text!r}; known: {known}")
+        raise InputError(f"unknown measure {text!r}; known: {known}")
     cutoff = int(match["cutoff"]) if match["cutoff"] else None
     return Measure.REGISTRY[match["name"]](cutoff)
 
@@ -125,12 +126,12 @@ def parse_measures(text: str) -> tuple[tuple[Step | None, Measure], ...]:
             continue
         spec = _SPEC.match(part)
         if spec is None:
-            raise ValueError(f"cannot read measure {part!r}: write [step/]Name[@cutoff]")
+            raise InputError(f"cannot read measure {part!r}: write [step/]Name[@cutoff]")
         step: Step | None = None
         if spec["step"] is not None:
             step = steps.get(spec["step"])
             if step is None:
-                raise ValueError(
+                raise InputError(
                     f"unknown step {spec['step']!r} in {part!r}; steps: {', '.join(steps)}"
                 )
         name, _, cutoff = spec["measure"].partition("@")
@@ -138,15 +139,15 @@ def parse_measures(text: str) -> tuple[tuple[Step | None, Measure], ...]:
         if canonical is None:
             close = difflib.get_close_matches(name.lower(), by_lower, n=3)
             hint = f"; did you mean {', '.join(by_lower[c] for c in close)}?" if close else ""
-            raise ValueError(f"unknown measure {name!r} in {part!r}{hint}")
+            raise InputError(f"unknown measure {name!r} in {part!r}{hint}")
         measure = parse_measure(canonical + (f"@{cutoff}" if cutoff else ""))
         if step is not None and step not in measure.STEPS:
             where = ", ".join(s.value for s in Step if s in measure.STEPS)
-            raise ValueError(f"{measure.name} is not measured at {step.value} (only at {where})")
+            raise InputError(f"{measure.name} is not measured at {step.value} (only at {where})")
         if (step, measure) not in out:
             out.append((step, measure))
     if not out:
-        raise ValueError("no measure given")
+        raise InputError("no measure given")
     return tuple(out)
 
 

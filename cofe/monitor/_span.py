@@ -10,6 +10,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Any
 
+from cofe._errors import InputError
 from cofe.monitor._clean import (
     check_time,
     clean_mapping,
@@ -20,7 +21,7 @@ from cofe.monitor._clean import (
 KIND = "openinference.span.kind"
 
 
-class SpanFormatError(ValueError):
+class SpanFormatError(InputError):
     """A body or record that is not spans in any format cofe reads; says where and why."""
 
 

@@ -304,7 +304,7 @@ def score_to_folder(
 
 def _check_batch_size(batch_size: int | None) -> None:
     if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        raise InputError(f"batch_size must be at least 1, not {batch_size}")
 
 
 # --- the sinks ----------------------------------------------------------------------------
