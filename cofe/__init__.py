@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads 
         InputError,
         InputProblem,
     )
+    from cofe.config import CoarseScope, ScoreConfig
     from cofe.diagnose import Verdict
     from cofe.evalset import (
         AnyOf,
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads 
         read_run,
     )
     from cofe.runner import RunReport, run_pipeline
-    from cofe.stages import CoarseScope, ScoreConfig, score_run
+    from cofe.stages import score_run
 
 # Where each public name lives: ``import cofe`` stays cheap (no pandas, no pydantic models)
 # until a name is used -- a pytest plugin or a command's --help pays for nothing it does
@@ -86,7 +87,8 @@ _HOMES = {
     ),
     "RunReport": "cofe.runner",
     "run_pipeline": "cofe.runner",
-    **dict.fromkeys(("CoarseScope", "ScoreConfig", "score_run"), "cofe.stages"),
+    **dict.fromkeys(("CoarseScope", "ScoreConfig"), "cofe.config"),
+    "score_run": "cofe.stages",
 }
 
 

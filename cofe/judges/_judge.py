@@ -92,8 +92,15 @@ from cofe.judges._sense import (
 )
 from cofe.llm import LLMClient
 from cofe.measures import ClaimLabels, Unscored
-from cofe.runlog import JUDGE_CONTROLS, JUDGEMENTS, ParsedDocument, RunLog, run_folder_lock
-from cofe.stages import Outputs, read_compact  # cofe.stages loads lazily: no cycle
+from cofe.runlog import (
+    JUDGE_CONTROLS,
+    JUDGEMENTS,
+    Outputs,
+    ParsedDocument,
+    RunLog,
+    read_compact,
+    run_folder_lock,
+)
 
 if TYPE_CHECKING:
     from cofe.pipeline import Embedder
@@ -674,7 +681,7 @@ def judge_run(
         # the controls first: a judge that cannot tell a right answer from a wrong one is
         # known after them, not after the whole run
         if cluster is not None:  # slices of the samples judged on a Dask cluster
-            from cofe._distributed import judge_on_cluster
+            from cofe.judges._cluster import judge_on_cluster  # distributed: --dask only
 
             judge_on_cluster(
                 client,

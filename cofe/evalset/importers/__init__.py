@@ -1,17 +1,23 @@
-"""Importers, one per format: ``IMPORTERS[name](path) -> ImportResult``."""
+"""The old path of ``cofe.importers``, kept for code that imports from it.
 
-from collections.abc import Callable
+The importers moved out of ``cofe.evalset`` (issue 41): they use the matcher's tokens to
+derive keywords, and the matcher reads eval samples, so inside ``cofe.evalset`` they made a
+cycle. Each name loads from ``cofe.importers`` on first use.
+"""
 
-from cofe.evalset.importers._result import ImportResult
-from cofe.evalset.importers.cofe_rag import import_cofe_rag
-from cofe.evalset.importers.jsonl import import_jsonl
-from cofe.evalset.importers.squad import derive_coarse, import_squad
+from typing import TYPE_CHECKING
 
-IMPORTERS: dict[str, Callable[..., ImportResult]] = {
-    "cofe-rag": import_cofe_rag,
-    "squad": import_squad,
-    "jsonl": import_jsonl,
-}
+from cofe._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from cofe.importers import (
+        IMPORTERS,
+        ImportResult,
+        derive_coarse,
+        import_cofe_rag,
+        import_jsonl,
+        import_squad,
+    )
 
 __all__ = [
     "IMPORTERS",
@@ -21,3 +27,4 @@ __all__ = [
     "import_jsonl",
     "import_squad",
 ]
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(__all__, "cofe.importers"), __all__)
