@@ -7,6 +7,7 @@ from cofe.measures._base import (
     load_plugins,
     parse_measure,
     parse_measures,
+    register,
     spell_measures,
 )
 from cofe.measures._unscored import Unscored
@@ -74,5 +75,6 @@ __all__ = [
     "load_plugins",
     "parse_measure",
     "parse_measures",
+    "register",
     "spell_measures",
 ]

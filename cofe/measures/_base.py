@@ -5,11 +5,14 @@ says *what* is measured (``compute``, a pure function of plain values), where
 it applies (``STEPS``) and what it reads (``evaluate``, from a ``StepView``);
 the scorer decides which measures a run's shape allows and fills the views.
 
-A new measure is one subclass (it registers itself by its ``NAME``): it says where it
-applies (``STEPS``), what a run must have for it (``NEEDS``), and whether every scoring
-takes it (``DEFAULT``) or only one that asks for it (``cofe score --measures``). A package
-can ship measures under the ``cofe.measures`` entry-point group: they are loaded the
-first time a name is not found (docs/DESIGN.md, "Adding a measure").
+A new measure is one subclass, registered by its ``NAME`` with ``@register``: it says
+where it applies (``STEPS``), what a run must have for it (``NEEDS``), and whether every
+scoring takes it (``DEFAULT``) or only one that asks for it (``cofe score --measures``).
+Registration is explicit so that an abstract base (``JudgedMeasure``, no ``NAME``) is never
+a measure, and a second class under a taken name is refused instead of replacing the
+first. A package can ship measures under the ``cofe.measures`` entry-point group: they are
+loaded, and registered, the first time a name is not found (docs/DESIGN.md, "Adding a
+measure").
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from cofe._errors import ConfigurationError, InputError
 from cofe.measures._unscored import Unscored
@@ -51,11 +54,7 @@ class Measure:
     # only when asked for by name. cofe's own measures are planned by the run's shape
     # (cofe.stages' RunShape), which reads neither.
     DEFAULT: ClassVar[bool] = False
-    REGISTRY: ClassVar[dict[str, type[Measure]]] = {}
-
-    def __init_subclass__(cls) -> None:
-        super().__init_subclass__()
-        Measure.REGISTRY[cls.NAME] = cls
+    REGISTRY: ClassVar[dict[str, type[Measure]]] = {}  # filled by register()
 
     def __post_init__(self) -> None:
         if self.NEEDS_CUTOFF and self.cutoff is None:
@@ -74,6 +73,34 @@ class Measure:
         raise NotImplementedError
 
 
+M = TypeVar("M", bound=type[Measure])
+
+
+def register(cls: M) -> M:
+    """Register a measure class under its ``NAME`` (a class decorator). A class with no
+    ``NAME`` is a base, not a measure, and a ``NAME`` another class holds is taken: both
+    are refused (``TypeError``, ``ValueError``: mistakes in the measure's code)."""
+    if not cls.NAME:
+        raise TypeError(f"{cls.__qualname__} has no NAME: a base class is not registered")
+    held = Measure.REGISTRY.get(cls.NAME)
+    if held is not None and held is not cls:
+        raise ValueError(
+            f"a measure named {cls.NAME!r} is already registered "
+            f"({held.__module__}.{held.__qualname__})"
+        )
+    Measure.REGISTRY[cls.NAME] = cls
+    return cls
+
+
+def _register_shipped(loaded: object) -> None:
+    """What an entry point names -- a measure class, or a module of them -- registered (a
+    class its module registered already is left as it is)."""
+    found = [loaded] if isinstance(loaded, type) else list(vars(loaded).values())
+    for value in found:
+        if isinstance(value, type) and issubclass(value, Measure) and value.NAME:
+            register(value)
+
+
 _loaded: list[bool] = []
 
 
@@ -87,7 +114,7 @@ def load_plugins() -> None:
 
     for entry in entry_points(group=ENTRY_POINTS):
         try:
-            entry.load()  # a subclass registers itself on import
+            _register_shipped(entry.load())
         except Exception as error:  # a third party's import error, whatever it is
             raise ConfigurationError(
                 f"the measure plugin {entry.name!r} ({entry.value}) failed to load: {error}"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from cofe.measures._base import register
 from cofe.measures._judged import JudgedMeasure
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, StepView
@@ -11,6 +12,7 @@ def unit(value: float) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
+@register
 class AnswerRelevancy(JudgedMeasure):
     """RAGAS's answer relevancy: the mean cosine between the question and the questions the
     judge says the answer answers (MiniLM embeddings); 0 for a noncommittal answer. In [0, 1];
@@ -35,6 +37,7 @@ class AnswerRelevancy(JudgedMeasure):
         return unit(labels.relevancy)
 
 
+@register
 class AnswerSimilarity(JudgedMeasure):
     """Cosine of the answer's and the reference answer's embeddings (MiniLM; no LLM call), in
     [0, 1]: kept when the judge's calls for the sample failed."""
