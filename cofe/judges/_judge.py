@@ -91,7 +91,14 @@ from cofe.judges._sense import (
     repair_code,
 )
 from cofe.llm import LLMClient
-from cofe.measures import ClaimLabels, Unscored
+from cofe.measures import (
+    NO_CORRECTNESS,
+    NO_RELEVANCY,
+    NO_SIMILARITY,
+    ClaimLabels,
+    Unscored,
+    value_or,
+)
 from cofe.runlog import (
     JUDGE_CONTROLS,
     JUDGEMENTS,
@@ -836,7 +843,7 @@ def labels_for_scoring(
         else:
             labels = labels_of(judgement, len(sample.fine_keywords))
             if echo:
-                labels = replace(labels, correctness=None, no_correctness=echo)
+                labels = replace(labels, correctness=Unscored(echo))
             if echoed_labels:  # no claim left to blame a verdict on, nor to call a refusal
                 labels = ClaimLabels(
                     context=(),
@@ -845,8 +852,6 @@ def labels_for_scoring(
                     reference_in_answer=(),
                     relevancy=labels.relevancy,
                     similarity=labels.similarity,
-                    no_relevancy=labels.no_relevancy,
-                    no_similarity=labels.no_similarity,
                     points=labels.points,
                     points_in_context=labels.points_in_context,
                     failed=echoed_labels,
@@ -875,8 +880,8 @@ def unscored_labels(judgement: Judgement, points: int | None = None) -> ClaimLab
         source=(),
         reference=(),
         reference_in_answer=(),
-        relevancy=judgement.answer_relevancy,
-        similarity=judgement.answer_similarity,
+        relevancy=value_or(judgement.answer_relevancy, NO_RELEVANCY),
+        similarity=value_or(judgement.answer_similarity, NO_SIMILARITY),
         failed=reason,
         points=answer,
         points_in_context=context,
@@ -911,14 +916,20 @@ def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:
         no_source=judgement.no_source,
         no_reference=judgement.no_reference,
         texts=tuple(c.text for c in judgement.claims),
-        relevancy=judgement.answer_relevancy,
-        similarity=judgement.answer_similarity,
-        no_relevancy=judgement.no_embeddings
-        or (None if judgement.questions else "the judge wrote no question the answer answers"),
-        no_similarity=judgement.no_embeddings or judgement.no_reference,
+        relevancy=value_or(
+            judgement.answer_relevancy,
+            NO_RELEVANCY,
+            judgement.no_embeddings
+            or (None if judgement.questions else "the judge wrote no question the answer answers"),
+        ),
+        similarity=value_or(
+            judgement.answer_similarity,
+            NO_SIMILARITY,
+            judgement.no_embeddings or judgement.no_reference,
+        ),
         reference_in_context=tuple(c.context for c in judgement.reference_claims),
         useful=None if judgement.useful_chunks is None else tuple(judgement.useful_chunks),
-        correctness=judgement.correctness,
+        correctness=value_or(judgement.correctness, NO_CORRECTNESS),
         noncommittal=judgement.noncommittal,
         points=answer,
         points_in_context=context,

@@ -56,6 +56,5 @@ class CorrectnessScore(JudgedMeasure):
     NEEDS_REFERENCE = True
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.correctness is None:
-            return Unscored(labels.no_correctness or "the judge gave no correctness score")
-        return float(labels.correctness)
+        correctness = labels.correctness
+        return correctness if isinstance(correctness, Unscored) else float(correctness)

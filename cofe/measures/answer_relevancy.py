@@ -25,16 +25,15 @@ class AnswerRelevancy(JudgedMeasure):
         if (  # kept when the calls failed, unless a gate found it noise
             isinstance(labels, ClaimLabels)
             and labels.failed
-            and labels.relevancy is not None
+            and not isinstance(labels.relevancy, Unscored)
             and not any(name == self.NAME for name, _ in labels.unreliable)
         ):
             return unit(labels.relevancy)
         return super().evaluate(view)
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.relevancy is None:
-            return Unscored(labels.no_relevancy or "no answer relevancy was computed")
-        return unit(labels.relevancy)
+        relevancy = labels.relevancy
+        return relevancy if isinstance(relevancy, Unscored) else unit(relevancy)
 
 
 @register
@@ -49,13 +48,12 @@ class AnswerSimilarity(JudgedMeasure):
         if (  # kept when the calls failed, unless a gate found it noise
             isinstance(labels, ClaimLabels)
             and labels.failed
-            and labels.similarity is not None
+            and not isinstance(labels.similarity, Unscored)
             and not any(name == self.NAME for name, _ in labels.unreliable)
         ):
             return unit(labels.similarity)
         return super().evaluate(view)
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.similarity is None:
-            return Unscored(labels.no_similarity or "no answer similarity was computed")
-        return unit(labels.similarity)
+        similarity = labels.similarity
+        return similarity if isinstance(similarity, Unscored) else unit(similarity)

@@ -32,7 +32,7 @@ from cofe.judges._sense import (
     keep_answer_claims,
 )
 from cofe.llm import Endpoint, LLMClient
-from cofe.measures import ClaimLabels
+from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog import read_compact
 from cofe.testing import ScriptedOpenAI
 
@@ -508,7 +508,7 @@ def test_the_examples_correctness_on_most_samples_is_not_used(tmp_path, values, 
             f"to {values.count(EXAMPLE_CORRECTNESS)} of {len(values)} samples"
             in report.correctness_echo
         )
-        assert all(labels.correctness is None for labels in scoring(run).values())
+        assert all(isinstance(labels.correctness, Unscored) for labels in scoring(run).values())
         # each sample says why its correctness is unscored: the echo, not a missing score
         reasons = set(result.skipped[result.skipped.measure == "CorrectnessScore"].reason)
         assert reasons == {report.correctness_echo}
