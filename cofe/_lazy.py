@@ -1,7 +1,6 @@
 """Public names that load on first use (PEP 562): one helper for every lazy ``__init__``.
 
-``import cofe`` or ``import cofe.stages`` then costs nothing until a name is used, and an
-old import path (``cofe.evalset.importers``) can stay without loading its new home. Not a
+``import cofe`` or ``import cofe.stages`` then costs nothing until a name is used. Not a
 way around the layers: tests/test_layers.py reads these homes as imports.
 """
 

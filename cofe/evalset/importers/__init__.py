@@ -2,29 +2,8 @@
 
 The importers moved out of ``cofe.evalset`` (issue 41): they use the matcher's tokens to
 derive keywords, and the matcher reads eval samples, so inside ``cofe.evalset`` they made a
-cycle. Each name loads from ``cofe.importers`` on first use.
+cycle. Importing this module loads ``cofe.importers``, as importing it always loaded them.
 """
 
-from typing import TYPE_CHECKING
-
-from cofe._lazy import lazy_names
-
-if TYPE_CHECKING:
-    from cofe.importers import (
-        IMPORTERS,
-        ImportResult,
-        derive_coarse,
-        import_cofe_rag,
-        import_jsonl,
-        import_squad,
-    )
-
-__all__ = [
-    "IMPORTERS",
-    "ImportResult",
-    "derive_coarse",
-    "import_cofe_rag",
-    "import_jsonl",
-    "import_squad",
-]
-__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(__all__, "cofe.importers"), __all__)
+from cofe.importers import *  # noqa: F403  # every public name, listed once, there
+from cofe.importers import __all__ as __all__
