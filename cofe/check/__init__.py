@@ -90,6 +90,7 @@ def load_result(path: str | os.PathLike[str]) -> ScoreResult:
     """A results folder (holding ``summary.json``), or a run directory through its default
     scoring (read when saved beside the run, else scored now, in memory)."""
     from cofe._errors import InputError, InputProblem
+    from cofe.judges import labels_for_scoring
     from cofe.results import read_scores, scores_folder
     from cofe.stages import ScoreConfig, score_run
 
@@ -98,7 +99,11 @@ def load_result(path: str | os.PathLike[str]) -> ScoreResult:
         return read_scores(folder)
     if (folder / "manifest.json").exists():
         saved = scores_folder(folder, ScoreConfig())
-        return read_scores(saved) if (saved / "summary.json").exists() else score_run(folder)
+        return (
+            read_scores(saved)
+            if (saved / "summary.json").exists()
+            else score_run(folder, labels=labels_for_scoring)
+        )
     raise InputError(
         InputProblem(str(folder), None, None, "neither a results folder nor a run directory")
     )

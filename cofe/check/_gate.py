@@ -347,7 +347,7 @@ def check_results(
     line marked skip). ``require_power``: a drop rule whose limit is below the smallest
     drop this eval set detects with ``power`` fails."""
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}")
     rules = list(rules)
     drops = [r for r in rules if r.kind == Kind.MAX_DROP]
     if drops and baseline is None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cofe._errors import InputError
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -138,11 +140,11 @@ def run(args: argparse.Namespace) -> int:
         print(EXAMPLE_FILE, end="")
         return 0
     if args.checked is None:
-        raise ValueError("give the run to check: cofe check RUN [--baseline BASE_RUN] ...")
+        raise InputError("give the run to check: cofe check RUN [--baseline BASE_RUN] ...")
     if args.alpha is not None and not 0 < args.alpha < 1:
-        raise ValueError(f"--alpha must be between 0 and 1, got {args.alpha}")
+        raise InputError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.default_max_drop is not None and args.default_max_drop < 0:
-        raise ValueError(f"--default-max-drop must be at least 0, got {args.default_max_drop}")
+        raise InputError(f"--default-max-drop must be at least 0, got {args.default_max_drop}")
     flags = [
         parse_flag(kind, text)
         for kind, texts in (

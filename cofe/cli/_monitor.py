@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from cofe._errors import InputError
 from cofe.cli._args import existing_path
 
 if TYPE_CHECKING:
@@ -258,7 +259,7 @@ def _token(args: argparse.Namespace) -> str | None:
     if getattr(args, "token_file", None) is not None:
         token: str = args.token_file.read_text(encoding="utf-8").strip()
         if not token:
-            raise ValueError(f"{args.token_file}: the token file is empty")
+            raise InputError(f"{args.token_file}: the token file is empty")
         return token
     return os.environ.get(TOKEN_ENV) or None
 
@@ -342,7 +343,7 @@ def _canary(args: argparse.Namespace) -> int:
 
         if args.pipeline == "default":
             if args.docs is None:
-                raise ValueError("the default pipeline needs --docs")
+                raise InputError("the default pipeline needs --docs")
             pipeline = load_pipeline("default", **pipeline_options(args))
         else:
             pipeline = load_pipeline(args.pipeline)
@@ -388,7 +389,7 @@ def _judge(args: argparse.Namespace) -> int:
     from cofe.monitor import judge_traffic
 
     if args.controls < 0 or 0 < args.controls < CONTROL_MIN_PAIRS:
-        raise ValueError(
+        raise InputError(
             f"--controls must be 0 (none) or at least {CONTROL_MIN_PAIRS} (fewer cannot decide "
             f"anything), not {args.controls}"
         )

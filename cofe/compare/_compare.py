@@ -238,7 +238,7 @@ def compare_results(
     have (same id, query type and source); the comparison says how many each left out."""
     named = results if isinstance(results, dict) else _names(results)
     if len(named) < 2:
-        raise ValueError("compare needs at least two runs")
+        raise InputError("compare needs at least two runs")
     n_shared: int | None = None
     left_out: dict[str, int] = {}
     if shared_samples:

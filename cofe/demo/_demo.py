@@ -21,7 +21,7 @@ from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
 from cofe.compare import ALL, Comparison, compare_results
 from cofe.evalset import EvalSample, write_evalset
-from cofe.evalset.importers import import_squad
+from cofe.importers import import_squad
 from cofe.report import RunForReport, format_table, render_report
 from cofe.results import scores_folder
 from cofe.runner import RunReport, load_pipeline, run_pipeline

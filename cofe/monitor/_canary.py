@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cofe._errors import ConfigurationError
 from cofe.chain import STEP_STAGE
 from cofe.evalset import read_evalset
 from cofe.monitor._assemble import TraceRecord
@@ -120,7 +121,9 @@ def run_canary(
     from cofe.stages import ScoreConfig, score_run
 
     if (pipeline is None) == (send is None):
-        raise ValueError("a canary needs either a pipeline or a service URL to send to (--send)")
+        raise ConfigurationError(
+            "a canary needs either a pipeline or a service URL to send to (--send)"
+        )
     started = now_ns()
     round_id = round_name(started)
     out = Path(runs_dir) / round_id

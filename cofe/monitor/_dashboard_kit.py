@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+from cofe._errors import InputError
 from cofe.chain import STEPS
 from cofe.charts import STYLESHEET
 from cofe.monitor._clean import LATEST_NS
@@ -62,7 +63,7 @@ STYLE = STYLESHEET  # one stylesheet with the report's (cofe.charts keeps it)
 ICON = static("favicon.svg")  # templates/static/favicon.svg
 
 
-class BadRequest(ValueError):
+class BadRequest(InputError):
     """A parameter that cannot be read (answered 400; the value is not repeated)."""
 
 

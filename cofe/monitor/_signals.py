@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cofe._errors import InputError
 from cofe.diagnose import is_refusal
 from cofe.monitor._assemble import TraceRecord
 from cofe.refusal import Extent, read_decline
@@ -404,7 +405,7 @@ def find_signal(stage: str, name: str) -> Signal:
         if (signal.stage, signal.name) == (stage, name):
             return signal
     known = ", ".join(f"{s.stage}/{s.name}" for s in SIGNALS)
-    raise ValueError(f"no label-free signal {stage}/{name}; known: {known}")
+    raise InputError(f"no label-free signal {stage}/{name}; known: {known}")
 
 
 def compute_signals(traces: Sequence[TraceRecord]) -> list[tuple[str, str, Value]]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe._cache import Cache
-from cofe._errors import InputProblem
+from cofe._errors import CofeError, InputError, InputProblem
 from cofe._progress import progress_wanted
 from cofe._text import decode_text
 from cofe.pipeline._offline import offline_unstructured
@@ -120,7 +120,7 @@ _PARTITIONERS = {
 }
 
 
-class Refused(ValueError):
+class Refused(InputError):
     """A file cofe will not parse (a zip bomb, a link out of the docs folder), and why."""
 
 
@@ -137,7 +137,7 @@ def check_zip(path: Path) -> None:
             for member in members:
                 _check_inflates_as_declared(archive, member)
     except zipfile.BadZipFile as error:
-        raise ValueError(
+        raise InputError(
             f"not a valid zip archive (Office files are zip archives): {error}"
         ) from None
 
@@ -201,7 +201,7 @@ def _partition(path: Path, kind: str) -> list[Any]:
     partition = getattr(importlib.import_module(module), name)
     if kind in ZIP_KINDS:
         if not zipfile.is_zipfile(path):
-            raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
+            raise InputError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
         check_zip(path)
     elements: list[Any] = partition(filename=str(path), languages=["eng"])  # unstructured's
     return elements
@@ -216,7 +216,7 @@ def parse_text(path: Path, doc_id: str) -> ParsedDocument:
     paragraphs = [block.strip() for block in _BLANK_LINES.split(text)]
     paragraphs = [p for p in paragraphs if p]
     if not paragraphs:
-        raise ValueError("no text found")
+        raise InputError("no text found")
     meta = {
         "format": "text",
         "parser": TEXT_PARSER_VERSION,
@@ -235,13 +235,13 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
     """Parse one file; raises on corrupt or unsupported input."""
     kind = SUPPORTED.get(path.suffix.lower())
     if kind is None:
-        raise ValueError(f"unsupported file type {path.suffix or '(none)'!r}")
+        raise InputError(f"unsupported file type {path.suffix or '(none)'!r}")
     if kind == "text":
         return parse_text(path, doc_id)
     if kind == "pdf":
         with path.open("rb") as handle:
             if not handle.read(1024).lstrip().startswith(b"%PDF"):
-                raise ValueError("not a PDF: the file has no %PDF header (corrupt or misnamed)")
+                raise InputError("not a PDF: the file has no %PDF header (corrupt or misnamed)")
     with library_noise() as noise:  # pypdf's "EOF marker not found" is cofe's to explain
         elements = _partition(path, kind)
     damage = pdf_damage(path, noise) if kind == "pdf" else None
@@ -249,12 +249,12 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
         elements = pdf_table_rows(elements)
     text, layout = join_elements(elements)
     if not text and damage:
-        raise ValueError(f"no text found: {damage}")
+        raise InputError(f"no text found: {damage}")
     if not text:
         message = "no text found"
         if kind == "pdf":  # an intact PDF without a text layer: pages of images
             message += " (a scanned PDF needs OCR, which cofe does not run)"
-        raise ValueError(message)
+        raise InputError(message)
     categories = Counter(
         el.category if isinstance(el, _Element) else type(el).__name__ for el in elements
     )
@@ -672,7 +672,9 @@ def _parse_one(path: Path, base: Path, cache: Cache | None, result: ParseResult)
                 InputProblem(str(path), None, None, f"kept: {doc.meta['warning']}")
             )
     except Exception as error:  # any parser failure skips only this file
-        message = f"skipped: {type(error).__name__}: {error}"
+        # cofe's own refusals read as they are; another library's error is named by its type
+        shown = error if isinstance(error, CofeError) else f"{type(error).__name__}: {error}"
+        message = f"skipped: {shown}"
         result.problems.append(InputProblem(str(path), None, None, message))
 
 

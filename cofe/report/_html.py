@@ -41,8 +41,7 @@ from cofe.matching import (
 )
 from cofe.report._top import headline, pipelines, scoring_label
 from cofe.results import ScoreResult
-from cofe.runlog import RunLog
-from cofe.stages import Outputs, read_compact
+from cofe.runlog import Outputs, RunLog, read_compact
 
 if TYPE_CHECKING:
     from pandas.core.groupby import DataFrameGroupBy

@@ -27,6 +27,7 @@ import pandas as pd
 
 from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
+from cofe._errors import InputError
 from cofe.compare import (
     STEP_WORDS,
     align_cutoffs,
@@ -52,10 +53,10 @@ class Cell:
 def grid_cells(grid: dict[str, list[Any]]) -> list[Cell]:
     """Every combination of the grid's values, in the order given."""
     if not grid:
-        raise ValueError("an empty grid: give at least one parameter with values")
+        raise InputError("an empty grid: give at least one parameter with values")
     for key, values in grid.items():
         if not values:
-            raise ValueError(f"grid parameter {key!r} has no value")
+            raise InputError(f"grid parameter {key!r} has no value")
     keys = list(grid)
     cells = []
     for combo in itertools.product(*(grid[k] for k in keys)):

@@ -32,13 +32,15 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
 
+from cofe._errors import ConfigurationError
+
 T = TypeVar("T")
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 RECONNECT_SECONDS = 15.0  # how long a statement waits for a restarted server, at most
 _WRITE = "cofe_write"  # execution option: this transaction writes (SQLite: BEGIN IMMEDIATE)
 
 
-class StoreError(ValueError):
+class StoreError(ConfigurationError):
     """The store cannot be opened or used as asked; the message says which and why."""
 
 
