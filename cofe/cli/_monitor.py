@@ -352,6 +352,7 @@ def _canary(args: argparse.Namespace) -> int:
         headers["Authorization"] = f"Bearer {token}"
     store = _open(args)
     done = 0
+    incomplete = False  # a round some of whose queries never reached the service
     try:
         while True:
             started = time.monotonic()
@@ -369,9 +370,13 @@ def _canary(args: argparse.Namespace) -> int:
                 cache=make_cache(args.cache),
             )
             print(result.line(), flush=True)
+            not_sent = result.not_sent_line()
+            if not_sent:  # stored and scored all the same; said, and the exit code is 1
+                print(f"cofe monitor canary: {not_sent}", file=sys.stderr, flush=True)
+                incomplete = True
             done += 1
             if args.every is None or (args.rounds is not None and done >= args.rounds):
-                return 0
+                return 1 if incomplete else 0
             time.sleep(max(0.0, args.every - (time.monotonic() - started)))
     finally:
         store.close()
