@@ -564,7 +564,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    store = _open(args)
+    from cofe.monitor import MonitorStore
+
+    # it only reads: a store on a read-only mount, or another user's, is read as it is
+    store = MonitorStore(args.store, read_only=True)
     try:
         counts = store.counts()
         out = {
