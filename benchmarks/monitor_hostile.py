@@ -1,7 +1,8 @@
 """The collector under hostile load, on loopback: memory with large bodies, latency with
 slow connections.
 
-    python benchmarks/monitor_hostile.py            # both parts
+    python benchmarks/monitor_hostile.py            # parts large, slow and attacks
+    python benchmarks/monitor_hostile.py --parts attacks --attack-seconds 15
     python benchmarks/monitor_hostile.py --json
 
 (a) **large bodies**: a real ``cofe monitor collect`` process (SQLite store); 4 clients at
@@ -16,6 +17,20 @@ byte every 2 s (never finishing it) while 8 senders POST batches of 512 spans (3
 of 6 spans each, repeated) over kept-alive connections, each waiting for its answer.
 Reported: the senders' acknowledgement latency (p50, p95) and how many slow connections
 the collector closed by its request deadline.
+
+(d) **the second hunt's attacks** (``--parts attacks``, issue 45): for each attack a fresh
+``cofe monitor collect`` and ``cofe monitor serve`` on one SQLite store, both requiring a
+token, while one legitimate sender (with the token) POSTs a batch of 3 traces (9 spans)
+every 0.5 s and one reader GETs the dashboard's overview every second, for
+``--attack-seconds``. Attacks: none; 528 idle connections reopened as soon as they are cut
+(128 slots held, 400 queued); 50 connections trickling a request a byte every 2 s; three
+connections *with the token* declaring 64 MB bodies sent at 1 kB/s, reconnecting when cut;
+two senders with the token re-sending gzip bodies of a 9,999-span retriever chain; two
+senders with the token re-sending batches whose spans hold strings cut mid-character; 70 kB
+request heads in one write; a 60 kB quoted-backslash Cookie header to the dashboard (CVE-
+2024-7592); 300 idle connections to the dashboard. Reported: the sender's and the reader's
+answers and waits (median, worst), the spans acknowledged with 200 and how many of them the
+store lacks afterwards (read from its file), and each server's peak resident memory.
 
 (c) **one long trace** (``--parts long``, in process, SQLite): one trace fed 1,000 child
 spans a batch, 40 batches. Reported: the seconds of every fifth batch (the write
