@@ -608,12 +608,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", default="large,slow,attacks")
     parser.add_argument("--attack-seconds", type=float, default=15.0)
+    parser.add_argument(
+        "--attacks", default=",".join(ATTACKS), help="which attacks, by name, comma-separated"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as folder:
         if "attacks" in args.parts:
-            rows = attacks(Path(folder), args.attack_seconds)
+            names = tuple(n.strip() for n in args.attacks.split(","))
+            unknown = set(names) - set(ATTACKS)
+            if unknown:
+                parser.error(f"no attack named {sorted(unknown)}; the attacks: {ATTACKS}")
+            rows = attacks(Path(folder), args.attack_seconds, names)
             print(json.dumps(rows) if args.json else _table(rows))
         if "large" in args.parts:
             results.append(large_bodies(Path(folder), distinct=True))
