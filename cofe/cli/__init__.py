@@ -29,7 +29,10 @@ from cofe.cli import (
     _sweep,
 )
 from cofe.cli._args import option_strings, suggestion
+from cofe.cli._reference import reference_markdown
 from cofe.llm import EndpointUnreachable
+
+__all__ = ["COMMANDS", "build_parser", "main", "reference_markdown"]
 
 COMMANDS = (
     _demo,
