@@ -353,6 +353,7 @@ def _canary(args: argparse.Namespace) -> int:
         headers["Authorization"] = f"Bearer {token}"
     store = _open(args)
     done = 0
+    incomplete = False  # a round some of whose queries never reached the service
     try:
         while True:
             started = time.monotonic()
@@ -370,9 +371,13 @@ def _canary(args: argparse.Namespace) -> int:
                 cache=make_cache(args.cache),
             )
             print(result.line(), flush=True)
+            not_sent = result.not_sent_line()
+            if not_sent:  # stored and scored all the same; said, and the exit code is 1
+                print(f"cofe monitor canary: {not_sent}", file=sys.stderr, flush=True)
+                incomplete = True
             done += 1
             if args.every is None or (args.rounds is not None and done >= args.rounds):
-                return 0
+                return 1 if incomplete else 0
             time.sleep(max(0.0, args.every - (time.monotonic() - started)))
     finally:
         store.close()
@@ -560,7 +565,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    store = _open(args)
+    from cofe.monitor import MonitorStore
+
+    # it only reads: a store on a read-only mount, or another user's, is read as it is
+    store = MonitorStore(args.store, read_only=True)
     try:
         counts = store.counts()
         out = {
