@@ -52,12 +52,12 @@ class AnnotateConfig:
 
     def __post_init__(self) -> None:
         if self.language not in ("auto", "en", "zh"):
-            raise ValueError(f"language must be auto, en or zh, not {self.language!r}")
+            raise InputError(f"language must be auto, en or zh, not {self.language!r}")
         unknown = set(self.types) - set(TYPES)
         if unknown or not self.types:
-            raise ValueError(f"query types must be among {', '.join(TYPES)}; got {sorted(unknown)}")
+            raise InputError(f"query types must be among {', '.join(TYPES)}; got {sorted(unknown)}")
         if self.concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, not {self.concurrency}")
+            raise InputError(f"concurrency must be at least 1, not {self.concurrency}")
 
 
 class SegmentDone(BaseModel):
@@ -286,7 +286,7 @@ def annotate(
     """Annotate every segment of the documents under ``docs`` into the eval set ``out``
     (at most ``limit`` segments not yet done: the next run takes the rest)."""
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
+        raise InputError(f"limit must be at least 1, not {limit}")
     config = config or AnnotateConfig()
     out = Path(out)
     state = progress_path(out)
@@ -294,7 +294,7 @@ def annotate(
     started = time.perf_counter()
     if documents is None:
         if docs is None:
-            raise ValueError("give docs (a folder) or documents")
+            raise InputError("give docs (a folder) or documents")
         documents, _ = load_documents(docs, cache)
     segments = plan_segments(documents, config)
     if fresh:

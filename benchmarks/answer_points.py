@@ -63,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 from cofe import ScoreResult, score_run  # noqa: E402
 from cofe.evalset import EvalSample, write_evalset  # noqa: E402
+from cofe.judges import labels_for_scoring  # noqa: E402
 from cofe.runlog import Chunk, Manifest, ParsedDocument, RankedChunk, RunWriter, SampleRecord  # noqa: E402
 from cofe.stages import ScoreConfig  # noqa: E402
 
@@ -147,7 +148,11 @@ def agreement(
 ) -> dict:
     """Agreement of a scoring (a run scored with ``config``, or a result) over every
     sample, or over ``only`` those (the judged ones)."""
-    result = run if isinstance(run, ScoreResult) else score_run(run, config=config)
+    result = (
+        run
+        if isinstance(run, ScoreResult)
+        else score_run(run, config=config, labels=labels_for_scoring)
+    )
     if only is not None:
         gold = {sample_id: labels for sample_id, labels in gold.items() if sample_id in only}
     points = result.points

@@ -60,8 +60,15 @@ from cofe.judges._prompts import PROMPT_VERSION, STEPS, reference_claims  # noqa
 from cofe.judges._sense import _content  # noqa: E402
 from cofe.llm import Endpoint, LLMClient  # noqa: E402
 from cofe.measures import Step, StepView, Unscored  # noqa: E402
-from cofe.runlog import Chunk, Manifest, ParsedDocument, RankedChunk, RunWriter, SampleRecord  # noqa: E402
-from cofe.stages._records import read_compact  # noqa: E402
+from cofe.runlog import (  # noqa: E402
+    Chunk,
+    Manifest,
+    ParsedDocument,
+    RankedChunk,
+    RunWriter,
+    SampleRecord,
+    read_compact,
+)
 
 DATA = ROOT / "benchmarks" / "data" / "judge_validity"
 SOURCES = ROOT / "benchmarks" / "data" / "answer_points"

@@ -11,7 +11,14 @@ from cofe._lazy import lazy_names
 from cofe._version import __version__
 
 if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads on first use
-    from cofe._errors import InputError, InputProblem
+    from cofe._errors import (
+        CofeError,
+        ConfigurationError,
+        EndpointError,
+        InputError,
+        InputProblem,
+    )
+    from cofe.config import CoarseScope, ScoreConfig
     from cofe.diagnose import Verdict
     from cofe.evalset import (
         AnyOf,
@@ -37,14 +44,16 @@ if TYPE_CHECKING:  # the names below, for type checkers; at run time each loads 
         read_run,
     )
     from cofe.runner import RunReport, run_pipeline
-    from cofe.stages import CoarseScope, ScoreConfig, score_run
+    from cofe.stages import score_run
 
 # Where each public name lives: ``import cofe`` stays cheap (no pandas, no pydantic models)
 # until a name is used -- a pytest plugin or a command's --help pays for nothing it does
 # not touch.
 _HOMES = {
-    "InputError": "cofe._errors",
-    "InputProblem": "cofe._errors",
+    **dict.fromkeys(
+        ("CofeError", "ConfigurationError", "EndpointError", "InputError", "InputProblem"),
+        "cofe._errors",
+    ),
     "Verdict": "cofe.diagnose",
     **dict.fromkeys(
         (
@@ -78,7 +87,8 @@ _HOMES = {
     ),
     "RunReport": "cofe.runner",
     "run_pipeline": "cofe.runner",
-    **dict.fromkeys(("CoarseScope", "ScoreConfig", "score_run"), "cofe.stages"),
+    **dict.fromkeys(("CoarseScope", "ScoreConfig"), "cofe.config"),
+    "score_run": "cofe.stages",
 }
 
 
@@ -86,6 +96,9 @@ __all__ = [
     "AnyOf",
     "Chunk",
     "CoarseScope",
+    "CofeError",
+    "ConfigurationError",
+    "EndpointError",
     "EvalSample",
     "EvalSet",
     "InputError",

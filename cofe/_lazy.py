@@ -1,8 +1,7 @@
 """Public names that load on first use (PEP 562): one helper for every lazy ``__init__``.
 
-``import cofe`` or ``import cofe.stages`` then costs nothing until a name is used, and a
-package can export what would otherwise import it back in a cycle (the scorer imports the
-results, which export the scoring settings from ``cofe.stages``).
+``import cofe`` or ``import cofe.stages`` then costs nothing until a name is used. Not a
+way around the layers: tests/test_layers.py reads these homes as imports.
 """
 
 from __future__ import annotations

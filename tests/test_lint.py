@@ -6,7 +6,7 @@ import sys
 
 from tests.conftest import REPO
 
-TREES = ("cofe", "annotators", "tests", "benchmarks", "examples")
+TREES = ("cofe", "annotators", "tests", "benchmarks", "examples", "docs/_hooks")
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess[str]:

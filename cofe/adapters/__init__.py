@@ -25,7 +25,14 @@ from cofe.adapters._base import (
 )
 from cofe.adapters._frameworks import UnsupportedFrameworkPipeline
 from cofe.adapters._raptor import raptor_retriever
-from cofe.adapters._spans import NOT_A_QUERY, Span, SpanLike, documents_of_span, merged_ranks
+from cofe.adapters._spans import (
+    KIND,
+    NOT_A_QUERY,
+    Span,
+    SpanLike,
+    documents_of_span,
+    merged_ranks,
+)
 from cofe.adapters._spans import Doc as SpanDoc
 from cofe.adapters._spans import TraceRecord as SpanTraceRecord
 from cofe.adapters._spans import assemble as assemble_spans
@@ -49,6 +56,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "KIND",
     "NOT_A_QUERY",
     "ChunkRegistry",
     "LlamaIndexPipeline",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from cofe._cache import Cache
+from cofe._errors import ConfigurationError
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, staged, stages_from, top_k_from
 
@@ -156,7 +157,9 @@ class PythonPipeline(StagedPipeline):
     ) -> None:
         super().__init__()
         if chunk is not None and chunks is not None:
-            raise ValueError("give either chunk= (a function) or chunks= (a corpus), not both")
+            raise ConfigurationError(
+                "give either chunk= (a function) or chunks= (a corpus), not both"
+            )
         self._chunk, self._given, self._index = chunk, chunks, index
         self.retrieve, self.rerank, self.generate = retrieve, rerank, generate
         self.top_k, self.name, self.config = top_k, name, dict(config or {})

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cofe._errors import ConfigurationError
 from cofe.runlog import Chunk, ParsedDocument
 
 DocKey = str | Callable[[Any], str | None] | None
@@ -68,7 +69,7 @@ _SKIP_MODULES = (
 )
 
 
-class UnsupportedFrameworkPipeline(ValueError):
+class UnsupportedFrameworkPipeline(ConfigurationError):
     """The pipeline cannot be recorded faithfully; the message says what to pass instead.
     Raised before the first query, or at the first query whose spans cannot give a pool."""
 

@@ -24,13 +24,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from cofe._errors import ConfigurationError
 from cofe.runlog import Chunk, ParsedDocument
 
 DocKey = str | Callable[[Any], str | None] | None
 UNKNOWN_DOC = "(unknown)"
 
 
-class UnsupportedLlamaIndexPipeline(ValueError):
+class UnsupportedLlamaIndexPipeline(ConfigurationError):
     """The pipeline cannot be recorded faithfully; the message says what to pass instead."""
 
 

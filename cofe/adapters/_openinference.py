@@ -30,6 +30,7 @@ from typing import Any
 from opentelemetry.sdk.trace import SpanProcessor
 
 from cofe._cache import Cache
+from cofe._errors import ConfigurationError
 from cofe.adapters._base import PipelineShape, answer_concurrently
 from cofe.adapters._frameworks import (
     Corpus,
@@ -276,7 +277,7 @@ class OpenInferencePipeline:
             )
         unknown = sorted(set(frameworks or ()) - set(_BY_NAME))
         if unknown:
-            raise ValueError(
+            raise ConfigurationError(
                 f"unknown framework(s) {', '.join(unknown)}; known: {', '.join(_BY_NAME)}"
             )
         self.fn = fn

@@ -3,7 +3,7 @@
 The one span->record code of cofe: ``cofe run`` over an instrumented LangChain, LangGraph,
 Haystack or DSPy pipeline (:mod:`cofe.adapters._openinference`) assembles each query's
 spans here, and production monitoring can assemble a stored trace with the same function
-(it reads spans of any object with the :class:`SpanLike` attributes).
+(both hold :class:`Span`, the one span type).
 
 OpenInference conventions read (``openinference.span.kind`` names the kind):
 
@@ -36,7 +36,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from cofe.adapters._trace import text_id
 from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage, StageError
@@ -74,35 +74,11 @@ _IN_MESSAGE = re.compile(
 PROMPT_PREFIX_CHARS = 100
 
 
-class SpanLike(Protocol):
-    """What the assembler reads of a span: the monitor's stored spans and the in-process
-    spans of ``cofe run`` (:class:`Span`) both have it."""
-
-    @property
-    def span_id(self) -> str: ...
-    @property
-    def parent_id(self) -> str | None: ...
-    @property
-    def start_ns(self) -> int: ...
-    @property
-    def end_ns(self) -> int: ...
-    @property
-    def status(self) -> str: ...  # "ok", "error" or "unset"
-    @property
-    def status_message(self) -> str: ...
-    @property
-    def attributes(self) -> dict[str, Any]: ...
-    @property
-    def events(self) -> tuple[dict[str, Any], ...]: ...
-    @property
-    def dropped_attributes(self) -> int: ...
-    @property
-    def repaired(self) -> int: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A finished span as the OpenTelemetry SDK gave it in process (ids as lower-case hex)."""
+    """One finished span (ids as lower-case hex): as the OpenTelemetry SDK gave it in
+    process (``cofe run``'s adapters), or as the monitor read it from an export and stored
+    it (``cofe.monitor``: its times checked, its values made storable). The one span type."""
 
     trace_id: str
     span_id: str
@@ -113,9 +89,9 @@ class Span:
     status: str
     status_message: str
     attributes: dict[str, Any]
-    events: tuple[dict[str, Any], ...] = ()
-    dropped_attributes: int = 0
-    repaired: int = 0
+    events: tuple[dict[str, Any], ...] = ()  # {"name", "time_ns", "attributes"}
+    dropped_attributes: int = 0  # attributes the SDK's limit dropped (128 by default)
+    repaired: int = 0  # values the monitor changed or dropped to store them
 
     @property
     def kind(self) -> str | None:
@@ -126,13 +102,17 @@ class Span:
         return _seconds(self)
 
 
-def kind_of(span: SpanLike) -> str | None:
+# the old name of what the assembler reads: every span is a Span now
+SpanLike = Span
+
+
+def kind_of(span: Span) -> str | None:
     """The OpenInference span kind (``RETRIEVER``, ``LLM``, ...), upper case; None if absent."""
     kind = span.attributes.get(KIND)
     return kind.upper() if isinstance(kind, str) and kind.strip() else None
 
 
-def _seconds(span: SpanLike) -> float:
+def _seconds(span: Span) -> float:
     return max(0, span.end_ns - span.start_ns) / 1e9
 
 
@@ -311,15 +291,15 @@ class _Ancestry:
     (a chain of 20,000 spans is 20,000 steps, not 20,000 walks of up to 20,000 each); a
     cycle in bad data is cut where it closes."""
 
-    def __init__(self, by_id: Mapping[str, SpanLike], kinds: Mapping[str, str | None]) -> None:
+    def __init__(self, by_id: Mapping[str, Span], kinds: Mapping[str, str | None]) -> None:
         self.by_id, self.kinds = by_id, kinds
-        self._stage: dict[str, SpanLike | None] = {}  # the outermost stage span, itself included
+        self._stage: dict[str, Span | None] = {}  # the outermost stage span, itself included
         self._kinded: dict[str, bool] = {}  # some ancestor has an OpenInference kind
 
-    def _resolve(self, span: SpanLike) -> None:
-        chain: list[SpanLike] = []  # the span and its ancestors not yet resolved, nearest first
+    def _resolve(self, span: Span) -> None:
+        chain: list[Span] = []  # the span and its ancestors not yet resolved, nearest first
         seen: set[str] = set()
-        current: SpanLike | None = span
+        current: Span | None = span
         while (
             current is not None
             and current.span_id not in self._stage
@@ -328,7 +308,7 @@ class _Ancestry:
             seen.add(current.span_id)
             chain.append(current)
             current = self.by_id.get(current.parent_id or "")
-        outer: SpanLike | None
+        outer: Span | None
         if current is None or current.span_id in seen:  # the top, or a cycle: cut there
             outer, kinded = None, False
         else:  # resolved before: what it passes on to its children
@@ -341,22 +321,22 @@ class _Ancestry:
             self._kinded[link.span_id] = kinded
             kinded = kinded or self.kinds[link.span_id] is not None
 
-    def stage_span(self, span: SpanLike) -> SpanLike | None:
+    def stage_span(self, span: Span) -> Span | None:
         """The outermost stage span (RETRIEVER, RERANKER, LLM) the span is in, itself
         included: an LLM call inside a reranker (an LLM reranker) is reranking."""
         if span.span_id not in self._stage:
             self._resolve(span)
         return self._stage[span.span_id]
 
-    def has_kinded_ancestor(self, span: SpanLike) -> bool:
+    def has_kinded_ancestor(self, span: Span) -> bool:
         if span.span_id not in self._kinded:
             self._resolve(span)
         return self._kinded[span.span_id]
 
 
 def _listing_retrievers(
-    spans: Sequence[SpanLike], by_id: Mapping[str, SpanLike], listed: Mapping[str, list[Doc]]
-) -> tuple[list[SpanLike], list[SpanLike]]:
+    spans: Sequence[Span], by_id: Mapping[str, Span], listed: Mapping[str, list[Doc]]
+) -> tuple[list[Span], list[Span]]:
     """(innermost, outermost) RETRIEVER spans that list documents, in start order (``spans``
     are). Spans listing nothing are passed through: LlamaIndex nests a ``_retrieve`` span
     without documents inside each ``retrieve`` that lists them."""
@@ -394,7 +374,7 @@ def _listing_retrievers(
     return inner, outer
 
 
-def query_of(root: SpanLike) -> str | None:
+def query_of(root: Span) -> str | None:
     value = root.attributes.get("input.value")
     if not isinstance(value, str):
         return None
@@ -412,7 +392,7 @@ def query_of(root: SpanLike) -> str | None:
     return value
 
 
-def answer_of(llm: SpanLike) -> str | None:
+def answer_of(llm: Span) -> str | None:
     messages: dict[int, dict[str, Any]] = {}
     for key, value in llm.attributes.items():
         match = _OUT_MESSAGE.match(key)
@@ -429,7 +409,7 @@ def answer_of(llm: SpanLike) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def prompt_of(llm: SpanLike) -> str | None:
+def prompt_of(llm: Span) -> str | None:
     """The text an LLM span was given (its input messages, else ``input.value``); None when
     the span does not record it (a tracer configured to hide inputs)."""
     parts: list[tuple[int, int, str]] = []
@@ -509,7 +489,7 @@ def in_prompt(docs: Sequence[Doc], prompt: str, query: str | None = None) -> lis
     return [doc for doc in docs if id(doc) in given]
 
 
-def _error_text(span: SpanLike) -> str:
+def _error_text(span: Span) -> str:
     for event in span.events:
         if event.get("name") == "exception":
             attrs = event.get("attributes") or {}
@@ -519,7 +499,7 @@ def _error_text(span: SpanLike) -> str:
     return span.status_message or "the span's status is ERROR"
 
 
-def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
+def assemble(trace_id: str, spans: Sequence[Span]) -> TraceRecord:
     """The stage record of one trace (see the module's docstring)."""
     spans = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
     by_id = {s.span_id: s for s in spans}
@@ -568,7 +548,7 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
 
     stage_of = {s.span_id: ancestry.stage_span(s) for s in spans}
 
-    def outermost(kind: str) -> list[SpanLike]:
+    def outermost(kind: str) -> list[Span]:
         return [s for s in spans if kinds[s.span_id] == kind and stage_of[s.span_id] is s]
 
     retrievers, rerankers, llms = outermost("RETRIEVER"), outermost("RERANKER"), outermost("LLM")
@@ -653,7 +633,7 @@ def assemble(trace_id: str, spans: Sequence[SpanLike]) -> TraceRecord:
 
 
 def _given(
-    selected: list[Doc], generator: SpanLike | None, problems: list[str], query: str | None = None
+    selected: list[Doc], generator: Span | None, problems: list[str], query: str | None = None
 ) -> list[Doc]:
     """What the generating LLM read of the selected documents: those its prompt holds."""
     if generator is None:
@@ -673,11 +653,11 @@ def _given(
 
 def _blame(
     record: TraceRecord,
-    root: SpanLike | None,
-    spans: Sequence[SpanLike],
-    retrievers: list[SpanLike],
-    rerankers: list[SpanLike],
-    llms: list[SpanLike],
+    root: Span | None,
+    spans: Sequence[Span],
+    retrievers: list[Span],
+    rerankers: list[Span],
+    llms: list[Span],
     seen: list[Stage],
 ) -> None:
     """The stage that raised: an error counts when a stage span or the root failed; one
@@ -700,10 +680,10 @@ def _blame(
 
 def _say_losses(
     record: TraceRecord,
-    spans: Sequence[SpanLike],
-    retrievers: list[SpanLike],
-    rerankers: list[SpanLike],
-    llms: list[SpanLike],
+    spans: Sequence[Span],
+    retrievers: list[Span],
+    rerankers: list[Span],
+    llms: list[Span],
 ) -> None:
     cut = sum(s.dropped_attributes for s in (*retrievers, *rerankers, *llms))
     if cut:

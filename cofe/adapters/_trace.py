@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from cofe._errors import InputError
 from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage, StageError
 
 
@@ -87,7 +88,7 @@ def derived_item(item: dict[str, Any]) -> Chunk:
     fields = {k: v for k, v in item.items() if k not in ("score", "id")}
     text = fields.get("text")
     if not isinstance(text, str):
-        raise ValueError(f"derived item {item!r:.80} carries no text")
+        raise InputError(f"derived item {item!r:.80} carries no text")
     sources = fields.get("derived_from") or []
     ident = fields.get("chunk_id") or item.get("id")
     fields["chunk_id"] = ident or text_id(text + "\n" + "\n".join(map(str, sources)))
@@ -114,7 +115,7 @@ class ChunkRegistry:
 
     def _add(self, chunk: Chunk) -> None:
         if chunk.chunk_id in self.by_id:
-            raise ValueError(f"two chunks have the id {chunk.chunk_id!r}")
+            raise InputError(f"two chunks have the id {chunk.chunk_id!r}")
         self.chunks.append(chunk)
         self.by_id[chunk.chunk_id] = chunk
         self._by_text.setdefault(chunk.text, chunk.chunk_id)
@@ -152,7 +153,7 @@ class ChunkRegistry:
         if ident is not None and ident in self.by_id:
             return ident, score
         if text is None:
-            raise ValueError(
+            raise InputError(
                 f"ranked item {item!r:.80} names no known chunk id and carries no text"
             )
         with self._lock:

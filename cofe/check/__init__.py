@@ -5,7 +5,9 @@ verdict or stage) and drops against a baseline scoring (``max_drop``). A drop fa
 when it is larger than allowed *and* significant under ``cofe compare``'s paired test,
 Holm-adjusted over the check's drop rules. Given a baseline and no drop rule, the headline
 measures -- keyword recall at each step and ``answer/PointRecall`` -- may not drop by more
-than ``DEFAULT_MAX_DROP``.
+than ``DEFAULT_MAX_DROP``; runs of different top-K are compared at their common cutoff.
+Each drop rule reports the smallest drop the eval set can detect (``strict``: a stage not
+compared fails; ``require_power``: a rule that cannot detect its limit fails).
 
 ``check(run, baseline, rules)`` takes folders or ``ScoreResult`` objects and returns a
 ``CheckReport``; ``assert_check`` raises ``CheckFailed`` (an ``AssertionError``) naming
@@ -19,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cofe.check._gate import CheckReport, Outcome, Status, check_results, headline_rules
+from cofe.check._gate import (
+    CheckReport,
+    Headlines,
+    Outcome,
+    Status,
+    check_results,
+    headline_rules,
+)
 from cofe.check._output import describe, github_annotations, junit_xml, render_text, write_junit
 from cofe.check._rules import (
     DEFAULT_MAX_DROP,
@@ -43,6 +52,7 @@ __all__ = [
     "EXAMPLE_FILE",
     "CheckFailed",
     "CheckReport",
+    "Headlines",
     "Kind",
     "Outcome",
     "Rule",
@@ -80,6 +90,7 @@ def load_result(path: str | os.PathLike[str]) -> ScoreResult:
     """A results folder (holding ``summary.json``), or a run directory through its default
     scoring (read when saved beside the run, else scored now, in memory)."""
     from cofe._errors import InputError, InputProblem
+    from cofe.judges import labels_for_scoring
     from cofe.results import read_scores, scores_folder
     from cofe.stages import ScoreConfig, score_run
 
@@ -88,7 +99,11 @@ def load_result(path: str | os.PathLike[str]) -> ScoreResult:
         return read_scores(folder)
     if (folder / "manifest.json").exists():
         saved = scores_folder(folder, ScoreConfig())
-        return read_scores(saved) if (saved / "summary.json").exists() else score_run(folder)
+        return (
+            read_scores(saved)
+            if (saved / "summary.json").exists()
+            else score_run(folder, labels=labels_for_scoring)
+        )
     raise InputError(
         InputProblem(str(folder), None, None, "neither a results folder nor a run directory")
     )
@@ -116,6 +131,8 @@ def check(
     resamples: int = 2000,
     seed: int = 0,
     shared_samples: bool = False,
+    strict: bool = False,
+    require_power: bool = False,
 ) -> CheckReport:
     """Check a scoring: ``rules`` a rules file, a mapping of the same shape
     (``{"min": {"context/KeywordRecall@4": 0.8}}``), rules, or None (with a baseline: the
@@ -138,6 +155,8 @@ def check(
         resamples=resamples,
         seed=seed,
         shared_samples=shared_samples,
+        strict=strict,
+        require_power=require_power,
         run_name=_name(run, "run"),
         baseline_name=_name(baseline, "baseline"),
     )

@@ -2,7 +2,9 @@
 
 A drop fails only when it is larger than the rule allows *and* significant: the paired
 test of ``cofe compare`` (exact McNemar for 0/1 values, else a sign-flip permutation test,
-clustered by source document), Holm-adjusted over the drop rules of this check.
+by source document or over questions as ``cofe.compare.choose_inference`` rules),
+Holm-adjusted over the drop rules of this check; each drop rule also says the smallest drop
+the eval set detects (``Inference.power``).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from cofe.check._rules import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
+    from cofe.compare import Comparison, Inference, Power
     from cofe.results import ScoreResult
 
+POWER = 0.8  # the power a rule's detectable drop is given at
 EPSILON = 1e-12  # a drop equal to its limit passes (floating-point sums are not exact)
 # the stage whose output a column's step holds (the answer's measures over answered samples
 # are the generator's too; the context's depends on the run: no stage named)
@@ -65,6 +68,12 @@ class Outcome:
     test: str = ""
     n: int = 0  # samples (paired samples for a drop)
     reason: str = ""
+    # where the runs were compared when their cutoffs differ ("": as named)
+    compared_at: str = ""
+    # the smallest drop the paired test finds with 80 % power here (inf: none), and for a
+    # limit below it what the rule would need ("cannot detect a drop of 0.02 here (...)")
+    detectable: float | None = None
+    power_note: str = ""
 
     @property
     def failed(self) -> bool:
@@ -92,6 +101,11 @@ class Outcome:
             "test": self.test,
             "n": self.n,
             "reason": self.reason,
+            "compared_at": self.compared_at,
+            "detectable_drop": (
+                None if self.detectable is None or math.isinf(self.detectable) else self.detectable
+            ),
+            "cannot_detect": self.power_note,
         }
 
 
@@ -108,6 +122,11 @@ class CheckReport:
     clustering: str = ""
     drop_tests: int = 0  # distinct paired tests Holm adjusted over
     notes: list[str] = field(default_factory=list)
+    # the tests ran over questions (too few documents): what the result does not say
+    caveat: str = ""
+    power: float = 0.8  # the power the detectable drops are given at
+    strict: bool = False  # a stage the runs cannot be compared on fails
+    require_power: bool = False  # a drop rule that cannot detect its limit fails
 
     @property
     def failures(self) -> list[Outcome]:
@@ -130,6 +149,9 @@ class CheckReport:
             "default_max_drop": self.default_max_drop,
             "defaults_used": self.defaults_used,
             "clustering": self.clustering,
+            "caveat": self.caveat,
+            "strict": self.strict,
+            "require_power": self.require_power,
             "notes": self.notes,
             "outcomes": [o.to_dict() for o in self.outcomes],
         }
@@ -161,13 +183,11 @@ def column_values(result: ScoreResult, column: str) -> pd.Series:
     return rows.drop_duplicates("sample_id").set_index("sample_id")["value"].astype(float)
 
 
-def _clusters(result: ScoreResult, ids: pd.Index) -> np.ndarray | None:
-    """The source document of each sample when samples share documents, as cofe compare
-    clusters them (a sample without a source is its own cluster); None: independent."""
-    from cofe.compare import cluster_labels, source_clusters
+def _inference(result: ScoreResult) -> Inference:
+    """The comparisons' one rule (cofe.compare.choose_inference) for this run's questions."""
+    from cofe.compare import inference_for
 
-    sources, _ = source_clusters({"run": result})
-    return cluster_labels(ids, sources)
+    return inference_for({"run": result})
 
 
 def stage_of(rule: Rule, result: ScoreResult) -> str | None:
@@ -194,35 +214,94 @@ def _cutoff(column: str) -> float:
     return float(found.group(1)) if found else math.inf
 
 
+@dataclass(frozen=True)
+class Headlines:
+    """The default drop rules: those compared (with, per rule, where: a common cutoff or
+    each run's whole context) and those the runs cannot be compared on, with why."""
+
+    rules: list[Rule]
+    compared_at: dict[Rule, str]
+    not_compared: list[tuple[Rule, str]]
+
+
 def headline_rules(
-    run: ScoreResult, baseline: ScoreResult, max_drop: float = DEFAULT_MAX_DROP
-) -> tuple[list[Rule], list[str]]:
-    """Keyword recall at each step (the largest cutoff the run has: the pool's, the
-    context's top-K) and the answer's point recall, each allowed ``max_drop``; with a note
-    for each the two scorings cannot be compared on."""
-    ours, theirs = set(scored_columns(run)), set(scored_columns(baseline))
-    wanted = []
-    for spec in STEPS:  # each step's declared headline measure, at its largest cutoff
+    run: ScoreResult,
+    baseline: ScoreResult,
+    max_drop: float = DEFAULT_MAX_DROP,
+    *,
+    columns: tuple[set[str], set[str]] | None = None,
+) -> Headlines:
+    """Keyword recall at each step and the answer's point recall, each allowed ``max_drop``.
+
+    A ranked step is compared at the largest cutoff both runs hold (``columns``: each run's
+    columns after ``cofe.compare.align_cutoffs``, which computes the common cutoff from the
+    ranks); when the runs' top-K differ, the context is compared as each run handed it to
+    the generator (``context/KeywordRecall``, no cutoff). A step only one run has, or
+    neither where one is expected (the answer), is a rule not compared, never left out."""
+    ours, theirs = columns if columns is not None else _aligned_columns(run, baseline)
+    out = Headlines([], {}, [])
+    for spec in STEPS:  # each step's declared headline measure
         if spec.headline is None:
             continue
-        column = f"{spec.step.value}/{spec.headline}"
-        found = [c for c in ours | theirs if re.fullmatch(rf"{re.escape(column)}(@\d+)?", c)]
-        mine = [c for c in found if c in ours] or found
-        if mine:
-            wanted.append(max(mine, key=_cutoff))
-        elif spec.step is Step.ANSWER:  # named even when neither has it: the note says so
-            wanted.append(column)
-    rules, notes = [], []
-    for column in wanted:
-        if column in ours and column in theirs:
-            rules.append(Rule(Kind.MAX_DROP, column, max_drop, "default", default=True))
-        elif column in ours or column in theirs:
-            missing = "the baseline" if column in ours else "the run"
-            prefix = column.rsplit("@", 1)[0] + "@"
-            other = [c for c in (theirs if column in ours else ours) if c.startswith(prefix)]
-            has = f" (it has {', '.join(sorted(other))})" if other else ""
-            notes.append(f"{column}: not compared, {missing} has no such column{has}")
-    return rules, notes
+        step, column = spec.step.value, f"{spec.step.value}/{spec.headline}"
+        pattern = re.compile(rf"{re.escape(column)}(@\d+)?")
+        mine = sorted((c for c in ours if pattern.fullmatch(c)), key=_cutoff)
+        other = sorted((c for c in theirs if pattern.fullmatch(c)), key=_cutoff)
+        both = [c for c in mine if c in other]
+        if not mine and not other:
+            if spec.step is Step.ANSWER:  # named even when neither has it
+                rule = Rule(Kind.MAX_DROP, column, max_drop, "default", default=True)
+                out.not_compared.append((rule, "neither run has it"))
+            continue
+        if not both:
+            target = (mine or other)[-1]
+            rule = Rule(Kind.MAX_DROP, target, max_drop, "default", default=True)
+            lacking = "the baseline" if mine else "the run"
+            has = f" (it has {', '.join(other or mine)})" if (other and mine) else ""
+            why = f"{lacking} has no {step} column to compare it with{has}"
+            out.not_compared.append((rule, why))
+            continue
+        cut_ours = [c for c in mine if "@" in c]
+        cut_theirs = [c for c in other if "@" in c]
+        differ = bool(cut_ours) and bool(cut_theirs) and cut_ours[-1] != cut_theirs[-1]
+        if differ and spec.step is Step.CONTEXT and column in both:
+            target = column
+            where = (
+                f"each run's whole context as the generator received it (top-K: run "
+                f"@{_k(cut_ours[-1])}, baseline @{_k(cut_theirs[-1])})"
+            )
+        else:
+            cut = [c for c in both if c != column or not differ]
+            if not cut:
+                rule = Rule(Kind.MAX_DROP, mine[-1], max_drop, "default", default=True)
+                out.not_compared.append((rule, "no cutoff both runs hold"))
+                continue
+            target = max(cut, key=_cutoff)
+            where = (
+                f"at the common cutoff @{_k(target)} (run scored to @{_k(cut_ours[-1])}, "
+                f"baseline to @{_k(cut_theirs[-1])})"
+                if differ
+                else ""
+            )
+        rule = Rule(Kind.MAX_DROP, target, max_drop, "default", default=True)
+        out.rules.append(rule)
+        if where:
+            out.compared_at[rule] = where
+    return out
+
+
+def _k(column: str) -> str:
+    return column.rsplit("@", 1)[1]
+
+
+def _aligned_columns(run: ScoreResult, baseline: ScoreResult) -> tuple[set[str], set[str]]:
+    """Each scoring's columns once the cutoffs are aligned (``cofe.compare.align_cutoffs``)."""
+    from cofe.compare import align_cutoffs, measure_columns, value_tables
+
+    tables = value_tables({"run": run, "baseline": baseline})
+    align_cutoffs({"run": run, "baseline": baseline}, tables)
+    ours, theirs = ({f"{s}/{m}" for s, m in measure_columns(tables[k])} for k in tables)
+    return ours, theirs
 
 
 # --- the check ---------------------------------------------------------------------------------
@@ -257,11 +336,18 @@ def check_results(
     shared_samples: bool = False,
     run_name: str = "run",
     baseline_name: str = "baseline",
+    strict: bool = False,
+    require_power: bool = False,
+    power: float = POWER,
 ) -> CheckReport:
     """Check ``rules`` on ``run`` (and against ``baseline``). With a baseline and no drop
-    rule, the headline measures may not drop by more than ``default_max_drop``."""
+    rule, the headline measures may not drop by more than ``default_max_drop``.
+
+    ``strict``: a headline stage the two runs cannot be compared on fails (else it is a
+    line marked skip). ``require_power``: a drop rule whose limit is below the smallest
+    drop this eval set detects with ``power`` fails."""
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1, got {alpha}")
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}")
     rules = list(rules)
     drops = [r for r in rules if r.kind == Kind.MAX_DROP]
     if drops and baseline is None:
@@ -289,58 +375,103 @@ def check_results(
         outcomes=[],
         alpha=alpha,
         default_max_drop=default_max_drop,
+        power=power,
+        strict=strict,
+        require_power=require_power,
     )
-    if baseline is not None and not drops:
-        drops, report.notes = headline_rules(run, baseline, default_max_drop)
-        report.defaults_used = True
-        rules = [*rules, *drops]
+    inference = _inference(run)
+    report.clustering, report.caveat = inference.description, inference.caveat
     available = scored_columns(run)
     for rule in rules:
         if rule.kind != Kind.MAX_SHARE and rule.target not in available:
             raise _unknown_column(run, "the run", rule, available)
+    drop_outcomes: dict[Rule, Outcome] = {}
+    not_compared: list[Outcome] = []
     if baseline is not None:
-        base_columns = scored_columns(baseline)
-        for rule in drops:
-            if rule.target not in base_columns:
-                raise _unknown_column(baseline, "the baseline", rule, base_columns)
-    ids = run.verdicts["sample_id"].drop_duplicates()
-    import pandas as pd
-
-    if _clusters(run, pd.Index(ids)) is not None:
-        n_docs = run.verdicts["source"].dropna().nunique()
-        report.clustering = f"clustered by source document ({n_docs} documents)"
-    else:
-        report.clustering = "samples independent (they share no source document)"
-    drop_outcomes = (
-        _drop_outcomes(
-            run,
-            baseline,
-            drops,
-            alpha=alpha,
-            resamples=resamples,
-            seed=seed,
-            shared_samples=shared_samples,
-            names=(run_name, baseline_name),
-            report=report,
+        names = (
+            run_name,
+            baseline_name if baseline_name != run_name else f"{baseline_name} (baseline)",
         )
-        if baseline is not None and drops
-        else {}
-    )
+        comparison = _compare(run, baseline, names, alpha, resamples, seed, shared_samples, report)
+        from cofe.compare import measure_columns
+
+        ours, theirs = (
+            {f"{s}/{m}" for s, m in measure_columns(comparison.values[name])} for name in names
+        )
+        compared_at: dict[Rule, str] = {}
+        if not drops:
+            found = headline_rules(run, baseline, default_max_drop, columns=(ours, theirs))
+            drops, compared_at = found.rules, found.compared_at
+            report.defaults_used = True
+            rules = [*rules, *drops]
+            for rule, why in found.not_compared:
+                status = Status.FAIL if strict else Status.SKIP
+                reason = f"not compared: {why}" + (" (--strict)" if strict else "")
+                not_compared.append(Outcome(rule, status, stage_of(rule, run), reason=reason))
+        else:
+            for rule in drops:
+                if rule.target not in theirs:
+                    raise _unknown_column(baseline, "the baseline", rule, sorted(theirs))
+        drop_outcomes = _drop_outcomes(
+            comparison, drops, names, compared_at, run=run, alpha=alpha, report=report
+        )
     for rule in rules:
         if rule.kind == Kind.MAX_DROP:
             report.outcomes.append(drop_outcomes[rule])
         else:
-            report.outcomes.append(_threshold(run, rule, resamples=resamples, seed=seed))
+            report.outcomes.append(_threshold(run, rule, inference, resamples=resamples, seed=seed))
+    if not_compared:  # each at its place among the default rules (the chain's order)
+        report.outcomes.extend(not_compared)
+        report.outcomes.sort(key=_pipeline_place)
     return report
 
 
-def _threshold(run: ScoreResult, rule: Rule, *, resamples: int, seed: int) -> Outcome:
+def _pipeline_place(outcome: Outcome) -> float:
+    """Drop rules in the chain's order (a stage not compared among them), others first."""
+    from cofe.compare import step_rank
+
+    if outcome.rule.kind != Kind.MAX_DROP:
+        return -1.0
+    return step_rank(outcome.rule.step or "")
+
+
+def _compare(
+    run: ScoreResult,
+    baseline: ScoreResult,
+    names: tuple[str, str],
+    alpha: float,
+    resamples: int,
+    seed: int,
+    shared_samples: bool,
+    report: CheckReport,
+) -> Comparison:
+    from cofe.compare import compare_results
+
+    comparison = compare_results(
+        dict(zip(names, (run, baseline), strict=True)),
+        alpha=alpha,
+        resamples=resamples,
+        seed=seed,
+        shared_samples=shared_samples,
+    )
+    if comparison.shared is not None:
+        left = ", ".join(f"{r} {n}" for r, n in comparison.left_out.items())
+        report.notes.append(
+            f"compared on the {comparison.shared} samples both runs have (left out: {left})"
+        )
+    if comparison.inference is not None:  # the questions of both runs
+        report.clustering = comparison.inference.description
+        report.caveat = comparison.inference.caveat
+    return comparison  # its cutoff notes are said per rule (Outcome.compared_at)
+
+
+def _threshold(
+    run: ScoreResult, rule: Rule, inference: Inference, *, resamples: int, seed: int
+) -> Outcome:
     """A threshold on the run alone: its mean (or share) against the limit; the CI is shown,
     not tested."""
     import numpy as np
     import pandas as pd
-
-    from cofe.compare import mean_ci
 
     if rule.kind == Kind.MAX_SHARE:
         verdicts = run.verdicts.drop_duplicates("sample_id").set_index("sample_id")
@@ -354,7 +485,7 @@ def _threshold(run: ScoreResult, rule: Rule, *, resamples: int, seed: int) -> Ou
     stage = stage_of(rule, run)
     if values.empty:
         return Outcome(rule, Status.SKIP, stage, reason="no sample scored")
-    ci = mean_ci(values.to_numpy(), _clusters(run, values.index), resamples=resamples, seed=seed)
+    ci = inference.mean(values.to_numpy(), values.index, resamples=resamples, seed=seed)
     mean = float(np.mean(values.to_numpy()))
     if rule.kind == Kind.MIN:
         ok = mean >= rule.limit - EPSILON
@@ -382,36 +513,18 @@ def _stage_names() -> list[str]:
 
 
 def _drop_outcomes(
-    run: ScoreResult,
-    baseline: ScoreResult,
+    comparison: Comparison,
     drops: list[Rule],
-    *,
-    alpha: float,
-    resamples: int,
-    seed: int,
-    shared_samples: bool,
     names: tuple[str, str],
+    compared_at: dict[Rule, str],
+    *,
+    run: ScoreResult,
+    alpha: float,
     report: CheckReport,
 ) -> dict[Rule, Outcome]:
-    from cofe.compare import ALL, compare_results, holm
+    from cofe.compare import ALL, holm
 
     run_name, baseline_name = names
-    if run_name == baseline_name:
-        baseline_name = f"{baseline_name} (baseline)"
-    comparison = compare_results(
-        {run_name: run, baseline_name: baseline},
-        alpha=alpha,
-        resamples=resamples,
-        seed=seed,
-        shared_samples=shared_samples,
-    )
-    if comparison.shared is not None:
-        left = ", ".join(f"{r} {n}" for r, n in comparison.left_out.items())
-        report.notes.append(
-            f"compared on the {comparison.shared} samples both runs have (left out: {left})"
-        )
-    if comparison.clustering.startswith("by source document"):
-        report.clustering = "clustered " + comparison.clustering.split(" (")[0]
     d = comparison.differences
     rows: dict[str, dict[Hashable, Any]] = {}  # a record of the differences table
     if not d.empty:
@@ -433,6 +546,9 @@ def _drop_outcomes(
             p_of.setdefault(test_of[rule], float(rows[rule.target]["p_value"]))
     adjusted = dict(zip(p_of, holm(list(p_of.values())), strict=True))
     report.drop_tests = len(p_of)
+    # a drop alone among the check's tests must reach alpha / tests (Holm's first step):
+    # the power is given at that level, so "detectable" errs on the side of larger
+    power_alpha = alpha / max(len(p_of), 1)
     out: dict[Rule, Outcome] = {}
     for rule in drops:
         stage = stage_of(rule, run)
@@ -476,6 +592,10 @@ def _drop_outcomes(
             status, why = Status.PASS, f"improved by {-drop:.3f}"
         else:
             status, why = Status.PASS, "no change"
+        seen = _power(comparison, rule, names, power_alpha, report.power)
+        note = seen.shortfall(rule.limit) if seen is not None and rule.limit > 0 else ""
+        if note and report.require_power and status != Status.FAIL:
+            status, why = Status.FAIL, f"{why}; {note} (--require-power)"
         low, high = float(row["low"]), float(row["high"])
         out[rule] = Outcome(
             rule,
@@ -491,8 +611,34 @@ def _drop_outcomes(
             test=str(row["test"]),
             n=int(row["n"]),
             reason=why,
+            compared_at=compared_at.get(rule, ""),
+            detectable=None if seen is None else seen.detectable,
+            power_note=note,
         )
     return out
+
+
+def _power(
+    comparison: Comparison, rule: Rule, names: tuple[str, str], alpha: float, power: float
+) -> Power | None:
+    """What the paired test of this rule's column can see (None: no inference recorded)."""
+    import pandas as pd
+
+    if comparison.inference is None:
+        return None
+    step, measure = rule.target.split("/", 1)
+    columns = [comparison.values[name].get((step, measure)) for name in names]
+    if any(c is None for c in columns):
+        return None
+    pair = pd.concat(columns, axis=1, keys=["a", "b"]).dropna()
+    return comparison.inference.power(
+        pair["a"].to_numpy(),
+        pair["b"].to_numpy(),
+        pair.index,
+        alpha=alpha,
+        power=power,
+        drop=rule.limit,
+    )
 
 
 def _finite(value: float | None) -> float | None:

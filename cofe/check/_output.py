@@ -12,7 +12,18 @@ from cofe.check._gate import CheckReport, Outcome, Status
 from cofe.check._rules import Kind
 
 _PIPELINE = [spec.stage.value for spec in STAGES]
-_HEADER = ("verdict", "stage", "rule", "value", "baseline", "delta", "95% CI", "p_holm", "n")
+_HEADER = (
+    "verdict",
+    "stage",
+    "rule",
+    "value",
+    "baseline",
+    "delta",
+    "95% CI",
+    "p_holm",
+    "n",
+    "detectable",
+)
 
 
 def _number(value: float | None, signed: bool = False) -> str:
@@ -43,7 +54,14 @@ def _cells(o: Outcome) -> tuple[str, ...]:
         ci,
         _p(o.p_holm),
         str(o.n) if o.n else "-",
+        _detectable(o.detectable),
     )
+
+
+def _detectable(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "none" if math.isinf(value) else f"{value:.3f}"
 
 
 def describe(o: Outcome) -> str:
@@ -55,7 +73,10 @@ def describe(o: Outcome) -> str:
             f"{_number(o.delta, signed=True)}, 95% CI [{_number(o.low, True)}, "
             f"{_number(o.high, True)}], {o.test} test, n={o.n})"
         )
-        return f"{where}{o.rule.target} {o.reason}{moved}"
+        at = f" [{o.compared_at}]" if o.compared_at else ""
+        return f"{where}{o.rule.target}{at} {o.reason}{moved}"
+    if o.rule.kind == Kind.MAX_DROP:  # a stage the runs could not be compared on
+        return f"{where}{o.rule.target}: {o.reason}"
     if o.rule.kind == Kind.MAX_SHARE:
         return f"{where}share of {o.rule.target} verdicts must be <= {o.rule.limit:g}: {o.reason}"
     return f"{where}{o.rule}: {o.reason}"
@@ -76,6 +97,14 @@ def render_text(report: CheckReport) -> str:
             f"{report.drop_tests} distinct test(s) of the {len(drops)} drop rule(s), "
             f"alpha {report.alpha:g}"
         )
+        lines.append(
+            f"  detectable: the smallest drop the test finds with {report.power:.0%} power "
+            f"here, at alpha {report.alpha:g} / {max(report.drop_tests, 1)} (a drop alone "
+            "among the tests); a rule allowing less cannot fail on a drop that small"
+            + (" (--require-power: such a rule fails)" if report.require_power else "")
+        )
+    if report.caveat:
+        lines.append(f"  caveat: {report.caveat}")
     if report.defaults_used:
         lines.append(
             f"  no drop rule given: keyword recall at each step and answer/PointRecall "
@@ -89,7 +118,7 @@ def render_text(report: CheckReport) -> str:
     lines.extend(f"  note: {note}" for note in report.notes)
     rows = [_HEADER, *(_cells(o) for o in report.outcomes)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
-    right = {3, 4, 5, 7, 8}
+    right = {3, 4, 5, 7, 8, 9}
     lines.append("")
     for row in rows:
         lines.append(
@@ -105,6 +134,12 @@ def render_text(report: CheckReport) -> str:
     for o in report.outcomes:
         if o.status == Status.SKIP:
             lines.append(f"skip {describe(o)}")
+    for o in report.outcomes:
+        if o.compared_at and not o.failed:
+            lines.append(f"compared {o.rule.target} {o.compared_at}")
+    for o in report.outcomes:
+        if o.power_note and not (report.require_power and o.failed):
+            lines.append(f"power {o.stage or 'run'}: {o.rule.target}: {o.power_note}")
     total = len([o for o in report.outcomes if o.status != Status.SKIP])
     if failures:
         stages = ", ".join(dict.fromkeys(f"{o.stage or 'run'} ({o.rule.target})" for o in failures))
@@ -207,8 +242,9 @@ def _escape_property(text: str) -> str:
 
 
 def github_annotations(report: CheckReport) -> list[str]:
-    """Workflow commands: ``::error`` per failed rule, ``::warning`` per rule not compared,
-    and one ``::notice`` when the gate passed."""
+    """Workflow commands: ``::error`` per failed rule, ``::warning`` per rule not compared
+    and per rule that cannot detect its limit, a ``::notice`` for the caveat of a test over
+    questions, and one when the gate passed."""
     lines = []
     for o in report.outcomes:
         title = f"cofe check: {o.stage or 'run'} ({o.rule.target})"
@@ -216,6 +252,11 @@ def github_annotations(report: CheckReport) -> list[str]:
             lines.append(f"::error title={_escape_property(title)}::{_escape_data(describe(o))}")
         elif o.status == Status.SKIP:
             lines.append(f"::warning title={_escape_property(title)}::{_escape_data(describe(o))}")
+        if o.power_note and o.status != Status.FAIL:  # a rule that could not have failed
+            text = f"{o.rule.target}: {o.power_note}"
+            lines.append(f"::warning title={_escape_property(title)}::{_escape_data(text)}")
+    if report.caveat:
+        lines.append(f"::notice title=cofe check::{_escape_data(report.caveat)}")
     for note in report.notes:
         lines.append(f"::warning title=cofe check::{_escape_data(note)}")
     if report.passed:

@@ -123,25 +123,25 @@ def parse_column(text: str) -> str:
     text = text.strip()
     step, slash, measure_text = text.partition("/")
     if not slash:
-        raise ValueError(
+        raise InputError(
             f"{text!r} names no step: write it as a results column, step/Measure "
             f"(e.g. context/KeywordRecall@4){_suggest('answer/' + text, every)}"
         )
     if step not in STEPS:
-        raise ValueError(
+        raise InputError(
             f"unknown step {step!r} in {text!r} (steps: {', '.join(STEPS)}){_suggest(text, every)}"
         )
     try:
         measure = parse_measure(measure_text)
     except ValueError as error:
         if re.sub(r"@.*$", "", measure_text.strip()) in Measure.REGISTRY:  # a bad cutoff
-            raise ValueError(f"{text!r}: {error}") from None
-        raise ValueError(
+            raise InputError(f"{text!r}: {error}") from None
+        raise InputError(
             f"unknown measure {measure_text!r} in {text!r}{_suggest(text, every)}"
         ) from None
     applies = {str(s) for s in measure.STEPS} | ({ANSWERED} if "answer" in measure.STEPS else set())
     if step not in applies:
-        raise ValueError(
+        raise InputError(
             f"{measure.NAME} is not measured at the {step} step (only at "
             f"{', '.join(s for s in STEPS if s in applies)})"
             f"{_suggest(text, every)}"
@@ -167,7 +167,7 @@ def parse_share_target(text: str) -> str:
     text = text.strip()
     names = share_names()
     if text not in names:
-        raise ValueError(
+        raise InputError(
             f"unknown verdict or stage {text!r}{_suggest(text, names)} "
             f"(verdicts and stages: {', '.join(names)})"
         )
@@ -177,18 +177,18 @@ def parse_share_target(text: str) -> str:
 def make_rule(kind: Kind, target: str, limit: Any, origin: str = COMMAND_LINE) -> Rule:
     """A checked rule (``ValueError`` says what is wrong with the name or the limit)."""
     if isinstance(limit, bool) or not isinstance(limit, int | float):
-        raise ValueError(f"the limit of {target!r} must be a number, got {limit!r}")
+        raise InputError(f"the limit of {target!r} must be a number, got {limit!r}")
     value = float(limit)
     if not math.isfinite(value):
-        raise ValueError(f"the limit of {target!r} must be finite, got {limit!r}")
+        raise InputError(f"the limit of {target!r} must be finite, got {limit!r}")
     if kind == Kind.MAX_SHARE:
         name = parse_share_target(target)
         if not 0 <= value <= 1:
-            raise ValueError(f"a share is between 0 and 1, got {value:g} for {name!r}")
+            raise InputError(f"a share is between 0 and 1, got {value:g} for {name!r}")
         return Rule(kind, name, value, origin)
     column = parse_column(target)
     if kind == Kind.MAX_DROP and value < 0:
-        raise ValueError(f"an allowed drop is at least 0, got {value:g} for {column!r}")
+        raise InputError(f"an allowed drop is at least 0, got {value:g} for {column!r}")
     return Rule(kind, column, value, origin)
 
 

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from cofe._errors import InputError, InputWarning
+from cofe._errors import CofeError, InputWarning
 from cofe._version import __version__
 from cofe.cli import (
     _annotate,
@@ -22,6 +22,7 @@ from cofe.cli import (
     _llm,
     _monitor,
     _parse,
+    _plan,
     _replay,
     _report,
     _run,
@@ -30,7 +31,9 @@ from cofe.cli import (
     _sweep,
 )
 from cofe.cli._args import option_strings, suggestion
-from cofe.llm import EndpointUnreachable
+from cofe.cli._reference import reference_markdown
+
+__all__ = ["COMMANDS", "build_parser", "main", "reference_markdown"]
 
 COMMANDS = (
     _demo,
@@ -40,6 +43,7 @@ COMMANDS = (
     _compare,
     _check,
     _sweep,
+    _plan,
     _replay,
     _report,
     _import,
@@ -113,6 +117,13 @@ _EXTRA_OF = {
 }
 
 
+# printed above the traceback of an error cofe did not raise on purpose
+_BUG_HINT = (
+    "cofe: internal error (a bug in cofe, not in your input): please report it with the "
+    "traceback below and the command that ran"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.showwarning = _one_line_warning
@@ -124,19 +135,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):  # stdout must not be flushed again at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # as a process killed by SIGPIPE, what shells expect from ``| head``
-    except InputError as error:
+    except CofeError as error:  # the input, the configuration or an endpoint: one line
         print(f"cofe: error: {error}", file=sys.stderr)
-        return 2
-    except EndpointUnreachable as error:  # a failure of the endpoint, not of the command line
-        print(f"cofe: error: {error}", file=sys.stderr)
-        return 1
+        return error.exit_code
     except (
-        ValueError,
         FileNotFoundError,
         IsADirectoryError,
         NotADirectoryError,
         FileExistsError,
-    ) as error:  # bad options or paths: one line, no traceback
+    ) as error:  # a path given that is not there, or is of the wrong kind: one line
         print(f"cofe: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # disk full, no permission, ...: a failure, still one line
@@ -149,6 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Exception as error:
         if type(error).__module__.split(".")[0] not in ("sqlite3", "psycopg"):
+            # anything else -- a bare ValueError, a ValidationError nobody wrapped -- is a
+            # bug in cofe: its traceback is what a report needs
+            print(_BUG_HINT, file=sys.stderr)
             raise
         # a database that fails under the monitor (locked, gone, full): one line, no password
         from cofe.monitor.store import shown_location

@@ -4,13 +4,18 @@ fails, 2 on a usage or input error.
 Thresholds (--min, --max, --max-share) are checked on the run alone. A drop (--max-drop)
 fails only when it is larger than allowed AND significant under cofe compare's paired test
 (Holm-adjusted over the drop rules). With --baseline and no drop rule, keyword recall at each
-step and answer/PointRecall may not drop by more than --default-max-drop.
+step and answer/PointRecall may not drop by more than --default-max-drop; runs of
+different top-K are compared at the common cutoff (the context: as each run received it).
+Each drop rule shows the smallest drop the eval set can detect (80% power); --strict fails
+a stage the runs cannot be compared on, --require-power a rule that cannot detect its limit.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+from cofe._errors import InputError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,6 +96,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="runs of different eval sets: compare the samples both have",
     )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a stage the two runs cannot be compared on fails the gate (else it is a "
+        "line marked skip)",
+    )
+    p.add_argument(
+        "--require-power",
+        action="store_true",
+        help="a drop rule whose limit is below the smallest drop this eval set can detect "
+        "(80%% power) fails the gate",
+    )
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
     p.add_argument(
         "--github", action="store_true", help="also print GitHub Actions annotations (::error ...)"
@@ -123,11 +140,11 @@ def run(args: argparse.Namespace) -> int:
         print(EXAMPLE_FILE, end="")
         return 0
     if args.checked is None:
-        raise ValueError("give the run to check: cofe check RUN [--baseline BASE_RUN] ...")
+        raise InputError("give the run to check: cofe check RUN [--baseline BASE_RUN] ...")
     if args.alpha is not None and not 0 < args.alpha < 1:
-        raise ValueError(f"--alpha must be between 0 and 1, got {args.alpha}")
+        raise InputError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.default_max_drop is not None and args.default_max_drop < 0:
-        raise ValueError(f"--default-max-drop must be at least 0, got {args.default_max_drop}")
+        raise InputError(f"--default-max-drop must be at least 0, got {args.default_max_drop}")
     flags = [
         parse_flag(kind, text)
         for kind, texts in (
@@ -161,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         shared_samples=args.shared_samples,
         run_name=str(args.checked),
         baseline_name=str(args.baseline) if args.baseline else "baseline",
+        strict=args.strict,
+        require_power=args.require_power,
     )
     if args.junit:
         write_junit(report, args.junit)

@@ -59,6 +59,7 @@ def load(path: Path) -> ScoreResult:
     """A results folder as it is; a run directory through its default scoring (scored now,
     and saved beside the run when the folder can be written to)."""
     from cofe._progress import progress_lines
+    from cofe.cli._score import judge_labels
     from cofe.results import read_scores, scores_folder
     from cofe.runlog import run_folder_lock
     from cofe.stages import ScoreConfig, score_run
@@ -73,7 +74,7 @@ def load(path: Path) -> ScoreResult:
             run_folder_lock(path, purpose="scoring the run", reading=True),
             progress_lines() as shown,
         ):
-            result = score_run(path, progress=shown)
+            result = score_run(path, progress=shown, labels=judge_labels)
         try:
             result.write(folder)
         except OSError as error:

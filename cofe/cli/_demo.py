@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cofe._errors import InputError
 from cofe.cli._run import make_cache
 
 
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         sizes = tuple(int(s) for s in args.chunk_sizes.split(",") if s.strip())
     except ValueError:
-        raise ValueError(
+        raise InputError(
             f"--chunk-sizes {args.chunk_sizes!r}: give integers like 128,512"
         ) from None
     config = DemoConfig(

@@ -10,7 +10,7 @@ from typing import Any
 
 from cofe._errors import InputError, InputProblem
 
-# cofe.evalset.importers.IMPORTERS' names, spelt here so that --help loads no importer
+# cofe.importers.IMPORTERS' names, spelt here so that --help loads no importer
 # (tests/cli/test_fast_start.py checks they agree)
 FORMATS = ("cofe-rag", "jsonl", "squad")
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
             InputProblem(str(args.output), None, None, "exists; pass --force to replace it")
         )
     from cofe.evalset import write_evalset
-    from cofe.evalset.importers import IMPORTERS
+    from cofe.importers import IMPORTERS
 
     result = IMPORTERS[args.format](args.file)
     samples = result.samples[: args.limit] if args.limit else result.samples

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cofe._distributed import connect, disconnect
+from cofe._errors import InputError
 from cofe.cli._run import make_cache
 from cofe.llm import JSON_MODES, LOCAL_MODEL_ID
 
@@ -160,9 +161,9 @@ def run(args: argparse.Namespace) -> int:
     from cofe.llm import Endpoint, LLMClient, estimate_tokens  # the client: only when judging
 
     if args.repeats < 1:
-        raise ValueError(f"--repeats must be at least 1, not {args.repeats}")
+        raise InputError(f"--repeats must be at least 1, not {args.repeats}")
     if args.controls < 0 or 0 < args.controls < CONTROL_MIN_PAIRS:
-        raise ValueError(
+        raise InputError(
             f"--controls must be 0 (none) or at least {CONTROL_MIN_PAIRS} (fewer cannot decide "
             f"anything), not {args.controls}"
         )

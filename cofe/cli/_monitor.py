@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from cofe._errors import InputError
 from cofe.cli._args import existing_path
 
 if TYPE_CHECKING:
@@ -258,7 +259,7 @@ def _token(args: argparse.Namespace) -> str | None:
     if getattr(args, "token_file", None) is not None:
         token: str = args.token_file.read_text(encoding="utf-8").strip()
         if not token:
-            raise ValueError(f"{args.token_file}: the token file is empty")
+            raise InputError(f"{args.token_file}: the token file is empty")
         return token
     return os.environ.get(TOKEN_ENV) or None
 
@@ -342,7 +343,7 @@ def _canary(args: argparse.Namespace) -> int:
 
         if args.pipeline == "default":
             if args.docs is None:
-                raise ValueError("the default pipeline needs --docs")
+                raise InputError("the default pipeline needs --docs")
             pipeline = load_pipeline("default", **pipeline_options(args))
         else:
             pipeline = load_pipeline(args.pipeline)
@@ -352,6 +353,7 @@ def _canary(args: argparse.Namespace) -> int:
         headers["Authorization"] = f"Bearer {token}"
     store = _open(args)
     done = 0
+    incomplete = False  # a round some of whose queries never reached the service
     try:
         while True:
             started = time.monotonic()
@@ -369,9 +371,13 @@ def _canary(args: argparse.Namespace) -> int:
                 cache=make_cache(args.cache),
             )
             print(result.line(), flush=True)
+            not_sent = result.not_sent_line()
+            if not_sent:  # stored and scored all the same; said, and the exit code is 1
+                print(f"cofe monitor canary: {not_sent}", file=sys.stderr, flush=True)
+                incomplete = True
             done += 1
             if args.every is None or (args.rounds is not None and done >= args.rounds):
-                return 0
+                return 1 if incomplete else 0
             time.sleep(max(0.0, args.every - (time.monotonic() - started)))
     finally:
         store.close()
@@ -388,7 +394,7 @@ def _judge(args: argparse.Namespace) -> int:
     from cofe.monitor import judge_traffic
 
     if args.controls < 0 or 0 < args.controls < CONTROL_MIN_PAIRS:
-        raise ValueError(
+        raise InputError(
             f"--controls must be 0 (none) or at least {CONTROL_MIN_PAIRS} (fewer cannot decide "
             f"anything), not {args.controls}"
         )
@@ -559,7 +565,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    store = _open(args)
+    from cofe.monitor import MonitorStore
+
+    # it only reads: a store on a read-only mount, or another user's, is read as it is
+    store = MonitorStore(args.store, read_only=True)
     try:
         counts = store.counts()
         out = {

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 from cofe.cli._args import existing_path
 
 if TYPE_CHECKING:
+    from cofe.config import ScoreConfig
+    from cofe.evalset import EvalSample
+    from cofe.measures import ClaimLabels, Unscored
     from cofe.results import ScoreSummary
-    from cofe.stages import ScoreConfig
+    from cofe.runlog import Outputs, RunLog
 
 # the values of cofe.matching.MatchMode and cofe.stages.CoarseScope, spelt here so that
 # `cofe score --help` loads neither (tests/cli/test_fast_start.py checks they agree)
@@ -108,6 +111,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
+def judge_labels(
+    run_dir: Path, log: RunLog, records: dict[str, Outputs], samples: list[EvalSample]
+) -> dict[str, ClaimLabels | Unscored]:
+    """The judge's labels, handed to the scorer (``labels=``) by the commands that score: the
+    judges (and their LLM client) load only when a judged run asks for them."""
+    from cofe.judges import labels_for_scoring
+
+    return labels_for_scoring(run_dir, log, records, samples)
+
+
 def score_and_write(
     run_dir: Path,
     config: ScoreConfig,
@@ -144,6 +157,7 @@ def score_and_write(
                 progress=progress,
                 cluster=client,
                 batch_size=batch_size,
+                labels=judge_labels,
             )
         finally:
             if client is not None:

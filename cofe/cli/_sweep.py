@@ -141,7 +141,12 @@ def render_sweep(result: SweepResult) -> str:
         "p (Holm)",
         "better?",
     ]
-    top = [result.headline, *([result.small_sample] if result.small_sample else []), ""]
+    top = [
+        result.headline,
+        *([result.small_sample] if result.small_sample else []),
+        *([f"Caveat: {result.caveat}"] if result.caveat else []),
+        "",
+    ]
     return "\n".join(top) + (
         f"Best cell per measure ({len(result.cells)} cells, measures in pipeline order; paired "
         "test of the best against the runner-up, Holm-corrected over the measures; cells "

@@ -22,7 +22,9 @@ import pandas as pd
 from cofe._atomic import replace_atomically, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe.chain import STEP_ORDER, Step, step_spec
-from cofe.compare._stats import holm, mean_ci, paired_difference
+from cofe.compare._cutoffs import align_cutoffs
+from cofe.compare._inference import Inference, inference_for
+from cofe.compare._stats import holm
 from cofe.results import ScoreResult, answered_only, spreadsheet_safe
 
 ALL = "all"  # the query-type label of rows over every sample
@@ -48,6 +50,18 @@ class Comparison:
     left_out: dict[str, int] = field(default_factory=dict)
     # why no difference can be significant when the eval set is too small ("": it can be)
     small_sample: str = ""
+    # how questions were grouped for the tests (cofe.compare._inference: the one rule)
+    inference: Inference | None = None
+    # per ranked step whose cutoffs differ between runs: where it was compared, in words
+    cutoffs: list[str] = field(default_factory=list)
+    # per run: its (sample_id x (step, measure)) values as compared, cutoffs aligned
+    values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def caveat(self) -> str:
+        """What the tests do not say ("" when nothing needs saying): questions were the
+        units, so the result holds for these documents only."""
+        return self.inference.caveat if self.inference is not None else ""
 
     def headline(self, query_type: str = ALL) -> list[str]:
         """One line per pair of runs: which run is better at which stage, or that nothing
@@ -71,6 +85,8 @@ class Comparison:
             "runs": self.runs,
             "alpha": self.alpha,
             "clustering": self.clustering,
+            "caveat": self.caveat,
+            "cutoffs": self.cutoffs,
             "missing_samples": {run: ids[:50] for run, ids in self.missing.items()},
             "missing_counts": {run: len(ids) for run, ids in self.missing.items()},
             "shared_samples": self.shared,
@@ -164,27 +180,6 @@ def _only_shared(
     return cut, len(shared), left_out
 
 
-def source_clusters(named: dict[str, ScoreResult]) -> tuple[pd.Series | None, str]:
-    """Source document per sample, when samples share documents; else no clustering."""
-    sources = pd.concat([r.verdicts.set_index("sample_id")["source"] for r in named.values()])
-    sources = sources[~sources.index.duplicated()].dropna()
-    if sources.empty or sources.value_counts().max() < 2:
-        return None, "none (samples do not share source documents)"
-    return sources, (
-        f"by source document: {sources.nunique()} documents for {len(sources)} samples "
-        "(bootstrap and sign flips act on whole documents; samples without a source "
-        "are their own cluster)"
-    )
-
-
-def cluster_labels(ids: pd.Index, sources: pd.Series | None) -> np.ndarray | None:
-    """Per sample id: its source document's cluster, or a cluster of its own (None: none)."""
-    if sources is None:
-        return None
-    found = sources.reindex(ids)
-    return np.where(found.isna(), "sample:" + ids.astype(str), "doc:" + found.astype(str))
-
-
 ANSWERED = "answered"
 """The step label of the answer's measures over answered samples only (refusals left out):
 next to ``answer`` (every sample), so a pipeline that declines more cannot look better or
@@ -243,15 +238,16 @@ def compare_results(
     have (same id, query type and source); the comparison says how many each left out."""
     named = results if isinstance(results, dict) else _names(results)
     if len(named) < 2:
-        raise ValueError("compare needs at least two runs")
+        raise InputError("compare needs at least two runs")
     n_shared: int | None = None
     left_out: dict[str, int] = {}
     if shared_samples:
         named, n_shared, left_out = _only_shared(named)
     else:
         _check_same_evalset(named)
-    sources, clustering = source_clusters(named)
+    inference = inference_for(named)  # the one rule: by document, or over questions
     values = value_tables(named)
+    cutoffs = align_cutoffs(named, values)  # differing top-K: compared where both can be
     qtypes = pd.concat(
         [r.verdicts.set_index("sample_id")["query_type"] for r in named.values()]
     ).pipe(lambda s: s[~s.index.duplicated()])
@@ -274,9 +270,9 @@ def compare_results(
                 ids = in_group(column.index, group)
                 if len(ids) == 0:
                     continue
-                ci = mean_ci(
+                ci = inference.mean(
                     column.loc[ids].to_numpy(),
-                    cluster_labels(ids, sources),
+                    ids,
                     level=level,
                     resamples=resamples,
                     seed=seed,
@@ -322,10 +318,10 @@ def compare_results(
                         }
                     )
                     continue
-                test = paired_difference(
+                test = inference.paired(
                     va,
                     vb,
-                    cluster_labels(ids, sources),
+                    ids,
                     level=level,
                     resamples=resamples,
                     seed=seed,
@@ -362,7 +358,7 @@ def compare_results(
             int(distinct["n"].max()),
             len(distinct),
             alpha,
-            clustered=sources is not None,
+            clustered=inference.clustered,
         )
         differences = in_pipeline_order(differences)
     return Comparison(
@@ -371,13 +367,16 @@ def compare_results(
         differences=differences,
         transitions=_transitions(named),
         latency=_latency(named),
-        clustering=clustering,
+        clustering=inference.description,
         alpha=alpha,
         missing=missing,
         refusals=refusal_table(named),
         shared=n_shared,
         left_out=left_out,
         small_sample=small,
+        inference=inference,
+        cutoffs=cutoffs,
+        values=values,
     )
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cofe._errors import InputError
+
 RESAMPLES = 2000
 EXACT_LIMIT = 40_000_000  # samples x resamples above which normal limits are used
 _Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
@@ -62,7 +64,7 @@ def _groups(values: np.ndarray, clusters: np.ndarray | None) -> tuple[np.ndarray
 
 def _z(level: float) -> float:
     if level not in _Z:
-        raise ValueError(f"confidence level {level} not supported (one of {sorted(_Z)})")
+        raise InputError(f"confidence level {level} not supported (one of {sorted(_Z)})")
     return _Z[level]
 
 

@@ -21,7 +21,7 @@ from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
 from cofe.compare import ALL, Comparison, compare_results
 from cofe.evalset import EvalSample, write_evalset
-from cofe.evalset.importers import import_squad
+from cofe.importers import import_squad
 from cofe.report import RunForReport, format_table, render_report
 from cofe.results import scores_folder
 from cofe.runner import RunReport, load_pipeline, run_pipeline
@@ -194,9 +194,11 @@ def _differences(comparison: Comparison) -> str:
         if same
         else ""
     )
+    units = comparison.clustering.split(":", 1)[0]  # by document, or over questions
+    caveat = f"\n{comparison.caveat}" if comparison.caveat else ""
     return (
-        f"Is the difference real? (paired over {int(d['n'].max())} samples, clustered by "
-        "source document; cofe compare gives every measure)\n" + format_table(header, rows) + note
+        f"Is the difference real? (paired over {int(d['n'].max())} samples, {units}; "
+        "cofe compare gives every measure)\n" + format_table(header, rows) + note + caveat
     )
 
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
+from cofe._errors import InputError
 from cofe._jsonl import append_jsonl, read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
@@ -90,9 +91,23 @@ from cofe.judges._sense import (
     repair_code,
 )
 from cofe.llm import LLMClient
-from cofe.measures import ClaimLabels, Unscored
-from cofe.runlog import JUDGE_CONTROLS, JUDGEMENTS, ParsedDocument, RunLog, run_folder_lock
-from cofe.stages import Outputs, read_compact  # cofe.stages loads lazily: no cycle
+from cofe.measures import (
+    NO_CORRECTNESS,
+    NO_RELEVANCY,
+    NO_SIMILARITY,
+    ClaimLabels,
+    Unscored,
+    value_or,
+)
+from cofe.runlog import (
+    JUDGE_CONTROLS,
+    JUDGEMENTS,
+    Outputs,
+    ParsedDocument,
+    RunLog,
+    read_compact,
+    run_folder_lock,
+)
 
 if TYPE_CHECKING:
     from cofe.pipeline import Embedder
@@ -597,9 +612,9 @@ def judge_run(
     sample to judge, so a first look is not made to wait -- and gate the measures."""
     version = PROMPT_VERSION + (STEPS if steps else "")
     if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, not {repeats}")
+        raise InputError(f"repeats must be at least 1, not {repeats}")
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
+        raise InputError(f"limit must be at least 1, not {limit}")
     run_dir = Path(run_dir)
     with run_folder_lock(run_dir, purpose="cofe judge"):  # one writer per run folder
         items, unanswered = judge_inputs(run_dir)
@@ -673,7 +688,7 @@ def judge_run(
         # the controls first: a judge that cannot tell a right answer from a wrong one is
         # known after them, not after the whole run
         if cluster is not None:  # slices of the samples judged on a Dask cluster
-            from cofe._distributed import judge_on_cluster
+            from cofe.judges._cluster import judge_on_cluster  # distributed: --dask only
 
             judge_on_cluster(
                 client,
@@ -828,7 +843,7 @@ def labels_for_scoring(
         else:
             labels = labels_of(judgement, len(sample.fine_keywords))
             if echo:
-                labels = replace(labels, correctness=None, no_correctness=echo)
+                labels = replace(labels, correctness=Unscored(echo))
             if echoed_labels:  # no claim left to blame a verdict on, nor to call a refusal
                 labels = ClaimLabels(
                     context=(),
@@ -837,8 +852,6 @@ def labels_for_scoring(
                     reference_in_answer=(),
                     relevancy=labels.relevancy,
                     similarity=labels.similarity,
-                    no_relevancy=labels.no_relevancy,
-                    no_similarity=labels.no_similarity,
                     points=labels.points,
                     points_in_context=labels.points_in_context,
                     failed=echoed_labels,
@@ -867,8 +880,8 @@ def unscored_labels(judgement: Judgement, points: int | None = None) -> ClaimLab
         source=(),
         reference=(),
         reference_in_answer=(),
-        relevancy=judgement.answer_relevancy,
-        similarity=judgement.answer_similarity,
+        relevancy=value_or(judgement.answer_relevancy, NO_RELEVANCY),
+        similarity=value_or(judgement.answer_similarity, NO_SIMILARITY),
         failed=reason,
         points=answer,
         points_in_context=context,
@@ -903,14 +916,20 @@ def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:
         no_source=judgement.no_source,
         no_reference=judgement.no_reference,
         texts=tuple(c.text for c in judgement.claims),
-        relevancy=judgement.answer_relevancy,
-        similarity=judgement.answer_similarity,
-        no_relevancy=judgement.no_embeddings
-        or (None if judgement.questions else "the judge wrote no question the answer answers"),
-        no_similarity=judgement.no_embeddings or judgement.no_reference,
+        relevancy=value_or(
+            judgement.answer_relevancy,
+            NO_RELEVANCY,
+            judgement.no_embeddings
+            or (None if judgement.questions else "the judge wrote no question the answer answers"),
+        ),
+        similarity=value_or(
+            judgement.answer_similarity,
+            NO_SIMILARITY,
+            judgement.no_embeddings or judgement.no_reference,
+        ),
         reference_in_context=tuple(c.context for c in judgement.reference_claims),
         useful=None if judgement.useful_chunks is None else tuple(judgement.useful_chunks),
-        correctness=judgement.correctness,
+        correctness=value_or(judgement.correctness, NO_CORRECTNESS),
         noncommittal=judgement.noncommittal,
         points=answer,
         points_in_context=context,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from cofe._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from cofe._errors import EndpointError  # the endpoint kind of cofe's errors
     from cofe.llm._client import (
         LLMClient,
         LLMDeadlineError,
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
         JSON_MODES,
         Endpoint,
         EndpointDown,
-        EndpointError,
         EndpointUnreachable,
         redact,
     )
@@ -43,7 +43,6 @@ _ENDPOINT = (
     "JSON_MODES",
     "Endpoint",
     "EndpointDown",
-    "EndpointError",
     "EndpointUnreachable",
     "redact",
 )
@@ -51,6 +50,7 @@ _HOMES = {
     **dict.fromkeys(_CLIENT, "cofe.llm._client"),
     **dict.fromkeys(_ENDPOINT, "cofe.llm._endpoint"),
     **dict.fromkeys(("ServeError", "local_model_file"), "cofe.llm._serve"),
+    "EndpointError": "cofe._errors",
     "LOCAL_MODEL_ID": "cofe.llm._serve:MODEL_ID",
     "local_server": "cofe.llm._serve:server",
 }

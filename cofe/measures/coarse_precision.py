@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
 
+@register
 class CoarsePrecision(Measure):
     """Share of the top-K chunks that mention a coarse keyword (the query's entity).
 

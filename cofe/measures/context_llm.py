@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from cofe.measures._base import register
 from cofe.measures._judged import NO_REFERENCE_CLAIM, JudgedMeasure
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, Step
 
 
+@register
 class ContextRecall(JudgedMeasure):
     """Share of the reference answer's claims the context supports, as the LLM judge labels
     them (RAGAS's context recall); compare with the keyword measure ``KeywordRecall@K``."""
@@ -24,6 +26,7 @@ class ContextRecall(JudgedMeasure):
         return sum(bool(label) for label in found) / len(found)
 
 
+@register
 class ContextPrecision(JudgedMeasure):
     """RAGAS's context precision@K: the mean of precision@k over the ranks k of the chunks the
     judge calls useful for reaching the reference answer (0 when none is)."""

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Docs, Step, StepView, from_relevant
 
 
+@register
 class DocPrecision(Measure):
     """Share of the top-K chunks that came from one of the sample's source documents."""
 

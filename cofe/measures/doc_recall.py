@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Docs, Step, StepView, docs_of
 
 
+@register
 class DocRecall(Measure):
     """Share of the sample's source documents that some top-K chunk came from."""
 

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
 
+@register
 class EntityAnchoring(Measure):
     """Share of intact information points held by a chunk that also names the entity.
 

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from cofe.measures._base import register
 from cofe.measures._judged import NO_CLAIM, JudgedMeasure, supported_share
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels
 
 
+@register
 class Faithfulness(JudgedMeasure):
     """Share of the answer's claims supported by the context the generator saw (RAGAS's
     definition: claims extracted from the answer, one verdict per claim against the context)."""
@@ -15,6 +17,7 @@ class Faithfulness(JudgedMeasure):
         return supported_share(labels.context, "the context")
 
 
+@register
 class Hallucination(JudgedMeasure):
     """RAGChecker's hallucination: share of the answer's claims that are wrong (the reference
     does not support them) and not in the context either -- invented."""
@@ -31,6 +34,7 @@ class Hallucination(JudgedMeasure):
         return sum(not c and not r for c, r in pairs) / len(pairs)
 
 
+@register
 class SelfKnowledge(JudgedMeasure):
     """RAGChecker's self-knowledge: share of the answer's claims that are right (the reference
     supports them) but not in the context -- from the model's own knowledge."""

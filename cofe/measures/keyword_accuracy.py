@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, top
+from cofe.measures._base import Measure, register, top
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
 
+@register
 class KeywordAccuracy(Measure):
     """1 when every information point is found in the stage output, else 0."""
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cofe.chain import STEPS as CHAIN_STEPS
-from cofe.measures._base import Measure, top
+from cofe.measures._base import Measure, register, top
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import StepView
 
 
+@register
 class KeywordRecall(Measure):
     """Share of information points whose keywords are all found in the stage output.
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence, Set
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Docs, Step, StepView, from_relevant
 
 
+@register
 class NDCG(Measure):
     """nDCG@K with binary gains: a chunk is relevant when it came from a source document.
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
@@ -19,6 +19,7 @@ def settled_share(conveyed: Sequence[bool | None]) -> float | None:
     return sum(settled) / len(settled) if settled else None
 
 
+@register
 class PointRecall(Measure):
     """Share of the settled information points the answer conveys whole.
 

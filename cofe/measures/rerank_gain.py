@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 from cofe.measures.keyword_recall import KeywordRecall
 
 
+@register
 class RerankGain(Measure):
     """KeywordRecall@K of the reranked context minus that of the retriever's own top-K."""
 

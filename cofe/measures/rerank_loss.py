@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, top
+from cofe.measures._base import Measure, register, top
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
 
+@register
 class RerankLoss(Measure):
     """Share of information points complete in the candidate pool but not in the top-K context."""
 

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import LCSseq
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
@@ -13,6 +13,7 @@ def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
     return LCSseq.similarity(a, b) if a and b else 0
 
 
+@register
 class RougeL(Measure):
     """ROUGE-L F1 (longest common subsequence) of the answer against the reference.
 
@@ -37,6 +38,7 @@ class RougeL(Measure):
         return self.compute(view.tokens(), view.reference)
 
 
+@register
 class RougeLRecall(Measure):
     """How much of the reference answer the top-K context covers (ROUGE-L recall)."""
 

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from cofe.measures._base import register
 from cofe.measures._judged import JudgedMeasure, supported_share
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels
 
 
+@register
 class SourceFaithfulness(JudgedMeasure):
     """Share of the answer's claims supported by the sample's gold source document: a context
     that is only a fragment of the source does not count against a correct answer."""

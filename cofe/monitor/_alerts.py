@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from cofe.compare import paired_difference
+from cofe.compare import choose_inference
 from cofe.monitor._rules import DEFAULT_RULES, Rule, duration_seconds, load_rules, rules_toml
 from cofe.monitor._signals import STATISTICS, find_signal
 from cofe.monitor._unpaired import unpaired_change
@@ -205,7 +205,9 @@ def _evaluate_canary(
         return None
     now = np.array([current[s] for s in shared])
     then = np.array([sum(b[s] for b in before) / len(before) for s in shared])
-    test = paired_difference(now, then)
+    # the comparisons' one rule; the store keeps no canary sample's source document, so
+    # the samples are the units (the alert holds for the canary set's documents)
+    test = choose_inference(None, questions=len(shared)).paired(now, then)
     diff = test.difference.estimate
     if not (test.p_value < rule.alpha and _bad(rule, diff, float(then.mean()))):
         return None

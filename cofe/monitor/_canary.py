@@ -26,11 +26,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cofe._errors import ConfigurationError
 from cofe.chain import STEP_STAGE
 from cofe.evalset import read_evalset
 from cofe.monitor._assemble import TraceRecord
@@ -86,12 +87,29 @@ class CanaryRound:
     run_dir: Path
     result: Any  # ScoreResult
     verdicts: dict[str, int]
+    # sample id -> why its query never reached the service (--send: refused, redirected,
+    # unreachable); such a round measured less than it was asked to, which the exit code says
+    not_sent: dict[str, str] = field(default_factory=dict)
 
     def line(self) -> str:
         shown = ", ".join(f"{v} {n}" for v, n in sorted(self.verdicts.items(), key=lambda x: -x[1]))
         return (
             f"canary round {self.round_id}: {self.answered}/{self.samples} answered in "
             f"{(self.finished_ns - self.started_ns) / 1e9:.1f} s; verdicts: {shown}"
+        )
+
+    def not_sent_line(self) -> str | None:
+        """One line on the queries that never reached the service, or None: how many, and
+        each distinct reason with the first sample it stopped."""
+        if not self.not_sent:
+            return None
+        first: dict[str, str] = {}
+        for sample_id, why in self.not_sent.items():
+            first.setdefault(why, sample_id)
+        reasons = "; ".join(f"{why} (sample {sample_id})" for why, sample_id in first.items())
+        return (
+            f"canary round {self.round_id}: {len(self.not_sent)} of {self.samples} queries "
+            f"were not sent: {reasons}"
         )
 
 
@@ -120,7 +138,9 @@ def run_canary(
     from cofe.stages import ScoreConfig, score_run
 
     if (pipeline is None) == (send is None):
-        raise ValueError("a canary needs either a pipeline or a service URL to send to (--send)")
+        raise ConfigurationError(
+            "a canary needs either a pipeline or a service URL to send to (--send)"
+        )
     started = now_ns()
     round_id = round_name(started)
     out = Path(runs_dir) / round_id
@@ -413,4 +433,5 @@ def _store_round(
         log.path,
         result,
         {str(k): int(v) for k, v in counts.items()},
+        dict(log.manifest.meta.get("not_sent") or {}),
     )

@@ -7,10 +7,12 @@ from __future__ import annotations
 import math
 import re
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+from cofe._errors import InputError
 from cofe.chain import STEPS
 from cofe.charts import STYLESHEET
 from cofe.monitor._clean import LATEST_NS
@@ -62,7 +64,7 @@ STYLE = STYLESHEET  # one stylesheet with the report's (cofe.charts keeps it)
 ICON = static("favicon.svg")  # templates/static/favicon.svg
 
 
-class BadRequest(ValueError):
+class BadRequest(InputError):
     """A parameter that cannot be read (answered 400; the value is not repeated)."""
 
 
@@ -154,22 +156,68 @@ def _description(stage: str, name: str) -> str:
 
 FUTURE_SLACK_NS = 86400 * 10**9  # clocks that run ahead of this machine's, by up to a day
 RECENT_QUANTILE = 0.99  # a store stamped wholly in the future: its recent past, not its outliers
+# a stretch of windows this far before the rest of the history (and farther than the rest
+# spans) is a clock that was not set -- 1970 -- not history: range=all starts after it
+EARLY_GAP_NS = 365 * 86400 * 10**9
 
 
-def _extent(store: MonitorStore, now_ns: int | None = None) -> tuple[int | None, int | None]:
-    """The first instant anything was recorded at (series, rounds, alerts), and the data's
-    recent past: the last instant up to now (a day's slack for clock skew), never the latest
-    stamp -- one trace stamped in 2200 must not move the default view there. A store whose
-    every stamp lies ahead of now (a simulation) gives the 99th percentile of its instants."""
-    instants = store.instants(TRAFFIC)
+@dataclass(frozen=True)
+class Extent:
+    """What the store's instants span (series, rounds, alerts): ``first`` and ``last`` (None
+    when empty), and the instants left out as stamped by a wrong clock -- ``early``, a
+    stretch isolated far before the rest; ``late``, ahead of now."""
+
+    first: int | None
+    last: int | None
+    early: list[int] = field(default_factory=list)
+    late: list[int] = field(default_factory=list)
+
+
+def _extent(store: MonitorStore, now_ns: int | None = None) -> Extent:
+    """The first instant of the store's history and its recent past: the last instant up to
+    now (a day's slack for clock skew), never the latest stamp -- one trace stamped in 2200
+    must not move the default view there. A store whose every stamp lies ahead of now (a
+    simulation) gives the 99th percentile of its instants. The first instant is that of the
+    history's main body: windows more than a year before the rest, and farther from it than
+    the rest spans, are left out (one trace stamped 1970 stretched range=all to 1970)."""
+    instants = sorted(set(store.instants(TRAFFIC)))
     if not instants:
-        return None, None
+        return Extent(None, None)
     horizon = (now_ns if now_ns is not None else time.time_ns()) + FUTURE_SLACK_NS
     past = [t for t in instants if t <= horizon]
     if past:
-        return min(instants), max(past)
-    instants.sort()
-    return instants[0], instants[int(RECENT_QUANTILE * (len(instants) - 1))]
+        last, late = past[-1], instants[len(past) :]
+    else:
+        last, late = instants[int(RECENT_QUANTILE * (len(instants) - 1))], []
+        past = [t for t in instants if t <= last]
+    start = 0
+    while start + 1 < len(past):
+        gap, rest = past[start + 1] - past[start], last - past[start + 1]
+        if gap <= max(rest, EARLY_GAP_NS):
+            break
+        start += 1
+    return Extent(past[start], last, past[:start], late)
+
+
+def left_out_line(extent: Extent) -> str | None:
+    """What range=all leaves out of an extent, in words, or None."""
+    parts = []
+    if extent.early:
+        parts.append(
+            f"{len(extent.early):,} instant(s) stamped {_when(extent.early)}, over a year "
+            "before the rest (a clock that was not set?)"
+        )
+    if extent.late:
+        parts.append(
+            f"{len(extent.late):,} instant(s) stamped {_when(extent.late)}, ahead of this "
+            "machine's clock"
+        )
+    return "; ".join(parts) or None
+
+
+def _when(instants: list[int]) -> str:
+    first, last = utc(instants[0]), utc(instants[-1])
+    return first if first == last else f"{first} to {last}"
 
 
 def _alerts(store: MonitorStore, start: int, end: int) -> list[dict[str, Any]]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import hmac
 import ipaddress
 
+from cofe._errors import ConfigurationError
+
 DEFAULT_REQUEST_SECONDS = 30.0
 DEFAULT_MAX_CONNECTIONS = 128
 
@@ -56,7 +58,7 @@ def is_loopback(host: str) -> bool:
 def check_binding(host: str, token: str | None) -> None:
     """Refuse to listen beyond this machine without a token."""
     if not is_loopback(host) and not token:
-        raise ValueError(
+        raise ConfigurationError(
             f"listening on {host} (not loopback) needs a token: set "
             "COFE_MONITOR_TOKEN or pass --token-file"
         )

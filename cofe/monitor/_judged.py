@@ -32,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cofe._errors import InputError
 from cofe.measures import AnswerRelevancy, Faithfulness, Measure, Step, StepView
 from cofe.runlog import Stage
 
@@ -88,14 +89,14 @@ def judge_traffic(
     from cofe.judges import judge_one, labels_of, unscored_labels
 
     if not 0 < share <= 1:
-        raise ValueError(f"the judged share must be in (0, 1], not {share}")
+        raise InputError(f"the judged share must be in (0, 1], not {share}")
     if budget < CALLS_PER_TRACE:
-        raise ValueError(
+        raise InputError(
             f"a call budget below {CALLS_PER_TRACE} judges nothing (one trace "
             f"takes {CALLS_PER_TRACE} calls)"
         )
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
+        raise InputError(f"limit must be at least 1, not {limit}")
     unjudged = store.unjudged_traffic(since_ns)
     candidates = [t for t in unjudged if sampled(t, share)]
     report = JudgeTrafficReport()

@@ -31,6 +31,7 @@ from cofe.monitor._dashboard_kit import (
     _signals,
     _slug,
     fmt_value,
+    left_out_line,
     utc,
     with_zero_shares,
 )
@@ -66,7 +67,8 @@ class OverviewPages(CanarySections):
 
     def overview(self, params: _Params) -> str:
         store = self.store
-        first, last = _extent(store)
+        extent = _extent(store)
+        first, last = extent.first, extent.last
         name = params.text("range") or _fitting_range(first, last)
         if name not in RANGES:
             raise BadRequest(f"range must be one of {', '.join(RANGES)}")
@@ -92,7 +94,14 @@ class OverviewPages(CanarySections):
             f"cofe monitor · {utc(start)} – {utc(until)} UTC",
             self._subtitle(),
             nav=self._range_nav(name, start, until, params.time("until") is not None),
-            summary=self._summary(start, until, traffic, canary, alert_count),
+            summary=self._summary(
+                start,
+                until,
+                traffic,
+                canary,
+                alert_count,
+                left_out_line(extent) if span is None else None,
+            ),
             empty=not traffic and not canary,
             alerts=self._alerts_section(alerts, alert_count),
             canary=self._canary_overview(canary, alerts, (start, until)),
@@ -132,6 +141,7 @@ class OverviewPages(CanarySections):
         traffic: list[dict[str, Any]],
         canary: list[dict[str, Any]],
         alert_count: int,
+        left_out: str | None = None,
     ) -> dict[str, Any]:
         store = self.store
         counts = store.counts()
@@ -152,6 +162,8 @@ class OverviewPages(CanarySections):
                 f"{counts['canary_rounds']:,} canary rounds",
             ),
         ]
+        if left_out:  # range=all: stamps of a wrong clock, not stretched over
+            rows.append(("left out of this range", left_out))
         if pending:
             rows.append(
                 (

@@ -16,8 +16,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cofe._errors import InputError
 from cofe.diagnose import is_refusal
 from cofe.monitor._assemble import TraceRecord
+from cofe.refusal import Extent, read_decline
 from cofe.runlog import Stage
 
 ALL = "all"  # signals of whole traces, not of one stage
@@ -147,6 +149,17 @@ def _chunk_chars(t: TraceRecord) -> float | None:
 
 def _refused(t: TraceRecord) -> float | None:
     return None if t.answer is None else _flag(is_refusal(t.answer))
+
+
+def _declines(t: TraceRecord) -> float | None:
+    """Declines all or part of what it is asked ("Paris. The context does not give its
+    population."): with no points in traffic a partial decline cannot be told from a
+    refusal with a preamble, so both count; an answer that declines, then answers anyway,
+    does not."""
+    if t.answer is None:
+        return None
+    found = read_decline(t.answer)
+    return _flag(found is not None and found.extent is not Extent.ANSWERED)
 
 
 NO_TRACE = "no trace in the window"
@@ -370,7 +383,16 @@ SIGNALS: tuple[Signal, ...] = (
         G,
         _refused,
         "mean",
-        "share of answers that decline (cofe.diagnose's refusal rule)",
+        "share of answers that decline as a whole (cofe.refusal)",
+        NO_ANSWER,
+        False,
+    ),
+    Signal(
+        "DeclineRate",
+        G,
+        _declines,
+        "mean",
+        "share of answers that decline all or part of what is asked (cofe.refusal)",
         NO_ANSWER,
         False,
     ),
@@ -383,7 +405,7 @@ def find_signal(stage: str, name: str) -> Signal:
         if (signal.stage, signal.name) == (stage, name):
             return signal
     known = ", ".join(f"{s.stage}/{s.name}" for s in SIGNALS)
-    raise ValueError(f"no label-free signal {stage}/{name}; known: {known}")
+    raise InputError(f"no label-free signal {stage}/{name}; known: {known}")
 
 
 def compute_signals(traces: Sequence[TraceRecord]) -> list[tuple[str, str, Value]]:

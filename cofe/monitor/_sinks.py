@@ -27,6 +27,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, TextIO
 
+from cofe._errors import ConfigurationError
 from cofe.monitor._alerts import Alert
 from cofe.monitor.store import MonitorStore
 
@@ -122,7 +123,7 @@ class WebhookSink:
         deadline: float = 20.0,
     ) -> None:
         if not url.startswith(("http://", "https://")):
-            raise ValueError(f"webhook URL must be http(s)://, not {url!r}")
+            raise ConfigurationError(f"webhook URL must be http(s)://, not {url!r}")
         self.url, self.store, self.headers = url, store, dict(headers or {})
         self.retries, self.backoff, self.timeout = retries, backoff, timeout
         self.deadline = deadline

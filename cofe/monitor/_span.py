@@ -1,5 +1,7 @@
-"""One span as cofe holds it (:class:`Span`), the errors of reading spans, and what every
-export format shares: nested attributes flattened, ids as hex, status codes.
+"""What the monitor adds to a span (:class:`cofe.adapters.Span`, the one span type): its
+times checked when read from an export, its values made storable; the errors of reading
+spans, and what every export format shares: nested attributes flattened, ids as hex,
+status codes.
 :mod:`cofe.monitor._spans` reads the formats (the OTLP/JSON ones in
 :mod:`cofe.monitor._spans_json`) and exports these names too."""
 
@@ -7,9 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
+from cofe._errors import InputError
+from cofe.adapters import Span  # the one span type, shared with the adapters
 from cofe.monitor._clean import (
     check_time,
     clean_mapping,
@@ -17,10 +21,8 @@ from cofe.monitor._clean import (
     maybe_unstorable,
 )
 
-KIND = "openinference.span.kind"
 
-
-class SpanFormatError(ValueError):
+class SpanFormatError(InputError):
     """A body or record that is not spans in any format cofe reads; says where and why."""
 
 
@@ -37,79 +39,41 @@ def _check_count(n: int, max_spans: int | None) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    trace_id: str  # 32 lower-case hex digits
-    span_id: str  # 16 lower-case hex digits
-    parent_id: str | None
-    name: str
-    start_ns: int
-    end_ns: int
-    status: str  # "ok", "error" or "unset"
-    status_message: str
-    attributes: dict[str, Any]
-    events: tuple[dict[str, Any], ...] = ()  # {"name", "time_ns", "attributes"}
-    dropped_attributes: int = 0  # attributes the SDK's limit dropped (128 by default)
-    repaired: int = 0  # values changed or dropped to be storable (``_clean``)
+def checked(span: Span) -> Span:
+    """A span read from an export, its times checked: a time no real span has would
+    overflow the windows' arithmetic (``SpanFormatError`` naming it)."""
+    for what, ns in (("start time", span.start_ns), ("end time", span.end_ns)):
+        try:
+            check_time(ns, what)
+        except ValueError as error:
+            raise SpanFormatError(str(error)) from None
+    return span
 
-    def __post_init__(self) -> None:
-        for what, ns in (("start time", self.start_ns), ("end time", self.end_ns)):
-            try:  # a time no real span has would overflow the windows' arithmetic
-                check_time(ns, what)
-            except ValueError as error:
-                raise SpanFormatError(str(error)) from None
 
-    def storable(self) -> Span:
-        """This span with every value a store can keep (``_clean``: lone surrogates as
-        U+FFFD, NUL removed, numbers out of range dropped), the repairs counted."""
-        name, a = clean_text(self.name)
-        message, b = clean_text(self.status_message)
-        if not (a or b or maybe_unstorable(self.attributes, self.events)):
-            return self  # the common case, found in one C-level scan
-        attributes, c = clean_mapping(self.attributes)
-        events, d = [], 0
-        for event in self.events:
-            cleaned, n = clean_mapping(event)
-            events.append(cleaned)
-            d += n
-        repairs = a + b + c + d
-        if not repairs:
-            return self
-        return Span(
-            trace_id=self.trace_id,
-            span_id=self.span_id,
-            parent_id=self.parent_id,
-            name=name,
-            start_ns=self.start_ns,
-            end_ns=self.end_ns,
-            status=self.status,
-            status_message=message,
-            attributes=attributes,
-            events=tuple(events),
-            dropped_attributes=self.dropped_attributes,
-            repaired=self.repaired + repairs,
-        )
-
-    @property
-    def kind(self) -> str | None:
-        """The OpenInference span kind (``RETRIEVER``, ``LLM``, ...), upper case; None if absent."""
-        kind = self.attributes.get(KIND)
-        return kind.upper() if isinstance(kind, str) and kind.strip() else None
-
-    @property
-    def seconds(self) -> float:
-        return max(0, self.end_ns - self.start_ns) / 1e9
-
-    def exception(self) -> tuple[str, str] | None:
-        """(type, message) of the span's first recorded exception, if any."""
-        for event in self.events:
-            if event.get("name") == "exception":
-                attrs = event.get("attributes") or {}
-                return (
-                    str(attrs.get("exception.type") or "Exception"),
-                    str(attrs.get("exception.message") or ""),
-                )
-        return None
+def storable(span: Span) -> Span:
+    """The span with every value a store can keep (``_clean``: lone surrogates as U+FFFD,
+    NUL removed, numbers out of range dropped), the repairs counted."""
+    name, a = clean_text(span.name)
+    message, b = clean_text(span.status_message)
+    if not (a or b or maybe_unstorable(span.attributes, span.events)):
+        return span  # the common case, found in one C-level scan
+    attributes, c = clean_mapping(span.attributes)
+    events, d = [], 0
+    for event in span.events:
+        cleaned, n = clean_mapping(event)
+        events.append(cleaned)
+        d += n
+    repairs = a + b + c + d
+    if not repairs:
+        return span
+    return replace(
+        span,
+        name=name,
+        status_message=message,
+        attributes=attributes,
+        events=tuple(events),
+        repaired=span.repaired + repairs,
+    )
 
 
 # --- attribute values ----------------------------------------------------------------------

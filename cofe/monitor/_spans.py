@@ -15,16 +15,17 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from cofe.adapters import KIND, Span
 from cofe.monitor._span import (
-    KIND,
-    Span,
     SpanFormatError,
     TooManySpans,
     _check_count,
     _hex_id,
     _required,
     _status,
+    checked,
     flatten,
+    storable,
 )
 from cofe.monitor._spans_json import json_values, spans_from_json, spans_from_json_value
 
@@ -42,6 +43,7 @@ __all__ = [
     "spans_from_json_value",
     "spans_from_protobuf",
     "spans_from_protobuf_frames",
+    "storable",
 ]
 
 # --- attribute values ----------------------------------------------------------------------
@@ -191,29 +193,31 @@ def protobuf_spans(request: Any, max_spans: int | None = None) -> list[Span]:
                 where = f"span {len(out) + 1} ({s.name!r})"
                 try:
                     out.append(
-                        Span(
-                            trace_id=_required(_hex_id(s.trace_id, 16, "trace_id"), "trace_id"),
-                            span_id=_required(_hex_id(s.span_id, 8, "span_id"), "span_id"),
-                            parent_id=_hex_id(s.parent_span_id, 8, "parent_span_id"),
-                            name=s.name,
-                            start_ns=int(s.start_time_unix_nano),
-                            end_ns=int(s.end_time_unix_nano),
-                            status=_status(s.status.code),
-                            status_message=s.status.message,
-                            attributes=flatten(
-                                {kv.key: _any_value_pb(kv.value) for kv in s.attributes}
-                            ),
-                            events=tuple(
-                                {
-                                    "name": e.name,
-                                    "time_ns": int(e.time_unix_nano),
-                                    "attributes": {
-                                        kv.key: _any_value_pb(kv.value) for kv in e.attributes
-                                    },
-                                }
-                                for e in s.events
-                            ),
-                            dropped_attributes=int(s.dropped_attributes_count),
+                        checked(
+                            Span(
+                                trace_id=_required(_hex_id(s.trace_id, 16, "trace_id"), "trace_id"),
+                                span_id=_required(_hex_id(s.span_id, 8, "span_id"), "span_id"),
+                                parent_id=_hex_id(s.parent_span_id, 8, "parent_span_id"),
+                                name=s.name,
+                                start_ns=int(s.start_time_unix_nano),
+                                end_ns=int(s.end_time_unix_nano),
+                                status=_status(s.status.code),
+                                status_message=s.status.message,
+                                attributes=flatten(
+                                    {kv.key: _any_value_pb(kv.value) for kv in s.attributes}
+                                ),
+                                events=tuple(
+                                    {
+                                        "name": e.name,
+                                        "time_ns": int(e.time_unix_nano),
+                                        "attributes": {
+                                            kv.key: _any_value_pb(kv.value) for kv in e.attributes
+                                        },
+                                    }
+                                    for e in s.events
+                                ),
+                                dropped_attributes=int(s.dropped_attributes_count),
+                            )
                         )
                     )
                 except SpanFormatError as error:

@@ -11,14 +11,15 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from cofe.adapters import Span
 from cofe.monitor._clean import UNREADABLE
 from cofe.monitor._span import (
-    Span,
     SpanFormatError,
     _check_count,
     _hex_id,
     _required,
     _status,
+    checked,
     flatten,
 )
 
@@ -98,27 +99,32 @@ def _otlp_json_spans(request: dict[str, Any]) -> Iterator[Span]:
 def _otlp_json_span(s: dict[str, Any]) -> Span:
     status = s.get("status") or {}
     attributes = {kv["key"]: _any_value_json(kv.get("value")) for kv in s.get("attributes") or []}
-    return Span(
-        trace_id=_required(_hex_id(_get(s, "traceId", "trace_id"), 16, "traceId"), "traceId"),
-        span_id=_required(_hex_id(_get(s, "spanId", "span_id"), 8, "spanId"), "spanId"),
-        parent_id=_hex_id(_get(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId"),
-        name=str(s.get("name", "")),
-        start_ns=int(_get(s, "startTimeUnixNano", "start_time_unix_nano", 0)),
-        end_ns=int(_get(s, "endTimeUnixNano", "end_time_unix_nano", 0)),
-        status=_status(status.get("code", 0)),
-        status_message=str(status.get("message", "")),
-        attributes=flatten(attributes),
-        events=tuple(
-            {
-                "name": e.get("name", ""),
-                "time_ns": int(_get(e, "timeUnixNano", "time_unix_nano", 0)),
-                "attributes": {
-                    kv["key"]: _any_value_json(kv.get("value")) for kv in e.get("attributes") or []
-                },
-            }
-            for e in s.get("events") or []
-        ),
-        dropped_attributes=int(_get(s, "droppedAttributesCount", "dropped_attributes_count", 0)),
+    return checked(
+        Span(
+            trace_id=_required(_hex_id(_get(s, "traceId", "trace_id"), 16, "traceId"), "traceId"),
+            span_id=_required(_hex_id(_get(s, "spanId", "span_id"), 8, "spanId"), "spanId"),
+            parent_id=_hex_id(_get(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId"),
+            name=str(s.get("name", "")),
+            start_ns=int(_get(s, "startTimeUnixNano", "start_time_unix_nano", 0)),
+            end_ns=int(_get(s, "endTimeUnixNano", "end_time_unix_nano", 0)),
+            status=_status(status.get("code", 0)),
+            status_message=str(status.get("message", "")),
+            attributes=flatten(attributes),
+            events=tuple(
+                {
+                    "name": e.get("name", ""),
+                    "time_ns": int(_get(e, "timeUnixNano", "time_unix_nano", 0)),
+                    "attributes": {
+                        kv["key"]: _any_value_json(kv.get("value"))
+                        for kv in e.get("attributes") or []
+                    },
+                }
+                for e in s.get("events") or []
+            ),
+            dropped_attributes=int(
+                _get(s, "droppedAttributesCount", "dropped_attributes_count", 0)
+            ),
+        )
     )
 
 
@@ -134,24 +140,28 @@ def _sdk_json_span(s: dict[str, Any]) -> Span:
     context = s.get("context") or {}
     status = s.get("status") or {}
     code = str(status.get("status_code", "UNSET")).removeprefix("StatusCode.")
-    return Span(
-        trace_id=_required(_hex_id(context.get("trace_id"), 16, "context.trace_id"), "trace_id"),
-        span_id=_required(_hex_id(context.get("span_id"), 8, "context.span_id"), "span_id"),
-        parent_id=_hex_id(s.get("parent_id"), 8, "parent_id"),
-        name=str(s.get("name", "")),
-        start_ns=_iso_ns(s.get("start_time"), "start_time"),
-        end_ns=_iso_ns(s.get("end_time"), "end_time"),
-        status=_status(code),
-        status_message=str(status.get("description") or ""),
-        attributes=flatten(dict(s.get("attributes") or {})),
-        events=tuple(
-            {
-                "name": e.get("name", ""),
-                "time_ns": _iso_ns(e.get("timestamp"), "timestamp"),
-                "attributes": dict(e.get("attributes") or {}),
-            }
-            for e in s.get("events") or []
-        ),
+    return checked(
+        Span(
+            trace_id=_required(
+                _hex_id(context.get("trace_id"), 16, "context.trace_id"), "trace_id"
+            ),
+            span_id=_required(_hex_id(context.get("span_id"), 8, "context.span_id"), "span_id"),
+            parent_id=_hex_id(s.get("parent_id"), 8, "parent_id"),
+            name=str(s.get("name", "")),
+            start_ns=_iso_ns(s.get("start_time"), "start_time"),
+            end_ns=_iso_ns(s.get("end_time"), "end_time"),
+            status=_status(code),
+            status_message=str(status.get("description") or ""),
+            attributes=flatten(dict(s.get("attributes") or {})),
+            events=tuple(
+                {
+                    "name": e.get("name", ""),
+                    "time_ns": _iso_ns(e.get("timestamp"), "timestamp"),
+                    "attributes": dict(e.get("attributes") or {}),
+                }
+                for e in s.get("events") or []
+            ),
+        )
     )
 
 

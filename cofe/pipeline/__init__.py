@@ -5,6 +5,7 @@ part is used, so ``import cofe.pipeline`` stays cheap.
 """
 
 from cofe._cache import Cache, content_key, default_cache_dir
+from cofe.pipeline._bounded import ParseLimits
 from cofe.pipeline._chunk import Splitter, split_documents
 from cofe.pipeline._default import DefaultPipeline, PipelineConfig
 from cofe.pipeline._embed import Embedder, shared_embedder
@@ -40,6 +41,7 @@ __all__ = [
     "MiniLMReranker",
     "OfflineSetupError",
     "OpenAIGenerator",
+    "ParseLimits",
     "ParseResult",
     "PipelineConfig",
     "RerankFailed",

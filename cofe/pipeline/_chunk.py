@@ -26,6 +26,7 @@ from itertools import pairwise
 from typing import Any
 
 from cofe._cache import Cache, content_key, text_digests
+from cofe._errors import InputError
 from cofe.runlog import Chunk, ParsedDocument
 
 # nltk's punkt tokenizer sees at most this many characters at once (a window of short
@@ -47,9 +48,9 @@ class Splitter(StrEnum):
 
 def check_chunking(chunk_size: int, chunk_overlap: int) -> None:
     if chunk_size < 16:
-        raise ValueError(f"chunk size must be at least 16 tokens, not {chunk_size}")
+        raise InputError(f"chunk size must be at least 16 tokens, not {chunk_size}")
     if not 0 <= chunk_overlap < chunk_size:
-        raise ValueError(
+        raise InputError(
             f"chunk overlap must be between 0 and the chunk size ({chunk_size}), not {chunk_overlap}"
         )
 

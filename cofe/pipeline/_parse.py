@@ -29,9 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from cofe._cache import Cache
-from cofe._errors import InputProblem
+from cofe._errors import CofeError, InputError, InputProblem
 from cofe._progress import progress_wanted
 from cofe._text import decode_text
+from cofe.pipeline._bounded import (
+    FORK_LOCK,
+    BoundedParser,
+    ParseFailed,
+    ParseLimits,
+    fork_available,
+)
+from cofe.pipeline._html import LXML_DEPTH, read_html
 from cofe.pipeline._offline import offline_unstructured
 from cofe.runlog import ParsedDocument
 
@@ -120,7 +128,7 @@ _PARTITIONERS = {
 }
 
 
-class Refused(ValueError):
+class Refused(InputError):
     """A file cofe will not parse (a zip bomb, a link out of the docs folder), and why."""
 
 
@@ -137,7 +145,7 @@ def check_zip(path: Path) -> None:
             for member in members:
                 _check_inflates_as_declared(archive, member)
     except zipfile.BadZipFile as error:
-        raise ValueError(
+        raise InputError(
             f"not a valid zip archive (Office files are zip archives): {error}"
         ) from None
 
@@ -201,10 +209,71 @@ def _partition(path: Path, kind: str) -> list[Any]:
     partition = getattr(importlib.import_module(module), name)
     if kind in ZIP_KINDS:
         if not zipfile.is_zipfile(path):
-            raise ValueError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
+            raise InputError(f"not a valid .{kind} file (Office files are zip archives): corrupt?")
         check_zip(path)
     elements: list[Any] = partition(filename=str(path), languages=["eng"])  # unstructured's
     return elements
+
+
+def _tiny_pdf() -> bytes:
+    """A one-page PDF saying "Warm up." (what ``warm`` parses to load the PDF readers)."""
+    content = b"BT /F1 12 Tf 20 100 Td (Warm up.) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+# what ``warm`` parses per kind: the readers load what they need on their first file
+_WARM_SAMPLES = {
+    "md": b"# Warm\n\nUp.\n",
+    "html": b"<html><body><p>Warm up.</p></body></html>",
+    "csv": b"a,b\n1,2\n",
+}
+_warmed: set[str] = set()
+
+
+def warm(kind: str) -> None:
+    """Load the parser of ``kind`` in this process, by importing it and parsing a tiny
+    sample of the kind, so that a worker forked after it (``cofe.pipeline._bounded``)
+    spends a file's time bound on the file, not on importing unstructured (16 s for the
+    PDF reader on a busy machine, 3 s more on its first page). Failures are left for the
+    real file to report."""
+    if kind == "text" or kind in _warmed:
+        return
+    _warmed.add(kind)
+    import tempfile
+
+    sample = _tiny_pdf() if kind == "pdf" else _WARM_SAMPLES.get(kind)
+    with contextlib.suppress(Exception), library_noise():
+        offline_unstructured()
+        if sample is None:  # Office formats: the partitioner and the sentence model
+            importlib.import_module(_PARTITIONERS[kind][0])
+            from unstructured.nlp.tokenize import sent_tokenize
+
+            sent_tokenize("Warm up. Twice.")
+            return
+        with tempfile.TemporaryDirectory(prefix="cofe-warm-") as folder:
+            path = Path(folder) / f"warm.{kind}"
+            path.write_bytes(sample)
+            _partition(path, kind)
 
 
 def parse_text(path: Path, doc_id: str) -> ParsedDocument:
@@ -216,7 +285,7 @@ def parse_text(path: Path, doc_id: str) -> ParsedDocument:
     paragraphs = [block.strip() for block in _BLANK_LINES.split(text)]
     paragraphs = [p for p in paragraphs if p]
     if not paragraphs:
-        raise ValueError("no text found")
+        raise InputError("no text found")
     meta = {
         "format": "text",
         "parser": TEXT_PARSER_VERSION,
@@ -235,26 +304,29 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
     """Parse one file; raises on corrupt or unsupported input."""
     kind = SUPPORTED.get(path.suffix.lower())
     if kind is None:
-        raise ValueError(f"unsupported file type {path.suffix or '(none)'!r}")
+        raise InputError(f"unsupported file type {path.suffix or '(none)'!r}")
     if kind == "text":
         return parse_text(path, doc_id)
     if kind == "pdf":
         with path.open("rb") as handle:
             if not handle.read(1024).lstrip().startswith(b"%PDF"):
-                raise ValueError("not a PDF: the file has no %PDF header (corrupt or misnamed)")
+                raise InputError("not a PDF: the file has no %PDF header (corrupt or misnamed)")
     with library_noise() as noise:  # pypdf's "EOF marker not found" is cofe's to explain
         elements = _partition(path, kind)
     damage = pdf_damage(path, noise) if kind == "pdf" else None
     if kind == "pdf":
         elements = pdf_table_rows(elements)
     text, layout = join_elements(elements)
+    warning = f"text may be missing: {damage}" if damage else None
+    if kind == "html":
+        text, layout, elements, warning = _deep_html(path, text, layout, elements, warning)
     if not text and damage:
-        raise ValueError(f"no text found: {damage}")
+        raise InputError(f"no text found: {damage}")
     if not text:
         message = "no text found"
-        if kind == "pdf":  # an intact PDF without a text layer: pages of images
-            message += " (a scanned PDF needs OCR, which cofe does not run)"
-        raise ValueError(message)
+        if kind == "pdf":  # why: damaged, fonts without letters, a scan, blank pages
+            message += f" ({pdf_no_text(path)})"
+        raise InputError(message)
     categories = Counter(
         el.category if isinstance(el, _Element) else type(el).__name__ for el in elements
     )
@@ -267,9 +339,103 @@ def parse_file(path: Path, doc_id: str) -> ParsedDocument:
             "parser": PARSER_VERSION,
             "elements": dict(categories),
             "layout": layout,
-            # a damaged PDF whose readable part was kept: a person should look
-            **({"warning": f"text may be missing: {damage}"} if damage else {}),
+            # a damaged PDF whose readable part was kept, HTML read by cofe: a person
+            # should look
+            **({"warning": warning} if warning else {}),
         },
+    )
+
+
+def _deep_html(
+    path: Path, text: str, layout: list[list[Any]], elements: list[Any], warning: str | None
+) -> tuple[str, list[list[Any]], list[Any], str | None]:
+    """A page nested deeper than lxml reads (``cofe.pipeline._html``): when lxml's reading
+    lost text, the page's paragraphs as cofe reads them, said in a warning; else as it was."""
+    depth, paragraphs = read_html(decode_text(path.read_bytes())[0])
+    ours = "\n\n".join(paragraphs)
+    if depth <= LXML_DEPTH - 5 or len("".join(ours.split())) <= len("".join(text.split())):
+        return text, layout, elements, warning  # (a margin: lxml counts implied elements)
+    said = (
+        f"the page nests its elements {depth:,} deep and its HTML parser (lxml) stops at "
+        f"{LXML_DEPTH}, dropping the rest of the page"
+    )
+    if not ours:
+        raise InputError(f"no text found ({said}; no text outside it either)")
+    at, layout = 0, []
+    for paragraph in paragraphs:
+        layout.append([at, at + len(paragraph), "NarrativeText", None])
+        at += len(paragraph) + len(ELEMENT_SEPARATOR)
+    kept = (
+        f"{said}: read by cofe as plain paragraphs instead (headings, lists and tables "
+        "not told apart)"
+    )
+    elements = [_Element(p, "NarrativeText", _Meta(None)) for p in paragraphs]
+    return ELEMENT_SEPARATOR.join(paragraphs), layout, elements, kept
+
+
+def pdf_no_text(path: Path) -> str:
+    """Why a PDF that is not cut short gave no text, read from its pages with pypdf: its
+    page tree or a page's content cannot be read (a loop of references), its text is drawn
+    without letters (fonts with no Unicode map), it holds only images (a scan: OCR), or its
+    pages are empty."""
+    from pypdf import PdfReader
+
+    with library_noise():
+        try:
+            pages = PdfReader(path).pages
+            count = len(pages)
+        except Exception as error:  # pypdf's errors are many; each says what it found
+            return f"the PDF is damaged: its pages cannot be listed ({error})"
+        if count == 0:
+            return "the PDF has no pages"
+        unreadable: list[tuple[int, Exception]] = []
+        drawn = scanned = 0
+        for number, page in enumerate(pages, 1):
+            if number > MAX_PAGES_EXAMINED:
+                break
+            try:
+                contents = page.get_contents()
+                data = contents.get_data() if contents is not None else b""
+                images = _has_images(page, data)
+            except Exception as failure:
+                unreadable.append((number, failure))
+                continue
+            drawn += bool(_TEXT_OPERATORS.search(data))
+            scanned += images
+    if unreadable:
+        number, first = unreadable[0]
+        pages_said = f"{len(unreadable)} of {count} page(s)" if count > 1 else "its page"
+        # pypdf names an object with its Python id: the PDF's object number is what helps
+        said = _PYPDF_OBJECT.sub(r"object \1 \2", str(first)).rstrip(".")
+        return (
+            f"the PDF is damaged: the content of {pages_said} cannot be read (page {number}: "
+            f"{said}), so its text cannot be reached; OCR would not help"
+        )
+    if drawn:
+        return (
+            f"text is drawn on {drawn} page(s) but with fonts that give no letters (no "
+            "Unicode map); the PDF's text cannot be read as text"
+        )
+    if scanned:
+        return "pages of images only: a scanned PDF needs OCR, which cofe does not run"
+    return f"its {count} page(s) draw no text and no image: blank"
+
+
+MAX_PAGES_EXAMINED = 200  # pages pdf_no_text reads: enough to say why, bounded
+_PYPDF_OBJECT = re.compile(r"IndirectObject\((\d+), (\d+), \d+\)")
+_TEXT_OPERATORS = re.compile(rb"(?:^|[\s)\]>])(?:Tj|TJ|'|\")(?:$|[\s(\[/<])")
+
+
+def _has_images(page: Any, data: bytes) -> bool:
+    """Whether a page draws an image: an image XObject among its resources, or one inline."""
+    if re.search(rb"(?:^|\s)BI(?:\s|$)", data):
+        return True
+    resources: Any = page.get("/Resources")
+    objects: Any = resources.get_object().get("/XObject") if resources else None
+    if not objects:
+        return False
+    return any(
+        item.get_object().get("/Subtype") == "/Image" for item in objects.get_object().values()
     )
 
 
@@ -619,7 +785,8 @@ def parsing_progress(paths: list[Path], show: bool) -> Iterator[Callable[[Path |
 
     def heartbeat() -> None:
         while not stop.wait(HEARTBEAT_SECONDS):
-            bar.refresh()
+            with FORK_LOCK:  # never mid-write when a parsing worker is forked
+                bar.refresh()
 
     beat = threading.Thread(target=heartbeat, name="cofe-parse-progress", daemon=True)
     beat.start()
@@ -636,25 +803,39 @@ def parse_documents(
     *,
     cache: Cache | None = None,
     progress: bool | None = None,
+    limits: ParseLimits | None = None,
 ) -> ParseResult:
     """Parse every file under ``root``. A file that fails is reported and skipped.
-    ``progress``: show a bar over documents and pages (None: when ``progress_wanted``)."""
+    ``progress``: show a bar over documents and pages (None: when ``progress_wanted``).
+    ``limits``: each file's time and memory bound (None: ``ParseLimits.from_env()``); a file past
+    one is skipped and said, the others parsed (``cofe.pipeline._bounded``)."""
     root = Path(root)
     started = time.perf_counter()
     result = ParseResult()
     paths = find_documents(root, result.problems)
     base = root if root.is_dir() else root.parent
     show = progress_wanted() if progress is None else progress
-    with parsing_progress(paths, show) as step:
-        for path in paths:
-            step(path)
-            _parse_one(path, base, cache, result)
-        step(None)
+    bounded = BoundedParser(limits or ParseLimits.from_env()) if fork_available() else None
+    try:
+        with parsing_progress(paths, show) as step:
+            for path in paths:
+                step(path)
+                _parse_one(path, base, cache, result, bounded)
+            step(None)
+    finally:
+        if bounded is not None:
+            bounded.close()
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _parse_one(path: Path, base: Path, cache: Cache | None, result: ParseResult) -> None:
+def _parse_one(
+    path: Path,
+    base: Path,
+    cache: Cache | None,
+    result: ParseResult,
+    bounded: BoundedParser | None = None,
+) -> None:
     """One file parsed (or read from the cache) into ``result``, or its problem recorded."""
     doc_id = doc_id_for(path, base)
     try:
@@ -663,7 +844,14 @@ def _parse_one(path: Path, base: Path, cache: Cache | None, result: ParseResult)
         if stored is not None:  # the same bytes parsed before, perhaps under another name
             doc = ParsedDocument.model_validate({**stored, "doc_id": doc_id, "source": path.name})
         else:
-            doc = parse_file(path, doc_id)
+            if bounded is not None:
+                kind = SUPPORTED.get(path.suffix.lower())
+                if kind is not None and kind not in _warmed:
+                    warm(kind)
+                    bounded.close()  # the next worker is forked with the parser loaded
+                doc = bounded.parse(path, doc_id, page_count(path))
+            else:
+                doc = parse_file(path, doc_id)
             if cache and key is not None:
                 cache.put_json("parsed", key, doc.model_dump(mode="json"))
         result.documents.append(doc)
@@ -672,7 +860,15 @@ def _parse_one(path: Path, base: Path, cache: Cache | None, result: ParseResult)
                 InputProblem(str(path), None, None, f"kept: {doc.meta['warning']}")
             )
     except Exception as error:  # any parser failure skips only this file
-        message = f"skipped: {type(error).__name__}: {error}"
+        # a bound the file went past is named by the bound; cofe's own refusals read as
+        # they are; another library's error is named by its type
+        if isinstance(error, ParseFailed):
+            shown = f"{error.kind}: {error}" if error.kind else str(error)
+        elif isinstance(error, CofeError):
+            shown = str(error)
+        else:
+            shown = f"{type(error).__name__}: {error}"
+        message = f"skipped: {shown}"
         result.problems.append(InputProblem(str(path), None, None, message))
 
 

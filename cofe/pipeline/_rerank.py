@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import BaseModel, Field, create_model
 
 from cofe._cache import Cache
+from cofe._errors import EndpointError
 from cofe._progress import progress_wanted
 from cofe.llm import Endpoint, LLMClient, Usage
 from cofe.pipeline._embed import Embedder, shared_embedder
@@ -99,8 +100,10 @@ class CrossEncoderReranker:
         return {"reranker": self.name, "model": self.model_path}
 
 
-class RerankFailed(RuntimeError):
+class RerankFailed(EndpointError, RuntimeError):
     """The LLM gave no valid ranking for one query, even after the client's one repair call."""
+
+    exit_code = 1
 
 
 class Ranking(BaseModel):

@@ -48,6 +48,9 @@ class Decline:
     lead_ins: tuple[str, ...] = ()  # the lead-in rules stripped before the decline
     # the sentences that neither decline nor explain (a partial decline's other content)
     others: tuple[str, ...] = ()
+    # nothing but declines and explanations follow it: the answer concludes by declining
+    # (working shown before it -- figures read from the context -- does not answer)
+    concludes: bool = False
 
     @property
     def reason(self) -> str:
@@ -197,6 +200,7 @@ def read_decline(answer: str) -> Decline | None:
         turn,
         leads,
         (*parts[:at], *others),
+        concludes=all(explaining),
     )
 
 

@@ -44,7 +44,8 @@ class RefusalRule:
 
 
 class RuleError(ValueError):
-    """The rules file is malformed: a bug in cofe's data, named with the rule."""
+    """The rules file is malformed: a bug in cofe's data, named with the rule. Not a
+    ``CofeError`` on purpose: the CLI shows its traceback, as for any bug."""
 
 
 def _expand(pattern: str, vocab: dict[str, str], name: str) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from cofe._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from cofe.report._compare_text import render_comparison
+    from cofe.report._compare_text import plan_rows, render_comparison, render_plan
     from cofe.report._html import (
         CHUNK_CHARS,
         MAX_CASES,
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cofe.report._text import format_table, render_result
 
 _HOMES = {
-    "render_comparison": "cofe.report._compare_text",
+    **dict.fromkeys(("plan_rows", "render_comparison", "render_plan"), "cofe.report._compare_text"),
     **dict.fromkeys(
         ("CHUNK_CHARS", "MAX_CASES", "RunForReport", "render_report", "strict_marks"),
         "cofe.report._html",
@@ -35,7 +35,9 @@ __all__ = [
     "MAX_CASES",
     "RunForReport",
     "format_table",
+    "plan_rows",
     "render_comparison",
+    "render_plan",
     "render_report",
     "render_result",
     "strict_marks",

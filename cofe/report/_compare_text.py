@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cofe.compare import ALL, Comparison, in_pipeline_order
+from cofe.compare import ALL, MIN_DOCUMENTS, Comparison, SamplePlan, in_pipeline_order
 from cofe.report._text import format_table
 
 
@@ -22,6 +22,8 @@ def render_comparison(comparison: Comparison, *, query_type: str = ALL) -> str:
     lines = [
         *comparison.headline(query_type),
         *([comparison.small_sample] if comparison.small_sample else []),
+        *([f"Caveat: {comparison.caveat}"] if comparison.caveat else []),
+        *(f"Cutoffs: {note}" for note in comparison.cutoffs),
         "",
         f"Runs: {', '.join(runs)}   samples: {query_type}   "
         f"95 % CIs; differences tested in pairs, Holm-corrected over every distinct test "
@@ -117,3 +119,59 @@ def _transition_matrix(transitions: pd.DataFrame, a: str, b: str) -> str:
         [str(i), *(int(v) for v in r)] for i, r in zip(matrix.index, matrix.values, strict=True)
     ]
     return format_table(header, rows)
+
+
+def plan_rows(plan: SamplePlan) -> tuple[list[str], list[list[object]]]:
+    """The plan's table for a person: header and rows (the text and the HTML report's)."""
+    header = [
+        "measure",
+        "mean",
+        "questions",
+        "documents",
+        "unit",
+        "detectable now",
+        f"questions for {plan.drop:g}",
+        f"documents for {plan.drop:g}",
+    ]
+    rows: list[list[object]] = []
+    for r in plan.table.to_dict("records"):
+        now = r["detectable_now"]
+        rows.append(
+            [
+                f"{r['step']}/{r['measure']}",
+                f"{r['mean']:.3f}",
+                r["questions"],
+                r["documents"] or "-",
+                r["unit"],
+                "none" if now is None or pd.isna(now) else f"{now:.3f}",
+                _count(r["questions_needed"]),
+                _count(r["documents_needed"]),
+            ]
+        )
+    return header, rows
+
+
+def _count(value: object) -> str:
+    if not isinstance(value, int | float) or value != value:  # None, or NaN from pandas
+        return "-"
+    return f">= {int(value)}"
+
+
+def render_plan(plan: SamplePlan) -> str:
+    """``cofe plan``'s output: what the pilot can detect, and what a drop needs."""
+    header, rows = plan_rows(plan)
+    lines = [
+        f"Sample size to detect a drop of {plan.drop:g} with {plan.power:.0%} power "
+        f"(two-sided, alpha {plan.alpha:g}), per measure",
+        f"From {plan.basis}.",
+        f"Tests: {plan.inference.description}.",
+        *([f"Caveat: {plan.inference.caveat}."] if plan.inference.caveat else []),
+        *(f"Cutoffs: {note}." for note in plan.notes),
+        "",
+        format_table(header, rows),
+        "",
+        "detectable now: the smallest drop this eval set finds with that power ('none': no "
+        "drop can be found here); documents: what clustering by document needs (at least "
+        f"{MIN_DOCUMENTS}), for a result that carries over to new documents.",
+    ]
+    return "\n".join(lines)

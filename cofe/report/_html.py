@@ -41,8 +41,7 @@ from cofe.matching import (
 )
 from cofe.report._top import headline, pipelines, scoring_label
 from cofe.results import ScoreResult
-from cofe.runlog import RunLog
-from cofe.stages import Outputs, read_compact
+from cofe.runlog import Outputs, RunLog, read_compact
 
 if TYPE_CHECKING:
     from pandas.core.groupby import DataFrameGroupBy
@@ -113,6 +112,7 @@ def render_report(
     ]
     if comparison is not None:
         body.append(_comparison(comparison))
+        body.append(_plan(runs))
     body.append(_cases(runs, max_cases))
     made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
@@ -314,6 +314,30 @@ def _latency(runs: Sequence[RunForReport]) -> str:
     return f"<section id='latency'><h2>Stage latency</h2>{_table(header, rows)}</section>"
 
 
+def _plan(runs: Sequence[RunForReport]) -> str:
+    """How many questions and documents a drop of 0.02 needs, from the first two runs'
+    paired differences (``cofe plan``'s table)."""
+    from cofe.compare import plan_sample_size
+    from cofe.report._compare_text import plan_rows
+
+    if len(runs) < 2:
+        return ""
+    plan = plan_sample_size({r.name: r.result for r in runs[:2]}, headline_only=True)
+    if plan.table.empty:
+        return ""
+    header, rows = plan_rows(plan)
+    caveat = f" Caveat: {plan.inference.caveat}." if plan.inference.caveat else ""
+    return (
+        "<section id='plan'><h2>How many questions</h2>"
+        f"<p class='muted'>To detect a drop of {plan.drop:g} with {plan.power:.0%} power "
+        f"(two-sided, alpha {plan.alpha:g}), from {escape(plan.basis)}. Tests: "
+        f"{escape(plan.inference.description)}.{escape(caveat)} "
+        "'detectable now': the smallest drop these questions find; `cofe plan` makes the "
+        "same table for any measure.</p>"
+        f"{_table(header, rows)}</section>"
+    )
+
+
 def _comparison(comparison: Comparison) -> str:
     d = comparison.differences
     if d.empty:
@@ -327,6 +351,9 @@ def _comparison(comparison: Comparison) -> str:
     ]
     if comparison.small_sample:
         parts.append(f"<p>{escape(comparison.small_sample)}</p>")
+    if comparison.caveat:
+        parts.append(f"<p>Caveat: {escape(comparison.caveat)}.</p>")
+    parts.extend(f"<p class='muted'>Cutoffs: {escape(note)}.</p>" for note in comparison.cutoffs)
     for (a, b), pair in d.groupby(["a", "b"], sort=False):
         records = pair.to_dict("records")
         labels = [f"{r['step']}/{r['measure']}" for r in records]

@@ -23,10 +23,10 @@ import numpy as np
 from cofe._atomic import refuse_link, remove_stale_temporaries, write_text_atomically
 from cofe._errors import InputError, InputProblem
 from cofe._text import neutralise, restore
+from cofe.config import ScoreConfig  # the settings a folder records
 from cofe.results._columns import COUNT, FLAG, MAYBE_TEXT, RANK, TABLES, TEXT, USER_TEXT, typed
 from cofe.results._result import ScoreResult
 from cofe.results._rows import Coded, Column, Rows, ScoredRows, is_missing
-from cofe.stages import ScoreConfig  # the settings a folder records (cofe.stages loads lazily)
 
 if TYPE_CHECKING:
     import pandas as pd

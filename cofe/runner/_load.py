@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from cofe._errors import ConfigurationError, InputError, InputProblem
 from cofe.adapters import Pipeline
 
 
@@ -19,16 +22,18 @@ def load_factory(spec: str) -> Callable[..., Any]:
     """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ValueError(f"--pipeline {spec!r}: use 'default' or 'package.module:factory'")
+        raise ConfigurationError(f"--pipeline {spec!r}: use 'default' or 'package.module:factory'")
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ValueError(f"--pipeline {spec!r}: cannot import {module_name!r}: {error}") from None
+        raise ConfigurationError(
+            f"--pipeline {spec!r}: cannot import {module_name!r}: {error}"
+        ) from None
     factory = getattr(module, attr, None)
     if factory is None:
-        raise ValueError(f"--pipeline {spec!r}: {module_name} has no attribute {attr!r}")
+        raise ConfigurationError(f"--pipeline {spec!r}: {module_name} has no attribute {attr!r}")
     found: Callable[..., Any] = factory
     return found
 
@@ -45,7 +50,7 @@ def as_pipeline(built: Any, spec: str) -> Pipeline:
 
             return OpenInferencePipeline(target, name=spec.partition(":")[2] or spec)
     if missing:
-        raise ValueError(
+        raise ConfigurationError(
             f"--pipeline {spec!r} gave a {type(built).__name__} without {', '.join(missing)}; "
             "return a cofe pipeline (e.g. cofe.adapters.PythonPipeline or LlamaIndexPipeline) "
             "or a function query -> answer of an instrumentable framework"
@@ -67,7 +72,13 @@ def load_pipeline(spec: str, **options: Any) -> Pipeline:
         from cofe.pipeline import DefaultPipeline, PipelineConfig
 
         endpoint = options.pop("endpoint", None)
-        return DefaultPipeline(PipelineConfig(**options), endpoint)
+        try:
+            config = PipelineConfig(**options)
+        except ValidationError as error:  # options a person gave: one line, not pydantic's
+            raise InputError(
+                InputProblem.from_validation("pipeline options", None, error)
+            ) from None
+        return DefaultPipeline(config, endpoint)
     factory = load_factory(spec)
     is_factory = callable(factory) and not isinstance(factory, Pipeline)
     return as_pipeline(factory(**options) if is_factory else factory, spec)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe._cache import Cache
-from cofe._errors import InputError, InputProblem
+from cofe._errors import ConfigurationError, InputError, InputProblem
 from cofe._jsonl import read_jsonl, write_jsonl
 from cofe._parallel import thread_map
 from cofe._version import __version__
@@ -369,9 +369,9 @@ def run_pipeline(
     pipeline took before this call (``cofe run`` measures it), shown and counted in the total.
     """
     if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        raise InputError(f"concurrency must be at least 1, not {concurrency}")
     if use_async and not callable(getattr(pipeline, "answer_all_async", None)):
-        raise ValueError(
+        raise ConfigurationError(
             f"{type(pipeline).__name__} has no async path (answer_all_async); "
             "run it without use_async"
         )

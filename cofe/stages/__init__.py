@@ -1,8 +1,8 @@
 """Stage judges (parse, chunking, retrieval/reranking, generation) and the run scorer.
 
-Names load on first use (as ``cofe``'s do): the results, the judges and the report import
-the scoring settings and the compact record from here without loading the scorer, which
-imports them -- no cycle, and no function-level import to hide one.
+Names load on first use (as ``cofe``'s do): importing the scoring settings does not load
+the scorer. ``Outputs`` and ``read_compact`` live in ``cofe.runlog`` (run-log reading) and
+``ScoreConfig`` in ``cofe.config``; they are re-exported here under their old path.
 """
 
 from typing import TYPE_CHECKING
@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING
 from cofe._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from cofe.config import CoarseScope, ScoreConfig  # their old path
     from cofe.results import SCORE_FILES, ScoreResult, read_scores
-    from cofe.stages._config import CoarseScope, ScoreConfig
+    from cofe.runlog import ChunkRef, Outputs, compact, read_compact  # their old home
     from cofe.stages._context import RunContext
-    from cofe.stages._records import ChunkRef, Outputs, compact, read_compact
-    from cofe.stages._stream import score_run, score_to_folder
+    from cofe.stages._stream import LabelReader, score_run, score_to_folder
 
 _HOMES = {
     **dict.fromkeys(("SCORE_FILES", "ScoreResult", "read_scores"), "cofe.results"),
-    **dict.fromkeys(("CoarseScope", "ScoreConfig"), "cofe.stages._config"),
+    **dict.fromkeys(("CoarseScope", "ScoreConfig"), "cofe.config"),
     "RunContext": "cofe.stages._context",
-    **dict.fromkeys(("ChunkRef", "Outputs", "compact", "read_compact"), "cofe.stages._records"),
-    **dict.fromkeys(("score_run", "score_to_folder"), "cofe.stages._stream"),
+    **dict.fromkeys(("ChunkRef", "Outputs", "compact", "read_compact"), "cofe.runlog"),
+    **dict.fromkeys(("LabelReader", "score_run", "score_to_folder"), "cofe.stages._stream"),
 }
 
 
@@ -29,6 +29,7 @@ __all__ = [
     "SCORE_FILES",
     "ChunkRef",
     "CoarseScope",
+    "LabelReader",
     "Outputs",
     "RunContext",
     "ScoreConfig",

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from cofe.config import CoarseScope, ScoreConfig
 from cofe.evalset import EvalSample
 from cofe.matching import (
     CompiledSample,
@@ -18,7 +19,6 @@ from cofe.matching import (
 )
 from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog import Chunk, RunLog
-from cofe.stages._config import CoarseScope, ScoreConfig
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,11 +27,10 @@ from cofe.measures import NOT_JUDGED, ClaimLabels, Step, StepView, Unscored
 from cofe.measures.point_recall import settled_share
 from cofe.refusal import Decline, Extent, read_decline
 from cofe.results import Coded, Rows, ScoredRows
-from cofe.runlog import RunLog, Stage
+from cofe.runlog import ChunkRef, Outputs, RunLog, Stage
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
-from cofe.stages._records import ChunkRef, Outputs
 from cofe.stages._shape import RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking, split_points, split_why

@@ -16,6 +16,7 @@ from typing import Any
 
 from cofe._errors import InputError, InputProblem
 from cofe.chain import STEP_ORDER, STEPS
+from cofe.config import ScoreConfig
 from cofe.measures import (
     BLEU,
     NDCG,
@@ -48,9 +49,7 @@ from cofe.measures import (
     Step,
     parse_measures,
 )
-from cofe.runlog import RunLog, Stage
-from cofe.stages._config import ScoreConfig
-from cofe.stages._records import MORE_FIELDS, Outputs
+from cofe.runlog import MORE_FIELDS, Outputs, RunLog, Stage
 
 MORE_STEPS: dict[str, Step] = {
     spec.field: spec.step for spec in STEPS if spec.field in dict(MORE_FIELDS)

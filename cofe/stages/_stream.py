@@ -31,8 +31,9 @@ import hashlib
 import os
 import re
 import sys
+import warnings
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from dataclasses import replace as replaced
 from itertools import pairwise
@@ -47,7 +48,9 @@ from tqdm import tqdm
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import parse_slowly, read_jsonl
 from cofe._parallel import default_workers, fork_imap
+from cofe.config import ScoreConfig
 from cofe.evalset import EvalSample, EvalSet, file_sha256
+from cofe.measures import ClaimLabels, Unscored
 from cofe.results import (
     ProblemTally,
     Rows,
@@ -59,18 +62,22 @@ from cofe.results import (
     latency_table,
     scores_folder,
 )
-from cofe.runlog import JUDGEMENTS, SAMPLES, RunLog, SampleRecord, Stage, read_corpus
-from cofe.stages._config import ScoreConfig
-from cofe.stages._context import RunContext
-from cofe.stages._records import (
+from cofe.runlog import (  # the compact records: read there, kept here
+    JUDGEMENTS,
     MORE_FIELDS,
+    SAMPLES,
     Outputs,
-    _Refs,
+    Refs,
+    RunLog,
+    SampleRecord,
+    Stage,
     compact,
     gc_paused,
     more_fields,
     outputs_of,
+    read_corpus,
 )
+from cofe.stages._context import RunContext
 from cofe.stages._scorer import (
     PARALLEL_FROM,
     batch_result,
@@ -141,7 +148,7 @@ class _RecordPart:
     more: set[str] = field(default_factory=set)  # RecordFacts.more
     problems: list[InputProblem] = field(default_factory=list)
     kept: dict[str, Outputs] | None = None
-    refs: _Refs = field(default_factory=_Refs)
+    refs: Refs = field(default_factory=Refs)
     line_count: int = 0
     # the sample ids of invalid records that name one, with their line: such a sample is
     # unscorable because its record was invalid, not because the pipeline did not answer
@@ -234,6 +241,14 @@ def _read_part(
     return part
 
 
+# The judge's labels of a judged run's answers, per sample (or why they cannot be used):
+# passed in by the caller (cofe score passes cofe.judges.labels_for_scoring), so the scorer
+# sits below the judge and never imports it.
+LabelReader = Callable[
+    [Path, RunLog, dict[str, Outputs], list[EvalSample]], dict[str, ClaimLabels | Unscored]
+]
+
+
 # --- the two ways in -------------------------------------------------------------------------
 
 
@@ -246,6 +261,7 @@ def score_run(
     workers: int | None = None,
     cluster: Any = None,
     batch_size: int | None = None,
+    labels: LabelReader | None = None,
 ) -> ScoreResult:
     """Score every stage of a recorded run against the eval set's keywords.
 
@@ -255,7 +271,9 @@ def score_run(
     reason. ``workers`` processes score slices of the samples (default: one per core for
     large runs); ``cluster`` (a ``distributed.Client``) scores them on a Dask cluster
     instead. ``batch_size``: samples scored together (default: all of them); the rows are
-    the same whatever it is.
+    the same whatever it is. ``labels``: the judge's labels of a judged run
+    (``cofe.judges.labels_for_scoring``); without it a judged run is scored as if unjudged,
+    with a warning.
     """
     _check_batch_size(batch_size)
     sink = MemorySink()
@@ -269,6 +287,7 @@ def score_run(
             workers,
             cluster,
             batch_size or WHOLE,
+            labels,
         )
     assert sink.result is not None
     return sink.result
@@ -285,26 +304,27 @@ def score_to_folder(
     workers: int | None = None,
     cluster: Any = None,
     batch_size: int | None = None,
+    labels: LabelReader | None = None,
 ) -> tuple[ScoreSummary, Path]:
     """Score a run directory into a results folder (default: ``RUN/scores[-settings]``);
     returns the summary and the folder. What ``cofe score`` does.
 
     ``batch_size``: samples scored together (default: the whole run up to 100,000 records,
     else 20,000; memory grows with the batch, never with the run; each batch costs one scan
-    of the normalised corpus)."""
+    of the normalised corpus). ``labels``: as for ``score_run``."""
     _check_batch_size(batch_size)
     config = config or ScoreConfig()
     folder = Path(out) if out is not None else scores_folder(Path(run_dir), config)
     sink = FolderSink(folder, config, replace)
     with gc_paused():  # millions of acyclic objects: collections would only walk them
-        _drive(Path(run_dir), evalset, config, sink, progress, workers, cluster, batch_size)
+        _drive(Path(run_dir), evalset, config, sink, progress, workers, cluster, batch_size, labels)
     assert sink.summary is not None
     return sink.summary, folder
 
 
 def _check_batch_size(batch_size: int | None) -> None:
     if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        raise InputError(f"batch_size must be at least 1, not {batch_size}")
 
 
 # --- the sinks ----------------------------------------------------------------------------
@@ -522,6 +542,7 @@ def _drive(
     workers: int | None,
     cluster: Any,
     batch_size: int | None,
+    labels: LabelReader | None,
 ) -> None:
     records: RecordIndex | HeldRecords
     if isinstance(run, RunLog):  # built in memory: its records are at hand, no judgements
@@ -538,6 +559,13 @@ def _drive(
             root / SAMPLES, head, progress, keep_up_to=batch_size or ONE_BATCH_UP_TO
         )
         judged = (root / JUDGEMENTS).exists()
+        if judged and labels is None:
+            warnings.warn(
+                f"{root} was judged ({JUDGEMENTS}), but no reader of the judge's labels was "
+                "given: scored without them (pass labels=cofe.judges.labels_for_scoring)",
+                stacklevel=3,
+            )
+            judged = False
     if batch_size is None:
         batch_size = max(records.count, BATCH) if records.kept is not None else BATCH
     shape = RunShape.from_facts(log, config, records.facts)
@@ -596,11 +624,8 @@ def _drive(
                     gc.collect(0)
                     ctx.bind(batch.samples)  # the next batch's keywords, in the same corpus
                 outputs = records.load(batch.samples)
-                if judged:  # the LLM judge's labels of this batch's answers
-                    # loaded here: a run nobody judged never loads the judges and their client
-                    from cofe.judges import labels_for_scoring
-
-                    ctx.claims = labels_for_scoring(log.path, log, outputs, batch.samples)
+                if judged and labels is not None:  # the LLM judge's labels of this batch
+                    ctx.claims = labels(log.path, log, outputs, batch.samples)
                 problems = label_problems(batch, ctx)
                 # each slice written as it comes: this process writes while the workers score
                 for bounds, tables in score_samples(
@@ -663,7 +688,7 @@ class RecordIndex:
     offsets: np.ndarray
     facts: RecordFacts = field(default_factory=RecordFacts)
     errors: dict[str, int] = field(default_factory=dict)
-    refs: _Refs = field(default_factory=_Refs)
+    refs: Refs = field(default_factory=Refs)
     kept: dict[str, Outputs] | None = None  # every record, when they fit in one batch
     invalid: dict[str, int] = field(default_factory=dict)  # _RecordPart.invalid, whole file
 

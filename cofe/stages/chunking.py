@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 
 from cofe.diagnose import Verdict
 from cofe.matching import CompiledSample
+from cofe.runlog import ChunkRef
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._judgements import CorpusHits, RankedHits
-from cofe.stages._records import ChunkRef
 
 CUT = "cut"
 DROPPED = "dropped"

@@ -119,6 +119,8 @@ def judge_answer(
     paraphrase = ctx.config.answer_match == "paraphrase"
     copied: bool | None = None  # the answer copies its context: decided on first need
     whole = declines is not None and declines.extent is Extent.WHOLE
+    # a partial decline: a figure the answer then states in no form was declined
+    declining = declines is not None and declines.extent is Extent.PARTIAL
     decisions = []
     matcher: AnswerMatcher | None = None
     for point, absent in zip(cs.points, written.missing, strict=True):
@@ -135,7 +137,7 @@ def judge_answer(
             if copied:
                 decision = _COPIED
             else:
-                matcher = matcher or AnswerMatcher(answer, question)
+                matcher = matcher or AnswerMatcher(answer, question, declining=declining)
                 decision = matcher.point(point.texts)
         decisions.append(decision)
     refusal = declines.reason if whole and declines is not None else None
@@ -172,7 +174,9 @@ def _partly_declined(
     the sentences that decline ("does not say how long episodes ran": undecided on the whole
     answer, absent from what it says besides declining, ``besides``). When the answer then
     conveys no point and its other sentences state no figure the question does not hold, it
-    is a refusal whole (a preamble restating the question, then the decline)."""
+    is a refusal whole (a preamble restating the question, then the decline); so is one
+    that shows its working -- figures read from the context -- and then concludes by
+    declining every point (nothing but declines and explanations after the decline)."""
     rest: AnswerMatcher | None = None
     out = list(decisions)
     for at, d in enumerate(decisions):
@@ -186,7 +190,10 @@ def _partly_declined(
     conveyed = any(d.decision in (Decision.PRESENT, Decision.PARTIAL) for d in out)
     asked = set(_FIGURE.findall(question))
     own_figures = any(set(_FIGURE.findall(s)) - asked for s in declines.others)
-    whole = not conveyed and not own_figures and not any(map(_contradicts, decisions))
+    concluded = declines.concludes and all(d.decision is Decision.DECLINED for d in out)
+    whole = (
+        not conveyed and (not own_figures or concluded) and not any(map(_contradicts, decisions))
+    )
     if whole:  # a refusal repeats the question's words: what stays open is declined too
         out = [_declined(declines) if d.decision is Decision.UNDECIDED else d for d in out]
     return out, declines.reason if whole else None

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cofe.matching import CompiledSample, MatchMode
+from cofe.runlog import ChunkRef
 from cofe.stages._context import RunContext, Scope
 from cofe.stages._judgements import RankedHits
-from cofe.stages._records import ChunkRef
 
 
 def judge_ranked(

@@ -27,17 +27,16 @@ import pandas as pd
 
 from cofe._atomic import write_text_atomically
 from cofe._cache import Cache
+from cofe._errors import InputError
 from cofe.compare import (
     STEP_WORDS,
-    cluster_labels,
+    align_cutoffs,
     holm,
-    mean_ci,
+    inference_for,
     measure_columns,
     measure_rank,
-    paired_difference,
     refusal_table,
     small_sample_note,
-    source_clusters,
     value_tables,
 )
 from cofe.measures import parse_measure
@@ -54,10 +53,10 @@ class Cell:
 def grid_cells(grid: dict[str, list[Any]]) -> list[Cell]:
     """Every combination of the grid's values, in the order given."""
     if not grid:
-        raise ValueError("an empty grid: give at least one parameter with values")
+        raise InputError("an empty grid: give at least one parameter with values")
     for key, values in grid.items():
         if not values:
-            raise ValueError(f"grid parameter {key!r} has no value")
+            raise InputError(f"grid parameter {key!r} has no value")
     keys = list(grid)
     cells = []
     for combo in itertools.product(*(grid[k] for k in keys)):
@@ -77,6 +76,8 @@ class SweepResult:
     seconds: dict[str, float] = field(default_factory=dict)
     # why no cell can be significantly best when the eval set is too small ("": it can be)
     small_sample: str = ""
+    # the tests ran over questions (too few documents): the result holds for these only
+    caveat: str = ""
 
     @property
     def headline(self) -> str:
@@ -93,6 +94,7 @@ class SweepResult:
             "alpha": self.alpha,
             "headline": self.headline,
             "small_sample": self.small_sample,
+            "caveat": self.caveat,
             "best": json.loads(self.best.to_json(orient="records", force_ascii=False)),
             # answers that decline, per cell and query type ("answered/..." rows leave them out)
             "refusals": json.loads(
@@ -171,9 +173,9 @@ def run_sweep(
             f"({_duration(time.perf_counter() - sweep_started)} since the first cell)"
         )
     means, best = rank_cells(results, alpha=alpha, resamples=resamples)
-    clustered = source_clusters(results)[0] is not None
-    small = sweep_small_sample(best, alpha, clustered=clustered)
-    return SweepResult(cells, results, best, means, alpha, out, seconds, small)
+    inference = inference_for(results)
+    small = sweep_small_sample(best, alpha, clustered=inference.clustered)
+    return SweepResult(cells, results, best, means, alpha, out, seconds, small, inference.caveat)
 
 
 def _duration(seconds: float) -> str:
@@ -194,15 +196,16 @@ def rank_cells(
     results: dict[str, ScoreResult], *, alpha: float = 0.05, resamples: int = 2000, seed: int = 0
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per measure that every cell has: each cell's mean with CI; the best cell against the
-    runner-up (paired, clustered by source document when samples share one), Holm-corrected
-    over the measures."""
+    runner-up (paired; by document or over questions as ``choose_inference`` rules),
+    Holm-corrected over the measures."""
     wide = value_tables(results)
+    align_cutoffs(results, wide)  # cells of different top-K: ranked where all can be
     shared = set.intersection(*(set(measure_columns(w)) for w in wide.values()))
     order = sorted(
         (c for c in measure_columns(next(iter(wide.values()))) if c in shared),
         key=lambda c: measure_rank(*c),
     )  # pipeline order, the chain's
-    sources, _ = source_clusters(results)
+    inference = inference_for(results)
 
     mean_rows, best_rows = [], []
     for step, measure in order:
@@ -210,9 +213,9 @@ def rank_cells(
         cis = {}
         for name, w in wide.items():
             column = w[(step, measure)].dropna()
-            ci = mean_ci(
+            ci = inference.mean(
                 column.to_numpy(),
-                cluster_labels(column.index, sources),
+                column.index,
                 resamples=resamples,
                 seed=seed,
             )
@@ -236,10 +239,10 @@ def rank_cells(
         pair = pd.concat(
             [wide[best][(step, measure)], wide[runner][(step, measure)]], axis=1, keys=["a", "b"]
         ).dropna()
-        test = paired_difference(
+        test = inference.paired(
             pair["a"].to_numpy(),
             pair["b"].to_numpy(),
-            cluster_labels(pair.index, sources),
+            pair.index,
             resamples=resamples,
             seed=seed,
         )

@@ -21,7 +21,7 @@ import pytest
 
 from annotators import AnnotateConfig, annotate, progress_path
 from cofe import read_evalset
-from cofe.evalset.importers import import_squad
+from cofe.importers import import_squad
 from cofe.llm import Endpoint, LLMClient
 from cofe.pipeline import documents_from_texts
 

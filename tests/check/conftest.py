@@ -215,3 +215,47 @@ def fresh(tmp_path: Path) -> Callable[[Path, str], Path]:
         return target
 
     return copy
+
+
+TWO_DOCUMENTS = ("Normans", "Pharmacy")  # 60 questions each in the shipped eval set
+
+
+@pytest.fixture(scope="session")
+def topk_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Results folders of one pipeline recorded with top-K 4 and with top-K 1 (no reranker:
+    the pool is what the retriever returned, the context its first K) over the questions
+    of two documents -- the change a gate clustering by document could not see."""
+    pytest.importorskip("bm25s")
+    build = _builder()
+    log = read_run(EXAMPLE_RUN)
+    root = tmp_path_factory.mktemp("topk-runs")
+    evalset = root / "evalset.jsonl"
+    kept = [
+        line
+        for line in (EXAMPLE_RUN / "evalset.jsonl").read_text(encoding="utf-8").splitlines()
+        if any(f'"doc":"{doc}.txt"' in line for doc in TWO_DOCUMENTS)
+    ]
+    evalset.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    samples = read_evalset(evalset).samples
+    documents = [d for d in log.documents.values() if d.doc_id in TWO_DOCUMENTS]
+    chunks = [c for c in log.chunks.values() if c.doc_id in TWO_DOCUMENTS]
+    out = {}
+    for k in (4, 1):
+        run_dir = root / f"k{k}"
+        with _patched(build, "CANDIDATES", k), _patched(build, "TOP_K", k):
+            records = build.answer_all(samples, chunks, rerank=False)
+        manifest = log.manifest.model_copy(
+            update={
+                "run_id": f"k{k}",
+                "top_k": k,
+                "stages": [s for s in log.manifest.stages if str(s) != "reranking"],
+            }
+        )
+        writer = RunWriter(run_dir)
+        writer.start(manifest, evalset)
+        writer.add_documents(documents)
+        writer.add_chunks(chunks)
+        writer.add_samples(records)
+        score_run(run_dir).write(run_dir / "scores")
+        out[k] = run_dir / "scores"
+    return out

@@ -171,17 +171,20 @@ def test_a_run_directory_is_scored_as_cofe_compare_does(tmp_path, capsys):
     assert code == 0 and "cofe check: passed: 5 rule(s)" in out
 
 
-def test_differing_cutoffs_are_said_not_compared(pipeline_runs, capsys, tmp_path):
+def test_differing_cutoffs_are_compared_where_both_runs_can_be(pipeline_runs, capsys, tmp_path):
     k2 = tmp_path / "k2"
     assert main(["score", str(pipeline_runs["base"].parent), "--top-k", "2", "--out", str(k2)]) == 0
     capsys.readouterr()
-    code, out, _ = check(capsys, k2, "--baseline", pipeline_runs["base"], "--github")
-    assert code in (0, 1)
-    assert (
-        "note: context/KeywordRecall@2: not compared, the baseline has no such column "
-        "(it has context/KeywordRecall@4)" in out
+    code, out, _ = check(capsys, k2, "--baseline", pipeline_runs["base"], "--json")
+    saved = json.loads(out)
+    context = next(o for o in saved["outcomes"] if o["step"] == "context")
+    assert context["target"] == "context/KeywordRecall"  # the context the generator received
+    assert context["compared_at"] == (
+        "each run's whole context as the generator received it (top-K: run @2, baseline @4)"
     )
-    assert "::warning title=cofe check::context/KeywordRecall@2: not compared" in out
+    assert context["value"] < context["baseline"]  # two chunks hold less than four
+    assert "not compared" not in out
+    assert code in (0, 1)
 
 
 @pytest.mark.parametrize(

@@ -129,16 +129,31 @@ def test_assert_check_raises_an_assertion_naming_stage_and_measure():
     assert report.defaults_used and not report.passed
 
 
-def test_missing_columns_are_input_errors_and_missing_defaults_are_notes():
+def test_missing_columns_are_input_errors_and_a_stage_not_compared_is_a_line():
+    """Scorings without a points table: the context's cutoffs cannot be aligned, and the
+    stage is a line of its own (skip), a failure under strict."""
     old = synthetic({"context/KeywordRecall@4": ones(0.8), "answer/PointRecall": ones(0.6)})
     new = synthetic({"context/KeywordRecall@2": ones(0.8), "answer/PointRecall": ones(0.6)})
     report = check_results(new, [], old)
-    assert [o.rule.target for o in report.outcomes] == ["answer/PointRecall"]
-    assert report.notes == [
-        "context/KeywordRecall@2: not compared, the baseline has no such "
-        "column (it has context/KeywordRecall@4)"
+    assert [(o.rule.target, o.status) for o in report.outcomes] == [
+        ("context/KeywordRecall@2", Status.SKIP),
+        ("answer/PointRecall", Status.PASS),
     ]
-    assert any("not compared" in line for line in github_annotations(report))
+    skipped = report.outcomes[0]
+    assert skipped.stage == "reranking" and skipped.reason == (
+        "not compared: the baseline has no context column to compare it with "
+        "(it has context/KeywordRecall@4)"
+    )
+    assert report.passed
+    assert any(
+        line.startswith("::warning") and "not compared" in line
+        for line in github_annotations(report)
+    )
+    strict = check_results(new, [], old, strict=True)
+    assert not strict.passed and [(o.stage, o.rule.target) for o in strict.failures] == [
+        ("reranking", "context/KeywordRecall@2")
+    ]
+    assert "(--strict)" in strict.failures[0].reason
     with pytest.raises(InputError, match="not scored in the baseline"):
         check_results(new, [Rule(Kind.MAX_DROP, "context/KeywordRecall@2", 0.02)], old)
 

@@ -52,7 +52,7 @@ def test_start_up_loads_no_heavy_library(code):
 def test_choices_spelt_in_the_cli_agree_with_their_homes():
     from cofe.cli import _import, _report, _score, build_parser
     from cofe.compare import ALL
-    from cofe.evalset.importers import IMPORTERS
+    from cofe.importers import IMPORTERS
     from cofe.matching import MatchMode
     from cofe.report import MAX_CASES
     from cofe.stages import CoarseScope

@@ -86,22 +86,42 @@ def test_the_first_line_answers_which_run_is_better_where():
 
 
 def test_a_small_eval_set_is_told_why_nothing_can_be_significant():
-    """8 questions on 4 documents: every p is 1 while the CI excludes zero; say why."""
-    a = scoring({("pool", "KeywordRecall@30"): [0.0] * 8, ("answer", "RougeL"): [0.2] * 8}, 4)
-    b = scoring({("pool", "KeywordRecall@30"): [1.0] * 8, ("answer", "RougeL"): [0.3] * 8}, 4)
+    """4 questions on 2 documents: every p is 1 while the CI excludes zero; say why."""
+    a = scoring({("pool", "KeywordRecall@30"): [0.0] * 4, ("answer", "RougeL"): [0.2] * 4}, 2)
+    b = scoring({("pool", "KeywordRecall@30"): [1.0] * 4, ("answer", "RougeL"): [0.3] * 4}, 2)
     comparison = compare_results({"A": a, "B": b}, resamples=199)
     d = comparison.differences.set_index(["query_type", "step"])
     assert (d.p_holm > 0.05).all() and d.loc[("all", "pool"), "high"] < 0  # CI excludes zero
     printed = render_comparison(comparison)
     assert printed.splitlines()[0] == "A vs B: no significant difference at any stage"
     note = printed.splitlines()[1]
-    assert "4 source documents for 8 questions" in note
+    assert "the paired tests had 4 questions" in note
     assert "no difference can be called significant here" in note
     assert "smallest p a test can give is 0.125" in note
     assert comparison.to_dict()["small_sample"] == note
     # with enough documents nothing is said
     many = compare_results({"A": scoring(a_cols(60), 60), "B": scoring(b_cols(60), 60)})
     assert many.small_sample == ""
+
+
+def test_few_documents_are_tested_over_questions_with_the_caveat_said():
+    """8 questions on 4 documents: clustered, no test could reach significance (2 / 2^4
+    at best); over questions it can, for these documents -- and the output says so."""
+    a = scoring({("pool", "KeywordRecall@30"): [0.0] * 8, ("answer", "RougeL"): [0.2] * 8}, 4)
+    b = scoring({("pool", "KeywordRecall@30"): [1.0] * 8, ("answer", "RougeL"): [0.3] * 8}, 4)
+    comparison = compare_results({"A": a, "B": b}, resamples=199)
+    assert comparison.inference is not None and not comparison.inference.clustered
+    assert comparison.clustering.startswith("over questions: 8 questions on 4 source document")
+    d = comparison.differences.set_index(["query_type", "step"])
+    assert d.loc[("all", "pool"), "significant"] and d.loc[("all", "pool"), "clusters"] == 8
+    printed = render_comparison(comparison)
+    assert printed.splitlines()[0].startswith("B is better at retrieval")
+    assert "Caveat: the result holds for these 4 document(s), not for new ones" in printed
+    assert comparison.to_dict()["caveat"] == comparison.caveat != ""
+    # from 20 documents on, the questions of one document are one unit, and nothing is said
+    many = compare_results({"A": scoring(a_cols(20), 20), "B": scoring(b_cols(20), 20)})
+    assert many.inference is not None and many.inference.clustered and many.caveat == ""
+    assert int(many.differences["clusters"].max()) == 20
 
 
 def a_cols(docs: int) -> dict[tuple[str, str], list[float]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import cofe
-from cofe.evalset.importers import import_squad
+from cofe.importers import import_squad
 from cofe.pipeline import Splitter, documents_from_texts, split_documents
 from cofe.runlog import Chunk, ParsedDocument
 

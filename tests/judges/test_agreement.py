@@ -10,7 +10,13 @@ import pytest
 
 from cofe import score_run
 from cofe.evalset import EvalSample, write_evalset
-from cofe.judges import judge_agreement, judge_run, krippendorff_alpha, read_judgements
+from cofe.judges import (
+    judge_agreement,
+    judge_run,
+    krippendorff_alpha,
+    labels_for_scoring,
+    read_judgements,
+)
 from cofe.judges._alpha import MIN_UNITS, unreliable
 from cofe.measures import ClaimLabels
 from cofe.runlog import Chunk, Manifest, ParsedDocument, RankedChunk, RunWriter, SampleRecord
@@ -65,7 +71,7 @@ def test_repeats_are_asked_again_not_served_from_a_cache_and_reported(tmp_path):
     # scoring uses repeat 0 only, whatever the others said
     first = read_judgements(run)["q0"]
     assert json.loads(first.model_dump_json())["repeat"] == 0
-    assert score_run(run).scores.query(
+    assert score_run(run, labels=labels_for_scoring).scores.query(
         "sample_id == 'q0' and measure == 'Faithfulness'"
     ).value.iloc[0] in (0.5, 1.0)
 
@@ -146,7 +152,7 @@ def test_cofe_score_leaves_a_measure_the_judge_disagrees_on_unscored(tmp_path, s
 
     with ScriptedOpenAI(judge) as server:
         judge_run(run, client(server), repeats=3)
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     faithfulness = result.scores.query("measure == 'Faithfulness'")
     why = result.skipped.query("measure == 'Faithfulness'").reason
     if steady:

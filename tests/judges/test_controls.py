@@ -26,6 +26,7 @@ from cofe.judges import (
     control_inputs,
     judge_inputs,
     judge_run,
+    labels_for_scoring,
     labels_of,
     read_controls,
 )
@@ -323,7 +324,7 @@ def test_no_verdict_rests_on_labels_that_failed_their_controls(tmp_path, monkeyp
         client = LLMClient(Endpoint(server.base_url, "judge-model", "x", timeout=10))
         report = judge_run(run, client, concurrency=2)
     assert report.controls["Faithfulness"].endswith("unscored")
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     assert "unsupported_claims" not in set(result.verdicts.verdict)
     hallucination = result.scores[result.scores.measure == "Hallucination"]
     assert hallucination.value.isna().all()

@@ -27,7 +27,7 @@ from cofe import (
     score_run,
 )
 from cofe.evalset import write_evalset
-from cofe.judges import JUDGEMENTS, judge_run, read_judgements
+from cofe.judges import JUDGEMENTS, judge_run, labels_for_scoring, read_judgements
 from cofe.llm import Endpoint, EndpointDown, LLMClient
 from cofe.testing import Fault, ScriptedOpenAI
 
@@ -166,7 +166,7 @@ def test_judged_measures_match_the_hand_worked_values(tmp_path):
     with ScriptedOpenAI(scripted) as server:
         report = judge_run(run, client(server), concurrency=2)
     assert (report.judged, report.unscored) == (3, 1)
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     got = result.scores[result.scores.step == "answer"].pivot(
         index="sample_id", columns="measure", values="value"
     )
@@ -246,7 +246,7 @@ def test_a_second_pass_makes_no_call_and_an_edited_answer_is_judged_again(tmp_pa
     record = json.loads(lines[1])
     record["answer"] = "Somebody else."
     (run / "samples.jsonl").write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     reasons = {(r.sample_id, r.measure): r.reason for r in result.skipped.itertuples()}
     assert "other inputs" in reasons[("q1", "Faithfulness")]
 
@@ -347,7 +347,7 @@ def test_answer_relevancy_and_similarity_follow_ragas(tmp_path):
     run = make_run(tmp_path / "run")
     with ScriptedOpenAI(scripted) as server:
         judge_run(run, client(server), embedder=StubEmbedder())
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     got = result.scores[result.scores.step == "answer"].pivot(
         index="sample_id", columns="measure", values="value"
     )
@@ -373,7 +373,7 @@ def test_answer_similarity_needs_no_call_and_stays_when_the_calls_fail(tmp_path)
         judge_run(run, client(server), embedder=OverUnitEmbedder())
     q3 = read_judgements(run)["q3"]  # its claims reply was invalid twice: no label
     assert q3.status == "unscored" and q3.answer_similarity == 1.0  # stored, clamped to [-1, 1]
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     answer = result.scores[result.scores.step == "answer"]
     got = answer.pivot(index="sample_id", columns="measure", values="value")
     assert got.loc["q3", "AnswerSimilarity"] == 1.0  # scored although the calls failed
@@ -424,7 +424,10 @@ def test_without_embeddings_the_two_measures_say_how_to_get_them(tmp_path):
     run = make_run(tmp_path / "run")
     with ScriptedOpenAI(scripted) as server:
         judge_run(run, client(server))
-    reasons = {(r.sample_id, r.measure): r.reason for r in score_run(run).skipped.itertuples()}
+    reasons = {
+        (r.sample_id, r.measure): r.reason
+        for r in score_run(run, labels=labels_for_scoring).skipped.itertuples()
+    }
     assert "cofe[dense]" in reasons[("q0", "AnswerRelevancy")]
     assert "cofe[dense]" in reasons[("q0", "AnswerSimilarity")]
 

@@ -15,6 +15,8 @@ import shutil
 
 import pytest
 
+from cofe.judges import labels_for_scoring
+
 pytest.importorskip(
     "llama_cpp.server",
     reason="llama-cpp-python[server] not installed (pip install 'cofe[llamacpp]')",
@@ -46,7 +48,7 @@ def test_a_real_small_model_judges_two_samples(tmp_path, llama_server):  # noqa:
             assert [p.point for p in judgement.points] == [0]  # each sample has one point
             for label in judgement.points:
                 assert label.answer in LABELS and label.context in LABELS
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     assert result.scores["value"].notna().all()
     answer = result.summary().query("step == 'answer'")
     assert ((answer.scored + answer.unscored) == 4).all()  # 4 samples in the eval set

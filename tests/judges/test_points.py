@@ -21,7 +21,7 @@ from cofe.judges._prompts import _CHECKS_EN_NO_POINTS, _CHECKS_ZH, checks_messag
 from cofe.judges._records import PointCheck
 from cofe.llm import Endpoint, LLMClient
 from cofe.measures import ClaimLabels, Unscored
-from cofe.stages._records import read_compact
+from cofe.runlog import read_compact
 from cofe.testing import ScriptedOpenAI
 
 SOURCE = (

@@ -32,8 +32,8 @@ from cofe.judges._sense import (
     keep_answer_claims,
 )
 from cofe.llm import Endpoint, LLMClient
-from cofe.measures import ClaimLabels
-from cofe.stages._records import read_compact
+from cofe.measures import ClaimLabels, Unscored
+from cofe.runlog import read_compact
 from cofe.testing import ScriptedOpenAI
 
 SOURCE = (
@@ -356,7 +356,7 @@ def test_an_unlabelled_reference_claim_leaves_the_point_labels_to_the_answer_ste
         "Reference claims: 0. The Denver Broncos won. 1. It was played at Levi's Stadium."
         in checks["messages"][1]["content"]
     )
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     points = result.points.set_index(["sample_id", "point"])
     # "Denver Broncos" is not in the answer's words: the judge's label decides it ("Levi's
     # Stadium" is, verbatim); before, an unscored judgement lost its point labels
@@ -497,7 +497,7 @@ def echo_cases(values: list[int]) -> dict[str, tuple]:
 def test_the_examples_correctness_on_most_samples_is_not_used(tmp_path, values, echoed):
     run, report = judge_cases(tmp_path, echo_cases(values))
     assert (report.correctness_echo is not None) == echoed
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     answer = result.scores[result.scores.step == "answer"]
     scored = answer[answer.measure == "CorrectnessScore"]
     faithfulness = answer[answer.measure == "Faithfulness"]
@@ -508,7 +508,7 @@ def test_the_examples_correctness_on_most_samples_is_not_used(tmp_path, values, 
             f"to {values.count(EXAMPLE_CORRECTNESS)} of {len(values)} samples"
             in report.correctness_echo
         )
-        assert all(labels.correctness is None for labels in scoring(run).values())
+        assert all(isinstance(labels.correctness, Unscored) for labels in scoring(run).values())
         # each sample says why its correctness is unscored: the echo, not a missing score
         reasons = set(result.skipped[result.skipped.measure == "CorrectnessScore"].reason)
         assert reasons == {report.correctness_echo}
@@ -593,7 +593,7 @@ ECHO, OTHER = (False, True), (True, True)
 def test_context_labels_following_the_examples_pattern_are_not_used(tmp_path, patterns, echoed):
     run, report = judge_cases(tmp_path, pattern_cases(patterns))
     assert (report.label_echo is not None) == echoed
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     answer = result.scores[result.scores.step == "answer"]
     faithfulness = answer[answer.measure == "Faithfulness"]
     verdicts = set(result.verdicts.verdict)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cofe import score_run
-from cofe.judges import PROMPT_VERSION, judge_run, read_judgements
+from cofe.judges import PROMPT_VERSION, judge_run, labels_for_scoring, read_judgements
 from cofe.judges._prompts import STEPS
 from cofe.testing import ScriptedOpenAI
 from tests.judges.test_sense import client, make_run
@@ -110,7 +110,7 @@ def test_the_steps_labels_are_scored_as_the_dense_modes(tmp_path):
     assert [(r.answer, r.context) for r in s0.reference_claims] == [(True, True), (False, False)]
     assert s0.correctness == 4 and s0.useful_chunks == [True] and s0.calls == 6
     assert [(p.answer, p.context) for p in s0.points] == [("support", "support")]
-    result = score_run(run)
+    result = score_run(run, labels=labels_for_scoring)
     got = result.scores[result.scores.step == "answer"].set_index(["sample_id", "measure"]).value
     assert got[("s0", "Faithfulness")] == 0.5 and got[("s0", "ClaimRecall")] == 0.5
     assert got[("s0", "CorrectnessScore")] == 4.0

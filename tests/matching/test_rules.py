@@ -25,7 +25,7 @@ RULES = list(REGISTRY)
 
 
 def decided(case: Case):
-    matcher = AnswerMatcher(case.answer, case.question)
+    matcher = AnswerMatcher(case.answer, case.question, declining=case.declining)
     return matcher.fragment(case.fragment, whole_names=case.whole_names)
 
 

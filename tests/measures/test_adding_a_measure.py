@@ -14,7 +14,7 @@ import pytest
 from cofe import ScoreConfig, score_run
 from cofe._errors import InputError
 from cofe.matching import strict_tokens
-from cofe.measures import Measure, Need, Step, StepView, Unscored
+from cofe.measures import Measure, Need, Step, StepView, Unscored, register
 from cofe.measures import _base as measures_base
 from cofe.runlog import read_run
 from tests.conftest import EXAMPLE_RUN
@@ -42,17 +42,20 @@ def _answer_words(view: StepView) -> float | Unscored:
 
 
 def _define(name: str, *, default: bool = False, needs: frozenset[Need] = frozenset()):
-    # step 1 of the walk-through: a subclass with a NAME, its STEPS and an evaluate()
-    return type(
-        name,
-        (Measure,),
-        {
-            "NAME": name,
-            "STEPS": frozenset({Step.ANSWER}),
-            "DEFAULT": default,
-            "NEEDS": needs,
-            "evaluate": lambda self, view: _answer_words(view),
-        },
+    # step 1 of the walk-through: a subclass with a NAME, its STEPS and an evaluate(),
+    # registered (``@register`` on a class statement)
+    return register(
+        type(
+            name,
+            (Measure,),
+            {
+                "NAME": name,
+                "STEPS": frozenset({Step.ANSWER}),
+                "DEFAULT": default,
+                "NEEDS": needs,
+                "evaluate": lambda self, view: _answer_words(view),
+            },
+        )
     )
 
 
@@ -85,6 +88,7 @@ def test_what_a_measure_needs_is_checked_against_the_run(example):
     _define("JudgedToy", needs=frozenset({Need.JUDGED}))
     with pytest.raises(InputError, match="cannot measure JudgedToy at answer"):
         score_run(example, config=ScoreConfig(measures="JudgedToy"))
+    Measure.REGISTRY.pop("JudgedToy")  # a NAME is registered once: the first toy goes
     _define("JudgedToy", default=True, needs=frozenset({Need.JUDGED}))
     assert "JudgedToy" not in set(score_run(example).scores.measure)  # not judged: not taken
 

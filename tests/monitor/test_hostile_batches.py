@@ -113,3 +113,57 @@ def test_a_body_trickled_under_a_huge_length_does_not_hold_the_budget(store):
             hog.join(30)
     assert statuses == [200] * 7, (statuses, waits)
     assert max(waits) < 5.0, waits
+
+
+def test_senders_declaring_huge_bodies_in_turn_never_starve_a_small_batch(store):
+    """Three connections declaring 64 MB at 1 kB/s, each reconnecting when cut: one held the
+    whole budget at a time and the others waited for it beside the small batches, which
+    lost the race on most releases -- a 2 kB batch waited 14 s, past an exporter's 10 s
+    timeout (benchmarks/monitor_hostile.py). The smallest waiting body now goes first."""
+    stop = threading.Event()
+    with running(store) as collector:
+        hogs = [
+            threading.Thread(target=_slow_bodies, args=(collector.port, 25, stop)) for _ in range(3)
+        ]
+        for hog in hogs:
+            hog.start()
+        time.sleep(1.0)
+        waits, statuses = [], []
+        try:
+            for i in range(8):
+                started = time.monotonic()
+                statuses.append(post(collector.url, protobuf(traces_batch(10 * i)))[0])
+                waits.append(time.monotonic() - started)
+                time.sleep(0.5)
+        finally:
+            stop.set()
+            for hog in hogs:
+                hog.join(30)
+    assert statuses == [200] * 8, (statuses, waits)
+    assert max(waits) < 5.0, waits
+
+
+def test_the_smallest_body_waiting_goes_first():
+    from cofe.monitor._bodies import _ByteBudget
+
+    budget = _ByteBudget(100)
+    assert budget.acquire(100, timeout=1)  # a big body holds every byte
+    order: list[str] = []
+
+    def wait_for(name: str, n: int) -> None:
+        if budget.acquire(n, timeout=5):
+            order.append(name)
+            time.sleep(0.2)
+            budget.release(n)
+
+    big = threading.Thread(target=wait_for, args=("big", 100))
+    big.start()
+    time.sleep(0.1)
+    small = threading.Thread(target=wait_for, args=("small", 1))
+    small.start()
+    time.sleep(0.1)
+    budget.release(100)
+    big.join(10)
+    small.join(10)
+    assert order == ["small", "big"]
+    assert budget.held == 0

@@ -73,3 +73,83 @@ def test_a_redirecting_service_gets_no_token_elsewhere(
     not_sent = manifest["meta"]["not_sent"]
     assert not_sent and all("redirect" in why for why in not_sent.values())
     assert result.answered == 0
+
+
+def test_the_canary_command_exits_1_when_its_queries_were_redirected(
+    tmp_path: Path, small_evalset: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+):
+    """The round is stored and scored, but it measured nothing the service answered: the
+    command said so only in the manifest and exited 0, so cron and CI saw success."""
+    from cofe.cli import main
+
+    class Redirecting(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(302)
+            self.send_header("Location", "http://elsewhere.invalid/steal")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    monkeypatch.setenv("COFE_CANARY_TOKEN", TOKEN)
+    with serving(Redirecting) as service:
+        code = main(
+            [
+                "monitor",
+                "canary",
+                "--store",
+                str(tmp_path / "m.db"),
+                "--evalset",
+                str(small_evalset),
+                "--runs",
+                str(tmp_path / "runs"),
+                "--send",
+                f"{service}/query",
+                "--wait",
+                "1",
+            ]
+        )
+    captured = capsys.readouterr()
+    assert code == 1
+    [line] = captured.err.strip().splitlines()
+    assert "queries were not sent" in line and "HTTP 302" in line and "redirect" in line
+    assert TOKEN not in captured.err + captured.out
+    assert "canary round" in captured.out  # the round itself is still reported
+
+
+def test_the_canary_command_exits_0_when_every_query_was_sent(
+    tmp_path: Path, small_evalset: Path, capsys: pytest.CaptureFixture[str]
+):
+    from cofe.cli import main
+
+    class Accepting(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with serving(Accepting) as service:
+        code = main(
+            [
+                "monitor",
+                "canary",
+                "--store",
+                str(tmp_path / "m.db"),
+                "--evalset",
+                str(small_evalset),
+                "--runs",
+                str(tmp_path / "runs"),
+                "--send",
+                f"{service}/query",
+                "--wait",
+                "0.5",
+            ]
+        )
+    assert code == 0 and capsys.readouterr().err == ""

@@ -18,6 +18,7 @@ import pytest
 from cofe.cli import main
 from cofe.monitor import Dashboard, MonitorStore, assemble, import_spans
 from cofe.monitor._alerts import evaluate
+from cofe.monitor._span import SpanFormatError, checked
 from tests.monitor.conftest import T0, PostgresServer, rag_trace, span
 from tests.monitor.test_collector import otlp_json, post, protobuf, recent, running, traces_batch
 
@@ -248,8 +249,9 @@ def test_the_collector_and_the_alerts_survive_a_postgresql_restart(own_postgres,
 
 
 def test_spans_with_times_past_2100_are_no_spans():
-    with pytest.raises(ValueError, match="between 1970 and 2100"):
-        span("1", "CHAIN", start=(4_102_444_800 * 10**9 - T0) / 1e9)
+    late = span("1", "CHAIN", start=(4_102_444_800 * 10**9 - T0) / 1e9)
+    with pytest.raises(SpanFormatError, match="between 1970 and 2100"):
+        checked(late)  # what every reader of an export does with a span it built
 
 
 # --- one trace fed a batch at a time ------------------------------------------------------

@@ -58,7 +58,12 @@ def test_windows_hold_the_label_free_signals(store: MonitorStore):
                 pool=pool,
                 context=context,
                 start=i,
-                answer="I cannot answer that." if i == 0 else "In 1889.",
+                answer=(
+                    "I cannot answer that.",
+                    "In 1889. The context does not give the architect.",
+                    "In 1889.",
+                    "In 1889.",
+                )[i],
             )
         )
     assert store.refresh() == 1
@@ -72,6 +77,8 @@ def test_windows_hold_the_label_free_signals(store: MonitorStore):
     assert _signal(store, "generation", "LatencyP95")["value"] == pytest.approx(0.5)
     refusals = _signal(store, "generation", "RefusalRate")
     assert (refusals["value"], refusals["n"]) == (0.25, 4)
+    declines = _signal(store, "generation", "DeclineRate")  # the partial one counts here
+    assert (declines["value"], declines["n"]) == (0.5, 4)
     judged = _signal(store, "generation", "Faithfulness")
     assert judged["value"] is None and "cofe monitor judge" in judged["note"]
 

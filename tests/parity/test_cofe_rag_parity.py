@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cofe import EvalSet, MatchMode, SampleRecord, ScoreConfig, score_run
-from cofe.evalset.importers import import_cofe_rag
+from cofe.importers import import_cofe_rag
 from tests.conftest import REPO, memory_run, ranked
 from tests.parity._reference import reference_scores
 

@@ -24,6 +24,19 @@ ANSWERS = {
     ),
     # declines with a figure of its own: it attempted an answer, so not a refusal whole
     "attempt": "I cannot confirm who created them. Episodes were 30 minutes long in 1970.",
+    # shows its working (figures read from the context), then concludes by declining both
+    # points: the working does not answer, so it is a refusal whole
+    "working": (
+        "Step 1: the story was first broadcast on 21 December 1963. Step 2: the budget is "
+        "$155,756 per episode. Therefore, based on the given context, I cannot determine who "
+        "created them or how long each episode ran."
+    ),
+    # a figure point stated in no form in an answer that declines part of the question: the
+    # figure was declined, not reworded ("25 minutes" would need its digits or its words)
+    "no-figure": (
+        "Terry Nation created them, and each episode ran for one standard slot. The context "
+        "does not give the exact length."
+    ),
 }
 
 
@@ -60,6 +73,19 @@ def test_says_it_cannot_then_answers_is_judged_as_an_answer(scored):
 def test_a_decline_beside_a_figure_of_its_own_is_no_refusal_whole(scored):
     _, verdicts = scored
     assert not isinstance(verdicts.loc["attempt", "refusal"], str)
+
+
+def test_working_shown_then_a_concluding_decline_is_a_refusal_whole(scored):
+    result, verdicts = scored
+    assert {d for d, _ in _decisions(result, "working")} == {"declined"}
+    row = verdicts.loc["working"]
+    assert row.verdict == "refused" and "cannot-verb" in row.refusal
+
+
+def test_a_figure_in_no_form_beside_a_decline_is_declined_not_undecided(scored):
+    result, verdicts = scored
+    assert _decisions(result, "no-figure") == [("present", "verbatim"), ("declined", "refusal")]
+    assert not isinstance(verdicts.loc["no-figure", "refusal"], str)  # one point conveyed
 
 
 def test_declining_what_never_reached_the_context_blames_the_stage_that_lost_it(tmp_path):

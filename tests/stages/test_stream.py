@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cofe import ScoreConfig, score_run
+from cofe.judges import labels_for_scoring
 from cofe.stages._stream import score_to_folder
 from tests.conftest import REPO
 
@@ -29,9 +30,13 @@ ROW_FILES = [
 
 def _both(run: Path, tmp_path: Path, batch_size: int, config: ScoreConfig | None = None):
     """The run scored in memory in one batch, and into a folder in batches of ``batch_size``."""
-    whole = score_run(run, config=config).write(tmp_path / "whole")
+    whole = score_run(run, config=config, labels=labels_for_scoring).write(tmp_path / "whole")
     summary, streamed = score_to_folder(
-        run, config=config, out=tmp_path / "streamed", batch_size=batch_size
+        run,
+        config=config,
+        out=tmp_path / "streamed",
+        batch_size=batch_size,
+        labels=labels_for_scoring,
     )
     return whole, streamed, summary
 
@@ -79,7 +84,9 @@ def test_judged_runs_are_scored_a_batch_at_a_time(tmp_path) -> None:
         judge_run(run, client(server), steps=True)
     whole, streamed, summary = _both(run, tmp_path, 1)
     _same_files(whole, streamed, [*ROW_FILES, "problems.jsonl", "summary.json"])
-    result = score_run(run, batch_size=1)  # s0, then s1: each batch reads its own labels
+    result = score_run(
+        run, batch_size=1, labels=labels_for_scoring
+    )  # s0, then s1: each batch reads its own labels
     scores, skipped = result.scores, result.skipped
     assert (
         scores[(scores.sample_id == "s0") & (scores.measure == "Faithfulness")].value.item() == 0.5

@@ -9,9 +9,11 @@ from tests.compare.test_compare_output import scoring
 
 
 def sweep(results, alpha=0.05):
+    from cofe.compare import inference_for
     from cofe.sweep._sweep import sweep_small_sample
 
     means, best = rank_cells(results, resamples=199)
+    inference = inference_for(results)
     cells = [Cell(name, {}) for name in results]
     return SweepResult(
         cells,
@@ -19,7 +21,8 @@ def sweep(results, alpha=0.05):
         best,
         means,
         alpha,
-        small_sample=sweep_small_sample(best, alpha, clustered=True),
+        small_sample=sweep_small_sample(best, alpha, clustered=inference.clustered),
+        caveat=inference.caveat,
     )
 
 
@@ -48,11 +51,20 @@ def test_rows_in_pipeline_order_ties_named_as_ties_and_the_answer_first():
 
 
 def test_a_small_sweep_says_no_cell_can_be_significantly_best():
+    a = scoring({("pool", "KeywordRecall@30"): [0.0] * 4}, 2)
+    b = scoring({("pool", "KeywordRecall@30"): [1.0] * 4}, 2)
+    lines = render_sweep(sweep({"a": a, "b": b})).splitlines()
+    assert lines[0] == "no cell is significantly better than the runner-up at any stage"
+    assert "the paired tests had 4 questions" in lines[1]
+    assert lines[2].startswith("Caveat: the result holds for these 2 document(s)")
+
+
+def test_a_sweep_over_few_documents_tests_questions_and_says_so():
     a = scoring({("pool", "KeywordRecall@30"): [0.0] * 8}, 4)
     b = scoring({("pool", "KeywordRecall@30"): [1.0] * 8}, 4)
     lines = render_sweep(sweep({"a": a, "b": b})).splitlines()
-    assert lines[0] == "no cell is significantly better than the runner-up at any stage"
-    assert "4 source documents for 8 questions" in lines[1]
+    assert lines[0].startswith("b is best at retrieval")  # 8 questions: p = 2 / 2^8
+    assert lines[1].startswith("Caveat: the result holds for these 4 document(s)")
 
 
 def test_a_sweep_says_what_each_cell_is_doing_and_how_long_the_rest_should_take(tmp_path):

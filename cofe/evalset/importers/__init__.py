@@ -1,23 +1,9 @@
-"""Importers, one per format: ``IMPORTERS[name](path) -> ImportResult``."""
+"""The old path of ``cofe.importers``, kept for code that imports from it.
 
-from collections.abc import Callable
+The importers moved out of ``cofe.evalset`` (issue 41): they use the matcher's tokens to
+derive keywords, and the matcher reads eval samples, so inside ``cofe.evalset`` they made a
+cycle. Importing this module loads ``cofe.importers``, as importing it always loaded them.
+"""
 
-from cofe.evalset.importers._result import ImportResult
-from cofe.evalset.importers.cofe_rag import import_cofe_rag
-from cofe.evalset.importers.jsonl import import_jsonl
-from cofe.evalset.importers.squad import derive_coarse, import_squad
-
-IMPORTERS: dict[str, Callable[..., ImportResult]] = {
-    "cofe-rag": import_cofe_rag,
-    "squad": import_squad,
-    "jsonl": import_jsonl,
-}
-
-__all__ = [
-    "IMPORTERS",
-    "ImportResult",
-    "derive_coarse",
-    "import_cofe_rag",
-    "import_jsonl",
-    "import_squad",
-]
+from cofe.importers import *  # noqa: F403  # every public name, listed once, there
+from cofe.importers import __all__ as __all__

@@ -39,6 +39,7 @@ from cofe.matching.answer.rules.common import (
     conclusion,
     converted,
     currency_implied,
+    figure_declined,
     figure_missing,
     long_answer,
     no_content,
@@ -53,7 +54,7 @@ from cofe.matching.answer.rules.common import (
     scaled_rounding,
     threshold,
 )
-from cofe.matching.answer.rules.en import abbreviation, apart, synonym
+from cofe.matching.answer.rules.en import abbreviation, apart, negated, synonym, yes_no
 from cofe.matching.answer.rules.zh import contracted, shortened, swapped
 
 BINDERS: tuple[Binder, ...] = (
@@ -73,13 +74,16 @@ BINDERS: tuple[Binder, ...] = (
 )
 
 DECIDERS: tuple[Decider, ...] = (
+    yes_no.YES_NO,
     no_content.NO_CONTENT,
     apart.APART,
     rebound.REBOUND,
     conclusion.CONCLUSION,
+    negated.NEGATED,
     complete.COMPLETE,
     other_value.OTHER_VALUE,
     figure_missing.FIGURE_MISSING,
+    figure_declined.FIGURE_DECLINED,
     long_answer.LONG_ANSWER,
     no_trace.NO_TRACE,
     swapped.SWAPPED,

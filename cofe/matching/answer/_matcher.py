@@ -39,6 +39,7 @@ class AnswerMatcher:
         "_long",
         "_measured",
         "_numbers",
+        "_polarity",
         "_preceding",
         "_prefixes",
         "_question",
@@ -46,9 +47,13 @@ class AnswerMatcher:
         "_text",
         "_words",
         "_written",
+        "declining",
     )
 
-    def __init__(self, answer: str, question: str) -> None:
+    def __init__(self, answer: str, question: str, *, declining: bool = False) -> None:
+        """``declining``: the answer declines part of what it is asked (a partial decline,
+        ``cofe.refusal``): a figure it then states in no form was declined, not reworded."""
+        self.declining = declining
         said = units(answer)
         self._answer: frozenset[str] = said.all
         self._digits = {NOT_DIGIT.sub("", n) for n in (*said.numbers, *said.written.values())}
@@ -69,6 +74,8 @@ class AnswerMatcher:
         self._said_words: _synonyms.SaidWords | None = None  # read on first need
         # the answer's words with their places, for names a reading shortened (on first need)
         self._words: list[tuple[str, str, int, int]] | None = None
+        # per word stem of the answer, whether each place of it is negated (``negated``)
+        self._polarity: dict[str, list[bool]] | None = None
 
     @property
     def long(self) -> bool:

@@ -3,6 +3,7 @@
 TEXT rewrites the whole text, in this order -- where it matters, because:
 
 * ``nfkc`` before ``accents`` and every regex: "km²" and full-width digits become ASCII;
+* ``fiscal-years`` before the date, range and number rules: "FY22" is "fiscal 2022" first;
 * ``contractions`` and ``hyphens`` before ``number-words``: text2num reads "twenty five"
   and "four week", not "twenty-five";
 * ``spaced-thousands`` before the date, range and scale rules: "13 000" is one figure;
@@ -54,6 +55,7 @@ from cofe.matching.answer.rules.en import (
     clock_times,
     contractions,
     degrees,
+    fiscal_years,
     hedges,
     hyphens,
     inches,
@@ -91,6 +93,7 @@ TEXT: tuple[TextRule, ...] = (
     accents.ACCENTS,
     contractions.CONTRACTIONS,
     hyphens.HYPHENS,
+    fiscal_years.FISCAL_YEARS,
     one_multiple.ONE_MULTIPLE,
     spaced_thousands.SPACED_THOUSANDS,
     numeric_dates.NUMERIC_DATES,

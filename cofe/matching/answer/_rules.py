@@ -94,6 +94,7 @@ class Case:
     decision: Decision = Decision.PRESENT  # the fragment's decision
     question: str = "What is it?"
     whole_names: tuple[str, ...] = ()  # names a reading shortened (``AnswerMatcher.fragment``)
+    declining: bool = False  # the answer declines part of what it is asked (``AnswerMatcher``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,9 @@ dropped before it is used. What the dialects cannot know is set here:
 
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,13 +34,15 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
 
+from cofe._errors import ConfigurationError
+
 T = TypeVar("T")
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 RECONNECT_SECONDS = 15.0  # how long a statement waits for a restarted server, at most
 _WRITE = "cofe_write"  # execution option: this transaction writes (SQLite: BEGIN IMMEDIATE)
 
 
-class StoreError(ValueError):
+class StoreError(ConfigurationError):
     """The store cannot be opened or used as asked; the message says which and why."""
 
 
@@ -114,6 +118,17 @@ def _driver_url(rest: str) -> tuple[str, str]:
     return f"{encoded}@{host}{question}{query}", password
 
 
+def _immutable(path: Path) -> str:
+    """``&immutable=1`` where no one can be writing the store: its folder is not writable
+    here and it has no write-ahead log (a writer keeps one while it runs). SQLite cannot
+    read a WAL store read-only without the log's shared-memory file, which it cannot
+    create in such a folder -- a read-only mount, or a store left by a stopped collector
+    in a folder of another user's."""
+    if os.access(path.parent, os.W_OK) or Path(f"{path}-wal").exists():
+        return ""
+    return "&immutable=1"
+
+
 class Engine:
     """The store's SQLAlchemy engine with the settings above; ``dialect`` is ``sqlite`` or
     ``postgresql``."""
@@ -139,18 +154,31 @@ class Engine:
             raise StoreError(f"{path}: is a folder; the SQLite store is a file (e.g. monitor.db)")
         if not path.parent.exists():
             raise StoreError(f"{path}: its folder {path.parent} does not exist")
-        engine = sa.create_engine(
-            f"sqlite:///{path}", connect_args={"timeout": 30.0, "check_same_thread": False}
-        )
         read_only = self.read_only
+        if read_only:
+            # opened read-only by SQLite too (query_only alone still opened the file to
+            # write): a store on a read-only mount, or one whose file or folder this user
+            # may not write, was "not a cofe monitoring store (unable to open database file)"
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro" + _immutable(path)
+            engine = sa.create_engine(
+                "sqlite://",
+                creator=lambda: sqlite3.connect(
+                    uri, uri=True, timeout=30.0, check_same_thread=False
+                ),
+            )
+        else:
+            engine = sa.create_engine(
+                f"sqlite:///{path}", connect_args={"timeout": 30.0, "check_same_thread": False}
+            )
 
         @event.listens_for(engine, "connect")
         def configure(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # transactions are begun below, by us
             cursor = dbapi_connection.cursor()
+            # a reader sets nothing a writer owns (the journal mode is the file's own)
+            writer = ("journal_mode=WAL", "synchronous=FULL")
             for pragma in (
-                "journal_mode=WAL",
-                "synchronous=FULL",
+                *(() if read_only else writer),
                 "foreign_keys=ON",
                 *(("query_only=ON",) if read_only else ()),
             ):

@@ -31,6 +31,7 @@ from sqlalchemy.engine import Connection
 
 from cofe.monitor._assemble import TraceRecord, assemble
 from cofe.monitor._spans import Span
+from cofe.monitor._spans import storable as made_storable
 from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t
 from cofe.monitor.store._codec import TRAFFIC
@@ -233,7 +234,7 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
         """Store a batch of spans and re-assemble every trace it touches, in one transaction:
         when this returns, the batch is on disk (it may be acknowledged to the sender)."""
         received = received_ns or time.time_ns()
-        storable = [s.storable() for s in spans]  # one bad value never costs the batch
+        storable = [made_storable(s) for s in spans]  # one bad value never costs the batch
         texts: dict[str, str] = {}
         rows = [_codec.span_row(s, texts, received) for s in storable]
         touched: dict[str, list[Span]] = {}

@@ -8,7 +8,9 @@ figures/dates/names preferred), gives each two of four context variants (``gold`
 ``distractors``, ``dropped``, ``truncated``; the pairs rotate so every variant is used
 equally), alternates two prompt styles (``plain``, ``detailed``), adds 15 hand-written
 ``computed`` questions per language (gold context) and the built-in extractive
-generator's answer (``cofe.pipeline.ExtractiveGenerator``) for 30 questions per language.
+generator's answer (``cofe.pipeline.ExtractiveGenerator``) for 30 questions per language,
+and 6 hand-written ``two_part`` questions per language (two upstream questions of one
+paragraph joined; gold context and the context cut before the later answer).
 
 The answers are written, one JSON object per line and without labels, to
 ``--out-dir`` (``raw-en.jsonl``, ``raw-zh.jsonl``); a rerun skips the ids already written,
@@ -250,6 +252,77 @@ COMPUTED = {
             "anchor": "TRIAL_53_QUERY_0",
             "question": "严长寿从进入美国运通到升任美国运通台湾区总经理用了几年？",
             "reference": "5年（二十三岁进入，二十八岁升任）",
+        },
+    ],
+}
+
+
+# Hand-written two-part questions joining two upstream questions of one paragraph; asked
+# with the gold paragraph and with the paragraph cut just before the later answer (so one
+# part can be answered and the other cannot).
+TWO_PART = {
+    "en": [
+        {
+            "anchors": ["5711628a2419e314009555de", "5711628a2419e314009555e1"],
+            "question": "In what year was the Corliss engine patented, and how much less steam did it use than the Watt engine?",
+            "reference": "1849; 30% less steam",
+        },
+        {
+            "anchors": ["5728827b2ca10214002da42c", "5728827b2ca10214002da42e"],
+            "question": "When did the Yuan begin using bronze printing plates for its money, and when did the Il-khanate experiment with paper money?",
+            "reference": "1275; 1294",
+        },
+        {
+            "anchors": ["57300a25a23a5019007fcc9a", "57300a25a23a5019007fcc9b"],
+            "question": "When was the Confederation of the Rhine, and when was the Rhine crisis?",
+            "reference": "1806; 1840",
+        },
+        {
+            "anchors": ["5726e37ef1498d1400e8eed8", "5726e37ef1498d1400e8eedb"],
+            "question": "About how many items are in the V&A's costume collection, and in which year did the V&A receive the Talbot Hughes collection?",
+            "reference": "over 14,000; 1913",
+        },
+        {
+            "anchors": ["57283ce72ca10214002da14e", "57283ce72ca10214002da14f"],
+            "question": "How many BAFTA Cymru Awards has Doctor Who received, and in what year was it rated the third greatest show of the 2000s?",
+            "reference": "25; 2009",
+        },
+        {
+            "anchors": ["572768d9708984140094dd15", "572768d9708984140094dd16"],
+            "question": "When did Hulu begin offering ABC's programs for streaming, and what percentage stake in Hulu did Disney agree to buy in 2009?",
+            "reference": "July 6, 2009; 27%",
+        },
+    ],
+    "zh": [
+        {
+            "anchors": ["TRIAL_677_QUERY_1", "TRIAL_677_QUERY_2"],
+            "question": "萱侬律占地面积多大？什么时候开始对公众开放？",
+            "reference": "约两平方公里；1980年",
+        },
+        {
+            "anchors": ["TRIAL_743_QUERY_2", "TRIAL_743_QUERY_3"],
+            "question": "宏都阿里山公司总部在哪里？2008年林业局以什么模式将阿里山森林铁路移交该公司经营？",
+            "reference": "嘉义市；BOT模式",
+        },
+        {
+            "anchors": ["TRIAL_93_QUERY_1", "TRIAL_93_QUERY_4"],
+            "question": "明圣王后是谁的母亲？她何时受册为王妃？",
+            "reference": "第19代君主肃宗的母亲；1659年受册为王妃",
+        },
+        {
+            "anchors": ["TRIAL_697_QUERY_0", "TRIAL_697_QUERY_3"],
+            "question": "小榄精神病治疗中心属于什么设施？在此监禁者主要分为几类？",
+            "reference": "属惩教署设施；两类",
+        },
+        {
+            "anchors": ["TRIAL_809_QUERY_1", "TRIAL_809_QUERY_2"],
+            "question": "2000年桃花源小厨在哪儿开设？它以什么而闻名？",
+            "reference": "香港；太史五蛇羹",
+        },
+        {
+            "anchors": ["TRIAL_713_QUERY_0", "TRIAL_713_QUERY_1"],
+            "question": "夏尔什么时候开始担任卡斯特罗公爵、波旁-两西西里王室家族族长？他在哪里出生？",
+            "reference": "2008年；法国瓦尔省圣拉斐尔",
         },
     ],
 }
@@ -524,6 +597,35 @@ def plan(lang: str) -> list[dict]:
             },
         )
         items[-1]["origin"][key] = q["anchor"]  # the paragraph's upstream question id
+    # two-part questions: gold, and cut just before the later of the two answers
+    for ti, q in enumerate(TWO_PART[lang]):
+        art, para = by_id[q["anchors"][0]]
+        starts = [
+            gold_answer(next(qa for qa in para["qas"] if qa["id"] == a))[1] for a in q["anchors"]
+        ]
+        qid = f"twopart-{lang}-{ti + 1:02d}"
+        styles = ("plain", "detailed") if ti % 2 == 0 else ("detailed", "plain")
+        for variant, style in zip(("gold", "truncated"), styles, strict=True):
+            ctx = (
+                [para["context"]]
+                if variant == "gold"
+                else [para["context"][: max(starts)].rstrip()]
+            )
+            add(
+                qid,
+                q["question"],
+                ctx,
+                q["reference"],
+                MODEL,
+                {
+                    "kind": "two_part",
+                    "variant": variant,
+                    "prompt": style,
+                    "title": art["title"],
+                    "upstream_ids": q["anchors"],
+                },
+            )
+            items[-1]["origin"][key] = q["anchors"][0]
     return items
 
 
@@ -631,7 +733,7 @@ def assemble(args) -> None:
                 rec.get("question_id") or rec["id"]
             ] = rec
     for lang in args.langs:
-        rows, seen = [], set()
+        rows, seen, ungraded = [], set(), 0
         for line in (
             (Path(args.out_dir) / f"raw-{lang}.jsonl").read_text(encoding="utf-8").splitlines()
         ):
@@ -639,6 +741,9 @@ def assemble(args) -> None:
             if item["id"] in seen:  # keep the first answer if a run was repeated
                 continue
             seen.add(item["id"])
+            if item["id"] not in answers:  # generated but not graded yet
+                ungraded += 1
+                continue
             q, a = questions[item["origin"]["question_id"]], answers[item["id"]]
             item.update(
                 points=q["points"],
@@ -657,7 +762,9 @@ def assemble(args) -> None:
         dest.write_text(
             "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
         )
-        print(f"{dest}: {len(rows)} rows")
+        print(
+            f"{dest}: {len(rows)} graded rows written, {ungraded} generated but ungraded left out"
+        )
 
 
 def main(argv=None) -> None:

@@ -1,3 +1,5 @@
+"""The scoring's settings, recorded with every score file."""
+
 from __future__ import annotations
 
 from enum import StrEnum

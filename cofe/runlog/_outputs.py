@@ -1,4 +1,4 @@
-"""What the scorer keeps of each sample record: the chunk ids, the answer, the error -- compactly.
+"""What the scorer and the judge keep of each sample record: the chunk ids, the answer, the error -- compactly.
 
 A ``SampleRecord`` holds one pydantic object per ranked chunk (30-40 per
 sample); for a run of 100,000 samples that is millions of objects, gigabytes,
@@ -22,16 +22,8 @@ from tqdm import tqdm
 
 from cofe._errors import InputProblem
 from cofe.chain import STEPS
-from cofe.runlog import (
-    SAMPLES,
-    RankedChunk,
-    RunLog,
-    SampleRecord,
-    Stage,
-    StageError,
-    read_corpus,
-    read_keyed,
-)
+from cofe.runlog._models import RankedChunk, SampleRecord, Stage, StageError
+from cofe.runlog._store import SAMPLES, RunLog, read_corpus, read_keyed
 
 
 class ChunkRef(NamedTuple):
@@ -88,7 +80,7 @@ context and the answer (each with whether it holds chunk ids): kept in ``Outputs
 _CHUNK_ID = attrgetter("chunk_id")
 
 
-class _Refs(dict[str, ChunkRef]):
+class Refs(dict[str, ChunkRef]):
     """One shared ``ChunkRef`` per chunk id."""
 
     def __missing__(self, chunk_id: str) -> ChunkRef:
@@ -99,7 +91,7 @@ class _Refs(dict[str, ChunkRef]):
         return None if items is None else tuple(map(self.__getitem__, map(_CHUNK_ID, items)))
 
 
-def outputs_of(record: SampleRecord, refs: _Refs) -> Outputs:
+def outputs_of(record: SampleRecord, refs: Refs) -> Outputs:
     return Outputs(
         record.sample_id,
         refs.ranked(record.pool),
@@ -111,7 +103,7 @@ def outputs_of(record: SampleRecord, refs: _Refs) -> Outputs:
     )
 
 
-def _more(record: SampleRecord, refs: _Refs) -> More:
+def _more(record: SampleRecord, refs: Refs) -> More:
     found: dict[str, tuple[ChunkRef, ...] | str] = {}
     for name, ranked in MORE_FIELDS:
         value = getattr(record, name)
@@ -127,7 +119,7 @@ def more_fields(record: SampleRecord) -> list[str]:
 
 def compact(records: Mapping[str, SampleRecord]) -> dict[str, Outputs]:
     """Records already in memory (a ``RunLog`` built by hand)."""
-    refs = _Refs()
+    refs = Refs()
     return {sample_id: outputs_of(r, refs) for sample_id, r in records.items()}
 
 
@@ -136,7 +128,7 @@ def stream_records(
 ) -> dict[str, Outputs]:
     """``samples.jsonl`` read record by record (as ``read_run`` reads it: a resumed run's
     newest record of a sample counts), each kept as ``Outputs`` as soon as it is validated."""
-    refs = _Refs()
+    refs = Refs()
     bar = tqdm(desc="reading records", unit=" records", disable=not progress, mininterval=0.5)
 
     def keep(record: SampleRecord) -> Outputs:

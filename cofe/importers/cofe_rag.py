@@ -16,8 +16,8 @@ from typing import cast
 from pydantic import ValidationError
 
 from cofe._errors import InputError, InputProblem
-from cofe.evalset._sample import EvalSample, QueryType, SourceRef
-from cofe.evalset.importers._result import ImportResult, load_json
+from cofe.evalset import EvalSample, QueryType, SourceRef
+from cofe.importers._result import ImportResult, load_json
 
 QUERY_TYPES = {
     "事实类": QueryType.FACTUAL,

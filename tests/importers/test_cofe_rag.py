@@ -2,7 +2,7 @@ import pytest
 
 from cofe._errors import InputError
 from cofe.evalset import QueryType
-from cofe.evalset.importers import import_cofe_rag
+from cofe.importers import import_cofe_rag
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"

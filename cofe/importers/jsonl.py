@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from cofe.evalset._io import read_evalset
-from cofe.evalset.importers._result import ImportResult
+from cofe.evalset import read_evalset
+from cofe.importers._result import ImportResult
 
 
 def import_jsonl(path: str | os.PathLike[str]) -> ImportResult:

@@ -44,8 +44,8 @@ from typing import cast
 from pydantic import ValidationError
 
 from cofe._errors import InputError, InputProblem
-from cofe.evalset._sample import AnyOf, EvalSample, Keyword, QueryType, SourceRef
-from cofe.evalset.importers._result import ImportResult, load_json
+from cofe.evalset import AnyOf, EvalSample, Keyword, QueryType, SourceRef
+from cofe.importers._result import ImportResult, load_json
 from cofe.matching import (
     STOPWORDS,
     MatchMode,

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe._errors import InputError, InputProblem
-from cofe.evalset._sample import EvalSample
+from cofe.evalset import EvalSample
 
 
 @dataclass

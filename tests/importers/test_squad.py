@@ -5,7 +5,7 @@ import json
 import pytest
 
 from cofe.evalset import AnyOf
-from cofe.evalset.importers import derive_coarse, import_squad
+from cofe.importers import derive_coarse, import_squad
 from cofe.matching import normalize_strict
 from tests.conftest import REPO
 
