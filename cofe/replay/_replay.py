@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cofe._atomic import open_own_for_append
 from cofe._cache import Cache, content_key, text_digests
-from cofe._errors import InputError, InputProblem
+from cofe._errors import CofeError, ConfigurationError, InputError, InputProblem
 from cofe._jsonl import read_jsonl, repair_torn_tail, scrub_surrogates
 from cofe.adapters import ChunkRegistry, StagedPipeline
 from cofe.evalset import EvalSample, EvalSet, read_evalset
@@ -115,8 +115,10 @@ class _Appender:
             self.handle.close()
 
 
-class ReplayStopped(RuntimeError):
+class ReplayStopped(CofeError, RuntimeError):
     """The pass stopped (a pipeline failing sample after sample): one line, what is kept."""
+
+    exit_code = 1  # a failure, not a usage error
 
 
 @dataclass
@@ -327,7 +329,7 @@ def rebuild(
     rebuild_fn: Callable[[list[Chunk]], StagedPipeline] | None = None
     if generator is not None:
         if spec is not None:
-            raise ValueError("give --pipeline or --generator, not both")
+            raise ConfigurationError("give --pipeline or --generator, not both")
         return _generator_only(log, generator, cache)
     if spec is None:
         if described.get("name") != "default":
@@ -355,16 +357,18 @@ def rebuild(
         pipeline = load_pipeline(spec)
     if not isinstance(pipeline, StagedPipeline):
         kind = type(pipeline).__name__
-        raise InputError(
-            InputProblem(
-                manifest,
-                None,
-                "pipeline",
-                f"{kind} exposes no stage cofe can replace (it is recorded as one call, "
-                "query -> answer): replay needs a pipeline of separate stages -- the built-in "
-                "one, or cofe.adapters.PythonPipeline(retrieve=, rerank=, generate=) -- or "
-                "--generator MODULE:FUNCTION, generate(question, contexts) -> answer, to replay "
-                "the context oracles through the app's own generator",
+        raise ConfigurationError(
+            str(
+                InputProblem(
+                    manifest,
+                    None,
+                    "pipeline",
+                    f"{kind} exposes no stage cofe can replace (it is recorded as one call, "
+                    "query -> answer): replay needs a pipeline of separate stages -- the built-in "
+                    "one, or cofe.adapters.PythonPipeline(retrieve=, rerank=, generate=) -- or "
+                    "--generator MODULE:FUNCTION, generate(question, contexts) -> answer, to replay "
+                    "the context oracles through the app's own generator",
+                )
             )
         )
     documents = list(log.documents.values())
@@ -414,7 +418,9 @@ def _generator_only(log: RunLog, spec: str, cache: Cache | None) -> Replayable:
 
     generate = load_factory(spec)
     if not callable(generate):
-        raise ValueError(f"--generator {spec!r} is not callable: give generate(question, contexts)")
+        raise ConfigurationError(
+            f"--generator {spec!r} is not callable: give generate(question, contexts)"
+        )
     top_k = log.manifest.top_k or max(
         (len(r.context or ()) for r in log.records.values()), default=4
     )

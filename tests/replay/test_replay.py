@@ -9,6 +9,7 @@ import pytest
 
 from cofe import InputError
 from cofe._cache import Cache
+from cofe._errors import ConfigurationError
 from cofe.replay import (
     REPLAY_FILE,
     Oracle,
@@ -167,7 +168,7 @@ def test_a_generator_failing_sample_after_sample_stops_the_pass(
 
 
 def test_a_pipeline_of_one_call_is_refused_in_one_line(scored: Path) -> None:
-    with pytest.raises(InputError, match="exposes no stage cofe can replace"):
+    with pytest.raises(ConfigurationError, match="exposes no stage cofe can replace"):
         rebuild(read_run(scored), "tests.replay._tiny:one_call", None)
 
 
