@@ -11,10 +11,12 @@ from cofe.evalset import EvalSample
 from cofe.matching import (
     CompiledSample,
     KeywordIndex,
+    MatchMode,
     UnitIndex,
     compile_sample,
     normalizer,
     register_keywords,
+    strict_tokens,
 )
 from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog import Chunk, RunLog
@@ -30,6 +32,8 @@ class Source:
 
 
 NO_SOURCE = Source(None)
+TOKENS_KEPT = 20_000
+"""Chunks whose strict tokens ``RunContext.chunk_tokens`` keeps at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +99,10 @@ class RunContext:
         self._resolved: dict[str, Source] = {}
         self._eligible_by_docs: dict[frozenset[str], frozenset[int]] = {}
         self._gaps: dict[str, list[tuple[int, int]] | None] = {}
+        # per chunk, its strict tokens (ROUGE), made once: pools and contexts share chunks
+        self._tokens: dict[int, tuple[str, ...]] = {}
+        # per keyword slot, where it is in the corpus whatever the sample (``holding``)
+        self._holding: dict[tuple[int, ...], tuple[set[str], set[str]]] = {}
 
         self._doc_texts = [doc.text for doc in documents]
         # a document that is one chunk (a short page, an FAQ entry) is scanned once, as that
@@ -153,6 +161,7 @@ class RunContext:
         compile_samples = self._register(samples)
         self.claims = {}
         self._eligible_by_docs.clear()
+        self._holding.clear()  # keyword ids are the new batch's
         if self.config.fuzzy is None:
             self.chunks.rebind(
                 self.index,
@@ -288,6 +297,34 @@ class RunContext:
         if leaves:
             return any(leaf in eligible for leaf in leaves)
         return scope.docs is not None and self.chunk_doc[unit] in scope.docs
+
+    def chunk_tokens(self, unit: int) -> tuple[str, ...]:
+        """The strict tokens of a chunk (ROUGE reads them whatever the matching mode), made
+        once: the same chunks come back in sample after sample's pool and context. At most
+        ``TOKENS_KEPT`` chunks are kept, so a big corpus does not hold them all."""
+        tokens = self._tokens.get(unit)
+        if tokens is None:
+            if len(self._tokens) >= TOKENS_KEPT:
+                self._tokens.clear()
+            if self.config.mode is MatchMode.STRICT:  # the strict normal form is its tokens
+                tokens = tuple(self.chunks.text(unit).split())
+            else:
+                tokens = tuple(strict_tokens(self.chunks.raw(unit)))
+            self._tokens[unit] = tokens
+        return tokens
+
+    def holding(self, slot: tuple[int, ...]) -> tuple[set[str], set[str]]:
+        """Where a keyword (any alternative of it) is, whatever the sample: the documents
+        whose parsed text holds it and the documents of the chunker's chunks holding it --
+        read from the posting lists once per keyword, not once per sample missing it."""
+        found = self._holding.get(slot)
+        if found is None:
+            docs = {self.doc_ids[u] for ident in slot for u in self.docs.units_with(ident)}
+            chunks = {
+                self.chunk_doc[u] for ident in slot for u in self.chunker_units_with(ident)
+            }
+            found = self._holding[slot] = (docs, chunks)
+        return found
 
     def chunker_units_with(self, keyword: int) -> list[int] | set[int]:
         """The chunker's chunks (not derived ones) holding a keyword."""

@@ -22,7 +22,7 @@ from cofe._parallel import fork_imap
 from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_STAGE, STEPS, StepSpec
 from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose
 from cofe.evalset import EvalSample, EvalSet
-from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
+from cofe.matching import BadLabel, CompiledSample, strict_tokens
 from cofe.measures import NOT_JUDGED, ClaimLabels, Step, StepView, Unscored
 from cofe.measures.point_recall import settled_share
 from cofe.refusal import Decline, Extent, read_decline
@@ -574,14 +574,11 @@ class _SampleScorer:
     def _tokens(self, given: Sequence[ChunkRef]) -> list[str]:
         """Strict tokens of a list of chunks, for ROUGE, whatever the matching mode."""
         tokens: list[str] = []
-        chunks, strict = self.ctx.chunks, self.ctx.config.mode is MatchMode.STRICT
+        ctx = self.ctx
         for item in given:
-            unit = self.ctx.chunk_pos.get(item.chunk_id)
+            unit = ctx.chunk_pos.get(item.chunk_id)
             if unit is not None:
-                # the strict normal form is its tokens
-                tokens.extend(
-                    chunks.text(unit).split() if strict else strict_tokens(chunks.raw(unit))
-                )
+                tokens += ctx.chunk_tokens(unit)
         return tokens
 
 
