@@ -101,8 +101,6 @@ class RunContext:
         self._gaps: dict[str, list[tuple[int, int]] | None] = {}
         # per chunk, its strict tokens (ROUGE), made once: pools and contexts share chunks
         self._tokens: dict[int, tuple[str, ...]] = {}
-        # per keyword slot, where it is in the corpus whatever the sample (``holding``)
-        self._holding: dict[tuple[int, ...], tuple[set[str], set[str]]] = {}
 
         self._doc_texts = [doc.text for doc in documents]
         # a document that is one chunk (a short page, an FAQ entry) is scanned once, as that
@@ -161,7 +159,6 @@ class RunContext:
         compile_samples = self._register(samples)
         self.claims = {}
         self._eligible_by_docs.clear()
-        self._holding.clear()  # keyword ids are the new batch's
         if self.config.fuzzy is None:
             self.chunks.rebind(
                 self.index,
@@ -312,19 +309,6 @@ class RunContext:
                 tokens = tuple(strict_tokens(self.chunks.raw(unit)))
             self._tokens[unit] = tokens
         return tokens
-
-    def holding(self, slot: tuple[int, ...]) -> tuple[set[str], set[str]]:
-        """Where a keyword (any alternative of it) is, whatever the sample: the documents
-        whose parsed text holds it and the documents of the chunker's chunks holding it --
-        read from the posting lists once per keyword, not once per sample missing it."""
-        found = self._holding.get(slot)
-        if found is None:
-            docs = {self.doc_ids[u] for ident in slot for u in self.docs.units_with(ident)}
-            chunks = {
-                self.chunk_doc[u] for ident in slot for u in self.chunker_units_with(ident)
-            }
-            found = self._holding[slot] = (docs, chunks)
-        return found
 
     def chunker_units_with(self, keyword: int) -> list[int] | set[int]:
         """The chunker's chunks (not derived ones) holding a keyword."""

@@ -35,7 +35,6 @@ from cofe.stages._records import ChunkRef, Outputs
 from cofe.stages._shape import RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking, split_points, split_why
-from cofe.stages.generation import judge_answer
 from cofe.stages.parse import judge_parse, judge_text
 from cofe.stages.ranking import judge_ranked
 
@@ -480,6 +479,11 @@ class _SampleScorer:
         if record.answer is None:
             reason = self._crashed(record, Stage.GENERATION) or "the record has no answer"
             return self.unjudged(Step.ANSWER, reason)
+        # the answer step loads the answer matcher (its rules and tables: a tenth of the
+        # scorer's start-up) when a run first has an answer to read, not for every run:
+        # a lazy import kept for start-up time
+        from cofe.stages.generation import judge_answer
+
         claims = self.ctx.claims.get(sample.id, NOT_JUDGED)
         judged = claims.points if isinstance(claims, ClaimLabels) else ()
         answer = judge_answer(

@@ -107,12 +107,13 @@ def _lost_how(
     ctx: RunContext, slot: tuple[int, ...], scope: Scope, source: Source
 ) -> tuple[str, str]:
     """Why a keyword is in no chunk in scope: (cut or dropped, the reason for people)."""
-    # the documents whose parsed text holds the keyword, and those of chunks holding it
-    holding, in_chunks = ctx.holding(slot)
+    # the documents whose parsed text holds the keyword, from the posting lists
+    holding = {ctx.doc_ids[u] for ident in slot for u in ctx.docs.units_with(ident)}
     if source.doc is not None:
         docs = [source.doc] if source.doc in holding else []
     else:
         docs = sorted(holding if scope.docs is None else holding & scope.docs)
+    in_chunks = {ctx.chunk_doc[u] for ident in slot for u in ctx.chunker_units_with(ident)}
     for doc in docs:
         if doc in in_chunks:
             return UNANCHORED, (
@@ -132,7 +133,7 @@ def _lost_how(
                 "which no chunk covers: the chunker dropped that text"
             )
         return CUT, f"in the parsed text of {doc!r} but in no chunk: cut by a chunk boundary"
-    if in_chunks:
+    if any(ctx.chunker_units_with(ident) for ident in slot):
         return ABSENT, "only in chunks of documents outside the sample's scope"
     if len(ctx.docs) == 0:
         return ABSENT, (

@@ -18,44 +18,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING
 
-# the answer matcher's names (``matching.AnswerMatcher``, ``matching.Decision`` ...) are
-# read from the package when an answer is judged: they load on first use, so a run without
-# answers is scored without loading the matcher's rules
-from cofe import matching
-from cofe.matching import CompiledSample
+from cofe.matching import (
+    AnswerMatcher,
+    CompiledSample,
+    Decision,
+    PointDecision,
+    Rule,
+)
 from cofe.refusal import Decline, Extent, undeclined
 from cofe.stages._context import RunContext
 from cofe.stages._evidence import quote
 from cofe.stages.parse import judge_text
 
-if TYPE_CHECKING:
-    from cofe.matching import AnswerMatcher, PointDecision
-
-_JUDGED = {"support": "present", "partial": "partial", "not_support": "absent"}
-"""The LLM judge's label -> the ``Decision`` (by value) it settles a point to."""
-
-
-@cache
-def _fixed(name: str) -> PointDecision:
-    """The decisions the answer step makes without the matcher, made once."""
-    decision, rule, pd = matching.Decision, matching.Rule, matching.PointDecision
-    return {
-        "verbatim": pd(decision.PRESENT, rule.VERBATIM, "every keyword found as written"),
-        "not written": pd(decision.ABSENT, rule.VERBATIM, "not found as written"),
-        # an answer made of its context's (or source's) own sentences did not paraphrase:
-        # what it lacks as written, it lacks (as for chunks, which copy their document)
-        "copied": pd(
-            decision.ABSENT,
-            rule.VERBATIM,
-            "the answer copies its context or source sentence for sentence: no paraphrase to "
-            "look for",
-        ),
-    }[name]
-
-
+_VERBATIM = PointDecision(Decision.PRESENT, Rule.VERBATIM, "every keyword found as written")
+_JUDGED = {
+    "support": Decision.PRESENT,
+    "partial": Decision.PARTIAL,
+    "not_support": Decision.ABSENT,
+}
+_NOT_WRITTEN = PointDecision(Decision.ABSENT, Rule.VERBATIM, "not found as written")
+# an answer made of its context's (or source's) own sentences did not paraphrase: what it
+# lacks as written, it lacks (as for chunks, which copy their document)
+_COPIED = PointDecision(
+    Decision.ABSENT,
+    Rule.VERBATIM,
+    "the answer copies its context or source sentence for sentence: no paraphrase to look for",
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 # an answer shorter than this (words, or characters for Chinese) is not read as a copy of its
@@ -90,7 +79,7 @@ class AnswerHits:
     @property
     def declined(self) -> tuple[bool, ...]:
         """Per point: the answer declines to give it (a refusal, whole or partial)."""
-        return tuple(d.decision is matching.Decision.DECLINED for d in self.decisions)
+        return tuple(d.decision is Decision.DECLINED for d in self.decisions)
 
     @property
     def ranks(self) -> tuple[int | None, ...]:
@@ -106,7 +95,7 @@ class AnswerHits:
         if not self.missing[p]:
             return decision.why
         lacks = f"the answer lacks {quote(self.missing[p])}"
-        return lacks if decision is _fixed("not written") else f"{lacks} as written; {decision.why}"
+        return lacks if decision is _NOT_WRITTEN else f"{lacks} as written; {decision.why}"
 
 
 def judge_answer(
@@ -134,9 +123,9 @@ def judge_answer(
     matcher: AnswerMatcher | None = None
     for point, absent in zip(cs.points, written.missing, strict=True):
         if not absent:
-            decision = _fixed("verbatim")
+            decision = _VERBATIM
         elif not paraphrase:
-            decision = _fixed("not written")
+            decision = _NOT_WRITTEN
         elif whole:
             assert declines is not None
             decision = _declined(declines)
@@ -144,38 +133,30 @@ def judge_answer(
             if copied is None:  # decided once per answer, only when a point needs it
                 copied = copies(ctx, answer, quotable(), normalized)
             if copied:
-                decision = _fixed("copied")
+                decision = _COPIED
             else:
-                matcher = matcher or matching.AnswerMatcher(answer, question)
+                matcher = matcher or AnswerMatcher(answer, question)
                 decision = matcher.point(point.texts)
         decisions.append(decision)
     refusal = declines.reason if whole and declines is not None else None
     if declines is not None and declines.extent is Extent.PARTIAL and paraphrase:
         decisions, refusal = _partly_declined(
-            decisions,
-            declines,
-            question,
-            lambda: matching.AnswerMatcher(undeclined(answer), question),
-            cs,
+            decisions, declines, question, lambda: AnswerMatcher(undeclined(answer), question), cs
         )
     for at, point in enumerate(cs.points):
         label = judged[point.index] if point.index < len(judged) else None
-        if label is not None and decisions[at].decision is not matching.Decision.PRESENT:
+        if label is not None and decisions[at].decision is not Decision.PRESENT:
             # the judge settles what the words could not show conveyed (a present point
             # never needs a call, and a weak judge cannot talk it away)
-            decisions[at] = matching.PointDecision(
-                matching.Decision(_JUDGED[label]),
-                matching.Rule.JUDGE,
-                f"the LLM judge labelled it {label}",
+            decisions[at] = PointDecision(
+                _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
             )
     return AnswerHits(written.hits, written.missing, tuple(decisions), refusal)
 
 
 def _declined(declines: Decline) -> PointDecision:
-    return matching.PointDecision(
-        matching.Decision.DECLINED,
-        matching.Rule.REFUSAL,
-        f"the answer declines [{declines.reason}]",
+    return PointDecision(
+        Decision.DECLINED, Rule.REFUSAL, f"the answer declines [{declines.reason}]"
     )
 
 
@@ -195,21 +176,19 @@ def _partly_declined(
     rest: AnswerMatcher | None = None
     out = list(decisions)
     for at, d in enumerate(decisions):
-        if d.decision is matching.Decision.ABSENT and not _contradicts(d):
+        if d.decision is Decision.ABSENT and not _contradicts(d):
             out[at] = _declined(declines)
-        elif d.decision is matching.Decision.UNDECIDED:
+        elif d.decision is Decision.UNDECIDED:
             rest = rest or besides()
             again = rest.point(cs.points[at].texts)
-            if again.decision is matching.Decision.ABSENT and not _contradicts(again):
+            if again.decision is Decision.ABSENT and not _contradicts(again):
                 out[at] = _declined(declines)
-    conveyed = any(
-        d.decision in (matching.Decision.PRESENT, matching.Decision.PARTIAL) for d in out
-    )
+    conveyed = any(d.decision in (Decision.PRESENT, Decision.PARTIAL) for d in out)
     asked = set(_FIGURE.findall(question))
     own_figures = any(set(_FIGURE.findall(s)) - asked for s in declines.others)
     whole = not conveyed and not own_figures and not any(map(_contradicts, decisions))
     if whole:  # a refusal repeats the question's words: what stays open is declined too
-        out = [_declined(declines) if d.decision is matching.Decision.UNDECIDED else d for d in out]
+        out = [_declined(declines) if d.decision is Decision.UNDECIDED else d for d in out]
     return out, declines.reason if whole else None
 
 
@@ -219,6 +198,4 @@ _STATED_OTHERWISE = frozenset(("other-value", "figure-missing", "conclusion"))
 
 def _contradicts(decision: PointDecision) -> bool:
     """The matcher found another value of the point stated: an answer, not a decline."""
-    return decision.decision is matching.Decision.ABSENT and not _STATED_OTHERWISE.isdisjoint(
-        decision.rules
-    )
+    return decision.decision is Decision.ABSENT and not _STATED_OTHERWISE.isdisjoint(decision.rules)
