@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -298,16 +299,17 @@ class RunContext:
     def chunk_tokens(self, unit: int) -> tuple[str, ...]:
         """The strict tokens of a chunk (ROUGE reads them whatever the matching mode), made
         once: the same chunks come back in sample after sample's pool and context. At most
-        ``TOKENS_KEPT`` chunks are kept, so a big corpus does not hold them all."""
+        ``TOKENS_KEPT`` chunks are kept, so a big corpus does not hold them all, and their
+        words are interned: a corpus repeats its words, which are then held once."""
         tokens = self._tokens.get(unit)
         if tokens is None:
             if len(self._tokens) >= TOKENS_KEPT:
                 self._tokens.clear()
             if self.config.mode is MatchMode.STRICT:  # the strict normal form is its tokens
-                tokens = tuple(self.chunks.text(unit).split())
+                words = self.chunks.text(unit).split()
             else:
-                tokens = tuple(strict_tokens(self.chunks.raw(unit)))
-            self._tokens[unit] = tokens
+                words = strict_tokens(self.chunks.raw(unit))
+            tokens = self._tokens[unit] = tuple(map(sys.intern, words))
         return tokens
 
     def chunker_units_with(self, keyword: int) -> list[int] | set[int]:
