@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cofe.evalset import EvalSample
@@ -296,19 +296,20 @@ class RunContext:
             return any(leaf in eligible for leaf in leaves)
         return scope.docs is not None and self.chunk_doc[unit] in scope.docs
 
-    def chunk_tokens(self, unit: int) -> tuple[str, ...]:
-        """The strict tokens of a chunk (ROUGE reads them whatever the matching mode), made
-        once: the same chunks come back in sample after sample's pool and context. At most
-        ``TOKENS_KEPT`` chunks are kept, so a big corpus does not hold them all, and their
-        words are interned: a corpus repeats its words, which are then held once."""
+    def chunk_tokens(self, unit: int) -> Sequence[str]:
+        """The strict tokens of a chunk (ROUGE reads them whatever the matching mode). In
+        strict mode they are its normal form, split; in the others the strict tokeniser's
+        regex runs on the raw text, so they are made once per chunk: the same chunks come back
+        in sample after sample's pool and context. At most ``TOKENS_KEPT`` chunks are kept,
+        so a big corpus does not hold them all, and their words are interned: a corpus
+        repeats its words, which are then held once."""
+        if self.config.mode is MatchMode.STRICT:
+            return self.chunks.text(unit).split()
         tokens = self._tokens.get(unit)
         if tokens is None:
             if len(self._tokens) >= TOKENS_KEPT:
                 self._tokens.clear()
-            if self.config.mode is MatchMode.STRICT:  # the strict normal form is its tokens
-                words = self.chunks.text(unit).split()
-            else:
-                words = strict_tokens(self.chunks.raw(unit))
+            words = strict_tokens(self.chunks.raw(unit))
             tokens = self._tokens[unit] = tuple(map(sys.intern, words))
         return tokens
 
