@@ -111,7 +111,11 @@ def _fmt(xs: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reference", type=Path, help="checkout of Alibaba-NLP/CoFE-RAG@7c5ad86")
-    ap.add_argument("--sets", default=None, help=f"default: {','.join(DEFAULT_SETS)}")
+    ap.add_argument(
+        "--sets",
+        default=None,
+        help=f"default: {','.join(DEFAULT_SETS)} (without --reference: those it does not need)",
+    )
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tree", type=Path, default=ROOT, help="the cofe source tree to time")
@@ -120,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--digest", action="store_true", help="print each results folder's hash")
     args = ap.parse_args(argv)
-    sets = [s for s in (args.sets or ",".join(DEFAULT_SETS)).split(",") if s]
+    default = [s for s in DEFAULT_SETS if args.reference or s not in NEEDS_REFERENCE]
+    sets = [s for s in args.sets.split(",") if s] if args.sets else default
     for s in sets:
         if s not in rs.SETS:
             ap.error(f"unknown set {s!r} (choose from {', '.join(rs.SETS)})")
