@@ -31,6 +31,11 @@ work folder and reused while the builder's settings are unchanged):
   published, so its corpus is the release's own reference answers, one chunk each --
   real labels, a stand-in corpus. ``release-zh`` does the same with the first 1,000 of
   the 2,826 Chinese queries.
+* ``others-en``, ``others-zh``, ``others-squad``: pools of *other* queries' answers -- the
+  release's queries (or 1,000 shipped SQuAD questions) over a corpus of their reference
+  answers, each pool the 30 best BM25 hits with the query's own answer left out, and cofe's
+  records carrying the pool's top 4 as the context (``benchmarks/score_speed.py`` times
+  them; nearly every point is missed, so every loss is explained).
 
 For the SQuAD-format sets: the articles are cut into windows of 120 words (200 CJK
 characters), no overlap (``examples/build_squad_bm25.chunk_documents``, as
