@@ -31,6 +31,11 @@ work folder and reused while the builder's settings are unchanged):
   published, so its corpus is the release's own reference answers, one chunk each --
   real labels, a stand-in corpus. ``release-zh`` does the same with the first 1,000 of
   the 2,826 Chinese queries.
+* ``others-en``, ``others-zh``, ``others-squad``: pools of *other* queries' answers -- the
+  release's queries (or 1,000 shipped SQuAD questions) over a corpus of their reference
+  answers, each pool the 30 best BM25 hits with the query's own answer left out, and cofe's
+  records carrying the pool's top 4 as the context (``benchmarks/score_speed.py`` times
+  them; nearly every point is missed, so every loss is explained).
 
 For the SQuAD-format sets: the articles are cut into windows of 120 words (200 CJK
 characters), no overlap (``examples/build_squad_bm25.chunk_documents``, as
@@ -115,8 +120,8 @@ RELEASE_BLOBS = {
 }
 TOP_K = 4  # eval_search/config/keyword_match.json
 CANDIDATES = 30
-SETS = ("squad", "cmrc", "release-en", "release-zh")
-BUILDER_VERSION = 1  # bump when the input builder changes what it writes
+SETS = ("squad", "cmrc", "release-en", "release-zh", "others-en", "others-zh", "others-squad")
+BUILDER_VERSION = 2  # bump when the input builder changes what it writes
 
 
 # ---------------------------------------------------------------- the reference checkout
@@ -251,6 +256,28 @@ def _release(set_name: str, n: int, ref: Path):
     return examples, documents, chunks, len(raw)
 
 
+def _answers_corpus(examples: list[dict]):
+    """A corpus of the examples' own reference answers, one chunk each (chunk i: example i's)."""
+    from cofe import Chunk
+
+    documents: dict[str, str] = {}
+    chunks = []
+    for i, e in enumerate(examples):
+        text = str(e.get("reference_answer") or "")
+        documents[f"answer-{i:04d}.txt"] = text
+        chunks.append(
+            Chunk(
+                chunk_id=f"answer-{i:04d}#0",
+                doc_id=f"answer-{i:04d}",
+                text=text,
+                start=0,
+                end=len(text),
+            )
+        )
+        e["file_name"] = ""
+    return documents, chunks
+
+
 def build(set_name: str, n: int, workdir: Path, ref: Path | None = None) -> Built:
     """Write both inputs of one set under ``workdir/<set>-<n>`` (reused when already built)."""
     import bm25s
@@ -273,7 +300,11 @@ def build(set_name: str, n: int, workdir: Path, ref: Path | None = None) -> Buil
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
 
-    if set_name.startswith("release-"):
+    others = set_name.startswith("others-")
+    if set_name in ("others-squad",):
+        examples, _, _, available = _squad_like("squad", n)
+        documents, chunks = _answers_corpus(examples)
+    elif set_name.startswith(("release-", "others-")):
         if ref is None:
             raise SystemExit(
                 f"{set_name} needs --reference (the release is in the reference checkout)"
@@ -285,9 +316,16 @@ def build(set_name: str, n: int, workdir: Path, ref: Path | None = None) -> Buil
 
     retriever = BM25Retriever()
     retriever.index(chunks, None)
-    pools: list[list[tuple[int, float]]] = [
-        retriever.search(e["query"], CANDIDATES) for e in examples
-    ]
+    if others:
+        # chunk i is query i's own answer: its pool is the 30 best of the *other* answers
+        pools: list[list[tuple[int, float]]] = [
+            [(j, sc) for j, sc in retriever.search(e["query"], CANDIDATES + 1) if j != i][
+                :CANDIDATES
+            ]
+            for i, e in enumerate(examples)
+        ]
+    else:
+        pools = [retriever.search(e["query"], CANDIDATES) for e in examples]
     short = sum(len(p) < CANDIDATES for p in pools)
 
     # the CoFE-RAG release format, and cofe's eval set imported from it
@@ -341,7 +379,7 @@ def build(set_name: str, n: int, workdir: Path, ref: Path | None = None) -> Buil
             created_at=datetime(2026, 1, 1, tzinfo=UTC),
             pipeline={
                 "chunker": "120-word / 200-CJK-character windows"
-                if not set_name.startswith("release")
+                if not set_name.startswith(("release", "others"))
                 else "one chunk per reference answer",
                 "retriever": "cofe BM25Retriever (bm25s)",
                 "candidates": CANDIDATES,
@@ -366,6 +404,13 @@ def build(set_name: str, n: int, workdir: Path, ref: Path | None = None) -> Buil
                 RankedChunk(chunk_id=chunks[i].chunk_id, score=round(float(sc), 4))
                 for i, sc in pool
             ],
+            # the others-* sets record what the generator received: the pool's top 4
+            context=[
+                RankedChunk(chunk_id=chunks[i].chunk_id, score=round(float(sc), 4))
+                for i, sc in pool[:TOP_K]
+            ]
+            if others
+            else None,
         )
         for s, pool in zip(imported.samples, pools, strict=True)
     )

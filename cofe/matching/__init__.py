@@ -1,5 +1,13 @@
-"""Keyword matching: normalisation modes, bad-label checks, one-pass keyword index."""
+"""Keyword matching: normalisation modes, bad-label checks, one-pass keyword index.
 
+The answer matcher's names (``cofe.matching.answer``: some hundred rules and their tables)
+load on first use, as ``cofe``'s do: a run without answers -- retrieval only, or the
+CoFE-RAG setting -- is scored without loading them.
+"""
+
+from typing import TYPE_CHECKING
+
+from cofe._lazy import lazy_names
 from cofe.matching._compile import (
     BadLabel,
     CompiledPoint,
@@ -21,7 +29,13 @@ from cofe.matching._normalize import (
     strict_tokens,
     surface,
 )
-from cofe.matching.answer import AnswerMatcher, Decision, PointDecision, Rule, units
+
+if TYPE_CHECKING:
+    from cofe.matching.answer import AnswerMatcher, Decision, PointDecision, Rule, units
+
+_HOMES = dict.fromkeys(
+    ("AnswerMatcher", "Decision", "PointDecision", "Rule", "units"), "cofe.matching.answer"
+)
 
 __all__ = [
     "STOPWORDS",
@@ -50,3 +64,5 @@ __all__ = [
     "surface",
     "units",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

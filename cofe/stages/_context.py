@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cofe.config import CoarseScope, ScoreConfig
@@ -12,10 +13,12 @@ from cofe.evalset import EvalSample
 from cofe.matching import (
     CompiledSample,
     KeywordIndex,
+    MatchMode,
     UnitIndex,
     compile_sample,
     normalizer,
     register_keywords,
+    strict_tokens,
 )
 from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog import Chunk, RunLog
@@ -30,6 +33,8 @@ class Source:
 
 
 NO_SOURCE = Source(None)
+TOKENS_KEPT = 20_000
+"""Chunks whose strict tokens ``RunContext.chunk_tokens`` keeps at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +100,8 @@ class RunContext:
         self._resolved: dict[str, Source] = {}
         self._eligible_by_docs: dict[frozenset[str], frozenset[int]] = {}
         self._gaps: dict[str, list[tuple[int, int]] | None] = {}
+        # per chunk, its strict tokens (ROUGE), made once: pools and contexts share chunks
+        self._tokens: dict[int, tuple[str, ...]] = {}
 
         self._doc_texts = [doc.text for doc in documents]
         # a document that is one chunk (a short page, an FAQ entry) is scanned once, as that
@@ -288,6 +295,23 @@ class RunContext:
         if leaves:
             return any(leaf in eligible for leaf in leaves)
         return scope.docs is not None and self.chunk_doc[unit] in scope.docs
+
+    def chunk_tokens(self, unit: int) -> Sequence[str]:
+        """The strict tokens of a chunk (ROUGE reads them whatever the matching mode). In
+        strict mode they are its normal form, split; in the others the strict tokeniser's
+        regex runs on the raw text, so they are made once per chunk: the same chunks come back
+        in sample after sample's pool and context. At most ``TOKENS_KEPT`` chunks are kept,
+        so a big corpus does not hold them all, and their words are interned: a corpus
+        repeats its words, which are then held once."""
+        if self.config.mode is MatchMode.STRICT:
+            return self.chunks.text(unit).split()
+        tokens = self._tokens.get(unit)
+        if tokens is None:
+            if len(self._tokens) >= TOKENS_KEPT:
+                self._tokens.clear()
+            words = strict_tokens(self.chunks.raw(unit))
+            tokens = self._tokens[unit] = tuple(map(sys.intern, words))
+        return tokens
 
     def chunker_units_with(self, keyword: int) -> list[int] | set[int]:
         """The chunker's chunks (not derived ones) holding a keyword."""

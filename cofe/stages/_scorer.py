@@ -22,7 +22,7 @@ from cofe._parallel import fork_imap
 from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_STAGE, STEPS, StepSpec
 from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose
 from cofe.evalset import EvalSample, EvalSet
-from cofe.matching import BadLabel, CompiledSample, MatchMode, strict_tokens
+from cofe.matching import BadLabel, CompiledSample, strict_tokens
 from cofe.measures import NOT_JUDGED, ClaimLabels, Step, StepView, Unscored
 from cofe.measures.point_recall import settled_share
 from cofe.refusal import Decline, Extent, read_decline
@@ -34,7 +34,6 @@ from cofe.stages._judgements import CorpusHits, RankedHits
 from cofe.stages._shape import RunShape
 from cofe.stages._tables import Tables
 from cofe.stages.chunking import judge_chunking, split_points, split_why
-from cofe.stages.generation import judge_answer
 from cofe.stages.parse import judge_parse, judge_text
 from cofe.stages.ranking import judge_ranked
 
@@ -479,6 +478,11 @@ class _SampleScorer:
         if record.answer is None:
             reason = self._crashed(record, Stage.GENERATION) or "the record has no answer"
             return self.unjudged(Step.ANSWER, reason)
+        # the answer step loads the answer matcher (its rules and tables: a tenth of the
+        # scorer's start-up) when a run first has an answer to read, not for every run:
+        # a lazy import kept for start-up time
+        from cofe.stages.generation import judge_answer
+
         claims = self.ctx.claims.get(sample.id, NOT_JUDGED)
         judged = claims.points if isinstance(claims, ClaimLabels) else ()
         answer = judge_answer(
@@ -573,14 +577,11 @@ class _SampleScorer:
     def _tokens(self, given: Sequence[ChunkRef]) -> list[str]:
         """Strict tokens of a list of chunks, for ROUGE, whatever the matching mode."""
         tokens: list[str] = []
-        chunks, strict = self.ctx.chunks, self.ctx.config.mode is MatchMode.STRICT
+        ctx = self.ctx
         for item in given:
-            unit = self.ctx.chunk_pos.get(item.chunk_id)
+            unit = ctx.chunk_pos.get(item.chunk_id)
             if unit is not None:
-                # the strict normal form is its tokens
-                tokens.extend(
-                    chunks.text(unit).split() if strict else strict_tokens(chunks.raw(unit))
-                )
+                tokens += ctx.chunk_tokens(unit)
         return tokens
 
 

@@ -7,6 +7,7 @@ evaluator: the filtered chunks are concatenated and searched as one string.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from cofe.matching import CompiledSample, MatchMode
@@ -54,26 +55,17 @@ def judge_ranked(
             if empty in slots[s][1]:
                 slot_rank[s] = 1
         open_slots = [s for s in open_slots if slot_rank[s] is None]
-    text = ""
+    if joined:
+        if open_slots:
+            _joined_ranks(ctx, units, passing, slots, open_slots, slot_rank)
+        open_slots = []
     for rank, (unit, ok) in enumerate(zip(units, passing, strict=True), start=1):
         if not open_slots:
             break
         if not ok:
             continue
         assert unit is not None  # only known chunks pass
-        if joined:
-            # a keyword not in the text so far can only end inside the newly joined part
-            before = len(text)
-            text += chunks.text(unit)
-            found = [
-                s
-                for s in open_slots
-                if any(
-                    text.find(keywords[i], max(0, before - len(keywords[i]) + 1)) >= 0
-                    for i in slots[s][1]
-                )
-            ]
-        elif exact_only:
+        if exact_only:
             in_chunk = chunks.text(unit)
             found = [s for s in open_slots if any(keywords[i] in in_chunk for i in slots[s][1])]
         else:
@@ -99,6 +91,47 @@ def judge_ranked(
     return RankedHits(
         tuple(point_ranks), passing, mentions, doc_ids, tuple(missing), unknown, derivation
     )
+
+
+def _joined_ranks(
+    ctx: RunContext,
+    units: list[int | None],
+    passing: tuple[bool, ...],
+    slots: list[tuple[int, tuple[int, ...]]],
+    open_slots: list[int],
+    slot_rank: list[int | None],
+) -> None:
+    """cofe-rag mode: the rank at which each open slot is first in the passing chunks' texts
+    joined in rank order (a keyword may run across two chunks, as in the reference).
+
+    The joined text is searched once per keyword, not once per rank: a keyword is in the
+    text of the first r ranks exactly when its first occurrence ends within them, so its
+    rank is that of the chunk where the first occurrence ends."""
+    texts, ends, ranks = [], [], []
+    length = 0
+    for rank, (unit, ok) in enumerate(zip(units, passing, strict=True), start=1):
+        if ok:
+            assert unit is not None  # only known chunks pass
+            text = ctx.chunks.text(unit)
+            length += len(text)
+            texts.append(text)
+            ends.append(length)
+            ranks.append(rank)
+    joined = "".join(texts)
+    keywords = ctx.index.keywords
+    rank_of: dict[int, int | None] = {}
+    for s in open_slots:
+        best: int | None = None
+        for i in slots[s][1]:
+            if i in rank_of:
+                r = rank_of[i]
+            else:
+                keyword = keywords[i]
+                at = joined.find(keyword)
+                r = rank_of[i] = None if at < 0 else ranks[bisect_left(ends, at + len(keyword))]
+            if r is not None and (best is None or r < best):
+                best = r
+        slot_rank[s] = best
 
 
 def _derivation_losses(

@@ -1,0 +1,183 @@
+"""CPU seconds of one ``cofe score --mode cofe-rag`` on 1,000 queries, per input shape.
+
+    python benchmarks/score_speed.py [--reference DIR] [--sets others-en,release-en,squad]
+                                     [--repeat 5] [--tree DIR] [--workdir DIR] [--digest]
+
+Each run is a fresh process (the ``cofe`` console script next to this interpreter, else
+``python -m cofe``) scoring a run-log folder that ``benchmarks/reference_speed.py`` builds:
+1,000 queries with a pool of 30 chunks each, top_k 4. The shapes:
+
+* ``squad``, ``cmrc``, ``release-en``, ``release-zh``: BM25 pools over the corpus
+  (``reference_speed.py``'s sets: the query's own material is usually in its pool);
+* ``others-en``, ``others-zh``: the CoFE-RAG release's queries over a corpus of the
+  release's reference answers, each query's pool the 30 best of the *other* queries'
+  answers (its own left out) and its context the pool's top 4 -- nearly every point is
+  missed, so the scorer explains a loss for almost every keyword at every step;
+* ``others-squad``: the same over 1,000 shipped SQuAD questions' answers (no checkout
+  needed; SQuAD answers are a few words, so its chunks are short).
+
+The release sets need ``--reference`` (a checkout of Alibaba-NLP/CoFE-RAG, see
+``benchmarks/data/reference/README.md``). CPU = user + system of the process and its
+children (``resource.getrusage(RUSAGE_CHILDREN)`` around it), ``--repeat`` runs, median
+and range, in two settings: "bytecode cached" (``PYTHONPYCACHEPREFIX`` in the work folder,
+filled by one untimed run, as an installed package has it) and "no bytecode cache" (the
+environment as given; with ``PYTHONDONTWRITEBYTECODE``, as on the project's machines,
+every run compiles cofe's own modules from source). The floor, ``python -c pass``, is
+timed the same way (on these machines a ``.pth`` file of the sandbox imports certifi at
+every start-up).
+
+``--tree DIR`` times another cofe source tree (say ``git archive`` of an older commit)
+on the same inputs; ``--digest`` prints a SHA-256 of each set's whole results folder, so
+two trees can be shown to write byte-identical results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import reference_speed as rs  # noqa: E402
+
+DEFAULT_SETS = ("others-en", "release-en", "squad", "others-squad")
+NEEDS_REFERENCE = ("release-en", "release-zh", "others-en", "others-zh")
+
+
+def _env(tree: Path, cached: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree) + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if cached is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(cached)
+    return env
+
+
+def _cpu(cmd: list[str], env: dict[str, str]) -> float:
+    before = os.times()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    after = os.times()
+    if proc.returncode:
+        err = proc.stderr.decode("utf-8", "replace")[-3000:]
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{err}")
+    return (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+
+
+def _cofe() -> list[str]:
+    script = Path(sys.executable).parent / "cofe"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cofe"]
+
+
+def score_cmd(built: rs.Built, out: Path) -> list[str]:
+    return [
+        *_cofe(),
+        "score",
+        str(built.run_dir),
+        "--evalset",
+        str(built.evalset),
+        "--mode",
+        "cofe-rag",
+        "--candidates",
+        str(rs.CANDIDATES),
+        "--out",
+        str(out),
+    ]
+
+
+def digest(folder: Path) -> str:
+    """One SHA-256 over every file of a results folder (names and bytes, in name order)."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _fmt(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reference", type=Path, help="checkout of Alibaba-NLP/CoFE-RAG@7c5ad86")
+    ap.add_argument(
+        "--sets",
+        default=None,
+        help=f"default: {','.join(DEFAULT_SETS)} (without --reference: those it does not need)",
+    )
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tree", type=Path, default=ROOT, help="the cofe source tree to time")
+    ap.add_argument(
+        "--workdir", type=Path, default=ROOT / "benchmarks" / "_work" / "reference_speed"
+    )
+    ap.add_argument("--digest", action="store_true", help="print each results folder's hash")
+    args = ap.parse_args(argv)
+    default = [s for s in DEFAULT_SETS if args.reference or s not in NEEDS_REFERENCE]
+    sets = [s for s in args.sets.split(",") if s] if args.sets else default
+    for s in sets:
+        if s not in rs.SETS:
+            ap.error(f"unknown set {s!r} (choose from {', '.join(rs.SETS)})")
+        if s in NEEDS_REFERENCE and args.reference is None:
+            ap.error(f"{s} needs --reference (the release is in the reference checkout)")
+    ref = args.reference.resolve() if args.reference else None
+    if ref is not None:
+        rs.check_reference(ref)
+    tree = args.tree.resolve()
+    cache = args.workdir / f"pycache-{hashlib.sha1(str(tree).encode()).hexdigest()[:8]}"
+    cached_env, plain_env = _env(tree, cache), _env(tree, None)
+
+    built = {s: rs.build(s, args.queries, args.workdir, ref) for s in sets}
+    out = args.workdir / "score-speed-out"
+    for b in built.values():  # untimed: fills the bytecode cache
+        _cpu(score_cmd(b, out), cached_env)
+    floor: dict[str, list[float]] = {"cached": [], "plain": []}
+    cpu: dict[tuple[str, str], list[float]] = {}
+    digests: dict[str, str] = {}
+    for rep in range(args.repeat):  # the sets and settings alternate within each repetition
+        for setting, env in (("cached", cached_env), ("plain", plain_env)):
+            floor[setting].append(_cpu([sys.executable, "-c", "pass"], env))
+            for name, b in built.items():
+                cpu.setdefault((name, setting), []).append(_cpu(score_cmd(b, out), env))
+                if rep == 0 and setting == "cached" and args.digest:
+                    digests[name] = digest(out)
+        print(
+            f"repetition {rep + 1}: "
+            + ", ".join(f"{n}/{s} {v[-1]:.2f}" for (n, s), v in cpu.items()),
+            file=sys.stderr,
+            flush=True,
+        )
+    print(
+        f"\n`cofe score --mode cofe-rag` of {tree}, CPU s (user + system, with children), "
+        f"median (min–max) of {args.repeat}\n"
+    )
+    print("| set | queries × pool | bytecode cached | no bytecode cache |")
+    print("| --- | --- | --- | --- |")
+    print(
+        f"| `python -c pass` (the floor) | – | {_fmt(floor['cached'])} | {_fmt(floor['plain'])} |"
+    )
+    for name, b in built.items():
+        print(
+            f"| {name} | {len(b.examples):,} × {rs.CANDIDATES} | {_fmt(cpu[(name, 'cached')])} "
+            f"| {_fmt(cpu[(name, 'plain')])} |"
+        )
+    if digests:
+        print()
+        for name, d in digests.items():
+            print(f"{name}: results folder sha256 {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
