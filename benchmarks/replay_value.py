@@ -34,13 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import cofe  # noqa: E402
 
-DATA = Path(cofe.__file__).parent / "_data"
-SETS = {
-    "squad": DATA / "squad" / "squad-v1.1-dev-part-b.json",
-    "cmrc": DATA / "cmrc2018" / "cmrc2018-trial.json",
-}
+from benchmarks.verdict_validity import SETS  # noqa: E402  (the same shipped sets)
+
 WORK = ROOT / "benchmarks" / "_work" / "replay_value"
 
 

@@ -226,6 +226,11 @@ def _tiny_pdf() -> bytes:
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    return pdf_bytes(objects)
+
+
+def pdf_bytes(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1), with a correct cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cofe.pipeline import ParseLimits, _parse, parse_documents
+from cofe.pipeline._parse import pdf_bytes
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the bounds need fork")
 
@@ -41,19 +42,7 @@ def _stream(data: bytes, extra: bytes = b"", length: bytes | None = None) -> byt
 
 def _pdf(path: Path, objects: list[bytes]) -> Path:
     """A PDF of these objects (numbered from 1), with a correct cross-reference table."""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
+    path.write_bytes(pdf_bytes(objects))
     return path
 
 
