@@ -245,10 +245,14 @@ def run_demo(
             progress=progress,
         )
         log(report.summary())
+        labels = None
         if endpoint is not None:  # a real model answered: the same endpoint judges the answers
             _judge(workdir / name, endpoint, cache, concurrency, log)
+            from cofe.judges import labels_for_scoring
+
+            labels = labels_for_scoring  # the scorer reads the judge's labels it is handed
         # the run's manifest records its top-K: the default settings read it
-        result = score_run(workdir / name, config=ScoreConfig())
+        result = score_run(workdir / name, config=ScoreConfig(), labels=labels)
         result.write(scores_folder(workdir / name, ScoreConfig()))
         outcomes[name] = (report, result)
     results = {n: r for n, (_, r) in outcomes.items()}

@@ -20,7 +20,7 @@ def model(messages, request) -> str:
 
 
 @pytest.mark.slow
-def test_the_demo_judges_a_real_models_answers(tmp_path, capsys):
+def test_the_demo_judges_a_real_models_answers(tmp_path, capsys, recwarn):
     config = DemoConfig(
         chunk_sizes=(128, 512),
         squad_per_article=2,
@@ -45,6 +45,8 @@ def test_the_demo_judges_a_real_models_answers(tmp_path, capsys):
         # a failed measure has no number anywhere; one that passed has one
         assert (result.mean("answer", "Faithfulness") is None) == failed
     assert "EXTRACTIVE" not in printed
+    # the judged runs are scored with the judge's labels handed in, never without them
+    assert not [w for w in recwarn if "no reader of the judge's labels" in str(w.message)]
 
 
 def test_without_an_endpoint_the_demo_says_how_to_get_judged_measures(tmp_path, capsys):
