@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -272,6 +273,27 @@ def _token(args: argparse.Namespace) -> str | None:
     return os.environ.get(TOKEN_ENV) or None
 
 
+@contextlib.contextmanager
+def _saying(verb: str) -> Iterator[None]:
+    """What the monitor logs while ``verb`` runs (the servers' counters, a batch the store
+    could not write, a page that failed), shown on stderr as ``cofe monitor VERB: ...``
+    lines; the handler goes when the command ends (main() may run again in one process)."""
+    import logging
+
+    logger = logging.getLogger("cofe.monitor")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"cofe monitor {verb}: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def _collect(args: argparse.Namespace) -> int:
     from cofe.monitor import Collector, bound_heap, check_binding
 
@@ -300,7 +322,8 @@ def _collect(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        collector.serve_forever()
+        with _saying("collect"):
+            collector.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
@@ -530,7 +553,7 @@ def _serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    with contextlib.suppress(KeyboardInterrupt):
+    with contextlib.suppress(KeyboardInterrupt), _saying("serve"):
         dashboard.serve_forever()
     return 0
 
