@@ -488,8 +488,9 @@ def _alerts(args: argparse.Namespace) -> int:
     named += [_sink_setting(text) for text in args.sink]
     store = _open(args)
     try:
-        loop = AlertLoop(store, rules, [StdoutSink(), *open_sinks(named, store)])
-        fired = loop.run(args.every)
+        with _saying("alerts"):
+            loop = AlertLoop(store, rules, [StdoutSink(), *open_sinks(named, store)])
+            fired = loop.run(args.every)
     finally:
         store.close()
     return 3 if fired else 0

@@ -10,6 +10,7 @@ sink failing (a full disk) never silences the others; the alert is stored either
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -21,20 +22,23 @@ from cofe.monitor._rules import Rule
 from cofe.monitor._sinks import Sink
 from cofe.monitor.store import MonitorStore, shown_location
 
+# what goes wrong as the loop runs (the CLI shows it on stderr: "cofe monitor alerts: ...")
+log = logging.getLogger("cofe.monitor.alerts")
+
 
 @dataclass
 class AlertLoop:
     """Rounds of ``rules`` over ``store``, each alert sent to every sink.
 
     ``out`` takes the line saying what a quiet round evaluated (a cron log tells a quiet
-    pipeline from a check that read nothing); ``err`` what went wrong. ``since_ns`` is where
-    the next round's traffic windows begin (None: the evaluation's catch-up windows)."""
+    pipeline from a check that read nothing); what goes wrong is logged to
+    ``cofe.monitor.alerts``. ``since_ns`` is where the next round's traffic windows begin
+    (None: the evaluation's catch-up windows)."""
 
     store: MonitorStore
     rules: Sequence[Rule]
     sinks: Sequence[Sink]
     out: TextIO | None = None
-    err: TextIO | None = None
     since_ns: int | None = None
     fired_last: list[Alert] = field(default_factory=list)  # the last finished round's
 
@@ -56,10 +60,16 @@ class AlertLoop:
                 try:
                     sink.send(alert)
                 except OSError as error:
-                    print(
-                        f"cofe: error: {type(sink).__name__} could not take an alert "
-                        f"({error}); it is stored in the alerts table",
-                        file=self.err or sys.stderr,
+                    log.error(
+                        "%s could not take an alert (%s); it is stored in the alerts table",
+                        type(sink).__name__,
+                        error,
+                        extra={
+                            "event": "sink_failed",
+                            "sink": type(sink).__name__,
+                            "alert_id": alert.alert_id,
+                            "error": str(error),
+                        },
                     )
 
     def run(self, every: float | None = None) -> list[Alert]:
@@ -74,11 +84,12 @@ class AlertLoop:
                 except Exception as error:
                     if every is None:
                         raise
-                    print(
-                        f"cofe monitor alerts: this round failed ({type(error).__name__}: "
-                        f"{shown_location(str(error))[:300]}); next round in {every:g} s",
-                        file=self.err or sys.stderr,
-                        flush=True,
+                    said = f"{type(error).__name__}: {shown_location(str(error))[:300]}"
+                    log.error(
+                        "this round failed (%s); next round in %g s",
+                        said,
+                        every,
+                        extra={"event": "round_failed", "error": said},
                     )
                 if every is None:
                     break

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import logging
 import queue
 import signal
 import socket
@@ -39,6 +40,9 @@ from cofe.monitor._alerts import Alert
 from cofe.monitor.store import MonitorStore
 
 RETRYABLE = {429, 500, 502, 503, 504}
+
+# an alert a sink could not deliver, said where the program's logging goes (the CLI: stderr)
+log = logging.getLogger("cofe.monitor.alerts")
 
 
 class Sink(Protocol):
@@ -297,7 +301,11 @@ class WebhookSink:
         try:
             self.store.record_delivery(alert_id, self.url_for_record, outcome)
         except Exception as error:  # a closed store must not kill the sender thread
-            print(f"cofe monitor: could not record a webhook outcome ({error})", file=sys.stderr)
+            log.error(
+                "could not record a webhook outcome (%s)",
+                error,
+                extra={"event": "record_failed", "alert_id": alert_id, "error": str(error)},
+            )
 
     @property
     def url_for_record(self) -> str:
@@ -321,9 +329,12 @@ class WebhookSink:
         for alert_id in left:
             outcome = f"failed: not delivered within {timeout:g} s (the webhook did not answer)"
             self.outcomes[alert_id] = outcome
-            print(
-                f"cofe monitor: alert {alert_id} {outcome} at {self.url_for_record}",
-                file=sys.stderr,
+            log.error(
+                "alert %s %s at %s",
+                alert_id,
+                outcome,
+                self.url_for_record,
+                extra={"event": "not_delivered", "alert_id": alert_id, "outcome": outcome},
             )
             if self.store is not None:
                 self._record(alert_id, outcome)

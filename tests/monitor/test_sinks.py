@@ -100,7 +100,10 @@ class Full:
 
 
 def test_one_failing_sink_does_not_silence_the_others_and_the_loop_remembers_its_place(
-    tmp_path: Path, memo: type[Memo], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    memo: type[Memo],
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     db = tmp_path / "m.db"
     _store_with_a_lost_round(db)
@@ -110,7 +113,22 @@ def test_one_failing_sink_does_not_silence_the_others_and_the_loop_remembers_its
         first = loop.round()
         assert first.fired and loop.since_ns == first.through_ns
         assert [stage for _, stage in memo.given] == ["generation"] * len(first.fired)
-        assert "Full could not take an alert (" in capsys.readouterr().err
+        [said] = [r for r in caplog.records if getattr(r, "event", None) == "sink_failed"]
+        assert said.sink == "Full" and "No space left" in said.getMessage()
         assert loop.run() == []  # the same round again: nothing new; the sinks closed
         assert "none fired" in capsys.readouterr().out
     assert memo.closed == 1
+
+
+def test_the_cli_says_a_sink_that_failed_on_stderr_and_still_alerts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    _store_with_a_lost_round(db)
+    folder = tmp_path / "a-folder"  # a log "file" that cannot be opened for appending
+    folder.mkdir()
+    assert main(["monitor", "alerts", "--store", str(db), "--log", str(folder)]) == 3
+    captured = capsys.readouterr()
+    assert "cofe alert [critical] generation" in captured.out
+    assert "cofe monitor alerts: LogSink could not take an alert (" in captured.err
+    assert "it is stored in the alerts table" in captured.err
