@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -206,6 +207,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     a.add_argument("--webhook", help="POST each alert as JSON to this URL (retried)")
     a.add_argument("--log", type=Path, help="append each alert as a JSON line to this file")
+    a.add_argument(
+        "--sink",
+        action="append",
+        default=[],
+        metavar="NAME=SETTING",
+        help="also send each alert to a registered sink (log=FILE, webhook=URL, or one "
+        "a plugin registered); repeatable",
+    )
     a.add_argument("--every", type=_positive_duration, help="evaluate every interval until stopped")
     a.add_argument(
         "--print-default-rules",
@@ -264,6 +273,27 @@ def _token(args: argparse.Namespace) -> str | None:
     return os.environ.get(TOKEN_ENV) or None
 
 
+@contextlib.contextmanager
+def _saying(verb: str) -> Iterator[None]:
+    """What the monitor logs while ``verb`` runs (the servers' counters, a batch the store
+    could not write, a page that failed), shown on stderr as ``cofe monitor VERB: ...``
+    lines; the handler goes when the command ends (main() may run again in one process)."""
+    import logging
+
+    logger = logging.getLogger("cofe.monitor")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"cofe monitor {verb}: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def _collect(args: argparse.Namespace) -> int:
     from cofe.monitor import Collector, bound_heap, check_binding
 
@@ -292,7 +322,8 @@ def _collect(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        collector.serve_forever()
+        with _saying("collect"):
+            collector.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
@@ -436,14 +467,12 @@ def _judge(args: argparse.Namespace) -> int:
 def _alerts(args: argparse.Namespace) -> int:
     from cofe.monitor import (
         DEFAULT_RULES,
-        LogSink,
+        AlertLoop,
         StdoutSink,
-        WebhookSink,
-        evaluate,
         load_rules,
+        open_sinks,
         rules_toml,
     )
-    from cofe.monitor.store import shown_location
 
     if args.print_default_rules:
         print(rules_toml(DEFAULT_RULES), end="")
@@ -454,58 +483,24 @@ def _alerts(args: argparse.Namespace) -> int:
         print(rules_schema())
         return 0
     rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
+    named = [("log", str(args.log))] if args.log else []
+    named += [("webhook", args.webhook)] if args.webhook else []
+    named += [_sink_setting(text) for text in args.sink]
     store = _open(args)
-    sinks: list[StdoutSink | LogSink | WebhookSink] = [StdoutSink()]
-    if args.log:
-        sinks.append(LogSink(args.log))
-    if args.webhook:
-        sinks.append(WebhookSink(args.webhook, store))
-    fired_last = 0
-    since: int | None = None  # a long-running evaluator tests each window once, in order
     try:
-        while True:
-            started = time.monotonic()
-            try:
-                store.refresh()
-                evaluation = evaluate(store, rules, since_ns=since)
-                since = evaluation.through_ns
-            except Exception as error:
-                if args.every is None:
-                    raise
-                # a long-running evaluator outlives a round that failed (the database
-                # restarting for longer than the store's reconnection waits): said, retried
-                print(
-                    f"cofe monitor alerts: this round failed ({type(error).__name__}: "
-                    f"{shown_location(str(error))[:300]}); next round in {args.every} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                time.sleep(max(0.0, args.every - (time.monotonic() - started)))
-                continue
-            fired = evaluation.fired
-            for alert in fired:
-                for sink in sinks:  # one failing sink (a full disk) must not silence the others
-                    try:
-                        sink.send(alert)
-                    except OSError as error:
-                        print(
-                            f"cofe: error: {type(sink).__name__} could not take an alert "
-                            f"({error}); it is stored in the alerts table",
-                            file=sys.stderr,
-                        )
-            if not fired:  # a cron log shows the check ran, and over what
-                print(evaluation.line(), flush=True)
-            fired_last = len(fired)
-            if args.every is None:
-                break
-            time.sleep(max(0.0, args.every - (time.monotonic() - started)))
-    except KeyboardInterrupt:
-        pass
+        with _saying("alerts"):
+            loop = AlertLoop(store, rules, [StdoutSink(), *open_sinks(named, store)])
+            fired = loop.run(args.every)
     finally:
-        for sink in sinks:
-            sink.close()
         store.close()
-    return 3 if fired_last else 0
+    return 3 if fired else 0
+
+
+def _sink_setting(text: str) -> tuple[str, str]:
+    name, equals, setting = text.partition("=")
+    if not equals or not name:
+        raise InputError(f"--sink takes NAME=SETTING (e.g. log=alerts.jsonl), not {text!r}")
+    return name, setting
 
 
 def _when(ns: int) -> str:
@@ -559,7 +554,7 @@ def _serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    with contextlib.suppress(KeyboardInterrupt):
+    with contextlib.suppress(KeyboardInterrupt), _saying("serve"):
         dashboard.serve_forever()
     return 0
 

@@ -8,11 +8,13 @@
   on a sampled share (:func:`judge_traffic`);
 - canaries (:func:`run_canary`) send a keyword-labelled eval set through the live
   pipeline and score each round with the full stage measures and verdicts;
-- alert rules name the stage that changed (:func:`evaluate_alerts`, with sinks), and
-  :class:`Dashboard` (``cofe monitor serve``) shows series, alerts and cases;
+- alert rules name the stage that changed (:func:`evaluate_alerts`; :class:`AlertLoop`
+  sends each alert to every :class:`Sink`), and :class:`Dashboard` (``cofe monitor
+  serve``) shows series, alerts and cases;
 - everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL.
 """
 
+from cofe.monitor._alerting import AlertLoop
 from cofe.monitor._alerts import DEFAULT_RULES, Alert, Rule, evaluate, evaluate_alerts, load_rules
 from cofe.monitor._assemble import Doc, TraceRecord, assemble
 from cofe.monitor._canary import CanaryRound, run_canary
@@ -24,23 +26,36 @@ from cofe.monitor._judged import judge_traffic
 from cofe.monitor._record import watch
 from cofe.monitor._rules import duration_seconds, rules_schema, rules_toml
 from cofe.monitor._signals import SIGNALS, Signal
-from cofe.monitor._sinks import LogSink, StdoutSink, WebhookSink
+from cofe.monitor._sinks import (
+    SINKS,
+    LogSink,
+    NamedSink,
+    Sink,
+    StdoutSink,
+    WebhookSink,
+    open_sinks,
+    register_sink,
+)
 from cofe.monitor._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
 from cofe.monitor.store import STORE_SCHEMA_VERSION, MonitorStore, StoreError
 
 __all__ = [
     "DEFAULT_RULES",
     "SIGNALS",
+    "SINKS",
     "STORE_SCHEMA_VERSION",
     "Alert",
+    "AlertLoop",
     "CanaryRound",
     "Collector",
     "Dashboard",
     "Doc",
     "LogSink",
     "MonitorStore",
+    "NamedSink",
     "Rule",
     "Signal",
+    "Sink",
     "Span",
     "SpanFormatError",
     "StdoutSink",
@@ -56,6 +71,8 @@ __all__ = [
     "import_spans",
     "judge_traffic",
     "load_rules",
+    "open_sinks",
+    "register_sink",
     "rules_schema",
     "rules_toml",
     "run_canary",

@@ -24,11 +24,11 @@ worker threads, never on the event loop.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import threading
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import anyio
@@ -60,6 +60,10 @@ from cofe.monitor._spans import (
     spans_from_json,
 )
 from cofe.monitor.store import MonitorStore
+
+# what the collector says as it runs: the CLI shows it on stderr ("cofe monitor collect: ...");
+# each record carries its ``event`` and numbers as fields, for a JSON formatter or a filter
+log = logging.getLogger("cofe.monitor.collector")
 
 __all__ = ["Collector", "check_binding", "is_loopback", "token_ok"]
 
@@ -345,10 +349,10 @@ class Collector:
                 with self._stats_lock:
                     self.stats.failed += 1
                     self.stats.last_error = f"{type(error).__name__}: {error}"[:500]
-                print(
-                    f"cofe monitor collect: could not store a batch ({self.stats.last_error}); "
-                    "answered 503 so the sender retries",
-                    file=sys.stderr,
+                log.error(
+                    "could not store a batch (%s); answered 503 so the sender retries",
+                    self.stats.last_error,
+                    extra={"event": "store_failed", "error": self.stats.last_error},
                 )
                 return _text(503, "the store could not write the batch; retry", {})
         with self._stats_lock:
@@ -397,9 +401,15 @@ class Collector:
                     self.store.prune()
                     last_prune = time.monotonic()
             except Exception as error:  # a busy store: try again next time, say so
-                print(f"cofe monitor collect: refreshing windows failed ({error})", file=sys.stderr)
+                log.warning(
+                    "refreshing windows failed (%s)",
+                    error,
+                    extra={"event": "refresh_failed", "error": str(error)},
+                )
             if not self.quiet:
-                print(f"cofe monitor collect: {self.stats.line()}", file=sys.stderr, flush=True)
+                with self._stats_lock:
+                    counts = {k: v for k, v in asdict(self.stats).items() if k != "last_error"}
+                log.info("%s", self.stats.line(), extra={"event": "stats", **counts})
 
     def serve_forever(self) -> None:
         keeper = threading.Thread(target=self._housekeeping, name="cofe-windows", daemon=True)

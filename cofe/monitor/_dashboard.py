@@ -37,9 +37,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import sys
+import logging
 import threading
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from urllib.parse import parse_qs, urlencode
@@ -82,6 +81,9 @@ __all__ = ["CSP", "Dashboard", "Pages", "open_read_only"]
 
 # --- the server ---------------------------------------------------------------------------------
 
+
+# what the dashboard says as it runs (the CLI shows it on stderr: "cofe monitor serve: ...")
+log = logging.getLogger("cofe.monitor.dashboard")
 
 COOKIE_CONTEXT = b"cofe monitor dashboard session"
 COOKIE_BYTES = 8 * 1024  # a Cookie header longer than this is not read (no session fits it)
@@ -219,7 +221,8 @@ class Dashboard:
         return Response(ICON, media_type="image/svg+xml")
 
     async def _page(self, request: Request) -> Response:
-        render = PAGES[request.scope["path"]]
+        path = request.scope["path"]
+        render = PAGES[path]
         params = _Params(request.scope["query_string"].decode("latin-1"))
         try:
             html = await run_in_threadpool(self._render, render, params)
@@ -228,14 +231,10 @@ class Dashboard:
         except NotFound as error:
             return _text(404, str(error))
         except StoreError as error:
-            print(f"cofe monitor serve: {error}", file=sys.stderr, flush=True)
+            log.warning("%s", error, extra={"event": "store_unreadable", "path": path})
             return _text(503, "the store cannot be read now; see the dashboard's output")
-        except Exception:
-            print(
-                "cofe monitor serve: a page failed:\n" + traceback.format_exc(),
-                file=sys.stderr,
-                flush=True,
-            )
+        except Exception:  # a bug: its traceback goes to the output, not to the browser
+            log.exception("a page failed", extra={"event": "page_failed", "path": path})
             return _text(500, "the page failed; see the dashboard's output")
         return HTMLResponse(html)
 

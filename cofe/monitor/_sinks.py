@@ -1,5 +1,11 @@
 """Where alerts go: a line on stdout, a JSON line in a log file, a webhook POST.
 
+Each sink is one class implementing :class:`Sink` (``send`` delivers one alert, ``close``
+finishes what is under way). A sink a user configures by name and one setting (``log``: a
+path, ``webhook``: a URL) is registered here with :func:`register_sink`; ``cofe monitor
+alerts --sink NAME=SETTING`` and :func:`open_sinks` find it there, so a new sink is one
+class and one decorator, and the CLI needs no change to offer it.
+
 The webhook is sent from a background thread with its own queue: ``send`` returns at
 once, so neither evaluation nor ingestion ever waits for a slow or dead receiver. Each
 POST has one deadline for all of it (``timeout``: a receiver trickling its answer is cut
@@ -17,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import logging
 import queue
 import signal
 import socket
@@ -24,17 +31,75 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, Protocol, Self, TextIO, TypeVar
 
-from cofe._errors import ConfigurationError
+from cofe._errors import ConfigurationError, InputError
 from cofe.monitor._alerts import Alert
 from cofe.monitor.store import MonitorStore
 
 RETRYABLE = {429, 500, 502, 503, 504}
 
+# an alert a sink could not deliver, said where the program's logging goes (the CLI: stderr)
+log = logging.getLogger("cofe.monitor.alerts")
+
+
+class Sink(Protocol):
+    """Somewhere an alert goes. ``send`` may fail with ``OSError`` (a full disk): the loop
+    says so and goes on with the other sinks, the alert being stored all the same."""
+
+    def send(self, alert: Alert) -> None: ...
+
+    def close(self, timeout: float = ...) -> None:
+        """Finish what is under way (at most ``timeout`` seconds), then let go."""
+
+
+class NamedSink(Sink, Protocol):
+    """A sink configured by a name and one setting (a path, a URL)."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    def from_setting(cls, setting: str, store: MonitorStore) -> Self: ...
+
+
+SINKS: dict[str, type[NamedSink]] = {}  # name -> class, filled by register_sink
+
+
+_S = TypeVar("_S", bound=type[NamedSink])
+
+
+def register_sink(cls: _S) -> _S:
+    """Offer ``cls`` under its ``name`` (a class decorator); a name taken twice is a bug."""
+    if not cls.name.isidentifier():
+        raise ValueError(f"a sink's name is a word, not {cls.name!r}")
+    if cls.name in SINKS and SINKS[cls.name] is not cls:
+        raise ValueError(f"two sinks named {cls.name!r}: {SINKS[cls.name]!r} and {cls!r}")
+    SINKS[cls.name] = cls
+    return cls
+
+
+def open_sinks(settings: Iterable[tuple[str, str]], store: MonitorStore) -> list[Sink]:
+    """The registered sinks named in ``settings`` (``(name, setting)`` pairs, in order)."""
+    opened: list[Sink] = []
+    try:
+        for name, setting in settings:
+            if name not in SINKS:
+                raise InputError(
+                    f"no alert sink named {name!r} (known: {', '.join(sorted(SINKS))})"
+                )
+            opened.append(SINKS[name].from_setting(setting, store))
+    except BaseException:  # a webhook's thread started before a bad name is let go
+        for sink in opened:
+            sink.close(0.0)
+        raise
+    return opened
+
 
 class StdoutSink:
+    """A line per alert on ``stream`` (stdout): always on in ``cofe monitor alerts``."""
+
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
 
@@ -45,11 +110,18 @@ class StdoutSink:
         pass
 
 
+@register_sink
 class LogSink:
     """One JSON object per alert, appended to ``path``."""
 
+    name: ClassVar[str] = "log"
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+
+    @classmethod
+    def from_setting(cls, setting: str, store: MonitorStore) -> Self:
+        return cls(setting)
 
     def send(self, alert: Alert) -> None:
         with self.path.open("a", encoding="utf-8") as handle:
@@ -105,11 +177,14 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # the caller's finally closes the sink, recording what is left
 
 
+@register_sink
 class WebhookSink:
     """POSTs each alert as JSON to ``url`` from a background thread, with retries
     (tenacity: exponential backoff, at most ``retries`` more attempts and ``deadline``
     seconds per alert). A redirect is a failure; an alert still unsent when the sink is
     closed is recorded as not delivered, so no alert leaves nothing behind."""
+
+    name: ClassVar[str] = "webhook"
 
     def __init__(
         self,
@@ -139,6 +214,10 @@ class WebhookSink:
             and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
         ):  # killed by default, nothing would be recorded: stopped as Ctrl-C stops it
             self._sigterm = signal.signal(signal.SIGTERM, _interrupt)
+
+    @classmethod
+    def from_setting(cls, setting: str, store: MonitorStore) -> Self:
+        return cls(setting, store)
 
     def send(self, alert: Alert) -> None:
         with self._pending_lock:
@@ -222,7 +301,11 @@ class WebhookSink:
         try:
             self.store.record_delivery(alert_id, self.url_for_record, outcome)
         except Exception as error:  # a closed store must not kill the sender thread
-            print(f"cofe monitor: could not record a webhook outcome ({error})", file=sys.stderr)
+            log.error(
+                "could not record a webhook outcome (%s)",
+                error,
+                extra={"event": "record_failed", "alert_id": alert_id, "error": str(error)},
+            )
 
     @property
     def url_for_record(self) -> str:
@@ -246,9 +329,12 @@ class WebhookSink:
         for alert_id in left:
             outcome = f"failed: not delivered within {timeout:g} s (the webhook did not answer)"
             self.outcomes[alert_id] = outcome
-            print(
-                f"cofe monitor: alert {alert_id} {outcome} at {self.url_for_record}",
-                file=sys.stderr,
+            log.error(
+                "alert %s %s at %s",
+                alert_id,
+                outcome,
+                self.url_for_record,
+                extra={"event": "not_delivered", "alert_id": alert_id, "outcome": outcome},
             )
             if self.store is not None:
                 self._record(alert_id, outcome)

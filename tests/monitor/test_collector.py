@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import json
+import logging
 import os
 import signal
 import sqlite3
@@ -550,7 +551,10 @@ def test_the_token_never_appears_in_what_the_collector_prints(tmp_path):
     assert TOKEN not in out + err and TOKEN not in health.decode()
 
 
-def test_the_token_is_not_printed_by_an_in_process_collector_either(store, capfd, monkeypatch):
+def test_the_token_is_not_printed_by_an_in_process_collector_either(
+    store, capfd, caplog, monkeypatch
+):
+    caplog.set_level(logging.INFO, logger="cofe.monitor")  # in a process, it logs
     with running(store, token=TOKEN, refresh_seconds=0.05, quiet=False) as collector:
         good = {"Authorization": f"Bearer {TOKEN}"}
         assert post(collector.url, b"", headers={"Authorization": f"Bearer {TOKEN}!"})[0] == 401
@@ -565,9 +569,9 @@ def test_the_token_is_not_printed_by_an_in_process_collector_either(store, capfd
         status, health = get(collector, "/healthz")
         assert status == 200
         time.sleep(0.2)
-    printed = capfd.readouterr()
-    assert "disk I/O error" in printed.err and "6 spans in 1 batches" in printed.err
-    assert TOKEN not in printed.out + printed.err and TOKEN not in health.decode()
+    printed, logged = capfd.readouterr(), caplog.text
+    assert "disk I/O error" in logged and "6 spans in 1 batches" in logged
+    assert TOKEN not in printed.out + printed.err + logged and TOKEN not in health.decode()
 
 
 def test_healthz_reports_the_counters_and_other_paths_are_404(store):
