@@ -41,6 +41,7 @@ from cofe._jsonl import read_jsonl, repair_torn_tail, scrub_surrogates
 from cofe.adapters import ChunkRegistry, StagedPipeline
 from cofe.evalset import EvalSample, EvalSet, read_evalset
 from cofe.replay._oracle import SampleOracle, find_oracles
+from cofe.replay._written import split_by_oracle, write_replayed_runs
 from cofe.results import ScoreResult, read_scores
 from cofe.runlog import Chunk, RankedChunk, RunLog, SampleRecord, Stage, read_run
 from cofe.stages import ScoreConfig
@@ -182,6 +183,9 @@ class ReplayRun:
     sources: dict[str, str | None]
     has_reranker: bool
     out: Path
+    # each oracle's answers as a scored run beside RUN (``OUT/<oracle>/``): the run's samples,
+    # the replayed ones with the oracle's answers -- what ``cofe compare`` and ``sweep`` read
+    runs: dict[Oracle, Path] = field(default_factory=dict)
 
 
 # --- selecting and planning -------------------------------------------------------------------
@@ -785,7 +789,13 @@ def replay_run(
                 appender.add(kept)
             records[(target.sample.id, oracle)] = kept
             bar.update()
-    new_verdicts, answer_ok = score_replays(log, plan.targets, records, corpora, _config(result))
+    scored_by: dict[Oracle, ScoreResult] = {}
+    new_verdicts, answer_ok = score_replays(
+        log, plan.targets, records, corpora, _config(result), keep=scored_by
+    )
+    written = write_replayed_runs(
+        result, scored_by, folder, scores_dir=str(scores or run / "scores")
+    )
     sources = {
         str(r.sample_id): (None if _missing(r.source) else str(r.source))
         for r in result.verdicts.itertuples()
@@ -803,6 +813,7 @@ def replay_run(
         sources,
         replayable.has_reranker,
         folder,
+        written,
     )
 
 
@@ -867,11 +878,14 @@ def score_replays(
     records: dict[tuple[str, Oracle], ReplayRecord],
     corpora: dict[Oracle, list[Chunk]],
     config: ScoreConfig,
+    *,
+    keep: dict[Oracle, ScoreResult] | None = None,
 ) -> tuple[dict[tuple[str, Oracle], str], dict[tuple[str, Oracle], bool]]:
     """Each oracle's replayed records scored as a run of their own (the run's documents and
     chunks, the oracle's span items, the new pool, context and answer), with the run's
     scoring settings: per (sample, oracle) the new verdict, and whether the answer step found
-    every point in the new answer."""
+    every point in the new answer. ``keep``: filled with each oracle's scoring of its
+    replayed samples (under their own ids)."""
     from cofe.stages import score_run
 
     by_id = {t.sample.id: t for t in targets}
@@ -916,4 +930,6 @@ def score_replays(
             held[ident] = held.get(ident, True) and _held(point.answer)
         for ident, pair in back.items():
             answer_ok[pair] = held.get(ident, False)
+        if keep is not None:
+            keep.update(split_by_oracle(scored, group))
     return verdicts, answer_ok
