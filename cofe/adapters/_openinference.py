@@ -340,6 +340,14 @@ class OpenInferencePipeline:
                 )
             )
 
+    @staticmethod
+    def answer_of(result: Any) -> str:
+        """The answer text of what a pipeline's callable returned, outside a recorded run
+        (cofe replay): awaited, or a stream read to its end, first."""
+        if inspect.isawaitable(result) or isinstance(result, AsyncIterator | Iterator):
+            result = asyncio.run(_resolved(result))
+        return answer_text(result)
+
     def describe(self) -> dict[str, Any]:
         found = self._load()[2]
         return {

@@ -161,6 +161,17 @@ def _write_html(
 
     runs: list[RunForReport] = []
     for name, path, result in zip(names, paths, results, strict=True):
+        if result.shape.get("replay"):
+            # its answers are not the run directory's: the report would show the run's texts
+            raise InputError(
+                InputProblem(
+                    str(path),
+                    None,
+                    None,
+                    "a replayed run (cofe replay) has no texts of its own for --html: "
+                    "`cofe replay RUN --html FILE` shows its answers beside the run's",
+                )
+            )
         run_dir = run_folder_of(path, result)
         if run_dir is None:
             raise InputError(

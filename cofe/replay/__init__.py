@@ -22,6 +22,7 @@ from cofe.replay._replay import (
     replay_run,
     score_replays,
 )
+from cofe.replay._seams import FixedDocuments
 from cofe.replay._summary import (
     StageFix,
     VerdictCheck,
@@ -37,6 +38,7 @@ from cofe.replay._summary import (
 __all__ = [
     "REPLAY_FILE",
     "SPAN_KIND",
+    "FixedDocuments",
     "Oracle",
     "Plan",
     "ReplayRecord",

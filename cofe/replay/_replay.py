@@ -41,6 +41,7 @@ from cofe._jsonl import read_jsonl, repair_torn_tail, scrub_surrogates
 from cofe.adapters import ChunkRegistry, StagedPipeline
 from cofe.evalset import EvalSample, EvalSet, read_evalset
 from cofe.replay._oracle import SampleOracle, find_oracles
+from cofe.replay._written import split_by_oracle, write_replayed_runs
 from cofe.results import ScoreResult, read_scores
 from cofe.runlog import Chunk, RankedChunk, RunLog, SampleRecord, Stage, read_run
 from cofe.stages import ScoreConfig
@@ -182,6 +183,9 @@ class ReplayRun:
     sources: dict[str, str | None]
     has_reranker: bool
     out: Path
+    # each oracle's answers as a scored run beside RUN (``OUT/<oracle>/``): the run's samples,
+    # the replayed ones with the oracle's answers -- what ``cofe compare`` and ``sweep`` read
+    runs: dict[Oracle, Path] = field(default_factory=dict)
 
 
 # --- selecting and planning -------------------------------------------------------------------
@@ -354,6 +358,12 @@ def rebuild(
             return fresh
 
     else:
+        from cofe.replay._seams import takes_seam
+        from cofe.runner import load_factory
+
+        factory = load_factory(spec)
+        if takes_seam(factory):  # a framework's pipeline, its retriever handed to cofe
+            return _framework_seam(log, spec, factory, cache)
         pipeline = load_pipeline(spec)
     if not isinstance(pipeline, StagedPipeline):
         kind = type(pipeline).__name__
@@ -365,7 +375,9 @@ def rebuild(
                     "pipeline",
                     f"{kind} exposes no stage cofe can replace (it is recorded as one call, "
                     "query -> answer): replay needs a pipeline of separate stages -- the built-in "
-                    "one, or cofe.adapters.PythonPipeline(retrieve=, rerank=, generate=) -- or "
+                    "one, or cofe.adapters.PythonPipeline(retrieve=, rerank=, generate=) --, a "
+                    "factory taking fixed_documents= (a framework pipeline built around "
+                    "cofe's fixed-documents retriever: docs/replay.md), or "
                     "--generator MODULE:FUNCTION, generate(question, contexts) -> answer, to replay "
                     "the context oracles through the app's own generator",
                 )
@@ -439,6 +451,50 @@ def _generator_only(log: RunLog, spec: str, cache: Cache | None) -> Replayable:
         {Oracle.POOL: why, Oracle.CHUNKING: why},
         None,
     )
+
+
+def _framework_seam(
+    log: RunLog, spec: str, factory: Callable[..., Any], cache: Cache | None
+) -> Replayable:
+    """A framework pipeline rebuilt around cofe's fixed-documents retriever: what the
+    retriever returns is the oracle's, everything after it the app's own."""
+    from cofe.adapters import PythonPipeline
+    from cofe.replay._seams import seam_generator
+
+    generate, _ = seam_generator(factory, spec)
+    # the retriever hands on as many documents as it did in the run
+    size = max((len(r.pool or ()) for r in log.records.values()), default=0)
+    top_k = size or log.manifest.top_k or 4
+    pipeline = PythonPipeline(
+        chunks=list(log.chunks.values()),
+        generate=generate,
+        top_k=top_k,
+        name=f"{spec} (fixed-documents retriever)",
+    )
+    pipeline.prepare(list(log.documents.values()), cache)
+    why_not = {
+        Oracle.CHUNKING: "a framework pipeline splits and indexes with its own code: "
+        "re-chunk it in the app and record a new run"
+    }
+    if any(_app_changes_pool(r) for r in log.records.values()):
+        # the retriever is the only seam: what it returns goes through the app's reranker
+        # or filter, so the context the generator gets cannot be set from there
+        why = (
+            "the app changes the retrieved documents before its generator (a reranker or a "
+            "filter) and the retriever is the seam cofe replaces: give --generator for the "
+            "context oracles"
+        )
+        why_not[Oracle.CONTEXT] = why
+        why_not[Oracle.NO_NOISE] = why
+    return Replayable(pipeline, pipeline.describe(), top_k, why_not, None)
+
+
+def _app_changes_pool(record: SampleRecord) -> bool:
+    """The context the run recorded is not the retrieved pool's first items, in order."""
+    if record.context is None or record.pool is None:
+        return False
+    context = [r.chunk_id for r in record.context]
+    return context != [r.chunk_id for r in record.pool][: len(context)]
 
 
 def _index_chunks(pipeline: Any, chunks: list[Chunk], cache: Cache | None) -> None:
@@ -785,7 +841,13 @@ def replay_run(
                 appender.add(kept)
             records[(target.sample.id, oracle)] = kept
             bar.update()
-    new_verdicts, answer_ok = score_replays(log, plan.targets, records, corpora, _config(result))
+    scored_by: dict[Oracle, ScoreResult] = {}
+    new_verdicts, answer_ok = score_replays(
+        log, plan.targets, records, corpora, _config(result), keep=scored_by
+    )
+    written = write_replayed_runs(
+        result, scored_by, folder, scores_dir=str(scores or run / "scores")
+    )
     sources = {
         str(r.sample_id): (None if _missing(r.source) else str(r.source))
         for r in result.verdicts.itertuples()
@@ -803,6 +865,7 @@ def replay_run(
         sources,
         replayable.has_reranker,
         folder,
+        written,
     )
 
 
@@ -867,11 +930,14 @@ def score_replays(
     records: dict[tuple[str, Oracle], ReplayRecord],
     corpora: dict[Oracle, list[Chunk]],
     config: ScoreConfig,
+    *,
+    keep: dict[Oracle, ScoreResult] | None = None,
 ) -> tuple[dict[tuple[str, Oracle], str], dict[tuple[str, Oracle], bool]]:
     """Each oracle's replayed records scored as a run of their own (the run's documents and
     chunks, the oracle's span items, the new pool, context and answer), with the run's
     scoring settings: per (sample, oracle) the new verdict, and whether the answer step found
-    every point in the new answer."""
+    every point in the new answer. ``keep``: filled with each oracle's scoring of its
+    replayed samples (under their own ids)."""
     from cofe.stages import score_run
 
     by_id = {t.sample.id: t for t in targets}
@@ -916,4 +982,6 @@ def score_replays(
             held[ident] = held.get(ident, True) and _held(point.answer)
         for ident, pair in back.items():
             answer_ok[pair] = held.get(ident, False)
+        if keep is not None:
+            keep.update(split_by_oracle(scored, group))
     return verdicts, answer_ok

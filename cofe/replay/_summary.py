@@ -355,6 +355,7 @@ def to_dict(run: ReplayRun) -> dict[str, Any]:
             for c in verdict_checks(run)
         ],
         "cost": cost(run),
+        "runs": {oracle.value: str(path) for oracle, path in run.runs.items()},
         "replays": [
             {
                 **r.model_dump(mode="json", exclude={"key"}),
@@ -495,6 +496,14 @@ def render(run: ReplayRun) -> str:
         ),
         f"replays kept in {run.out}",
     ]
+    if run.runs:
+        # the scored runs beside RUN: compare's own paired statistics on any of them
+        first = next(iter(run.runs.values()))
+        out.append(
+            "each oracle's answers as a scored run: "
+            + ", ".join(str(path) for path in run.runs.values())
+            + f" (cofe compare {run.scores} {first})"
+        )
     return "\n".join(out)
 
 
