@@ -146,6 +146,11 @@ def _haystack_class() -> type:
             docs = [Document(content=c.text, meta=_meta(c)) for c in self.fixed.take()]
             return {"documents": docs}
 
+    # Haystack registers every component class, and OpenInference's Haystack instrumentor
+    # wraps each registered class by ``module.ClassName``: a class defined here and not
+    # reachable by that name made every later recording of a Haystack pipeline in this
+    # process fail with an AttributeError. Reachable by its name, it is wrapped like any other.
+    globals()[CofeFixedDocuments.__name__] = CofeFixedDocuments
     return CofeFixedDocuments
 
 

@@ -135,6 +135,10 @@ def haystack_app(fixed_documents: Any = None) -> Any:
         def run(self, prompt: str) -> dict[str, Any]:
             return {"replies": [reply(prompt)]}
 
+    # reachable by module.ClassName, as Haystack's registry and its instrumentor expect: a
+    # later test instrumenting Haystack in this process must not fail on it
+    globals()["StandIn"] = StandIn
+
     store = InMemoryDocumentStore()
     store.write_documents([Document(content=c.text, id=c.chunk_id) for c in _tiny.chunks()])
     retriever = (

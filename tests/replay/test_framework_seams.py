@@ -91,3 +91,16 @@ def test_llama_index_and_haystack_apps_answer_from_the_documents_cofe_sets(
     assert "Tokyo" in answer
     replayed = replay_run(langchain_run, pipeline=spec, samples=["retrieval"])
     assert replayed.answer_ok[("retrieval", Oracle.POOL)]
+
+
+def test_cofes_haystack_component_does_not_break_a_later_haystack_recording():
+    # Haystack registers every component class, and OpenInference wraps each by
+    # module.ClassName: cofe's fixed-documents component must be reachable by its name
+    from openinference.instrumentation.haystack import HaystackInstrumentor
+
+    from cofe.replay._seams import FixedDocuments
+
+    FixedDocuments().haystack_retriever()
+    instrumentor = HaystackInstrumentor()
+    instrumentor.instrument(skip_dep_check=True)
+    instrumentor.uninstrument()
