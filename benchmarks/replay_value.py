@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-from benchmarks.verdict_validity import SETS  # noqa: E402  (the same shipped sets)
+from benchmarks.verdict_validity import write_set  # noqa: E402  (the same shipped sets)
 
 WORK = ROOT / "benchmarks" / "_work" / "replay_value"
 
@@ -47,27 +47,13 @@ def _log(message: str) -> None:
 def run_set(
     name: str, size: int, splitter: str, workdir: Path, cache: Any, limit: int | None
 ) -> dict[str, Any]:
-    from cofe import write_evalset
-    from cofe.evalset.importers import import_squad
     from cofe.pipeline import DefaultPipeline, PipelineConfig, parse_documents
     from cofe.replay import cost, replay_run, stage_fixes, verdict_checks
     from cofe.runner import run_pipeline
     from cofe.stages import score_to_folder
 
     base = workdir / name
-    docs = base / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    imported = import_squad(SETS[name])
-    for doc, text in imported.documents.items():
-        target = docs / doc
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
-    samples = imported.samples
-    if limit and limit < len(samples):
-        step = len(samples) / limit
-        samples = [samples[int(i * step)] for i in range(limit)]
-    evalset = base / "evalset.jsonl"
-    write_evalset(evalset, samples)
+    _, samples, docs, evalset = write_set(name, base, limit)
     parsed = parse_documents(docs, cache=cache)
     run = base / f"{splitter}{size}"
     t = time.perf_counter()

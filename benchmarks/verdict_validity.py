@@ -649,6 +649,29 @@ def two_fragment_samples(samples: Sequence[Any]) -> list[Any]:
     return out
 
 
+def write_set(name: str, base: Path, limit: int | None) -> tuple[Any, list[Any], Path, Path]:
+    """One shipped set imported, its articles written as ``base/docs/*.txt`` (rewritten only
+    when changed, so parsing stays cached) and its questions -- every one, or ``limit`` spread
+    evenly -- as ``base/evalset.jsonl``: (the import, the samples, the docs folder, the set)."""
+    from cofe import write_evalset
+    from cofe.evalset.importers import import_squad
+
+    docs = base / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    imported = import_squad(SETS[name])
+    for doc, text in imported.documents.items():
+        target = docs / doc
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+    samples = imported.samples
+    if limit and limit < len(samples):
+        step = len(samples) / limit
+        samples = [samples[int(i * step)] for i in range(limit)]
+    evalset = base / "evalset.jsonl"
+    write_evalset(evalset, samples)
+    return imported, samples, docs, evalset
+
+
 def run_set(
     name: str,
     sizes: Sequence[int],
@@ -661,26 +684,13 @@ def run_set(
     fragments: bool = False,
     pipeline: str = "default",
 ) -> list[SizeReport]:
-    from cofe import ScoreConfig, score_run, write_evalset
-    from cofe.evalset.importers import import_squad
+    from cofe import ScoreConfig, score_run
     from cofe.pipeline import DefaultPipeline, PipelineConfig, parse_documents
     from cofe.runner import run_pipeline
 
     source = SETS[name]
     base = workdir / name
-    docs = base / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    imported = import_squad(source)
-    for doc, text in imported.documents.items():
-        target = docs / doc
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
-    samples = imported.samples
-    if limit and limit < len(samples):
-        step = len(samples) / limit
-        samples = [samples[int(i * step)] for i in range(limit)]
-    evalset = base / "evalset.jsonl"
-    write_evalset(evalset, samples)
+    imported, samples, docs, evalset = write_set(name, base, limit)
     sample_docs = {s.id: s.source.doc for s in samples if s.source is not None}
     gold = load_gold(source)
     _log(
