@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 from cofe.matching.answer._decision import Decision
 from cofe.matching.answer._reading import Fragment
 from cofe.matching.answer._rules import Case, Decider, register
-from cofe.matching.answer._text import NOT_DIGIT
-from cofe.matching.answer.rules.common.no_trace import touched
+from cofe.matching.answer.rules.common.figure_missing import untold
 
 if TYPE_CHECKING:
     from cofe.matching.answer._matcher import AnswerMatcher
@@ -23,8 +22,7 @@ def _decide(m: AnswerMatcher, r: Reading) -> Fragment | None:
     if not m.declining or any(binder.name == "converted" for binder, _ in r.bound):
         return None
     for number in sorted(r.missing & r.frag.numbers):
-        # a one-digit figure is as often a counting word ("a couple", "twice") as a figure
-        if len(NOT_DIGIT.sub("", number).lstrip("0")) < 2 or touched(m, number, r.frag):
+        if not untold(m, r, number):
             continue
         return Fragment(
             Decision.ABSENT,

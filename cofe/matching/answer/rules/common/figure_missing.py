@@ -18,17 +18,25 @@ if TYPE_CHECKING:
     from cofe.matching.answer._reading import Reading
 
 
+def untold(m: AnswerMatcher, r: Reading, number: str) -> bool:
+    """The answer states the fragment's figure in no form: not its digits, not rounded, not
+    converted, not its last digits ("八十年代" for the 1980s, "'98" for 1998; ``touched``).
+    A one-digit figure ("1", "6") never counts: as often a counting word ("一位") as one."""
+    digits = NOT_DIGIT.sub("", number)
+    return (
+        len(digits.lstrip("0")) >= 2
+        and not touched(m, number, r.frag)
+        # its last digits, also of a time ("20:10"), which ``touched`` reads by its hour
+        and not any(len(said) >= 2 and digits.endswith(said) for said in m._digits)
+    )
+
+
 def _instead(m: AnswerMatcher, r: Reading, number: str) -> str:
     """The figure the answer gives in the fragment figure's place ("" if none, or if the
     answer may state the figure in a form the units do not read)."""
+    if not untold(m, r, number):
+        return ""
     digits = NOT_DIGIT.sub("", number)
-    if len(digits.lstrip("0")) < 2:  # "1", "6": as often a counting word ("一位") as a figure
-        return ""
-    if touched(m, number, r.frag):
-        return ""
-    # the answer writes its last digits ("八十年代" for the 1980s, "'98" for 1998)
-    if any(len(said) >= 2 and digits.endswith(said) for said in m._digits):
-        return ""
     units = {u for n, u in r.frag.measured if n == number}
     if units:
         found = sorted(f"{n} {u}" for n, u in m._measured if u in units and n != number)
