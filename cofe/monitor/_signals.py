@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cofe._errors import InputError
-from cofe.diagnose import is_refusal
 from cofe.monitor._assemble import TraceRecord
-from cofe.refusal import Extent, read_decline
+from cofe.refusal import Decline, Extent, read_decline
 from cofe.runlog import Stage
 
 ALL = "all"  # signals of whole traces, not of one stage
@@ -147,8 +147,18 @@ def _chunk_chars(t: TraceRecord) -> float | None:
     return sum(sizes) / len(sizes) if sizes else None
 
 
+@lru_cache(maxsize=4096)
+def _decline(answer: str) -> Decline | None:
+    """An answer's decline, read once for both signals that need it (RefusalRate and
+    DeclineRate are computed one after the other over the same traces)."""
+    return read_decline(answer)
+
+
 def _refused(t: TraceRecord) -> float | None:
-    return None if t.answer is None else _flag(is_refusal(t.answer))
+    if t.answer is None:
+        return None
+    found = _decline(t.answer)
+    return _flag(found is not None and found.extent is Extent.WHOLE)  # is_refusal
 
 
 def _declines(t: TraceRecord) -> float | None:
@@ -158,7 +168,7 @@ def _declines(t: TraceRecord) -> float | None:
     does not."""
     if t.answer is None:
         return None
-    found = read_decline(t.answer)
+    found = _decline(t.answer)
     return _flag(found is not None and found.extent is not Extent.ANSWERED)
 
 
