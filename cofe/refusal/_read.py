@@ -51,6 +51,9 @@ class Decline:
     # nothing but declines and explanations follow it: the answer concludes by declining
     # (working shown before it -- figures read from the context -- does not answer)
     concludes: bool = False
+    # the decline is the answer's first sentence (after lead-ins): what follows it is read
+    # against the points, as explanation unless it conveys or contradicts one
+    opens: bool = False
 
     @property
     def reason(self) -> str:
@@ -201,6 +204,7 @@ def read_decline(answer: str) -> Decline | None:
         leads,
         (*parts[:at], *others),
         concludes=all(explaining),
+        opens=at == 0,
     )
 
 

@@ -175,8 +175,9 @@ def _partly_declined(
     answer, absent from what it says besides declining, ``besides``). When the answer then
     conveys no point and its other sentences state no figure the question does not hold, it
     is a refusal whole (a preamble restating the question, then the decline); so is one
-    that shows its working -- figures read from the context -- and then concludes by
-    declining every point (nothing but declines and explanations after the decline)."""
+    that declines every point and either shows its working -- figures read from the
+    context -- and then concludes by declining (nothing but declines and explanations after
+    the decline), or opens with the decline and then says what the context holds instead."""
     rest: AnswerMatcher | None = None
     out = list(decisions)
     for at, d in enumerate(decisions):
@@ -190,9 +191,13 @@ def _partly_declined(
     conveyed = any(d.decision in (Decision.PRESENT, Decision.PARTIAL) for d in out)
     asked = set(_FIGURE.findall(question))
     own_figures = any(set(_FIGURE.findall(s)) - asked for s in declines.others)
-    concluded = declines.concludes and all(d.decision is Decision.DECLINED for d in out)
+    declined_all = all(d.decision is Decision.DECLINED for d in out)
+    # working shown, then a concluding decline; or a decline that opens the answer and then
+    # says what the context holds instead ("It only shows fees paid to the auditor, $86,000
+    # in 2018"): figures of its own that convey or contradict no point do not answer it
+    explained = declined_all and (declines.concludes or declines.opens)
     whole = (
-        not conveyed and (not own_figures or concluded) and not any(map(_contradicts, decisions))
+        not conveyed and (not own_figures or explained) and not any(map(_contradicts, decisions))
     )
     if whole:  # a refusal repeats the question's words: what stays open is declined too
         out = [_declined(declines) if d.decision is Decision.UNDECIDED else d for d in out]
