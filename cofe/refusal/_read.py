@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import cast
 from enum import StrEnum
 
 from cofe.refusal._rules import Kind, RefusalRule, may_decline, of_kind
@@ -83,10 +86,37 @@ def fold(answer: str) -> str:
 
 
 def _folded(answer: str) -> str:
-    """NFKC (skipped where the text already is), straight apostrophes, lower case."""
-    if not (answer.isascii() or unicodedata.is_normalized("NFKC", answer)):
-        answer = unicodedata.normalize("NFKC", answer)
+    """NFKC (skipped where the text already is), straight apostrophes, lower case, Chinese
+    in simplified script (the rules are written in it)."""
+    if not answer.isascii():
+        if not unicodedata.is_normalized("NFKC", answer):
+            answer = unicodedata.normalize("NFKC", answer)
+        answer = simplified(answer)
     return answer.translate(_FOLD).lower()
+
+
+# characters frequent in traditional-script declines that simplified script writes
+# otherwise: one of them present, the answer is converted whole (OpenCC t2s)
+_TRADITIONAL = frozenset(
+    "這個們沒說資訊內從無關與據檔題問確對為會來時點麼後裡還過開當體應該總經處產發現實數據"
+    "於並於僅幾從給預計顯示載與運營價額幣億萬歲報導項"
+)
+
+
+@lru_cache(maxsize=1)
+def _t2s() -> Callable[[str], str]:
+    # opencc loads its phrase tables on first use: deferred, most answers never need it
+    import opencc
+
+    return cast(Callable[[str], str], opencc.OpenCC("t2s").convert)
+
+
+def simplified(text: str) -> str:
+    """Chinese text in simplified script ("沒有提到" -> "没有提到"); unchanged when it holds
+    no traditional-only character."""
+    if _TRADITIONAL.isdisjoint(text):
+        return text
+    return _t2s()(text)
 
 
 def sentences(text: str) -> list[str]:
@@ -96,7 +126,7 @@ def sentences(text: str) -> list[str]:
 
 def _lines(answer: str) -> str:
     """The answer folded, quoted speech set aside, line breaks kept as sentence ends."""
-    text = unicodedata.normalize("NFKC", answer).translate(_FOLD).lower()
+    text = simplified(unicodedata.normalize("NFKC", answer)).translate(_FOLD).lower()
     text = _QUOTED.sub(" ", _MARKDOWN.sub(" ", text))
     return "\n".join(" ".join(line.split()) for line in text.splitlines())
 
