@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "local"))
-import generate as local  # noqa: E402  (the local folder's loaders: one home for them)
+import generate as local  # the local folder's loaders: one home for them
 
 N = 60
 VARIANTS = ("gold", "dropped", "padded", "gold", "cut", "dropped", "padded", "gold")
@@ -53,7 +53,7 @@ def main() -> None:
             key=lambda qa: local.kind_of("zh", qa["question"], local.gold_answer(qa)[0]),
         )
         qa = qas[0]
-        answer, start = local.gold_answer(qa)
+        _, start = local.gold_answer(qa)
         context = para["context"].strip()
         others = sorted(
             (p for i, p in enumerate(paragraphs) if i != n),
@@ -78,11 +78,18 @@ def main() -> None:
                 "split": local.split_of(qid),
                 "question": qa["question"],
                 "contexts": contexts,
-                "origin": {"cmrc_id": qa["id"], "title": article["title"], "variant": variant,
-                           "answers": [a["text"] for a in qa["answers"]], "paragraph": context},
+                "origin": {
+                    "cmrc_id": qa["id"],
+                    "title": article["title"],
+                    "variant": variant,
+                    "answers": [a["text"] for a in qa["answers"]],
+                    "paragraph": context,
+                },
             }
         )
-    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     print(f"{len(rows)} questions -> {out}", file=sys.stderr)
 
 

@@ -59,7 +59,11 @@ def main() -> None:
     rows = []
     for n, index in enumerate(order):
         report = reports[index]
-        questions = [q for q in report["questions"] if taken.get(q["answer_type"], 99) < QUOTA[q["answer_type"]]]
+        questions = [
+            q
+            for q in report["questions"]
+            if taken.get(q["answer_type"], 99) < QUOTA[q["answer_type"]]
+        ]
         if not questions:
             continue
         q = rng.choice(questions)
@@ -98,7 +102,9 @@ def main() -> None:
         )
         if all(taken[k] >= v for k, v in QUOTA.items()):
             break
-    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     print(f"{len(rows)} questions -> {out}", file=sys.stderr)
 
 
