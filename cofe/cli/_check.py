@@ -135,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         write_junit,
     )
     from cofe.cli._compare import load
+    from cofe.rules import old_spellings_said
 
     if args.print_example_rules:
         print(EXAMPLE_FILE, end="")
@@ -155,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
         )
         for text in texts
     ]
-    file = read_rules(args.rules) if args.rules else None
+    with old_spellings_said():  # an old spelling: one line on stderr naming the new one
+        file = read_rules(args.rules) if args.rules else None
     rules = merged(file.rules if file else (), flags)
     alpha: float = next(
         v for v in (args.alpha, file.alpha if file else None, 0.05) if v is not None

@@ -482,7 +482,10 @@ def _alerts(args: argparse.Namespace) -> int:
 
         print(rules_schema())
         return 0
-    rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
+    from cofe.rules import old_spellings_said
+
+    with old_spellings_said():  # an old spelling: one line on stderr naming the new one
+        rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
     named = [("log", str(args.log))] if args.log else []
     named += [("webhook", args.webhook)] if args.webhook else []
     named += [_sink_setting(text) for text in args.sink]

@@ -256,7 +256,7 @@ def parse_rule(source: RuleFile, index: int, table: Any, dialect: Dialect) -> Ru
             limits.append((bound, value))
     if not limits:
         raise source.problem(
-            f"a rule needs a comparison: one of {', '.join(dialect.bounds)}", "target", index
+            f"a rule needs a comparison: one of {', '.join(dialect.bounds)}", None, index
         )
     changes = [b for b, _ in limits if b.is_change]
     if changes and len(limits) > 1:
