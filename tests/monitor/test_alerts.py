@@ -222,7 +222,7 @@ def test_rules_files_are_checked_and_named(tmp_path: Path):
         '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
         'measure = "lost@reranking"\ncooldwn = "1h"\n'
     )
-    with pytest.raises(InputError, match=r"rules.toml: rule 1 \('x'\).cooldwn: unknown field"):
+    with pytest.raises(InputError, match=r"rules.toml:6: rule 1 \('x'\).cooldwn: unknown field"):
         load_rules(path)
     path.write_text(
         '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
