@@ -31,10 +31,10 @@ from cofe.matching._normalize import (
 )
 
 if TYPE_CHECKING:
-    from cofe.matching.answer import AnswerMatcher, Decision, PointDecision, Rule, units
+    from cofe.matching.answer import AnswerMatcher, DecidedBy, Decision, PointDecision, units
 
 _HOMES = dict.fromkeys(
-    ("AnswerMatcher", "Decision", "PointDecision", "Rule", "units"), "cofe.matching.answer"
+    ("AnswerMatcher", "Decision", "PointDecision", "DecidedBy", "units"), "cofe.matching.answer"
 )
 
 __all__ = [
@@ -43,12 +43,12 @@ __all__ = [
     "BadLabel",
     "CompiledPoint",
     "CompiledSample",
+    "DecidedBy",
     "Decision",
     "KeywordCache",
     "KeywordIndex",
     "MatchMode",
     "PointDecision",
-    "Rule",
     "UnitIndex",
     "compile_sample",
     "fuzzy_in",
