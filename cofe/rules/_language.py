@@ -145,7 +145,8 @@ class RuleFile:
             return InputError(InputProblem(self.file, self.line_of(None, key), key, message))
         table = self.tables()[rule - 1] if rule <= len(self.tables()) else {}
         name = table.get("name") if isinstance(table, Mapping) else None
-        where = f"rule {rule}" + (f" ({name!r})" if isinstance(name, str) else "")
+        named = isinstance(name, str) and name.strip()
+        where = f"rule {rule}" + (f" ({name!r})" if named else "")
         return InputError(
             InputProblem(
                 self.file,

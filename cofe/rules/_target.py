@@ -188,7 +188,14 @@ def parse_target(
     text = text.strip()
     left, slash, right = text.partition("/")
     if not slash:
-        return parse_share(text, staged=staged_shares)
+        try:
+            return parse_share(text, staged=staged_shares)
+        except InputError:
+            from cofe.measures import Measure
+
+            if re.sub(r"@.*$", "", text) in Measure.REGISTRY:  # a measure with no step
+                parse_column(text)  # says so, with the columns near it
+            raise
     if left in STEPS or signals is None:
         column = parse_column(text)
         step, _, measure = column.partition("/")
