@@ -80,6 +80,7 @@ class Outcome:
             "limit": self.rule.limit,
             "origin": self.rule.origin,
             "default": self.rule.default,
+            "severity": self.rule.severity,
             "status": str(self.status),
             "stage": self.stage,
             "step": self.rule.step,
@@ -123,7 +124,13 @@ class CheckReport:
 
     @property
     def failures(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.failed]
+        """The rules that fail the gate: failed, of severity error."""
+        return [o for o in self.outcomes if o.failed and o.rule.severity != "warning"]
+
+    @property
+    def warnings(self) -> list[Outcome]:
+        """The rules of severity warning that failed: said, the gate still passes."""
+        return [o for o in self.outcomes if o.failed and o.rule.severity == "warning"]
 
     @property
     def passed(self) -> bool:

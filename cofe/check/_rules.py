@@ -63,6 +63,7 @@ class GateRule:
     limit: float
     origin: str = COMMAND_LINE
     default: bool = False  # a headline rule added because no drop rule was given
+    severity: str = "error"  # "warning": reported when it fails, the gate still passes
 
     @property
     def step(self) -> str | None:
@@ -82,7 +83,9 @@ class GateRule:
         return f"share {self.target} <= {self.limit:g}"
 
 
-def make_rule(kind: Kind, target: str, limit: Any, origin: str = COMMAND_LINE) -> GateRule:
+def make_rule(
+    kind: Kind, target: str, limit: Any, origin: str = COMMAND_LINE, severity: str = "error"
+) -> GateRule:
     """A checked rule (``ValueError`` says what is wrong with the name or the limit)."""
     if isinstance(limit, bool) or not isinstance(limit, int | float):
         raise InputError(f"the limit of {target!r} must be a number, got {limit!r}")
@@ -95,11 +98,11 @@ def make_rule(kind: Kind, target: str, limit: Any, origin: str = COMMAND_LINE) -
         name = parse_share(target).text
         if not 0 <= value <= 1:
             raise InputError(f"a share is between 0 and 1, got {value:g} for {name!r}")
-        return GateRule(kind, name, value, origin)
+        return GateRule(kind, name, value, origin, severity=severity)
     column = parse_column(target)
     if kind == Kind.MAX_DROP and value < 0:
         raise InputError(f"an allowed drop is at least 0, got {value:g} for {column!r}")
-    return GateRule(kind, column, value, origin)
+    return GateRule(kind, column, value, origin, severity=severity)
 
 
 def parse_flag(kind: Kind, text: str) -> GateRule:
@@ -145,10 +148,11 @@ class RuleSet:
 
 
 SETTINGS = ("alpha", "default_max_drop")
+SEVERITIES = ("error", "warning")  # error: a rule that fails fails the build; warning: said only
 DIALECT = Dialect(
     reader="cofe check",
     bounds=(Bound.MIN, Bound.MAX, Bound.MAX_DROP),
-    severities=("error",),  # every rule of the gate fails the build when it fails
+    severities=SEVERITIES,
     default_severity="error",
     settings=SETTINGS,
 )
@@ -245,7 +249,7 @@ def gate_rules(source: RuleFile, index: int, table: Any) -> list[GateRule]:
                 )
             kind = Kind.MAX_SHARE
         try:
-            out.append(make_rule(kind, rule.target.text, limit, rule.origin))
+            out.append(make_rule(kind, rule.target.text, limit, rule.origin, rule.severity))
         except InputError as error:
             raise source.problem(str(error), str(bound), index) from None
     return out

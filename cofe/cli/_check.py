@@ -43,8 +43,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--rules",
         type=Path,
         metavar="FILE",
-        help="rules in TOML ([min], [max], [max_drop], [max_share]; "
-        "--print-example-rules shows one)",
+        help="rules in TOML: [[rule]] tables of target and min, max or max_drop "
+        "(docs/rules.md; --print-example-rules shows one)",
     )
     p.add_argument(
         "--min",
@@ -57,8 +57,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--max",
         action="append",
         default=[],
-        metavar="STEP/MEASURE=VALUE",
-        help="the run's mean at most VALUE, e.g. context/RerankLoss@4=0.1",
+        metavar="NAME=VALUE",
+        help="the run's mean at most VALUE, e.g. context/RerankLoss@4=0.1; or the share "
+        "of samples with a verdict (or blaming a stage), e.g. not_retrieved=0.15",
     )
     p.add_argument(
         "--max-drop",

@@ -202,8 +202,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     a.add_argument(
         "--rules",
         type=Path,
-        help="TOML file of [[rule]] tables (default: the "
-        "built-in rules; see --print-default-rules)",
+        help="TOML file of [[rule]] tables (docs/rules.md; default: the "
+        "built-in rules, see --print-default-rules)",
     )
     a.add_argument("--webhook", help="POST each alert as JSON to this URL (retried)")
     a.add_argument("--log", type=Path, help="append each alert as a JSON line to this file")

@@ -174,3 +174,29 @@ def test_github_annotation_text_is_escaped():
     lines = github_annotations(report)
     assert lines[0].startswith("::error title=cofe check%3A generation (answer/PointRecall)::")
     assert "::warning title=cofe check::100%25 sure%0Areally" in lines
+
+
+def test_a_rule_of_severity_warning_is_said_and_the_gate_passes():
+    result = synthetic({"context/KeywordRecall@4": ones(0.5)})
+    rules = {
+        "rule": [
+            {"target": "context/KeywordRecall@4", "min": 0.9, "severity": "warning"},
+            {"target": "context/KeywordRecall@4", "max": 0.95},
+        ]
+    }
+    report = check(result, rules=rules)
+    assert report.passed and report.exit_code == 0 and not report.failures
+    [warned] = report.warnings
+    assert warned.status == Status.FAIL and warned.to_dict()["severity"] == "warning"
+    from cofe.check import render_text
+
+    text = render_text(report)
+    assert "WARN reranking: context/KeywordRecall@4 >= 0.9" in text
+    assert "cofe check: passed: 2 rule(s) (1 warning(s))" in text
+    assert any(
+        a.startswith("::warning title=cofe check%3A reranking") for a in github_annotations(report)
+    )
+    assert 'failures="0"' in junit_xml(report) and "warning (the gate passes)" in junit_xml(report)
+    # the same rule as an error fails the gate
+    rules["rule"][0]["severity"] = "error"
+    assert not check(result, rules=rules).passed

@@ -188,7 +188,7 @@ def test_a_band_and_a_share_bounded_by_max_in_the_new_spelling(tmp_path):
         (
             '[[rule]]\ntarget = "answer/PointRecall"\nmin = 0.5\nseverity = "page"\n',
             ":4: rule 1.severity:",
-            "cofe check knows severities error, not 'page'",
+            "cofe check knows severities error, warning, not 'page'",
         ),
         (
             '[[rule]]\ntarget = "lost@retrieval"\nmax = 0.5\n',
