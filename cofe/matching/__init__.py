@@ -65,4 +65,20 @@ __all__ = [
     "units",
 ]
 
-__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
+_lazy_getattr, __dir__ = lazy_names(__name__, _HOMES, __all__)
+
+
+def __getattr__(name: str) -> object:
+    """The public names on first use; ``Rule``, what decided a point before ``Rule`` meant
+    one thing (cofe.rules), still resolves to ``DecidedBy``, with a warning."""
+    if name == "Rule":
+        import warnings
+
+        warnings.warn(
+            "cofe.matching.Rule is now cofe.matching.DecidedBy (cofe.rules.Rule is a rule as "
+            "a rules file writes it)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        name = "DecidedBy"
+    return _lazy_getattr(name)

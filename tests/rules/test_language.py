@@ -152,3 +152,12 @@ def test_an_old_spelling_is_one_stderr_line_in_the_cli_and_other_warnings_pass(c
     )
     with pytest.warns(RuleSpellingWarning, match="f.toml:1: old words"):
         source.warn("old words", "min")
+
+
+def test_rule_means_one_thing_and_the_answer_matchers_old_name_still_resolves():
+    import cofe.matching
+
+    with pytest.warns(
+        DeprecationWarning, match="cofe.matching.Rule is now cofe.matching.DecidedBy"
+    ):
+        assert cofe.matching.Rule is cofe.matching.DecidedBy
