@@ -15,7 +15,14 @@
 """
 
 from cofe.monitor._alerting import AlertLoop
-from cofe.monitor._alerts import DEFAULT_RULES, Alert, Rule, evaluate, evaluate_alerts, load_rules
+from cofe.monitor._alerts import (
+    DEFAULT_RULES,
+    Alert,
+    AlertRule,
+    evaluate,
+    evaluate_alerts,
+    load_rules,
+)
 from cofe.monitor._assemble import Doc, TraceRecord, assemble
 from cofe.monitor._canary import CanaryRound, run_canary
 from cofe.monitor._collector import Collector
@@ -46,6 +53,7 @@ __all__ = [
     "STORE_SCHEMA_VERSION",
     "Alert",
     "AlertLoop",
+    "AlertRule",
     "CanaryRound",
     "Collector",
     "Dashboard",
@@ -53,7 +61,6 @@ __all__ = [
     "LogSink",
     "MonitorStore",
     "NamedSink",
-    "Rule",
     "Signal",
     "Sink",
     "Span",
@@ -80,3 +87,18 @@ __all__ = [
     "spans_from_protobuf",
     "watch",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``cofe.monitor.Rule``, the alert rule before ``Rule`` meant one thing, still resolves."""
+    if name == "Rule":
+        import warnings
+
+        warnings.warn(
+            "cofe.monitor.Rule is now cofe.monitor.AlertRule (cofe.rules.Rule is a rule as a "
+            "rules file writes it)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return AlertRule
+    raise AttributeError(f"module 'cofe.monitor' has no attribute {name!r}")

@@ -22,27 +22,27 @@ from dataclasses import dataclass
 from cofe.matching import (
     AnswerMatcher,
     CompiledSample,
+    DecidedBy,
     Decision,
     PointDecision,
-    Rule,
 )
 from cofe.refusal import Decline, Extent, undeclined
 from cofe.stages._context import RunContext
 from cofe.stages._evidence import quote
 from cofe.stages.parse import judge_text
 
-_VERBATIM = PointDecision(Decision.PRESENT, Rule.VERBATIM, "every keyword found as written")
+_VERBATIM = PointDecision(Decision.PRESENT, DecidedBy.VERBATIM, "every keyword found as written")
 _JUDGED = {
     "support": Decision.PRESENT,
     "partial": Decision.PARTIAL,
     "not_support": Decision.ABSENT,
 }
-_NOT_WRITTEN = PointDecision(Decision.ABSENT, Rule.VERBATIM, "not found as written")
+_NOT_WRITTEN = PointDecision(Decision.ABSENT, DecidedBy.VERBATIM, "not found as written")
 # an answer made of its context's (or source's) own sentences did not paraphrase: what it
 # lacks as written, it lacks (as for chunks, which copy their document)
 _COPIED = PointDecision(
     Decision.ABSENT,
-    Rule.VERBATIM,
+    DecidedBy.VERBATIM,
     "the answer copies its context or source sentence for sentence: no paraphrase to look for",
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
@@ -151,14 +151,14 @@ def judge_answer(
             # the judge settles what the words could not show conveyed (a present point
             # never needs a call, and a weak judge cannot talk it away)
             decisions[at] = PointDecision(
-                _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
+                _JUDGED[label], DecidedBy.JUDGE, f"the LLM judge labelled it {label}"
             )
     return AnswerHits(written.hits, written.missing, tuple(decisions), refusal)
 
 
 def _declined(declines: Decline) -> PointDecision:
     return PointDecision(
-        Decision.DECLINED, Rule.REFUSAL, f"the answer declines [{declines.reason}]"
+        Decision.DECLINED, DecidedBy.REFUSAL, f"the answer declines [{declines.reason}]"
     )
 
 
