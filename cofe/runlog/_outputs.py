@@ -11,12 +11,12 @@ one by one, and kept as ``Outputs``: tuples of shared ``ChunkRef`` objects
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tqdm import tqdm
 
@@ -159,3 +159,54 @@ def read_compact(root: Path, *, progress: bool = False) -> tuple[RunLog, dict[st
         log = read_corpus(root)
     records = stream_records(log.path / SAMPLES, log.problems, progress=progress)
     return log, records
+
+
+def reorders(pool: Sequence[Any], context: Sequence[Any]) -> bool:
+    """The context is not simply the pool's first items (by chunk id): something between
+    them reordered or replaced what the retriever returned -- a reranker."""
+    return [_id(c) for c in context] != [_id(c) for c in pool[: len(context)]]
+
+
+def _id(item: Any) -> str:
+    return item if isinstance(item, str) else str(item.chunk_id)
+
+
+@dataclass
+class RecordFacts:
+    """What a run's shape needs to know of all its records: any pool, context or answer, the
+    longest (gathered while reading them: the scorer never holds them all)."""
+
+    has_pool: bool = False
+    has_context: bool = False
+    generated: bool = False  # an answer, or an error at generation
+    longest_pool: int = 0
+    longest_context: int = 0
+    # some record's context is not the first items of its pool: something reordered or
+    # replaced them (a reranker); a context that is always the pool's top-K is a plain cut
+    reordered: bool = False
+    more: set[str] = field(default_factory=set)  # the ``MORE_FIELDS`` some record fills
+
+    def add(self, record: Outputs) -> None:
+        if record.more:
+            self.more.update(record.more)
+        if record.pool is not None:
+            self.has_pool = True
+            self.longest_pool = max(self.longest_pool, len(record.pool))
+        if record.context is not None:
+            self.has_context = True
+            self.longest_context = max(self.longest_context, len(record.context))
+            if not self.reordered and record.pool is not None:
+                self.reordered = reorders(record.pool, record.context)
+        if record.answer is not None or (
+            record.error is not None and record.error.stage is Stage.GENERATION
+        ):
+            self.generated = True
+
+
+def errors_by_stage(records: Iterable[Outputs]) -> dict[str, int]:
+    """How many records failed at each stage."""
+    counts = dict.fromkeys((stage.value for stage in Stage), 0)
+    for record in records:
+        if record.error is not None:
+            counts[record.error.stage.value] += 1
+    return counts

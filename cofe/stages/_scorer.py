@@ -729,14 +729,6 @@ def unknown_record(log: RunLog, sample_id: str) -> InputProblem:
     )
 
 
-def errors_by_stage(records: Iterable[Outputs]) -> dict[str, int]:
-    counts = dict.fromkeys((stage.value for stage in Stage), 0)
-    for record in records:
-        if record.error is not None:
-            counts[record.error.stage.value] += 1
-    return counts
-
-
 def run_shape(shape: RunShape, *, records: int, errors: dict[str, int]) -> dict[str, Any]:
     """What the results say of the run's shape (``ScoreResult.shape``, ``summary.json``)."""
     return {

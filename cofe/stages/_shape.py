@@ -10,9 +10,7 @@ measure of a step has the same denominator.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from cofe._errors import InputError, InputProblem
 from cofe.chain import STEP_ORDER, STEPS
@@ -49,54 +47,14 @@ from cofe.measures import (
     Step,
     parse_measures,
 )
-from cofe.runlog import MORE_FIELDS, Outputs, RunLog, Stage
+from cofe.runlog import MORE_FIELDS, RecordFacts, RunLog, Stage
+from cofe.runlog import reorders as reorders  # its old home
 
 MORE_STEPS: dict[str, Step] = {
     spec.field: spec.step for spec in STEPS if spec.field in dict(MORE_FIELDS)
 }
 """The steps read generically (``cofe.chain``: beyond the pool, the context and the answer),
 by their ``SampleRecord`` field."""
-
-
-def reorders(pool: Sequence[Any], context: Sequence[Any]) -> bool:
-    """The context is not simply the pool's first items (by chunk id): something between
-    them reordered or replaced what the retriever returned -- a reranker."""
-    return [_id(c) for c in context] != [_id(c) for c in pool[: len(context)]]
-
-
-def _id(item: Any) -> str:
-    return item if isinstance(item, str) else str(item.chunk_id)
-
-
-@dataclass
-class RecordFacts:
-    """What the shape needs to know of all records: any pool, context or answer, the longest."""
-
-    has_pool: bool = False
-    has_context: bool = False
-    generated: bool = False  # an answer, or an error at generation
-    longest_pool: int = 0
-    longest_context: int = 0
-    # some record's context is not the first items of its pool: something reordered or
-    # replaced them (a reranker); a context that is always the pool's top-K is a plain cut
-    reordered: bool = False
-    more: set[str] = field(default_factory=set)  # the ``MORE_FIELDS`` some record fills
-
-    def add(self, record: Outputs) -> None:
-        if record.more:
-            self.more.update(record.more)
-        if record.pool is not None:
-            self.has_pool = True
-            self.longest_pool = max(self.longest_pool, len(record.pool))
-        if record.context is not None:
-            self.has_context = True
-            self.longest_context = max(self.longest_context, len(record.context))
-            if not self.reordered and record.pool is not None:
-                self.reordered = reorders(record.pool, record.context)
-        if record.answer is not None or (
-            record.error is not None and record.error.stage is Stage.GENERATION
-        ):
-            self.generated = True
 
 
 @dataclass(frozen=True)
