@@ -910,11 +910,19 @@ def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:
     answer, context = _point_tuples(judgement, points)
     return ClaimLabels(
         context=tuple(c.context for c in judgement.claims),
-        source=tuple(c.source for c in judgement.claims),
-        reference=tuple(c.reference for c in judgement.claims),
+        # the stored judgement's no_source / no_reference (its file's fields) read as the
+        # one spelling of a missing value: the Unscored saying why
+        source=(
+            Unscored(judgement.no_source)
+            if judgement.no_source
+            else tuple(c.source for c in judgement.claims)
+        ),
+        reference=(
+            Unscored(judgement.no_reference)
+            if judgement.no_reference
+            else tuple(c.reference for c in judgement.claims)
+        ),
         reference_in_answer=tuple(c.answer for c in judgement.reference_claims),
-        no_source=judgement.no_source,
-        no_reference=judgement.no_reference,
         texts=tuple(c.text for c in judgement.claims),
         relevancy=value_or(
             judgement.answer_relevancy,

@@ -34,16 +34,19 @@ class JudgedMeasure(Measure):
                 return Unscored(reason)
         if labels.failed is not None:
             return Unscored(labels.failed)
-        if self.NEEDS_REFERENCE and labels.no_reference:
-            return Unscored(labels.no_reference)
+        if self.NEEDS_REFERENCE and isinstance(labels.reference, Unscored):
+            return labels.reference
         return self.from_labels(labels)
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         raise NotImplementedError
 
 
-def supported_share(labels: Sequence[bool | None], what: str) -> float | Unscored:
-    """Share of claims labelled supported; None labels: not checked against ``what``."""
+def supported_share(labels: Sequence[bool | None] | Unscored, what: str) -> float | Unscored:
+    """Share of claims labelled supported; None labels: not checked against ``what``; labels
+    missing as a whole: why."""
+    if isinstance(labels, Unscored):
+        return labels
     if not labels:
         return NO_CLAIM
     if any(label is None for label in labels):

@@ -30,6 +30,8 @@ class Hallucination(JudgedMeasure):
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if not labels.context:
             return NO_CLAIM
+        if isinstance(labels.reference, Unscored):
+            return labels.reference
         pairs = list(zip(labels.context, labels.reference, strict=True))
         return sum(not c and not r for c, r in pairs) / len(pairs)
 
@@ -46,5 +48,7 @@ class SelfKnowledge(JudgedMeasure):
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if not labels.context:
             return NO_CLAIM
+        if isinstance(labels.reference, Unscored):
+            return labels.reference
         pairs = list(zip(labels.context, labels.reference, strict=True))
         return sum(not c and bool(r) for c, r in pairs) / len(pairs)

@@ -14,6 +14,4 @@ class SourceFaithfulness(JudgedMeasure):
     NAME = "SourceFaithfulness"
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.no_source:
-            return Unscored(labels.no_source)
         return supported_share(labels.source, "the source document")
