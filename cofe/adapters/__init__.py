@@ -25,7 +25,7 @@ from cofe.adapters._base import (
 )
 from cofe.adapters._frameworks import UnsupportedFrameworkPipeline
 from cofe.adapters._raptor import raptor_retriever
-from cofe.adapters._spans import (
+from cofe.adapters._span_assembly import (
     KIND,
     NOT_A_QUERY,
     Span,
@@ -33,9 +33,9 @@ from cofe.adapters._spans import (
     documents_of_span,
     merged_ranks,
 )
-from cofe.adapters._spans import Doc as SpanDoc
-from cofe.adapters._spans import TraceRecord as SpanTraceRecord
-from cofe.adapters._spans import assemble as assemble_spans
+from cofe.adapters._span_assembly import Doc as SpanDoc
+from cofe.adapters._span_assembly import TraceRecord as SpanTraceRecord
+from cofe.adapters._span_assembly import assemble as assemble_spans
 from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace, text_id
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ LlamaIndex's root dispatcher and, while it answers a query, listens for
 What the events say is written as the spans OpenInference would record (a RETRIEVER span
 listing the pool, a RERANKER span whose output is the synthesizer's nodes, an LLM span for
 the synthesis: :meth:`LlamaIndexPipeline._spans`) and assembled by the one span->record code,
-:func:`cofe.adapters._spans.assemble` -- the code the OpenInference adapter and production
+:func:`cofe.adapters._span_assembly.assemble` -- the code the OpenInference adapter and production
 monitoring use --; the assembled documents are then mapped back to corpus chunks by node id.
 
 ``docs/llamaindex.md`` is the contract, pattern by pattern. The corpus and
@@ -71,7 +71,7 @@ from cofe.adapters._llamaindex_corpus import (
     with_parents,
     with_summaries,
 )
-from cofe.adapters._spans import KIND, Doc, Span, assemble
+from cofe.adapters._span_assembly import KIND, Doc, Span, assemble
 from cofe.adapters._trace import ChunkRegistry, Trace
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError, top_k_from
 
@@ -421,7 +421,7 @@ class LlamaIndexPipeline:
 
     def _trace(self, query: str, rec: _Recording, outcome: dict[str, Any]) -> Trace:
         """The query's events as OpenInference-shaped spans, assembled by the one span->record
-        code (:func:`cofe.adapters._spans.assemble`), then the listed nodes mapped to chunks."""
+        code (:func:`cofe.adapters._span_assembly.assemble`), then the listed nodes mapped to chunks."""
         failure: tuple[BaseException, str] | None = outcome.get("failure")
         response = outcome.get("response")
         response = response if response is not None else rec.response

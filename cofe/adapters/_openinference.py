@@ -1,5 +1,5 @@
 """Record any OpenInference-instrumented pipeline (LangChain/LangGraph, Haystack, DSPy,
-LlamaIndex) offline: its spans captured in process, assembled by :mod:`._spans`.
+LlamaIndex) offline: its spans captured in process, assembled by :mod:`._span_assembly`.
 
 ``OpenInferencePipeline(fn)`` wraps a callable ``query -> answer`` (sync or async). For the
 length of a run (``recording()``; ``run_pipeline`` opens it) cofe installs the
@@ -41,7 +41,7 @@ from cofe.adapters._frameworks import (
     corpus_of,
     describe_callable,
 )
-from cofe.adapters._spans import KIND, Doc, Span, TraceRecord, assemble, kind_of
+from cofe.adapters._span_assembly import KIND, Doc, Span, TraceRecord, assemble, kind_of
 from cofe.adapters._trace import ChunkRegistry, Trace, derived_item
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Literal
 from cofe._jsonl import read_jsonl
 from cofe.judges._alpha import JUDGED, judged_values
 from cofe.judges._prompts import language, reference_claims
-from cofe.judges._records import Judgement
+from cofe.judges._replies import Judgement
 from cofe.judges._sense import _content
 from cofe.measures import ClaimLabels
 from cofe.runlog import JUDGE_CONTROLS

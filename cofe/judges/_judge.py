@@ -57,7 +57,7 @@ from cofe.judges._controls import (
 from cofe.judges._prompts import (
     EXAMPLE_CLAIM_LABELS,
     PROMPT_VERSION,
-    STEPS,
+    STEPWISE_SUFFIX,
     again,
     checks_messages,
     claim_messages,
@@ -66,7 +66,7 @@ from cofe.judges._prompts import (
     reference_claim_messages,
 )
 from cofe.judges._prompts import reference_claims as split_reference
-from cofe.judges._records import (
+from cofe.judges._replies import (
     AnswerClaimCheck,
     ChecksReply,
     Claim,
@@ -115,7 +115,7 @@ if TYPE_CHECKING:
 _Reply = TypeVar("_Reply", bound=BaseModel)
 
 # the prompt versions whose judgements score a run: the dense mode's and the step-by-step's
-VERSIONS = frozenset({PROMPT_VERSION, PROMPT_VERSION + STEPS})
+VERSIONS = frozenset({PROMPT_VERSION, PROMPT_VERSION + STEPWISE_SUFFIX})
 SOURCE_CHARS = 12_000  # of a source document without a recorded span: a long file is cut
 
 
@@ -178,13 +178,13 @@ def judge_one(
     after the checks call keeps the information points' labels that call gave.
 
     ``steps``: the step-by-step mode (``_judge_steps``): the same claims call, then one call
-    per claim instead of the one checks call; its judgements carry ``PROMPT_VERSION + STEPS``."""
+    per claim instead of the one checks call; its judgements carry ``PROMPT_VERSION + STEPWISE_SUFFIX``."""
     base: dict[str, Any] = {
         "sample_id": item.sample.id,
         "repeat": repeat,
         "control": item.control,
         "model": client.endpoint.model,
-        "prompt_version": PROMPT_VERSION + (STEPS if steps else ""),
+        "prompt_version": PROMPT_VERSION + (STEPWISE_SUFFIX if steps else ""),
         "sense": SENSE_REVISION,
         "inputs": item.key,
         "no_source": item.no_source,
@@ -610,7 +610,7 @@ def judge_run(
     (``judges/_controls.py``: right answers and another document's, judged as the sample's
     answer; 0: none); they are judged once, outside ``limit`` -- by the pass that leaves no
     sample to judge, so a first look is not made to wait -- and gate the measures."""
-    version = PROMPT_VERSION + (STEPS if steps else "")
+    version = PROMPT_VERSION + (STEPWISE_SUFFIX if steps else "")
     if repeats < 1:
         raise InputError(f"repeats must be at least 1, not {repeats}")
     if limit is not None and limit < 1:

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from tqdm import tqdm
 
 from cofe._errors import InputProblem
-from cofe.chain import STEPS
+from cofe.chain import STEP_SPECS
 from cofe.runlog._models import RankedChunk, SampleRecord, Stage, StageError
 from cofe.runlog._store import SAMPLES, RunLog, read_corpus, read_keyed
 
@@ -70,7 +70,7 @@ class Outputs:
 
 MORE_FIELDS: tuple[tuple[str, bool], ...] = tuple(
     (spec.field, spec.reads == "ranked")
-    for spec in STEPS
+    for spec in STEP_SPECS
     if spec.field is not None and spec.field not in {f.name for f in fields(Outputs)}
 )
 """The ``SampleRecord`` fields of the steps ``cofe.chain`` declares beyond the pool, the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cofe._errors import InputError, InputProblem
-from cofe.chain import STEP_ORDER, STEPS
+from cofe.chain import STEP_ORDER, STEP_SPECS
 from cofe.config import ScoreConfig
 from cofe.measures import (
     BLEU,
@@ -51,7 +51,7 @@ from cofe.runlog import MORE_FIELDS, RecordFacts, RunLog, Stage
 from cofe.runlog import reorders as reorders  # its old home
 
 MORE_STEPS: dict[str, Step] = {
-    spec.field: spec.step for spec in STEPS if spec.field in dict(MORE_FIELDS)
+    spec.field: spec.step for spec in STEP_SPECS if spec.field in dict(MORE_FIELDS)
 }
 """The steps read generically (``cofe.chain``: beyond the pool, the context and the answer),
 by their ``SampleRecord`` field."""
