@@ -102,7 +102,7 @@ from cofe.measures import (
 from cofe.runlog import (
     JUDGE_CONTROLS,
     JUDGEMENTS,
-    Outputs,
+    CompactRecord,
     ParsedDocument,
     RunLog,
     read_compact,
@@ -549,7 +549,7 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     return items, unanswered
 
 
-def _context(log: RunLog, record: Outputs, top_k: int | None) -> tuple[str, ...]:
+def _context(log: RunLog, record: CompactRecord, top_k: int | None) -> tuple[str, ...]:
     given = record.context if record.context is not None else (record.pool or ())[: top_k or 4]
     return tuple(log.chunks[ref.chunk_id].text for ref in given if ref.chunk_id in log.chunks)
 
@@ -789,7 +789,7 @@ def _correctness_values(judgements: dict[str, Judgement]) -> list[int]:
 
 
 def labels_for_scoring(
-    run_dir: Path, log: RunLog, records: dict[str, Outputs], samples: list[EvalSample]
+    run_dir: Path, log: RunLog, records: dict[str, CompactRecord], samples: list[EvalSample]
 ) -> dict[str, ClaimLabels | Unscored]:
     """Per answered sample with a judgement: its claim labels, or why they cannot be used."""
     every = read_judgements(run_dir, repeat=None)

@@ -3,7 +3,7 @@ reading a batch at a time (the scorer's driver, ``cofe.stages``, reads them thro
 
 One pass validates every line (bad lines are problems, a resumed run's newest record of a
 sample counts) and keeps, per record, 8 bytes of id hash and 8 of file offset, and what the
-run's shape needs (``RecordFacts``) -- or the records themselves, as ``Outputs``, when they
+run's shape needs (``RecordFacts``) -- or the records themselves, as ``CompactRecord``, when they
 fit in one batch. A large file is read in parts on every core. Imported on first use
 (``cofe.runlog``'s lazy names): numpy is not loaded by reading a manifest.
 """
@@ -31,12 +31,12 @@ from cofe._parallel import default_workers, fork_imap
 from cofe.runlog._models import SampleRecord, Stage
 from cofe.runlog._outputs import (
     MORE_FIELDS,
-    Outputs,
+    CompactRecord,
     RecordFacts,
     Refs,
+    compact_record,
     errors_by_stage,
     more_fields,
-    outputs_of,
     reorders,
 )
 
@@ -85,7 +85,7 @@ class _RecordPart:
     reordered: bool = False  # some context is not its pool's first items (RecordFacts.reordered)
     more: set[str] = field(default_factory=set)  # RecordFacts.more
     problems: list[InputProblem] = field(default_factory=list)
-    kept: dict[str, Outputs] | None = None
+    kept: dict[str, CompactRecord] | None = None
     refs: Refs = field(default_factory=Refs)
     line_count: int = 0
     # the sample ids of invalid records that name one, with their line: such a sample is
@@ -157,7 +157,7 @@ def _read_part(
                     part.invalid[named[1].decode("utf-8", "replace")] = line
                 continue
             if kept is not None:  # the newest of a sample's records wins
-                kept[record.sample_id] = outputs_of(record, refs)
+                kept[record.sample_id] = compact_record(record, refs)
                 if len(kept) > keep_up_to or not keeping.value:
                     kept = part.kept = None  # too many to hold: read back by offset instead
             part.hashes.append(id_hash(record.sample_id))
@@ -219,7 +219,7 @@ class RecordIndex:
     facts: RecordFacts = field(default_factory=RecordFacts)
     errors: dict[str, int] = field(default_factory=dict)
     refs: Refs = field(default_factory=Refs)
-    kept: dict[str, Outputs] | None = None  # every record, when they fit in one batch
+    kept: dict[str, CompactRecord] | None = None  # every record, when they fit in one batch
     invalid: dict[str, int] = field(default_factory=dict)  # _RecordPart.invalid, whole file
 
     @property
@@ -320,7 +320,7 @@ class RecordIndex:
         assert isinstance(record, SampleRecord), "a line validated before no longer does"
         return record
 
-    def load(self, samples: list[EvalSample]) -> dict[str, Outputs]:
+    def load(self, samples: list[EvalSample]) -> dict[str, CompactRecord]:
         """The records of these samples (those that have one), read back by offset."""
         if not self.count:
             return {}
@@ -330,7 +330,7 @@ class RecordIndex:
         at = np.minimum(np.searchsorted(self.hashes, wanted), self.count - 1)
         found = self.hashes[at] == wanted
         ids = {int(h): s.id for h, s in zip(wanted, samples, strict=True)}
-        out: dict[str, Outputs] = {}
+        out: dict[str, CompactRecord] = {}
         with self.path.open("rb") as handle:
             for position in np.sort(self.offsets[at[found]]):  # in file order: one sweep
                 handle.seek(int(position))
@@ -339,13 +339,13 @@ class RecordIndex:
                     isinstance(record, SampleRecord)
                     and ids.get(id_hash(record.sample_id)) == record.sample_id
                 ):
-                    out[record.sample_id] = outputs_of(record, self.refs)
+                    out[record.sample_id] = compact_record(record, self.refs)
         return {s.id: out[s.id] for s in samples if s.id in out}
 
-    def not_in(self, seen: SeenIds) -> list[Outputs]:
+    def not_in(self, seen: SeenIds) -> list[CompactRecord]:
         """Records whose sample is not in the eval set (read back: usually none)."""
         stray = self.offsets[~seen.holds(self.hashes)] if self.count else []
-        return [outputs_of(self._read(int(offset)), self.refs) for offset in np.sort(stray)]
+        return [compact_record(self._read(int(offset)), self.refs) for offset in np.sort(stray)]
 
 
 @dataclass
@@ -353,12 +353,12 @@ class HeldRecords:
     """A run's records already in memory (a ``RunLog`` built by hand), read as a
     ``RecordIndex`` is."""
 
-    kept: dict[str, Outputs]
+    kept: dict[str, CompactRecord]
     facts: RecordFacts
     errors: dict[str, int]
 
     @classmethod
-    def of(cls, records: dict[str, Outputs]) -> HeldRecords:
+    def of(cls, records: dict[str, CompactRecord]) -> HeldRecords:
         facts = RecordFacts()
         for record in records.values():
             facts.add(record)
@@ -368,11 +368,11 @@ class HeldRecords:
     def count(self) -> int:
         return len(self.kept)
 
-    def load(self, samples: list[EvalSample]) -> dict[str, Outputs]:
+    def load(self, samples: list[EvalSample]) -> dict[str, CompactRecord]:
         kept = self.kept
         return {s.id: kept[s.id] for s in samples if s.id in kept}
 
-    def not_in(self, seen: SeenIds) -> list[Outputs]:
+    def not_in(self, seen: SeenIds) -> list[CompactRecord]:
         """Records whose sample is not in the eval set, in the run's order."""
         if not self.kept:
             return []

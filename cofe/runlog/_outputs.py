@@ -1,10 +1,11 @@
-"""What the scorer and the judge keep of each sample record: the chunk ids, the answer, the error -- compactly.
+"""What the scorer and the judge keep of each sample record (``CompactRecord``): the chunk ids,
+the answer, the error -- compactly.
 
 A ``SampleRecord`` holds one pydantic object per ranked chunk (30-40 per
 sample); for a run of 100,000 samples that is millions of objects, gigabytes,
 and garbage-collector passes over all of them. The scorer only reads the
 ranked chunk *ids*, so records are streamed from ``samples.jsonl``, validated
-one by one, and kept as ``Outputs``: tuples of shared ``ChunkRef`` objects
+one by one, and kept as ``CompactRecord``: tuples of shared ``ChunkRef`` objects
 (one per distinct chunk id in the whole run), the answer, latency and error.
 """
 
@@ -54,8 +55,10 @@ _NOTHING: More = _NoMore()
 
 
 @dataclass(frozen=True, slots=True)
-class Outputs:
-    """The parts of a sample record that scoring reads (same names as ``SampleRecord``)."""
+class CompactRecord:
+    """A ``SampleRecord`` as scoring and judging keep it (same field names): the chunk ids of
+    its ranked lists as shared ``ChunkRef`` objects, the answer, latency and error -- one of
+    the family of a query's records (``QueryOutputs``)."""
 
     sample_id: str
     pool: tuple[ChunkRef, ...] | None
@@ -68,13 +71,17 @@ class Outputs:
     more: More = field(default_factory=lambda: _NOTHING)
 
 
+# its old name, still read by the scorer's driver, the HTML report and the CLI
+Outputs = CompactRecord
+
+
 MORE_FIELDS: tuple[tuple[str, bool], ...] = tuple(
     (spec.field, spec.reads == "ranked")
     for spec in STEP_SPECS
-    if spec.field is not None and spec.field not in {f.name for f in fields(Outputs)}
+    if spec.field is not None and spec.field not in {f.name for f in fields(CompactRecord)}
 )
 """The ``SampleRecord`` fields of the steps ``cofe.chain`` declares beyond the pool, the
-context and the answer (each with whether it holds chunk ids): kept in ``Outputs.more``."""
+context and the answer (each with whether it holds chunk ids): kept in ``CompactRecord.more``."""
 
 
 _CHUNK_ID = attrgetter("chunk_id")
@@ -91,8 +98,8 @@ class Refs(dict[str, ChunkRef]):
         return None if items is None else tuple(map(self.__getitem__, map(_CHUNK_ID, items)))
 
 
-def outputs_of(record: SampleRecord, refs: Refs) -> Outputs:
-    return Outputs(
+def compact_record(record: SampleRecord, refs: Refs) -> CompactRecord:
+    return CompactRecord(
         record.sample_id,
         refs.ranked(record.pool),
         refs.ranked(record.context),
@@ -117,23 +124,23 @@ def more_fields(record: SampleRecord) -> list[str]:
     return [name for name, _ in MORE_FIELDS if getattr(record, name) is not None]
 
 
-def compact(records: Mapping[str, SampleRecord]) -> dict[str, Outputs]:
+def compact(records: Mapping[str, SampleRecord]) -> dict[str, CompactRecord]:
     """Records already in memory (a ``RunLog`` built by hand)."""
     refs = Refs()
-    return {sample_id: outputs_of(r, refs) for sample_id, r in records.items()}
+    return {sample_id: compact_record(r, refs) for sample_id, r in records.items()}
 
 
 def stream_records(
     path: Path, problems: list[InputProblem], *, progress: bool = False
-) -> dict[str, Outputs]:
+) -> dict[str, CompactRecord]:
     """``samples.jsonl`` read record by record (as ``read_run`` reads it: a resumed run's
-    newest record of a sample counts), each kept as ``Outputs`` as soon as it is validated."""
+    newest record of a sample counts), each kept as ``CompactRecord`` as soon as it is validated."""
     refs = Refs()
     bar = tqdm(desc="reading records", unit=" records", disable=not progress, mininterval=0.5)
 
-    def keep(record: SampleRecord) -> Outputs:
+    def keep(record: SampleRecord) -> CompactRecord:
         bar.update()
-        return outputs_of(record, refs)
+        return compact_record(record, refs)
 
     with gc_paused(), bar:
         return read_keyed(path, SampleRecord, "sample_id", problems, last_wins=True, keep=keep)
@@ -152,9 +159,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_compact(root: Path, *, progress: bool = False) -> tuple[RunLog, dict[str, Outputs]]:
+def read_compact(root: Path, *, progress: bool = False) -> tuple[RunLog, dict[str, CompactRecord]]:
     """A run directory: the corpus as ``read_run`` reads it (the log's ``records`` left empty),
-    and the records streamed into ``Outputs``."""
+    and the records streamed into ``CompactRecord``."""
     with gc_paused():
         log = read_corpus(root)
     records = stream_records(log.path / SAMPLES, log.problems, progress=progress)
@@ -186,7 +193,7 @@ class RecordFacts:
     reordered: bool = False
     more: set[str] = field(default_factory=set)  # the ``MORE_FIELDS`` some record fills
 
-    def add(self, record: Outputs) -> None:
+    def add(self, record: CompactRecord) -> None:
         if record.more:
             self.more.update(record.more)
         if record.pool is not None:
@@ -203,7 +210,7 @@ class RecordFacts:
             self.generated = True
 
 
-def errors_by_stage(records: Iterable[Outputs]) -> dict[str, int]:
+def errors_by_stage(records: Iterable[CompactRecord]) -> dict[str, int]:
     """How many records failed at each stage."""
     counts = dict.fromkeys((stage.value for stage in Stage), 0)
     for record in records:
