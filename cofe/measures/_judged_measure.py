@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from cofe.measures._base import Measure
+from cofe.measures._base import Measure, Need
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, Step, StepView
 
@@ -20,6 +20,7 @@ NO_REFERENCE_CLAIM = Unscored("the reference answer states no claim to look for"
 
 class JudgedMeasure(Measure):
     STEPS: ClassVar[frozenset[Step]] = frozenset({Step.ANSWER})
+    NEEDS: ClassVar[frozenset[Need]] = frozenset({Need.JUDGED})  # the judge's labels
     NEEDS_REFERENCE: ClassVar[bool] = False
     # the gated measures whose labels this one reads besides its own name's: a label family
     # the judge failed on (self-agreement, known-answer controls) leaves it unscored too
