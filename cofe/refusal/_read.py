@@ -26,9 +26,9 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from typing import cast
-from enum import StrEnum
 
 from cofe.refusal._rules import Kind, RefusalRule, may_decline, of_kind
 
