@@ -9,6 +9,7 @@ one that came from the cache or a previous pass.
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -115,6 +116,8 @@ _extract = ExtractiveGenerator()
 
 def _generate(query: str, context: list[Chunk]) -> str:
     CALLS["generate"] += 1
+    if os.environ.get("COFE_TEST_DELAY"):  # a slow generator: a pass a test can kill part-way
+        time.sleep(float(os.environ["COFE_TEST_DELAY"]))
     if os.environ.get("COFE_TEST_GENERATOR_DOWN"):
         raise ConnectionError("the generator's endpoint refused the connection")
     return _extract(query, context)
