@@ -906,7 +906,7 @@ def _replay_locked(
         for r in result.verdicts.itertuples()
     }
     scored = {sid: v for sid, v in verdict_of.items() if v not in NOT_REPLAYED}
-    return ReplayRun(
+    finished = ReplayRun(
         str(run),
         str(Path(scores) if scores is not None else run / "scores"),
         plan,
@@ -920,6 +920,10 @@ def _replay_locked(
         folder,
         written,
     )
+    from cofe.replay._summary import write_summary  # it reads a finished pass: no cycle
+
+    write_summary(finished)  # what cofe report shows of the replay
+    return finished
 
 
 def _run_task(

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -540,19 +541,75 @@ def _short(text: str | None, width: int = 110) -> str:
     return textwrap.shorten(" ".join(text.split()), width, placeholder=" ...") or "(empty)"
 
 
+def _chart(data: dict[str, Any]) -> str:
+    from cofe.charts import intervals
+
+    rows = [
+        (f["stage"], f["share"], f["ci_low"], f["ci_high"])
+        for f in data["fix_value"]
+        if f["replayed"] and f["share"] == f["share"] and f["ci_low"] == f["ci_low"]
+    ]
+    return intervals(rows, title="answers recovered, share of all samples") if rows else ""
+
+
 def render_html(run: ReplayRun) -> str:
     """The replay as one self-contained HTML page: the fix table with its intervals drawn by
     cofe.charts, the verdict checks and the unrecovered answers side by side (escaped by the
     template: answers are text a generator wrote)."""
-    from cofe.charts import STYLESHEET, intervals, templates
+    from cofe.charts import STYLESHEET, templates
 
     data = to_dict(run)
-    rows = [
-        (f["stage"], f["share"], f["ci_low"], f["ci_high"])
-        for f in data["fix_value"]
-        if f["replayed"] and f["share"] == f["share"]
-    ]
-    chart = intervals(rows, title="answers recovered, share of all samples") if rows else ""
     page = templates("cofe.replay").get_template("replay.html")
-    text: str = page.render(data=data, chart=chart, stylesheet=STYLESHEET)
+    text: str = page.render(data=data, chart=_chart(data), stylesheet=STYLESHEET)
     return text
+
+
+SUMMARY_FILE = "fix-value.json"  # beside replay.jsonl: what cofe report shows of a replay
+
+
+def write_summary(run: ReplayRun) -> Path:
+    """What the pass found, as ``OUT/fix-value.json`` (``to_dict`` less the per-replay list,
+    which replay.jsonl holds): read by ``report_section`` without replaying anything."""
+    from datetime import UTC, datetime
+
+    from cofe._atomic import write_text_atomically
+
+    data = {k: v for k, v in to_dict(run).items() if k != "replays"}
+    data["written"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    path = run.out / SUMMARY_FILE
+    write_text_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def report_section(run_dir: Path, name: str, anchor: str) -> str | None:
+    """The "what a fix is worth" section of ``cofe report``'s page for a run with a replay
+    (``RUN/replay/fix-value.json``), None without one. A file that is not the replay's
+    summary is one line naming it, not a traceback."""
+    from cofe._errors import InputError, InputProblem
+    from cofe.charts import templates
+
+    path = run_dir / "replay" / SUMMARY_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        fragment = templates("cofe.replay").get_template("section.html")
+        body: str = fragment.render(data=data, chart=_chart(data))
+    except (ValueError, KeyError, TypeError) as error:  # jinja's undefined is a KeyError kin
+        raise InputError(
+            InputProblem(
+                str(path),
+                None,
+                None,
+                f"not a replay summary cofe can read ({type(error).__name__}: {error}); "
+                "run cofe replay again",
+            )
+        ) from None
+    from html import escape
+
+    return (
+        f"<section id='{escape(anchor)}' class='fix-value-section'>"
+        f"<h2>What a fix is worth: {escape(name)}</h2>"
+        f"<p class='muted'>From <code>cofe replay</code> of {escape(str(data.get('scores')))}, "
+        f"{escape(str(data.get('written', '')))}.</p>{body}</section>"
+    )
