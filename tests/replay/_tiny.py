@@ -116,8 +116,9 @@ _extract = ExtractiveGenerator()
 
 def _generate(query: str, context: list[Chunk]) -> str:
     CALLS["generate"] += 1
-    if os.environ.get("COFE_TEST_DELAY"):  # a slow generator: a pass a test can kill part-way
-        time.sleep(float(os.environ["COFE_TEST_DELAY"]))
+    held = os.environ.get("COFE_TEST_HOLD_AFTER")
+    if held and CALLS["generate"] > int(held):  # a pass a test kills part-way: it hangs here
+        time.sleep(600)
     if os.environ.get("COFE_TEST_GENERATOR_DOWN"):
         raise ConnectionError("the generator's endpoint refused the connection")
     return _extract(query, context)
