@@ -45,7 +45,13 @@ def _log(message: str) -> None:
 
 
 def run_set(
-    name: str, size: int, splitter: str, workdir: Path, cache: Any, limit: int | None
+    name: str,
+    size: int,
+    splitter: str,
+    workdir: Path,
+    cache: Any,
+    limit: int | None,
+    reranker: str = "none",
 ) -> dict[str, Any]:
     from cofe.pipeline import DefaultPipeline, PipelineConfig, parse_documents
     from cofe.replay import cost, replay_run, stage_fixes, verdict_checks
@@ -55,11 +61,13 @@ def run_set(
     base = workdir / name
     _, samples, docs, evalset = write_set(name, base, limit)
     parsed = parse_documents(docs, cache=cache)
-    run = base / f"{splitter}{size}"
+    run = (
+        base / f"{splitter}{size}" if reranker == "none" else base / f"{splitter}{size}-{reranker}"
+    )
     t = time.perf_counter()
     _log(f"[{name}] running the built-in pipeline on {len(samples)} questions ...")
     run_pipeline(
-        DefaultPipeline(PipelineConfig(chunk_size=size, splitter=splitter)),
+        DefaultPipeline(PipelineConfig(chunk_size=size, splitter=splitter, reranker=reranker)),
         evalset,
         run,
         documents=parsed.documents,
@@ -100,6 +108,7 @@ def run_set(
         "set": name,
         "chunk_size": size,
         "splitter": splitter,
+        "reranker": reranker,
         "samples": replayed.total_samples,
         "replayed": len(replayed.plan.targets),
         "no_oracle": len(replayed.plan.no_oracle),
@@ -129,6 +138,8 @@ def run_set(
                 "rate": c.rate,
                 "answerable": c.answerable,
                 "rate_answerable": c.rate_answerable,
+                "answerable_alone": c.answerable_alone,
+                "rate_alone": c.rate_alone,
                 "moved": c.moved,
                 "moved_rate": c.moved_rate,
                 "no_oracle": c.no_oracle,
@@ -136,9 +147,75 @@ def run_set(
             for c in checks
         ],
         "recovered_by_verdict": {k: dict(v) for k, v in by_verdict.items()},
+        "disagreements": disagreements(replayed, PipelineConfig().top_k),
         "cost": spent,
         "second_pass_calls": cost(passes[1])["calls"],
     }
+
+
+def disagreements(replayed: Any, top_k: int) -> dict[str, dict[str, int]]:
+    """Per verdict class, why the oracle and the verdict part ways, sample by sample.
+
+    A loss verdict (retrieval, reranking, chunking) its oracle did not recover:
+    * "generator: misses it even alone": the generator does not answer from the oracle chunks
+      alone either (no-noise fails): its limit, whatever the stages do;
+    * "generator: distractors win": it answers from the oracle chunks alone but not from the
+      gold context as the run assembles it (the context oracle fails);
+    * "reranker dropped the oracle chunk" / "re-chunked point not in the new context": the
+      gold context recovers it, the real stages after the fix did not deliver it;
+    * "in the new context, answer differs": delivered, yet the answer is not the control's.
+    A generation verdict the oracle context recovered:
+    * "order: holder already in the context, moved first": the point was given to the
+      generator; only its place changed;
+    * "gold passage replaced a look-alike": the context held the point's words only in a chunk
+      outside the sample's gold passage; the gold passage brought the answer back (the verdict
+      named the generator where the evidence never reached it).
+    """
+    from cofe.replay import Oracle
+    from cofe.replay._summary import LOSS_ORACLE
+
+    out: dict[str, Counter[str]] = {}
+    for target in replayed.plan.targets:
+        sid, stage = target.sample.id, target.stage
+        oracle = LOSS_ORACLE.get(stage or "")
+        if oracle is None or (sid, oracle) not in replayed.answer_ok:
+            continue
+        ok = replayed.answer_ok[(sid, oracle)]
+        counts = out.setdefault(target.verdict, Counter())
+        if stage == "generation":
+            if ok:
+                why = (
+                    "order: holder already in the context, moved first"
+                    if target.oracle.in_context
+                    else "gold passage replaced a look-alike"
+                )
+                counts[why] += 1
+            continue
+        if ok:
+            continue
+        if not replayed.answer_ok.get((sid, Oracle.NO_NOISE), False):
+            why = "generator: misses it even alone"
+        elif oracle is not Oracle.CONTEXT and not replayed.answer_ok.get(
+            (sid, Oracle.CONTEXT), False
+        ):
+            why = "generator: distractors win"
+        else:
+            record = replayed.records[(sid, oracle)]
+            given = set(record.context or (record.pool or [])[:top_k])
+            wanted = set(record.oracle_chunks)
+            if oracle is Oracle.CHUNKING:
+                new = {c for c in given if "#oracle-" in c}
+                why = (
+                    "in the new context, answer differs"
+                    if new
+                    else "re-chunked point not in the new context"
+                )
+            elif wanted <= given:
+                why = "in the new context, answer differs"
+            else:
+                why = "reranker dropped the oracle chunk"
+        counts[why] += 1
+    return {v: dict(c.most_common()) for v, c in out.items()}
 
 
 def _pct(value: float | None) -> str:
@@ -150,18 +227,20 @@ def markdown(reports: Sequence[dict[str, Any]]) -> str:
     for r in reports:
         n = r["samples"]
         out += [
-            f"### {r['set']}, {r['splitter']} splitter, chunk size {r['chunk_size']}: {n} questions, {r['replayed']} failed "
+            f"### {r['set']}, {r['splitter']} splitter, chunk size {r['chunk_size']}, reranker "
+            f"{r['reranker']}: {n} questions, {r['replayed']} failed "
             f"and replayed ({r['no_oracle']} without an oracle)",
             "",
             "| verdict | stage | oracle | samples | confirmed | rate | where answerable "
-            "| loss moved on |",
-            "|---|---|---|---:|---:|---:|---:|---:|",
+            "(gold context) | from the chunks alone | loss moved on |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|",
         ]
         for c in r["verdicts"]:
             out.append(
                 f"| {c['verdict']} | {c['stage']} | {c['oracle'] or '-'} | {c['samples']} | "
                 f"{c['confirmed']}/{c['replayed']} | {_pct(c['rate'])} | "
-                f"{_pct(c['rate_answerable'])} of {c['answerable']} | {_pct(c['moved_rate'])} |"
+                f"{_pct(c['rate_answerable'])} of {c['answerable']} | "
+                f"{_pct(c['rate_alone'])} of {c['answerable_alone']} | {_pct(c['moved_rate'])} |"
             )
         out += [
             "",
@@ -188,6 +267,12 @@ def markdown(reports: Sequence[dict[str, Any]]) -> str:
                 f"- recovered by the {oracle} oracle, by the verdict they had: "
                 + ", ".join(f"{v} {n}" for v, n in sorted(counts.items(), key=lambda x: -x[1]))
             )
+        for verdict, why in r["disagreements"].items():
+            if why:
+                out.append(
+                    f"- {verdict}, where oracle and verdict part ways: "
+                    + ", ".join(f"{k} {v}" for k, v in why.items())
+                )
         c = r["cost"]
         per = c["calls_per_sample"]
         if c["calls"]:
@@ -216,6 +301,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sets", default="squad,cmrc")
     parser.add_argument("--size", type=int, default=128, help="chunk size (tokens)")
     parser.add_argument("--splitter", default="sentence", choices=("sentence", "token"))
+    parser.add_argument(
+        "--reranker", default="none", choices=("none", "minilm"), help="minilm: English only"
+    )
     parser.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
     parser.add_argument("--workdir", type=Path, default=WORK)
     parser.add_argument("--cache", type=Path, default=None)
@@ -226,7 +314,15 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     cache = Cache(args.cache or default_cache_dir())
     reports = [
-        run_set(name.strip(), args.size, args.splitter, args.workdir, cache, args.limit or None)
+        run_set(
+            name.strip(),
+            args.size,
+            args.splitter,
+            args.workdir,
+            cache,
+            args.limit or None,
+            args.reranker,
+        )
         for name in args.sets.split(",")
         if name.strip()
     ]

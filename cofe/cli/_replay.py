@@ -120,7 +120,6 @@ def run(args: argparse.Namespace) -> int:
         endpoint = Endpoint.from_env(base_url=args.base_url, model=args.model)
         if not args.dry_run:
             endpoint.probe()  # fail in seconds, not after rebuilding the pipeline
-    replayable = rebuild(log, args.pipeline, cache, endpoint, args.generator)
     selection = {
         "scores": args.scores,
         "oracles": oracles,
@@ -130,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         "out": args.out,
     }
     if args.dry_run:
+        replayable = rebuild(log, args.pipeline, cache, endpoint, args.generator)
         plan, _, _, _ = plan_replay(args.run_dir, replayable=replayable, log=log, **selection)
         for oracle, why in plan.why_not.items():
             if oracle in oracles:
@@ -153,7 +153,11 @@ def run(args: argparse.Namespace) -> int:
                 args.run_dir,
                 cache=cache,
                 progress=progress,
-                replayable=replayable,
+                # rebuilt inside the pass, under its lock: a second pass on the folder is
+                # refused before it spends anything on indexing
+                pipeline=args.pipeline,
+                generator=args.generator,
+                endpoint=endpoint,
                 log=log,
                 **selection,
             )

@@ -2,7 +2,8 @@
 
 Charts (loss waterfall, verdicts per query type, the distribution of every
 measure, latency), the comparison of the runs when there are several, and a
-bad-case browser filtered by run, verdict, query type and document. The page
+bad-case browser filtered by run, verdict, query type and document; a run replayed
+with `cofe replay` gets its "what a fix is worth" section. The page
 needs no network and runs no code from the documents it shows.
 """
 
@@ -83,7 +84,19 @@ def run(args: argparse.Namespace) -> int:
     comparison = (
         compare_results(dict(zip(names, results, strict=True))) if len(results) > 1 else None
     )
-    page = render_report(runs, comparison, max_cases=args.max_cases)
+    from cofe.replay import report_section
+
+    # a run replayed (cofe replay) gets its "what a fix is worth" section
+    sections = [
+        report_section(path, name, f"fix-value-{k}")
+        for k, (name, path) in enumerate(zip(names, run_dirs, strict=True))
+    ]
+    page = render_report(
+        runs,
+        comparison,
+        max_cases=args.max_cases,
+        fix_value=[s for s in sections if s is not None],
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomically(args.out, page)
     print(f"wrote {args.out} ({len(page) / 1e6:.1f} MB): open it in a browser, no network needed")

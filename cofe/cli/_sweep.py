@@ -5,6 +5,12 @@
 Cells are run directories under DIR (resumed when run again); the cache shares
 parsing, chunking and indexes across them. ``--pipeline mod:factory`` sweeps
 your own pipeline: ``factory(**params)`` gets each cell's parameters.
+
+    cofe sweep --cells RUN RUN/replay/pool RUN/replay/context
+
+ranks cells already scored instead of running a grid: run directories, results folders,
+or a replay's scored runs (``cofe replay`` writes ``RUN/replay/<oracle>/``), named
+``RUN@oracle``.
 """
 
 from __future__ import annotations
@@ -41,11 +47,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--evalset", type=existing_path, required=True)
+    p.add_argument("--evalset", type=existing_path, help="the eval set (a grid needs it)")
     p.add_argument(
         "--docs", type=existing_path, help="documents folder (parsed once for every cell)"
     )
-    p.add_argument("--out", type=Path, required=True, help="sweep folder: one run per cell")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="sweep folder: one run per cell (with --cells: where best.csv, means.csv and "
+        "sweep.json go; optional)",
+    )
+    p.add_argument(
+        "--cells",
+        nargs="+",
+        type=existing_path,
+        metavar="FOLDER",
+        help="rank these scored cells instead of running a grid: run directories, results "
+        "folders, or a replay's RUN/replay/<oracle>/ folders",
+    )
     for name in BUILT_IN:
         p.add_argument(
             f"--{name.replace('_', '-')}",
@@ -154,10 +173,83 @@ def render_sweep(result: SweepResult) -> str:
     )
 
 
+def _cell_name(path: Path, shape: dict[str, Any]) -> str:
+    """A cell's name: a replay's scored run as ``RUN@oracle`` (its folder is only the
+    oracle's name), a run's scoring (``RUN/scores``) as the run's, else the folder's."""
+    replay = shape.get("replay")
+    folder = path.resolve()
+    if isinstance(replay, dict) and replay.get("oracle"):
+        run = folder.parent.parent if folder.parent.name == "replay" else folder.parent
+        return f"{run.name}@{replay['oracle']}"
+    if (folder.parent / "manifest.json").exists():  # RUN/scores, RUN/scores-strict ...
+        return (
+            folder.parent.name if folder.name == "scores" else f"{folder.parent.name}/{folder.name}"
+        )
+    return folder.name
+
+
+def rank_folders(args: argparse.Namespace) -> int:
+    """``--cells``: the scored folders ranked as a sweep's cells, nothing run."""
+    from cofe.cli._compare import load
+    from cofe.sweep import rank_results
+
+    grid = [name for name in BUILT_IN if getattr(args, name)] + (["--param"] if args.param else [])
+    if grid or args.docs:
+        given = grid[0] if grid else "--docs"
+        raise InputError(
+            InputProblem(
+                "<command line>",
+                None,
+                "--cells",
+                f"ranks cells already scored: give it without a grid ({given}) or --docs",
+            )
+        )
+    if len(args.cells) < 2:
+        raise InputError(
+            InputProblem("<command line>", None, "--cells", "give at least two cells to rank")
+        )
+    results = {}
+    for path in args.cells:
+        result = load(path)
+        name = _cell_name(path, result.shape)
+        if name in results:  # two folders of one name: their paths tell them apart
+            name = str(path)
+        results[name] = result
+    hashes = {name: r.evalset_sha256 for name, r in results.items() if r.evalset_sha256}
+    if len(set(hashes.values())) > 1:  # cells are paired by sample: one eval set
+        (a, sha_a), (b, sha_b) = (
+            next(iter(hashes.items())),
+            next((n, h) for n, h in hashes.items() if h != next(iter(hashes.values()))),
+        )
+        raise InputError(
+            InputProblem(
+                "<command line>",
+                None,
+                "--cells",
+                f"the cells answered different eval sets ({a}: {sha_a[:12]}, {b}: "
+                f"{sha_b[:12]}): their samples cannot be paired",
+            )
+        )
+    swept = rank_results(results, alpha=args.alpha)
+    print(render_sweep(swept))
+    if args.out:
+        print(f"\nFiles: {swept.write(args.out)}/ best.csv means.csv sweep.json")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from cofe._progress import progress_lines
     from cofe.sweep import run_sweep
 
+    if args.cells:
+        return rank_folders(args)
+    for flag, value in (("--evalset", args.evalset), ("--out", args.out)):
+        if value is None:
+            raise InputError(
+                InputProblem(
+                    "<command line>", None, flag, "a grid needs it (or rank scored --cells)"
+                )
+            )
     grid = parse_grid(args)
     cache = Cache(args.cache or default_cache_dir())
     # bars on a terminal; elsewhere a plain line every 10 s (parsing, answering, scoring)

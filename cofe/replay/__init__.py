@@ -24,20 +24,24 @@ from cofe.replay._replay import (
 )
 from cofe.replay._seams import FixedDocuments
 from cofe.replay._summary import (
+    SUMMARY_FILE,
     StageFix,
     VerdictCheck,
     cost,
     headline,
     render,
     render_html,
+    report_section,
     stage_fixes,
     to_dict,
     verdict_checks,
+    write_summary,
 )
 
 __all__ = [
     "REPLAY_FILE",
     "SPAN_KIND",
+    "SUMMARY_FILE",
     "FixedDocuments",
     "Oracle",
     "Plan",
@@ -56,8 +60,10 @@ __all__ = [
     "render",
     "render_html",
     "replay_run",
+    "report_section",
     "score_replays",
     "stage_fixes",
     "to_dict",
     "verdict_checks",
+    "write_summary",
 ]

@@ -3,8 +3,10 @@
 A point is held by a chunk when every keyword (any alternative of each) is in that one chunk
 -- the index's own test (``cofe.matching``), over the chunks the sample's scope lets count
 (``RunContext.scope``), so an oracle never hands the generator a chunk the scorer would not
-have counted. Among the holders the least intrusive one is chosen: one the run already put in
-the context, else in the pool, else one of the source document, else the first.
+have counted. Among the holders one in the sample's gold passage (its recorded source span)
+comes first -- a chunk elsewhere that shares the point's words is not the evidence --, then
+the least intrusive one: one the run already put in the context, else in the pool, else one of
+the source document, else the first.
 
 Where no chunk holds a point whole (chunking cut or dropped it), the *source span* holding it
 whole becomes one extra item: the sample's recorded source span when its text holds the
@@ -15,7 +17,7 @@ chunking stage of the replayed scoring never counts it as a chunk the chunker ma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cofe.evalset import EvalSample, keyword_alternatives
@@ -83,6 +85,8 @@ def _oracle(
     order = {chunk_id: i for i, chunk_id in enumerate(context)}
     for i, chunk_id in enumerate(pool):
         order.setdefault(chunk_id, len(context) + i)
+    beyond = len(context) + len(pool)  # after every chunk the run retrieved (not tied with one)
+    gold = _gold_passage(ctx, log, sample, source.doc)
     chosen: list[Chunk] = []
     spans, missing = [], []
     for p in points:
@@ -92,10 +96,13 @@ def _oracle(
         slots = compiled.points[p].slots
         holders = _holders(ctx, slots, scope.eligible)
         if holders:
+            # the gold passage first: a chunk that merely shares the point's words (a year,
+            # a name in another story) is not the evidence a perfect retriever would return
             best = min(
                 holders,
                 key=lambda u: (
-                    order.get(ctx.chunk_ids[u], len(order)),
+                    not gold(u),
+                    order.get(ctx.chunk_ids[u], beyond),
                     ctx.chunk_doc[u] != source.doc,
                     u,
                 ),
@@ -119,6 +126,38 @@ def _oracle(
         in_pool=bool(ids) and ids <= set(pool),
         in_context=bool(ids) and ids <= set(context),
     )
+
+
+def _gold_passage(
+    ctx: RunContext, log: RunLog, sample: EvalSample, doc_id: str | None
+) -> Callable[[int], bool]:
+    """Whether a chunk lies in the sample's gold passage: its recorded source span (start and
+    end in the source document) overlapped by the chunk's offsets. Where the run cannot place
+    it (no span, no offsets, a span past the parsed text), no chunk is preferred for it."""
+    ref = sample.source
+    if (
+        doc_id is None
+        or doc_id not in log.documents
+        or ref is None
+        or ref.start is None
+        or ref.end is None
+        or ref.end > len(log.documents[doc_id].text)
+    ):
+        return lambda unit: False
+    start, end = ref.start, ref.end
+
+    def inside(unit: int) -> bool:
+        if ctx.chunk_doc[unit] != doc_id:
+            return False
+        chunk = log.chunks[ctx.chunk_ids[unit]]
+        return (
+            chunk.start is not None
+            and chunk.end is not None
+            and chunk.start < end
+            and chunk.end > start
+        )
+
+    return inside
 
 
 def _holders(

@@ -43,7 +43,15 @@ from cofe.evalset import EvalSample, EvalSet, read_evalset
 from cofe.replay._oracle import SampleOracle, find_oracles
 from cofe.replay._written import split_by_oracle, write_replayed_runs
 from cofe.results import ScoreResult, read_scores
-from cofe.runlog import Chunk, RankedChunk, RunLog, SampleRecord, Stage, read_run
+from cofe.runlog import (
+    Chunk,
+    RankedChunk,
+    RunLog,
+    SampleRecord,
+    Stage,
+    read_run,
+    run_folder_lock,
+)
 from cofe.stages import ScoreConfig
 
 REPLAY_FILE = "replay.jsonl"
@@ -772,6 +780,51 @@ def replay_run(
     """
     run = Path(run_dir)
     folder = Path(out) if out is not None else run / "replay"
+    # one pass per replay folder (a second is refused in one line, naming the holder), and the
+    # run read unchanged while it goes (a `cofe run` resuming or a `cofe score` rewriting the
+    # scoring is refused): the run folder's own flock, which the kernel drops when a holder is
+    # killed, so the next pass resumes from replay.jsonl
+    with (
+        run_folder_lock(run, purpose="cofe replay", reading=True),
+        run_folder_lock(
+            folder, purpose="cofe replay", hint="give another replay folder with --out"
+        ),
+    ):
+        return _replay_locked(
+            run,
+            folder,
+            scores=scores,
+            oracles=oracles,
+            verdicts=verdicts,
+            samples=samples,
+            limit=limit,
+            pipeline=pipeline,
+            generator=generator,
+            endpoint=endpoint,
+            cache=cache,
+            progress=progress,
+            replayable=replayable,
+            log=log,
+        )
+
+
+def _replay_locked(
+    run: Path,
+    folder: Path,
+    *,
+    scores: str | os.PathLike[str] | None,
+    oracles: Sequence[Oracle],
+    verdicts: Sequence[str] | None,
+    samples: Sequence[str] | None,
+    limit: int | None,
+    pipeline: str | None,
+    generator: str | None,
+    endpoint: Any,
+    cache: Cache | None,
+    progress: bool,
+    replayable: Replayable | None,
+    log: RunLog | None,
+) -> ReplayRun:
     log = log if log is not None else read_run(run)  # ``log``: the run, already read
     if replayable is None:
         replayable = rebuild(log, pipeline, cache, endpoint, generator)
@@ -853,7 +906,7 @@ def replay_run(
         for r in result.verdicts.itertuples()
     }
     scored = {sid: v for sid, v in verdict_of.items() if v not in NOT_REPLAYED}
-    return ReplayRun(
+    finished = ReplayRun(
         str(run),
         str(Path(scores) if scores is not None else run / "scores"),
         plan,
@@ -867,6 +920,10 @@ def replay_run(
         folder,
         written,
     )
+    from cofe.replay._summary import write_summary  # it reads a finished pass: no cycle
+
+    write_summary(finished)  # what cofe report shows of the replay
+    return finished
 
 
 def _run_task(

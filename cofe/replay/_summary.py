@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,11 +61,18 @@ class VerdictCheck:
     confirmed: int
     no_oracle: int
     unrecovered: list[dict[str, Any]]
-    # the same, over the samples whose answer the generator gives from the oracle chunks alone
-    # (no-noise recovered them): a loss verdict is checkable only where the generator can
-    # answer from the gold context at all
+    # the same, over the samples whose answer the generator gives from the gold context: the
+    # context oracle's (the oracle chunks first, the rest of the context as the run assembled
+    # it, the run's context size) -- the same generator and the same assembly the loss
+    # oracles end in, so a loss verdict is checked only where the generator can answer at all.
+    # Not for the verdicts checked by the context oracle itself (generation, reranking): there
+    # the control is the check
     answerable: int = 0
     confirmed_answerable: int = 0
+    # the same over the samples whose answer the generator gives from the oracle chunks alone
+    # (no-noise): distractors taken out too -- a wider control, on another context
+    answerable_alone: int = 0
+    confirmed_alone: int = 0
     # loss verdicts: replays whose loss moved past the blamed stage (the new verdict names a
     # later stage, or none): the oracle fixed that stage, whatever the generator then did
     moved: int = 0
@@ -80,6 +88,10 @@ class VerdictCheck:
     @property
     def rate_answerable(self) -> float | None:
         return self.confirmed_answerable / self.answerable if self.answerable else None
+
+    @property
+    def rate_alone(self) -> float | None:
+        return self.confirmed_alone / self.answerable_alone if self.answerable_alone else None
 
 
 def _recovered(run: ReplayRun, sid: str, oracle: Oracle) -> bool | None:
@@ -170,6 +182,9 @@ def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
         ):
             oracle = Oracle.CONTEXT  # the span placed whole in the context stands in for it
         replayed = confirmed = no_oracle = answerable = confirmed_answerable = moved = 0
+        alone = confirmed_alone = 0
+        # the control is another replay than the check (not the context oracle itself)
+        controlled = oracle is not None and oracle is not Oracle.CONTEXT
         unrecovered: list[dict[str, Any]] = []
         for target in targets:
             if not target.oracle.usable:
@@ -186,9 +201,12 @@ def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
                 stage, run.new_verdicts.get((target.sample.id, oracle))
             ):
                 moved += 1
-            if _recovered(run, target.sample.id, Oracle.NO_NOISE):
+            if controlled and _recovered(run, target.sample.id, Oracle.CONTEXT):
                 answerable += 1
                 confirmed_answerable += passed != is_generation
+            if _recovered(run, target.sample.id, Oracle.NO_NOISE):
+                alone += 1
+                confirmed_alone += passed != is_generation
             if not passed and len(unrecovered) < EXAMPLES:
                 assert oracle is not None
                 record = run.records[(target.sample.id, oracle)]
@@ -213,9 +231,11 @@ def verdict_checks(run: ReplayRun) -> list[VerdictCheck]:
                 confirmed,
                 no_oracle,
                 unrecovered,
-                answerable,
-                confirmed_answerable,
-                moved,
+                answerable=answerable,
+                confirmed_answerable=confirmed_answerable,
+                answerable_alone=alone,
+                confirmed_alone=confirmed_alone,
+                moved=moved,
             )
         )
     return sorted(checks, key=lambda c: -c.samples)
@@ -347,6 +367,9 @@ def to_dict(run: ReplayRun) -> dict[str, Any]:
                 "answerable": c.answerable,
                 "confirmed_answerable": c.confirmed_answerable,
                 "confirmation_rate_answerable": c.rate_answerable,
+                "answerable_alone": c.answerable_alone,
+                "confirmed_alone": c.confirmed_alone,
+                "confirmation_rate_alone": c.rate_alone,
                 "moved": c.moved,
                 "moved_rate": c.moved_rate,
                 "no_oracle": c.no_oracle,
@@ -436,9 +459,10 @@ def render(run: ReplayRun) -> str:
     out += [
         "",
         "Verdicts checked by intervention (confirmed: a loss verdict's own oracle recovers the "
-        "answer; a generation verdict's oracle context does not; answerable: the generator answers "
-        "from the oracle chunks alone; loss moved on: the new verdict blames a later stage, "
-        "or none)",
+        "answer; a generation verdict's oracle context does not; where answerable: over the "
+        "samples the generator answers from the gold context -- the oracle context, assembled "
+        "as the run assembles its context --, or from the oracle chunks alone; loss moved on: "
+        "the new verdict blames a later stage, or none)",
         format_table(
             [
                 "verdict",
@@ -449,6 +473,7 @@ def render(run: ReplayRun) -> str:
                 "confirmed",
                 "rate",
                 "rate where answerable",
+                "from the chunks alone",
                 "loss moved on",
                 "no oracle",
             ],
@@ -464,6 +489,9 @@ def render(run: ReplayRun) -> str:
                     "-"
                     if c.rate_answerable is None
                     else f"{c.rate_answerable * 100:.0f}% of {c.answerable}",
+                    "-"
+                    if c.rate_alone is None
+                    else f"{c.rate_alone * 100:.0f}% of {c.answerable_alone}",
                     "-" if c.moved_rate is None else f"{c.moved_rate * 100:.0f}%",
                     str(c.no_oracle),
                 ]
@@ -513,19 +541,75 @@ def _short(text: str | None, width: int = 110) -> str:
     return textwrap.shorten(" ".join(text.split()), width, placeholder=" ...") or "(empty)"
 
 
+def _chart(data: dict[str, Any]) -> str:
+    from cofe.charts import intervals
+
+    rows = [
+        (f["stage"], f["share"], f["ci_low"], f["ci_high"])
+        for f in data["fix_value"]
+        if f["replayed"] and f["share"] == f["share"] and f["ci_low"] == f["ci_low"]
+    ]
+    return intervals(rows, title="answers recovered, share of all samples") if rows else ""
+
+
 def render_html(run: ReplayRun) -> str:
     """The replay as one self-contained HTML page: the fix table with its intervals drawn by
     cofe.charts, the verdict checks and the unrecovered answers side by side (escaped by the
     template: answers are text a generator wrote)."""
-    from cofe.charts import STYLESHEET, intervals, templates
+    from cofe.charts import STYLESHEET, templates
 
     data = to_dict(run)
-    rows = [
-        (f["stage"], f["share"], f["ci_low"], f["ci_high"])
-        for f in data["fix_value"]
-        if f["replayed"] and f["share"] == f["share"]
-    ]
-    chart = intervals(rows, title="answers recovered, share of all samples") if rows else ""
     page = templates("cofe.replay").get_template("replay.html")
-    text: str = page.render(data=data, chart=chart, stylesheet=STYLESHEET)
+    text: str = page.render(data=data, chart=_chart(data), stylesheet=STYLESHEET)
     return text
+
+
+SUMMARY_FILE = "fix-value.json"  # beside replay.jsonl: what cofe report shows of a replay
+
+
+def write_summary(run: ReplayRun) -> Path:
+    """What the pass found, as ``OUT/fix-value.json`` (``to_dict`` less the per-replay list,
+    which replay.jsonl holds): read by ``report_section`` without replaying anything."""
+    from datetime import UTC, datetime
+
+    from cofe._atomic import write_text_atomically
+
+    data = {k: v for k, v in to_dict(run).items() if k != "replays"}
+    data["written"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    path = run.out / SUMMARY_FILE
+    write_text_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def report_section(run_dir: Path, name: str, anchor: str) -> str | None:
+    """The "what a fix is worth" section of ``cofe report``'s page for a run with a replay
+    (``RUN/replay/fix-value.json``), None without one. A file that is not the replay's
+    summary is one line naming it, not a traceback."""
+    from cofe._errors import InputError, InputProblem
+    from cofe.charts import templates
+
+    path = run_dir / "replay" / SUMMARY_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        fragment = templates("cofe.replay").get_template("section.html")
+        body: str = fragment.render(data=data, chart=_chart(data))
+    except (ValueError, KeyError, TypeError) as error:  # jinja's undefined is a KeyError kin
+        raise InputError(
+            InputProblem(
+                str(path),
+                None,
+                None,
+                f"not a replay summary cofe can read ({type(error).__name__}: {error}); "
+                "run cofe replay again",
+            )
+        ) from None
+    from html import escape
+
+    return (
+        f"<section id='{escape(anchor)}' class='fix-value-section'>"
+        f"<h2>What a fix is worth: {escape(name)}</h2>"
+        f"<p class='muted'>From <code>cofe replay</code> of {escape(str(data.get('scores')))}, "
+        f"{escape(str(data.get('written', '')))}.</p>{body}</section>"
+    )

@@ -95,7 +95,11 @@ def render_report(
     comparison: Comparison | None = None,
     *,
     max_cases: int = MAX_CASES,
+    fix_value: Sequence[str] = (),
 ) -> str:
+    """The page. ``fix_value``: a "what a fix is worth" section per run with a replay, made
+    by ``cofe.replay.report_section`` (a layer above this one: the caller hands them in,
+    autoescaped markup), placed after the verdicts they check."""
     names = [r.name for r in runs]
     shown = sum(
         min(max_cases, int((~r.result.verdicts["verdict"].isin(_GOOD)).sum())) for r in runs
@@ -106,6 +110,7 @@ def render_report(
         pipelines(runs),
         _waterfall(runs),
         _verdicts(runs),
+        *fix_value,
         _refusals(runs),
         _histograms(runs),
         _latency(runs),

@@ -172,10 +172,26 @@ def run_sweep(
             f"[{position}/{len(cells)}] {cell.name}: done in {_duration(seconds[cell.name])} "
             f"({_duration(time.perf_counter() - sweep_started)} since the first cell)"
         )
+    ranked = rank_results(results, alpha=alpha, resamples=resamples, cells=cells)
+    ranked.out, ranked.seconds = out, seconds
+    return ranked
+
+
+def rank_results(
+    results: dict[str, ScoreResult],
+    *,
+    alpha: float = 0.05,
+    resamples: int = 2000,
+    cells: list[Cell] | None = None,
+) -> SweepResult:
+    """Cells already scored, ranked as a sweep ranks its own (``cofe sweep --cells``: runs, or
+    a replay's scored runs beside them). ``cells``: their parameters, when a grid made them."""
     means, best = rank_cells(results, alpha=alpha, resamples=resamples)
     inference = inference_for(results)
     small = sweep_small_sample(best, alpha, clustered=inference.clustered)
-    return SweepResult(cells, results, best, means, alpha, out, seconds, small, inference.caveat)
+    if cells is None:
+        cells = [Cell(name, {}) for name in results]
+    return SweepResult(cells, results, best, means, alpha, None, {}, small, inference.caveat)
 
 
 def _duration(seconds: float) -> str:

@@ -9,6 +9,7 @@ one that came from the cache or a previous pass.
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -115,6 +116,9 @@ _extract = ExtractiveGenerator()
 
 def _generate(query: str, context: list[Chunk]) -> str:
     CALLS["generate"] += 1
+    held = os.environ.get("COFE_TEST_HOLD_AFTER")
+    if held and CALLS["generate"] > int(held):  # a pass a test kills part-way: it hangs here
+        time.sleep(600)
     if os.environ.get("COFE_TEST_GENERATOR_DOWN"):
         raise ConnectionError("the generator's endpoint refused the connection")
     return _extract(query, context)

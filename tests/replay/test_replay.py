@@ -100,6 +100,13 @@ def test_each_verdict_is_checked_by_its_own_oracle(scored: Path, tmp_path: Path)
     # fixed at its stage, the loss moved on (here to a pass); a generation verdict has no "on"
     assert checks["not_retrieved"].moved_rate == 1.0
     assert checks["not_in_answer"].moved_rate is None
+    # "where answerable": the context oracle's replay (the gold context as the run assembles
+    # it) is the control of the pool oracle's check; the context oracle's own checks have none
+    retrieval, reranking = checks["not_retrieved"], checks["cut_by_rerank"]
+    assert (retrieval.answerable, retrieval.confirmed_answerable) == (1, 1)
+    assert reranking.answerable == 0 and reranking.rate_answerable is None
+    # the oracle chunks alone: the wider control, kept apart
+    assert (reranking.answerable_alone, reranking.confirmed_alone) == (1, 1)
 
 
 def test_fix_value_is_a_share_of_all_samples_with_compares_interval(

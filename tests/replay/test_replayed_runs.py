@@ -112,3 +112,42 @@ def test_cli_compare_reads_the_replay_folder_and_refuses_html_for_it(
     err = capsys.readouterr().err
     assert code == 2 and "has no texts of its own for --html" in err
     assert not (tmp_path / "page.html").exists()
+
+
+def test_cli_sweep_ranks_the_run_and_its_replay_folders_as_cells(
+    scored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cofe.cli import main
+
+    assert main(["replay", str(scored), "--pipeline", SPEC, "--cache", "none"]) == 0
+    capsys.readouterr()
+    out_dir = tmp_path / "ranked"
+    cells = [scored, scored / "replay" / "pool", scored / "replay" / "context"]
+    code = main(["sweep", "--cells", *map(str, cells), "--out", str(out_dir)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Best cell per measure (3 cells" in out
+    means = (out_dir / "means.csv").read_text()
+    # named run, run@oracle: each replay folder is a cell of its own, the run's samples paired
+    assert {"run", "run@pool", "run@context"} <= {
+        line.split(",")[0] for line in means.splitlines()[1:]
+    }
+    summary = json.loads((out_dir / "sweep.json").read_text())
+    answer = next(
+        b for b in summary["best"] if b["step"] == "answer" and b["measure"] == "KeywordRecall"
+    )
+    # the context oracle recovers 3 answers, the pool oracle 1 (its reranker cuts the rest)
+    assert answer["best"] == "run@context" and answer["runner_up"] == "run@pool"
+
+
+def test_cli_sweep_cells_refuses_a_grid_and_a_single_cell(
+    scored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cofe.cli import main
+
+    assert main(["sweep", "--cells", str(scored), "--chunk-size", "128"]) == 2
+    assert "without a grid (chunk_size)" in capsys.readouterr().err
+    assert main(["sweep", "--cells", str(scored)]) == 2
+    assert "at least two cells" in capsys.readouterr().err
+    assert main(["sweep", "--chunk-size", "128"]) == 2
+    assert "--evalset" in capsys.readouterr().err
