@@ -55,7 +55,8 @@ def judge_chunking(ctx: RunContext, cs: CompiledSample, scope: Scope, source: So
             fate, reason = _lost_how(ctx, slot, scope, source)
             fates.append(fate)
             reasons.append(reason)
-        whole = set.intersection(*slot_units) if slot_units else set()
+        # a keyword in no chunk in scope: no chunk holds the point whole
+        whole = set.intersection(*slot_units) if slot_units and not absent else set()
         hits.append(not absent)
         intact.append(bool(whole))
         missing.append(tuple(absent))
@@ -100,8 +101,12 @@ def _units_holding(
     chunks = ctx.chunks
     if eligible is None:
         units = set().union(*(chunks.units_with(ident) for ident in slot))
-    elif ctx.config.fuzzy is None and len(slot) == 1 and (one := chunks.postings(slot[0])):
-        units = {u for u in one if u in eligible}  # the common case: one spelling, exact
+    elif (
+        ctx.config.fuzzy is None
+        and len(slot) == 1
+        and (one := chunks.postings(slot[0])) is not None
+    ):  # the common case: one spelling, exact (often in no chunk at all)
+        units = {u for u in one if u in eligible} if one else set()
     else:
         postings = [chunks.postings(ident) for ident in slot]
         if ctx.config.fuzzy is None and all(p is not None for p in postings):
