@@ -74,8 +74,8 @@ def normalize_cofe_rag(text: str) -> str:
     if text.isascii():
         return text.encode("ascii").translate(None, _ASCII_NON_WORD).decode("ascii").lower()
     # lone surrogates (a repaired record may hold one) pass through as they are
-    text = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_NON_WORD)
-    text = _NON_WORD.sub("", text.decode("utf-8", "surrogatepass"))
+    kept = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_NON_WORD)
+    text = _NON_WORD.sub("", kept.decode("utf-8", "surrogatepass"))
     # the reference's clean_text also folds a doubled 一 (as in 一一对应) into one
     return text.replace("一一", "一").lower()
 

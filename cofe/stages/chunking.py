@@ -122,8 +122,9 @@ def _lost_how(
     """Why a keyword is in no chunk in scope: (cut or dropped, the reason for people)."""
     # the documents whose parsed text holds the keyword, from the posting lists
     holding = {ctx.doc_ids[u] for ident in slot for u in ctx.docs.units_with(ident)}
+    docs: set[str] | frozenset[str]
     if source.doc is not None:
-        docs = [source.doc] if source.doc in holding else []
+        docs = {source.doc} if source.doc in holding else set()
     else:
         docs = holding if scope.docs is None else holding & scope.docs
     if docs:  # the first document by name tells (most keywords a sample misses are in none)
