@@ -29,17 +29,28 @@ every start-up).
 ``--tree DIR`` times another cofe source tree (say ``git archive`` of an older commit)
 on the same inputs; ``--digest`` prints a SHA-256 of each set's whole results folder, so
 two trees can be shown to write byte-identical results.
+
+``--phases`` says instead where one run's CPU goes: each set is scored ``--repeat`` times
+in a fresh process (bytecode cached) whose scoring functions are wrapped in CPU timers
+(``time.process_time``: start-up and imports, reading the corpus, the eval set and the
+records, the corpus pass, per-sample scoring, writing the folder), the lowest of each part
+shown. The timers wrap the driver's names in ``cofe.stages._stream``; a part a tree does
+not have is counted in "the rest".
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import statistics
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -104,6 +115,97 @@ def digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+# the driver's parts, by the names the phase timers wrap: (label, owner in
+# cofe.stages._stream, attribute, a generator?)
+PHASES = (
+    ("reading the corpus (chunks, documents)", None, "read_corpus", False),
+    ("reading samples.jsonl (validated)", "RecordIndex", "build", False),
+    ("corpus pass (keywords compiled, corpus normalised and scanned)", None, "RunContext", False),
+    ("per-sample scoring", None, "score_samples", True),
+    ("writing the results folder", "FolderSink", "add_rows", False),
+    ("writing the summary", "FolderSink", "finish", False),
+)
+
+
+def _timed(acc: dict[str, float], label: str, function: Any, generator: bool) -> Any:
+    """``function`` with its CPU time added to ``acc[label]`` (a generator: each step's)."""
+    if generator:
+
+        def steps(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            items = function(*args, **kwargs)
+            while True:
+                start = time.process_time()
+                try:
+                    item = next(items)
+                except StopIteration:
+                    acc[label] += time.process_time() - start
+                    return
+                acc[label] += time.process_time() - start
+                yield item
+
+        return steps
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            acc[label] += time.process_time() - start
+
+    return call
+
+
+def phase_run(cmd: list[str]) -> dict[str, float]:
+    """In this process: ``cofe`` with ``cmd``'s arguments, its CPU per part (``PHASES``)."""
+    import cofe.cli  # the CPU clock started with the interpreter: its start-up counts
+    from cofe.stages import _stream
+
+    imported = time.process_time()
+    acc = {label: 0.0 for label, *_ in PHASES}
+    for label, owner, name, generator in PHASES:
+        holder: Any = getattr(_stream, owner, None) if owner else _stream
+        if holder is not None and hasattr(holder, name):
+            setattr(holder, name, _timed(acc, label, getattr(holder, name), generator))
+    main: Callable[[list[str]], int] = cofe.cli.main
+    with open(os.devnull, "w") as quiet:
+        stdout, stderr = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = quiet
+        try:
+            main(cmd)
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+    total = time.process_time()
+    parts = {"start-up and imports": imported, **acc}
+    parts["the rest (eval set, shape, report)"] = total - imported - sum(acc.values())
+    parts["total"] = total
+    return parts
+
+
+def phases(
+    built: rs.Built, out: Path, env: dict[str, str], repeat: int, tree: Path
+) -> dict[str, float]:
+    """The lowest CPU of each part over ``repeat`` fresh processes scoring with ``tree``'s cofe
+    (this script's timers, imported before any cofe module, the tree first on the path)."""
+    cmd = score_cmd(built, out)[len(_cofe()) :]
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); "
+        "from benchmarks.score_speed import phase_run; sys.path.insert(0, sys.argv[2]); "
+        "print(json.dumps(phase_run(sys.argv[3:])))"
+    )
+    runs = []
+    for _ in range(repeat):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(ROOT), str(tree), *cmd],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode:
+            raise RuntimeError(f"phase run exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return {part: min(run[part] for run in runs) for part in runs[0]}
+
+
 def _fmt(xs: list[float]) -> str:
     return f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})"
 
@@ -123,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", type=Path, default=ROOT / "benchmarks" / "_work" / "reference_speed"
     )
     ap.add_argument("--digest", action="store_true", help="print each results folder's hash")
+    ap.add_argument(
+        "--phases", action="store_true", help="where one run's CPU goes, part by part (cached)"
+    )
     args = ap.parse_args(argv)
     default = [s for s in DEFAULT_SETS if args.reference or s not in NEEDS_REFERENCE]
     sets = [s for s in args.sets.split(",") if s] if args.sets else default
@@ -142,6 +247,16 @@ def main(argv: list[str] | None = None) -> int:
     out = args.workdir / "score-speed-out"
     for b in built.values():  # untimed: fills the bytecode cache
         _cpu(score_cmd(b, out), cached_env)
+    if args.phases:
+        found = {name: phases(b, out, cached_env, args.repeat, tree) for name, b in built.items()}
+        print(
+            f"\nCPU s per part of `cofe score --mode cofe-rag` of {tree}, lowest of {args.repeat}\n"
+        )
+        print("| part | " + " | ".join(found) + " |")
+        print("| --- |" + " --- |" * len(found))
+        for part in next(iter(found.values())):
+            print(f"| {part} | " + " | ".join(f"{f[part]:.2f}" for f in found.values()) + " |")
+        return 0
     floor: dict[str, list[float]] = {"cached": [], "plain": []}
     cpu: dict[tuple[str, str], list[float]] = {}
     digests: dict[str, str] = {}

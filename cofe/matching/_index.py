@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import TypeVar
 
 import ahocorasick
@@ -22,6 +23,7 @@ from rapidfuzz import fuzz, process
 from cofe._parallel import fork_imap
 
 T = TypeVar("T")
+_SECOND = itemgetter(1)
 
 
 class KeywordIndex:
@@ -64,7 +66,9 @@ def scan(automaton: ahocorasick.Automaton | None, normalized_text: str) -> set[i
     """Ids of the automaton's keywords that occur in a normalised text."""
     if automaton is None or not normalized_text:
         return set()
-    return {ident for _, ident in automaton.iter(normalized_text)}
+    # each match is (end, id): the ids picked in C, not in a Python loop (a long document
+    # has thousands of matches)
+    return set(map(_SECOND, automaton.iter(normalized_text)))
 
 
 class UnitIndex:
@@ -188,8 +192,9 @@ class UnitIndex:
         return [self.text(unit) for unit in range(len(self))]
 
     def _fuzzy_ok(self, keyword: int) -> bool:
-        text = self.index.keywords[keyword]
-        return self.fuzzy_cutoff is not None and len(text.replace(" ", "")) >= self.fuzzy_min_chars
+        if self.fuzzy_cutoff is None:  # exact matching: asked for every keyword looked up
+            return False
+        return len(self.index.keywords[keyword].replace(" ", "")) >= self.fuzzy_min_chars
 
     def has(self, unit: int, keyword: int) -> bool:
         exact = self._postings.get(keyword)
@@ -208,6 +213,8 @@ class UnitIndex:
     def units_with(self, keyword: int) -> list[int] | set[int]:
         """Every unit holding the keyword: from the postings, or searched once and remembered."""
         exact = self._postings.get(keyword)
+        if exact is not None and self.fuzzy_cutoff is None:
+            return exact  # the common case, asked for every keyword a sample misses
         if exact is None:
             exact = self._searched.get(keyword)
             if exact is None:

@@ -26,9 +26,19 @@ from enum import StrEnum
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+# ASCII text has no CJK character and its word characters are these: the same tokens as
+# _TOKEN, found in about half the time (ROUGE tokenises every reference and chunk)
+_ASCII_TOKEN = re.compile(r"[a-zA-Z0-9]+")
 # A comma or apostrophe between digits followed by exactly three digits groups thousands.
-_THOUSANDS = re.compile(r"(?<=\d)[,'](?=\d{3}(?!\d))")
+# The separator comes first so the search skips to the next comma or apostrophe, instead of
+# trying the look-behind at every character (three times faster on prose, the same matches).
+_THOUSANDS = re.compile(r"[,'](?<=\d[,'])(?=\d{3}(?!\d))")
 _NON_WORD = re.compile(r"\W+")
+# the ASCII characters \W matches (all but letters, digits and "_"), as bytes: deleting them
+# with bytes.translate is a C loop, several times faster than the regex, whose every match
+# (each space) costs a step. In UTF-8 an ASCII byte is always that character, never part of
+# another one's bytes, so a non-ASCII text can lose them the same way first.
+_ASCII_NON_WORD = bytes(b for b in range(128) if not (chr(b).isalnum() or chr(b) == "_"))
 
 
 class MatchMode(StrEnum):
@@ -44,10 +54,12 @@ def strict_tokens(text: str, *, fold: bool = True) -> list[str]:
     if text.isascii():  # ASCII is already NFKC, and lower() is its case folding
         if fold:
             text = text.lower()
-    else:
-        text = unicodedata.normalize("NFKC", text)
-        if fold:
-            text = text.casefold()
+        if "," in text or "'" in text:
+            text = _THOUSANDS.sub("", text)
+        return _ASCII_TOKEN.findall(text)
+    text = unicodedata.normalize("NFKC", text)
+    if fold:
+        text = text.casefold()
     if "," in text or "'" in text:
         text = _THOUSANDS.sub("", text)
     return _TOKEN.findall(text)
@@ -59,8 +71,13 @@ def normalize_strict(text: str) -> str:
 
 
 def normalize_cofe_rag(text: str) -> str:
+    if text.isascii():
+        return text.encode("ascii").translate(None, _ASCII_NON_WORD).decode("ascii").lower()
+    # lone surrogates (a repaired record may hold one) pass through as they are
+    kept = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_NON_WORD)
+    text = _NON_WORD.sub("", kept.decode("utf-8", "surrogatepass"))
     # the reference's clean_text also folds a doubled 一 (as in 一一对应) into one
-    return _NON_WORD.sub("", text).replace("一一", "一").lower()
+    return text.replace("一一", "一").lower()
 
 
 def normalizer(mode: MatchMode) -> Callable[[str], str]:

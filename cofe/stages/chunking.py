@@ -40,13 +40,14 @@ def judge_chunking(ctx: RunContext, cs: CompiledSample, scope: Scope, source: So
     hits, intact, missing, why, example, kinds, anchored = [], [], [], [], [], [], []
     cut: list[tuple[str, ...]] = []
     dropped: list[tuple[str, ...]] = []
+    eligible, mentions = scope.eligible, scope.mentions_coarse
     for point in cs.points:
         slot_units: list[set[int]] = []
         absent: list[str] = []
         reasons: list[str] = []
         fates: list[str] = []
         for shown, slot in zip(point.keywords, point.slots, strict=True):
-            units = _units_holding(ctx, slot, scope.eligible)
+            units = _units_holding(ctx, slot, eligible)
             slot_units.append(units)
             if units:
                 continue
@@ -54,18 +55,22 @@ def judge_chunking(ctx: RunContext, cs: CompiledSample, scope: Scope, source: So
             fate, reason = _lost_how(ctx, slot, scope, source)
             fates.append(fate)
             reasons.append(reason)
-        whole = set.intersection(*slot_units) if slot_units else set()
+        # a keyword in no chunk in scope: no chunk holds the point whole
+        whole = set.intersection(*slot_units) if slot_units and not absent else set()
         hits.append(not absent)
         intact.append(bool(whole))
         missing.append(tuple(absent))
         why.append(tuple(reasons))
         example.append(ctx.chunk_ids[min(whole)] if whole else None)
-        kinds.append(min((_KIND[f] for f in fates), key=_ORDER.index, default=Verdict.CHUNK_SPLIT))
-        cut.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == CUT))
-        dropped.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == DROPPED))
-        anchored.append(
-            (not whole.isdisjoint(scope.mentions_coarse)) if whole and cs.coarse else None
-        )
+        if fates:  # several kinds of loss in one point: the first in verdict order tells
+            kinds.append(_KIND[min(fates, key=_FATE_ORDER.__getitem__)])
+            cut.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == CUT))
+            dropped.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == DROPPED))
+        else:
+            kinds.append(Verdict.CHUNK_SPLIT)
+            cut.append(())
+            dropped.append(())
+        anchored.append((not whole.isdisjoint(mentions)) if whole and cs.coarse else None)
     return CorpusHits(
         tuple(hits),
         tuple(intact),
@@ -85,6 +90,8 @@ _ORDER = [
     Verdict.NOT_IN_CORPUS,
     Verdict.CHUNK_SPLIT,
 ]
+# each fate's place in that order, read per lost keyword
+_FATE_ORDER = {fate: _ORDER.index(verdict) for fate, verdict in _KIND.items()}
 
 
 def _units_holding(
@@ -94,6 +101,12 @@ def _units_holding(
     chunks = ctx.chunks
     if eligible is None:
         units = set().union(*(chunks.units_with(ident) for ident in slot))
+    elif (
+        ctx.config.fuzzy is None
+        and len(slot) == 1
+        and (one := chunks.postings(slot[0])) is not None
+    ):  # the common case: one spelling, exact (often in no chunk at all)
+        units = {u for u in one if u in eligible} if one else set()
     else:
         postings = [chunks.postings(ident) for ident in slot]
         if ctx.config.fuzzy is None and all(p is not None for p in postings):
@@ -109,12 +122,14 @@ def _lost_how(
     """Why a keyword is in no chunk in scope: (cut or dropped, the reason for people)."""
     # the documents whose parsed text holds the keyword, from the posting lists
     holding = {ctx.doc_ids[u] for ident in slot for u in ctx.docs.units_with(ident)}
+    docs: set[str] | frozenset[str]
     if source.doc is not None:
-        docs = [source.doc] if source.doc in holding else []
+        docs = {source.doc} if source.doc in holding else set()
     else:
-        docs = sorted(holding if scope.docs is None else holding & scope.docs)
-    in_chunks = {ctx.chunk_doc[u] for ident in slot for u in ctx.chunker_units_with(ident)}
-    for doc in docs:
+        docs = holding if scope.docs is None else holding & scope.docs
+    if docs:  # the first document by name tells (most keywords a sample misses are in none)
+        doc = min(docs)
+        in_chunks = {ctx.chunk_doc[u] for ident in slot for u in ctx.chunker_units_with(ident)}
         if doc in in_chunks:
             return UNANCHORED, (
                 f"only in chunks of {doc!r} outside the sample's scope (chunks that do not "

@@ -81,9 +81,14 @@ def judge_ranked(
     for point in cs.points:
         ranks = slot_rank[position : position + len(point.slots)]
         position += len(point.slots)
-        absent = tuple(shown for shown, r in zip(point.keywords, ranks, strict=True) if r is None)
-        missing.append(absent)
-        point_ranks.append(None if absent else max(r for r in ranks if r is not None))
+        if None in ranks:
+            missing.append(
+                tuple(shown for shown, r in zip(point.keywords, ranks, strict=True) if r is None)
+            )
+            point_ranks.append(None)
+        else:  # held whole: complete at the rank of its last keyword
+            missing.append(())
+            point_ranks.append(max(ranks))  # type: ignore[type-var]
     doc_ids = tuple(map(ctx.chunk_doc_by_id.get, ids))
     derivation: tuple[tuple[str, str] | None, ...] = ()
     if ctx.derived and any(missing):
