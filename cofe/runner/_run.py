@@ -38,7 +38,7 @@ from cofe._version import __version__
 from cofe.adapters import (
     ChunkRegistry,
     Pipeline,
-    Trace,
+    RecordDraft,
     UnsupportedFrameworkPipeline,
     pipeline_shape,
 )
@@ -332,7 +332,7 @@ def _answer(pipeline: Pipeline, sample: EvalSample) -> SampleRecord:
     except UnsupportedFrameworkPipeline:
         raise  # a pipeline that cannot be recorded stops the run, saying why
     except Exception as error:  # a broken adapter fails one sample, not the run
-        trace = Trace(
+        trace = RecordDraft(
             error=StageError(
                 stage=Stage.RETRIEVAL,
                 type=type(error).__name__,
@@ -607,7 +607,7 @@ def _answer_all_async(
 
     with tqdm(total=len(todo), desc="answering", unit="q", disable=not progress) as bar:
 
-        def on_trace(index: int, trace: Trace) -> None:
+        def on_trace(index: int, trace: RecordDraft) -> None:
             collect(trace.record(todo[index].id))
             bar.update()
 

@@ -27,7 +27,7 @@ from cofe.measures import NOT_JUDGED, ClaimLabels, Step, StepView, Unscored
 from cofe.measures.point_recall import settled_share
 from cofe.refusal import Decline, Extent, read_decline
 from cofe.results import Coded, Rows, ScoredRows
-from cofe.runlog import ChunkRef, Outputs, RunLog, Stage
+from cofe.runlog import ChunkRef, CompactRecord, RunLog, Stage
 from cofe.stages._context import RunContext, Scope, Source
 from cofe.stages._evidence import corpus_why, quote, ranked_why
 from cofe.stages._judgements import CorpusHits, RankedHits
@@ -101,7 +101,7 @@ class _SampleScorer:
         stage: Stage | None,
         text: str,
         points: int,
-        record: Outputs | None,
+        record: CompactRecord | None,
         refusal: str | None,
     ) -> None:
         self.t.verdicts.append(
@@ -119,7 +119,7 @@ class _SampleScorer:
         )
 
     def _refusal(
-        self, sample: EvalSample, record: Outputs | None, decline: Decline | None = None
+        self, sample: EvalSample, record: CompactRecord | None, decline: Decline | None = None
     ) -> str | None:
         """Why the answer is a refusal whole: the refusal rules (``cofe.refusal``; a partial
         decline is settled by the answer step against the points), else the judge's labels."""
@@ -148,7 +148,7 @@ class _SampleScorer:
 
     # --- one sample -----------------------------------------------------------------------
 
-    def score(self, index: int, sample: EvalSample, record: Outputs | None) -> None:
+    def score(self, index: int, sample: EvalSample, record: CompactRecord | None) -> None:
         self._sid, self._qtype, self._index = sample.id, sample.query_type.value, index
         cs = self.ctx.compiled[sample.id]
         reason = cs.unscorable or (None if record is not None else self._no_record(sample))
@@ -210,7 +210,7 @@ class _SampleScorer:
             sample, cs, record, [o for o in outcomes if o is not None], self._fates, self._refused
         )
 
-    def _crashed(self, record: Outputs, stage: Stage) -> str | None:
+    def _crashed(self, record: CompactRecord, stage: Stage) -> str | None:
         """Why a stage produced nothing: it, or a stage before it, raised."""
         error = record.error
         if error is not None and STAGE_ORDER[stage] >= STAGE_ORDER[error.stage]:
@@ -452,7 +452,7 @@ class _SampleScorer:
         kind = lambda p: Verdict.CHUNK_SPLIT if split[p] else before.verdict(p)  # noqa: E731
         outcomes[at] = replace(before, split=split, why=why, kind=kind)
 
-    def _given(self, record: Outputs) -> Sequence[ChunkRef] | None:
+    def _given(self, record: CompactRecord) -> Sequence[ChunkRef] | None:
         """What the generator received, as far as the run says."""
         if record.context is not None:
             return record.context[: self.k] if self.ctx.config.top_k else record.context
@@ -460,7 +460,7 @@ class _SampleScorer:
             return record.pool[: self.k]  # no reranker: the generator received the pool's top-K
         return None
 
-    def _quotable(self, sample: EvalSample, record: Outputs) -> list[str]:
+    def _quotable(self, sample: EvalSample, record: CompactRecord) -> list[str]:
         """The normalised texts an answer may copy: its context's chunks, its source."""
         ctx = self.ctx
         texts = [
@@ -529,7 +529,7 @@ class _SampleScorer:
         self,
         sample: EvalSample,
         cs: CompiledSample,
-        record: Outputs,
+        record: CompactRecord,
         outcomes: list[StageOutcome],
         fates: dict[str, Sequence[Any]],
         refusal: str | None,
@@ -804,7 +804,7 @@ PARALLEL_FROM = 8_000  # below this, starting processes costs more than it saves
 
 
 def _score_slice(
-    state: tuple[RunContext, RunShape, list[EvalSample], Mapping[str, Outputs]],
+    state: tuple[RunContext, RunShape, list[EvalSample], Mapping[str, CompactRecord]],
     bounds: tuple[int, int],
 ) -> Tables:
     ctx, shape, samples, records = state
@@ -820,7 +820,7 @@ def score_samples(
     ctx: RunContext,
     shape: RunShape,
     samples: list[EvalSample],
-    records: Mapping[str, Outputs],
+    records: Mapping[str, CompactRecord],
     workers: int,
     on_done: Callable[[tuple[int, int]], None] | None = None,
     cluster: Any = None,
@@ -845,7 +845,7 @@ def score_samples(
     )
 
 
-def latency_seconds(records: Iterable[Outputs]) -> dict[str, list[float]]:
+def latency_seconds(records: Iterable[CompactRecord]) -> dict[str, list[float]]:
     seconds: dict[str, list[float]] = {}
     for record in records:
         for stage, value in record.latency.items():

@@ -57,8 +57,8 @@ from cofe.results import (
 from cofe.runlog import (  # the records: read and indexed there, scored here
     JUDGEMENTS,
     SAMPLES,
+    CompactRecord,
     HeldRecords,
-    Outputs,
     RecordIndex,
     RunLog,
     SeenIds,
@@ -100,7 +100,7 @@ Seconds = Mapping[str, Iterable[float]]
 # passed in by the caller (cofe score passes cofe.judges.labels_for_scoring), so the scorer
 # sits below the judge and never imports it.
 LabelReader = Callable[
-    [Path, RunLog, dict[str, Outputs], list[EvalSample]], dict[str, ClaimLabels | Unscored]
+    [Path, RunLog, dict[str, CompactRecord], list[EvalSample]], dict[str, ClaimLabels | Unscored]
 ]
 
 
