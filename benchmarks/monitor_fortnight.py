@@ -132,7 +132,7 @@ def simulate(
     from cofe.demo._demo import DemoConfig, build_demo_inputs
     from cofe.evalset import read_evalset, write_evalset
     from cofe.monitor import MonitorStore, run_canary, watch
-    from cofe.monitor._alerts import DEFAULT_RULES, evaluate_alerts
+    from cofe.monitor.analysis._alerts import DEFAULT_RULES, evaluate_alerts
     from cofe.pipeline._parse import parse_documents
 
     started = time.perf_counter()

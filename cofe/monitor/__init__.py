@@ -14,19 +14,20 @@
 - everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL.
 """
 
-from cofe.monitor._alerting import AlertLoop
-from cofe.monitor._alerts import DEFAULT_RULES, Alert, Rule, evaluate, evaluate_alerts, load_rules
-from cofe.monitor._assemble import Doc, TraceRecord, assemble
-from cofe.monitor._canary import CanaryRound, run_canary
-from cofe.monitor._collector import Collector
-from cofe.monitor._dashboard import Dashboard
-from cofe.monitor._http import bound_heap, check_binding
-from cofe.monitor._import import import_spans
-from cofe.monitor._judged import judge_traffic
-from cofe.monitor._record import watch
-from cofe.monitor._rules import duration_seconds, rules_schema, rules_toml
-from cofe.monitor._signals import SIGNALS, Signal
-from cofe.monitor._sinks import (
+from cofe.monitor.analysis._alerting import AlertLoop
+from cofe.monitor.analysis._alerts import (
+    DEFAULT_RULES,
+    Alert,
+    Rule,
+    evaluate,
+    evaluate_alerts,
+    load_rules,
+)
+from cofe.monitor.analysis._canary import CanaryRound, run_canary
+from cofe.monitor.analysis._judged import judge_traffic
+from cofe.monitor.analysis._rules import duration_seconds, rules_schema, rules_toml
+from cofe.monitor.analysis._signals import SIGNALS, Signal
+from cofe.monitor.analysis._sinks import (
     SINKS,
     LogSink,
     NamedSink,
@@ -36,8 +37,14 @@ from cofe.monitor._sinks import (
     open_sinks,
     register_sink,
 )
-from cofe.monitor._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
+from cofe.monitor.ingest._assemble import Doc, TraceRecord, assemble
+from cofe.monitor.ingest._collector import Collector
+from cofe.monitor.ingest._import import import_spans
+from cofe.monitor.ingest._record import watch
+from cofe.monitor.ingest._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
 from cofe.monitor.store import STORE_SCHEMA_VERSION, MonitorStore, StoreError
+from cofe.monitor.web._dashboard import Dashboard
+from cofe.monitor.web._http import bound_heap, check_binding
 
 __all__ = [
     "DEFAULT_RULES",

@@ -13,9 +13,9 @@ import pytest
 from cofe._errors import InputError
 from cofe.cli import main
 from cofe.monitor import MonitorStore
-from cofe.monitor._alerts import DEFAULT_RULES, Rule, evaluate_alerts, load_rules
-from cofe.monitor._sinks import WebhookSink
-from cofe.monitor._unpaired import unpaired_change
+from cofe.monitor.analysis._alerts import DEFAULT_RULES, Rule, evaluate_alerts, load_rules
+from cofe.monitor.analysis._sinks import WebhookSink
+from cofe.monitor.analysis._unpaired import unpaired_change
 from tests.monitor.conftest import T0, rag_trace
 
 H = 3600 * 10**9

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from cofe.monitor import assemble
-from cofe.monitor._assemble import NOT_A_QUERY
+from cofe.monitor.ingest._assemble import NOT_A_QUERY
 from cofe.runlog import Stage
 from tests.monitor.conftest import TRACE, docs, rag_trace, span
 

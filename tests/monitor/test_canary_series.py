@@ -11,8 +11,8 @@ from cofe import Chunk, EvalSample
 from cofe.adapters import PythonPipeline
 from cofe.evalset import write_evalset
 from cofe.monitor import MonitorStore, run_canary
-from cofe.monitor._canary import series_of
-from cofe.monitor._dashboard import Pages, _Params
+from cofe.monitor.analysis._canary import series_of
+from cofe.monitor.web._dashboard import Pages, _Params
 
 FACTS = {"Paris": "1889", "Berlin": "1961", "Rome": "753", "Vienna": "1365"}
 T0 = 1_700_000_000 * 10**9

@@ -463,7 +463,7 @@ def test_listening_beyond_loopback_needs_a_token(store, tmp_path):
             Collector(store, host=host, port=0)
     outside = Collector(store, host="0.0.0.0", port=0, token=TOKEN)  # with one it listens
     outside.server.server_close()
-    from cofe.monitor._collector import check_binding
+    from cofe.monitor.ingest._collector import check_binding
 
     for host in ("127.0.0.1", "127.0.0.2", "localhost", "::1"):
         check_binding(host, None)  # loopback needs none

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cofe.monitor import MonitorStore
-from cofe.monitor._collector import _ByteBudget
+from cofe.monitor.ingest._collector import _ByteBudget
 from cofe.monitor.store import _store
 from cofe.monitor.store._engine import StoreError, _Turns
 from tests.monitor.test_collector import post, protobuf, running, traces_batch

@@ -28,8 +28,8 @@ from cofe import Chunk, EvalSample
 from cofe.adapters import PythonPipeline
 from cofe.evalset import write_evalset
 from cofe.monitor import MonitorStore, run_canary
-from cofe.monitor._dashboard import CSP, Dashboard, open_read_only
 from cofe.monitor.store import StoreError
+from cofe.monitor.web._dashboard import CSP, Dashboard, open_read_only
 from tests.monitor.conftest import T0, docs, span
 
 WINDOW_S = 300
@@ -860,7 +860,7 @@ def test_pages_show_what_a_writer_commits_meanwhile(store_location, opened):
 
 
 def test_a_busy_window_reads_only_its_first_traces(dashboard, filled, monkeypatch):
-    from cofe.monitor import _drilldown
+    from cofe.monitor.web import _drilldown
 
     start = window_at(2)
     everything = len(filled["queries"][2])

@@ -221,7 +221,7 @@ def test_a_store_that_cannot_connect_names_it_without_the_password(password, cap
 
 
 def test_the_rules_file_has_a_json_schema_and_rules_write_back_as_toml(tmp_path: Path, capsys):
-    from cofe.monitor._rules import DEFAULT_RULES, rules_toml
+    from cofe.monitor.analysis._rules import DEFAULT_RULES, rules_toml
 
     assert main(["monitor", "alerts", "--print-rules-schema"]) == 0
     schema = json.loads(capsys.readouterr().out)

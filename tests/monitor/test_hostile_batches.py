@@ -144,7 +144,7 @@ def test_senders_declaring_huge_bodies_in_turn_never_starve_a_small_batch(store)
 
 
 def test_the_smallest_body_waiting_goes_first():
-    from cofe.monitor._bodies import _ByteBudget
+    from cofe.monitor.ingest._bodies import _ByteBudget
 
     budget = _ByteBudget(100)
     assert budget.acquire(100, timeout=1)  # a big body holds every byte

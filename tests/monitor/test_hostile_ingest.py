@@ -17,8 +17,8 @@ import pytest
 
 from cofe.cli import main
 from cofe.monitor import Dashboard, MonitorStore, assemble, import_spans
-from cofe.monitor._alerts import evaluate
-from cofe.monitor._span import SpanFormatError, checked
+from cofe.monitor.analysis._alerts import evaluate
+from cofe.monitor.ingest._span import SpanFormatError, checked
 from tests.monitor.conftest import T0, PostgresServer, rag_trace, span
 from tests.monitor.test_collector import otlp_json, post, protobuf, recent, running, traces_batch
 

@@ -19,7 +19,7 @@ import pytest
 
 from cofe.cli import main
 from cofe.monitor import MonitorStore
-from cofe.monitor._dashboard_kit import open_read_only
+from cofe.monitor.web._dashboard_kit import open_read_only
 from tests.monitor.conftest import rag_trace
 
 

@@ -11,7 +11,7 @@ from cofe import Chunk
 from cofe.adapters import PythonPipeline
 from cofe.llm import Endpoint, LLMClient
 from cofe.monitor import MonitorStore, judge_traffic, watch
-from cofe.monitor._judged import sampled
+from cofe.monitor.analysis._judged import sampled
 from cofe.runlog import Stage
 from cofe.testing import ScriptedOpenAI
 from tests.judges.test_judge import CASES, CHUNKS, scripted

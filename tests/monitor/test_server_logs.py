@@ -12,7 +12,7 @@ import pytest
 
 from cofe.cli._monitor import _saying
 from cofe.monitor import Dashboard, MonitorStore
-from cofe.monitor import _dashboard as dashboard_module
+from cofe.monitor.web import _dashboard as dashboard_module
 from tests.monitor.test_collector import post, protobuf, running, traces_batch
 
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from cofe.monitor._assemble import Doc, TraceRecord
-from cofe.monitor._clean import REPAIRED, clean_text
-from cofe.monitor._spans import Span
+from cofe.monitor.ingest._assemble import Doc, TraceRecord
+from cofe.monitor.ingest._clean import REPAIRED, clean_text
+from cofe.monitor.ingest._spans import Span
 from cofe.runlog import Stage
 
 TRAFFIC, CANARY = "traffic", "canary"  # where a trace came from (``traces.origin``)

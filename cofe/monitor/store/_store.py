@@ -29,9 +29,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from cofe.monitor._assemble import TraceRecord, assemble
-from cofe.monitor._spans import Span
-from cofe.monitor._spans import storable as made_storable
+from cofe.monitor.ingest._assemble import TraceRecord, assemble
+from cofe.monitor.ingest._spans import Span
+from cofe.monitor.ingest._spans import storable as made_storable
 from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t
 from cofe.monitor.store._codec import TRAFFIC
@@ -430,8 +430,8 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
 
     def window_rows(self, origin: str, start_ns: int, end_ns: int) -> list[tuple[Any, ...]]:
         """``(stage, signal, value, n, note)`` of every signal of a window: computed by
-        ``cofe.monitor._windows`` (domain logic), not here."""
-        from cofe.monitor._windows import window_rows
+        ``cofe.monitor.analysis._windows`` (domain logic), not here."""
+        from cofe.monitor.analysis._windows import window_rows
 
         return window_rows(self, origin, start_ns, end_ns)
 

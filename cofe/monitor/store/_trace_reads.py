@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from cofe.monitor._assemble import TraceRecord
+from cofe.monitor.ingest._assemble import TraceRecord
 from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t
 from cofe.monitor.store._codec import TRAFFIC, _ns

@@ -16,7 +16,7 @@ import base64
 from typing import Any
 
 from cofe.adapters import KIND, Span
-from cofe.monitor._span import (
+from cofe.monitor.ingest._span import (
     SpanFormatError,
     TooManySpans,
     _check_count,
@@ -27,7 +27,7 @@ from cofe.monitor._span import (
     flatten,
     storable,
 )
-from cofe.monitor._spans_json import json_values, spans_from_json, spans_from_json_value
+from cofe.monitor.ingest._spans_json import json_values, spans_from_json, spans_from_json_value
 
 __all__ = [
     "KIND",

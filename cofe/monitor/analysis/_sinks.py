@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self, TextIO, TypeVar
 
 from cofe._errors import ConfigurationError, InputError
-from cofe.monitor._alerts import Alert
+from cofe.monitor.analysis._alerts import Alert
 from cofe.monitor.store import MonitorStore
 
 RETRYABLE = {429, 500, 502, 503, 504}

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from cofe.monitor._alerts import Alert, Evaluation, evaluate
-from cofe.monitor._rules import Rule
-from cofe.monitor._sinks import Sink
+from cofe.monitor.analysis._alerts import Alert, Evaluation, evaluate
+from cofe.monitor.analysis._rules import Rule
+from cofe.monitor.analysis._sinks import Sink
 from cofe.monitor.store import MonitorStore, shown_location
 
 # what goes wrong as the loop runs (the CLI shows it on stderr: "cofe monitor alerts: ...")

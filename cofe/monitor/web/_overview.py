@@ -1,6 +1,6 @@
 """The dashboard's overview: per-stage series, alert history and canary rounds over a
-time range (``/``); the base of :class:`~cofe.monitor._drilldown.Pages`. Its canary
-sections are :class:`~cofe.monitor._overview_canary.CanarySections`."""
+time range (``/``); the base of :class:`~cofe.monitor.web._drilldown.Pages`. Its canary
+sections are :class:`~cofe.monitor.web._overview_canary.CanarySections`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ from typing import Any
 from markupsafe import Markup
 
 from cofe.charts import Line, Marker, Point, line_chart
-from cofe.monitor._canary import series_of
-from cofe.monitor._dashboard_kit import (
+from cofe.monitor.analysis._canary import series_of
+from cofe.monitor.store import (
+    CANARY,
+    TRAFFIC,
+    MonitorStore,
+    shown_location,
+)
+from cofe.monitor.web._dashboard_kit import (
     RANGES,
     STAGE_TITLES,
     VERDICTS,
@@ -35,14 +41,8 @@ from cofe.monitor._dashboard_kit import (
     utc,
     with_zero_shares,
 )
-from cofe.monitor._overview_canary import CanarySections
-from cofe.monitor._templates import Link
-from cofe.monitor.store import (
-    CANARY,
-    TRAFFIC,
-    MonitorStore,
-    shown_location,
-)
+from cofe.monitor.web._overview_canary import CanarySections
+from cofe.monitor.web._templates import Link
 
 
 class OverviewPages(CanarySections):

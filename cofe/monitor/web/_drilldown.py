@@ -9,8 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from cofe.chain import PASSES
-from cofe.monitor._assemble import TraceRecord
-from cofe.monitor._dashboard_kit import (
+from cofe.monitor.analysis._signals import find_signal
+from cofe.monitor.ingest._assemble import TraceRecord
+from cofe.monitor.store import (
+    CANARY,
+    TRAFFIC,
+    CanaryCase,
+)
+from cofe.monitor.web._dashboard_kit import (
     MAX_TRACES,
     PAGE_SIZE,
     STAGE_TITLES,
@@ -31,14 +37,8 @@ from cofe.monitor._dashboard_kit import (
     shortened,
     utc,
 )
-from cofe.monitor._overview import OverviewPages
-from cofe.monitor._signals import find_signal
-from cofe.monitor._templates import Link, marked
-from cofe.monitor.store import (
-    CANARY,
-    TRAFFIC,
-    CanaryCase,
-)
+from cofe.monitor.web._overview import OverviewPages
+from cofe.monitor.web._templates import Link, marked
 from cofe.report import CHUNK_CHARS
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cofe.adapters import Trace, pipeline_shape
-from cofe.monitor._assemble import TraceRecord
+from cofe.monitor.ingest._assemble import TraceRecord
 from cofe.monitor.store import TRAFFIC, MonitorStore
 
 

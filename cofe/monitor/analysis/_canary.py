@@ -34,7 +34,7 @@ from typing import Any
 from cofe._errors import ConfigurationError
 from cofe.chain import STEP_STAGE
 from cofe.evalset import read_evalset
-from cofe.monitor._assemble import TraceRecord
+from cofe.monitor.ingest._assemble import TraceRecord
 from cofe.monitor.store import CANARY, MonitorStore
 from cofe.runlog import (
     Chunk,

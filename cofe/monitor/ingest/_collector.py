@@ -43,16 +43,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from cofe.monitor._asgi import AsgiServer, Guard
-from cofe.monitor._bodies import _ByteBudget, _read_body
-from cofe.monitor._http import (
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_REQUEST_SECONDS,
-    check_binding,
-    is_loopback,
-    token_ok,
-)
-from cofe.monitor._spans import (
+from cofe.monitor.ingest._bodies import _ByteBudget, _read_body
+from cofe.monitor.ingest._spans import (
     SpanFormatError,
     TooManySpans,
     parse_protobuf_salvaging,
@@ -60,6 +52,14 @@ from cofe.monitor._spans import (
     spans_from_json,
 )
 from cofe.monitor.store import MonitorStore
+from cofe.monitor.web._asgi import AsgiServer, Guard
+from cofe.monitor.web._http import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_REQUEST_SECONDS,
+    check_binding,
+    is_loopback,
+    token_ok,
+)
 
 # what the collector says as it runs: the CLI shows it on stderr ("cofe monitor collect: ...");
 # each record carries its ``event`` and numbers as fields, for a JSON formatter or a filter

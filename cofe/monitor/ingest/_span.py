@@ -2,8 +2,8 @@
 times checked when read from an export, its values made storable; the errors of reading
 spans, and what every export format shares: nested attributes flattened, ids as hex,
 status codes.
-:mod:`cofe.monitor._spans` reads the formats (the OTLP/JSON ones in
-:mod:`cofe.monitor._spans_json`) and exports these names too."""
+:mod:`cofe.monitor.ingest._spans` reads the formats (the OTLP/JSON ones in
+:mod:`cofe.monitor.ingest._spans_json`) and exports these names too."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from cofe._errors import InputError
 from cofe.adapters import Span  # the one span type, shared with the adapters
-from cofe.monitor._clean import (
+from cofe.monitor.ingest._clean import (
     check_time,
     clean_mapping,
     clean_text,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cofe.monitor._judged import judged_signals
-from cofe.monitor._signals import compute_signals
+from cofe.monitor.analysis._judged import judged_signals
+from cofe.monitor.analysis._signals import compute_signals
 
 if TYPE_CHECKING:
     from cofe.monitor.store import MonitorStore

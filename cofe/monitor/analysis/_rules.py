@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cofe._errors import InputError, InputProblem
-from cofe.monitor._signals import find_signal
+from cofe.monitor.analysis._signals import find_signal
 from cofe.monitor.store import TRAFFIC
 
 MAX_BASELINE = 10_000  # windows or rounds a baseline may span

@@ -13,7 +13,7 @@ changed is counted on the span (and then said on its trace):
   (``"inf"``, ``"nan"``, ``"1e999"``): cofe reads a score string as a number;
 - times: a span's start and end must lie between 1970 and 2100 (:data:`LATEST_NS`), or the
   arithmetic of windows overflows the store's 64-bit integers; such a span is refused
-  (:class:`~cofe.monitor._spans.SpanFormatError` naming it), never repaired: its time is
+  (:class:`~cofe.monitor.ingest._spans.SpanFormatError` naming it), never repaired: its time is
   what places it.
 """
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe._errors import InputProblem
-from cofe.monitor._spans import (
+from cofe.monitor.ingest._spans import (
     Span,
     SpanFormatError,
     json_values,

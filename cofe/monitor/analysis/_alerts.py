@@ -33,9 +33,15 @@ from typing import Any
 import numpy as np
 
 from cofe.compare import choose_inference
-from cofe.monitor._rules import DEFAULT_RULES, Rule, duration_seconds, load_rules, rules_toml
-from cofe.monitor._signals import STATISTICS, find_signal
-from cofe.monitor._unpaired import unpaired_change
+from cofe.monitor.analysis._rules import (
+    DEFAULT_RULES,
+    Rule,
+    duration_seconds,
+    load_rules,
+    rules_toml,
+)
+from cofe.monitor.analysis._signals import STATISTICS, find_signal
+from cofe.monitor.analysis._unpaired import unpaired_change
 from cofe.monitor.store import CANARY, TRAFFIC, MonitorStore
 
 __all__ = [

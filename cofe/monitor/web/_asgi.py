@@ -75,7 +75,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from cofe.monitor._http import host_allowed
+from cofe.monitor.web._http import host_allowed
 
 HEADER_BYTES = 64 * 1024  # request line + headers (http.server allowed 64 kB a line)
 HEAD_SECONDS = 5.0  # an untrusted connection's request line and headers must be in by then
