@@ -11,9 +11,18 @@
 - alert rules name the stage that changed (:func:`evaluate_alerts`; :class:`AlertLoop`
   sends each alert to every :class:`Sink`), and :class:`Dashboard` (``cofe monitor
   serve``) shows series, alerts and cases;
-- everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL.
+- everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL,
+  with one repository per entity (``store.traces``, ``store.windows``, ``store.judgements``,
+  ``store.canaries``, ``store.alerts``); :func:`refresh_windows` computes its series.
+
+The subpackages are the jobs: ``ingest`` (spans in), ``store``, ``analysis`` (signals,
+canaries, alerts) and ``web`` (the servers' web layer, the dashboard); this module
+re-exports their public names.
 """
 
+from cofe.adapters import SpanDoc as Doc
+from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.adapters import assemble_spans as assemble
 from cofe.monitor.analysis._alerting import AlertLoop
 from cofe.monitor.analysis._alerts import (
     DEFAULT_RULES,
@@ -37,7 +46,7 @@ from cofe.monitor.analysis._sinks import (
     open_sinks,
     register_sink,
 )
-from cofe.monitor.ingest._assemble import Doc, TraceRecord, assemble
+from cofe.monitor.analysis._window_rows import refresh_windows, window_rows
 from cofe.monitor.ingest._collector import Collector
 from cofe.monitor.ingest._import import import_spans
 from cofe.monitor.ingest._record import watch
@@ -79,6 +88,7 @@ __all__ = [
     "judge_traffic",
     "load_rules",
     "open_sinks",
+    "refresh_windows",
     "register_sink",
     "rules_schema",
     "rules_toml",
@@ -86,4 +96,5 @@ __all__ = [
     "spans_from_json",
     "spans_from_protobuf",
     "watch",
+    "window_rows",
 ]

@@ -63,7 +63,7 @@ def test_long_retriever_chains_do_not_hold_the_write_turn(store):
             sender.join(120)
     assert statuses == [200, 200]
     assert waited < 5.0, waited
-    trace = store.trace(f"{100:032x}")
+    trace = store.traces.get(f"{100:032x}")
     assert trace is not None and trace.pool is not None and len(trace.pool) == 1
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cofe._errors import InputError
-from cofe.monitor.ingest._assemble import TraceRecord
+from cofe.adapters import SpanTraceRecord as TraceRecord
 from cofe.refusal import Decline, Extent, read_decline
 from cofe.runlog import Stage
 

@@ -299,7 +299,7 @@ class WebhookSink:
     def _record(self, alert_id: str, outcome: str) -> None:
         assert self.store is not None
         try:
-            self.store.record_delivery(alert_id, self.url_for_record, outcome)
+            self.store.alerts.record_delivery(alert_id, self.url_for_record, outcome)
         except Exception as error:  # a closed store must not kill the sender thread
             log.error(
                 "could not record a webhook outcome (%s)",

@@ -25,7 +25,6 @@ from cofe.monitor.ingest._span import (
     _status,
     checked,
     flatten,
-    storable,
 )
 from cofe.monitor.ingest._spans_json import json_values, spans_from_json, spans_from_json_value
 
@@ -43,7 +42,6 @@ __all__ = [
     "spans_from_json_value",
     "spans_from_protobuf",
     "spans_from_protobuf_frames",
-    "storable",
 ]
 
 # --- attribute values ----------------------------------------------------------------------

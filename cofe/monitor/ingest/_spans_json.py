@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Any
 
 from cofe.adapters import Span
-from cofe.monitor.ingest._clean import UNREADABLE
 from cofe.monitor.ingest._span import (
     SpanFormatError,
     _check_count,
@@ -22,6 +21,7 @@ from cofe.monitor.ingest._span import (
     checked,
     flatten,
 )
+from cofe.monitor.store._clean import UNREADABLE
 
 # --- attribute values ----------------------------------------------------------------------
 

@@ -15,12 +15,12 @@ from urllib.parse import parse_qs, urlencode
 from cofe._errors import InputError
 from cofe.chain import STEPS
 from cofe.charts import STYLESHEET
-from cofe.monitor.ingest._clean import LATEST_NS
 from cofe.monitor.store import (
     TRAFFIC,
     CanaryRoundRow,
     MonitorStore,
 )
+from cofe.monitor.store._clean import LATEST_NS
 from cofe.monitor.web._templates import render, static
 
 DEFAULT_PORT = 8765
@@ -180,7 +180,7 @@ def _extent(store: MonitorStore, now_ns: int | None = None) -> Extent:
     simulation) gives the 99th percentile of its instants. The first instant is that of the
     history's main body: windows more than a year before the rest, and farther from it than
     the rest spans, are left out (one trace stamped 1970 stretched range=all to 1970)."""
-    instants = sorted(set(store.instants(TRAFFIC)))
+    instants = sorted(set(store.windows.instants(TRAFFIC)))
     if not instants:
         return Extent(None, None)
     horizon = (now_ns if now_ns is not None else time.time_ns()) + FUTURE_SLACK_NS
@@ -221,11 +221,11 @@ def _when(instants: list[int]) -> str:
 
 
 def _alerts(store: MonitorStore, start: int, end: int) -> list[dict[str, Any]]:
-    return store.alerts(start, end, limit=MAX_ALERTS)
+    return store.alerts.between(start, end, limit=MAX_ALERTS)
 
 
 def _rounds(store: MonitorStore, start: int, end: int) -> list[CanaryRoundRow]:
-    return store.canary_rounds(since_ns=start, until_ns=end, newest_first=True)
+    return store.canaries.rounds(since_ns=start, until_ns=end, newest_first=True)
 
 
 def _fitting_range(first: int | None, last: int | None) -> str:

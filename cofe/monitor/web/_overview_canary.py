@@ -200,7 +200,7 @@ class CanarySections:
                 )
             )
         rounds = _rounds(self.store, *x_range)
-        counts = self.store.verdict_counts([r.round_id for r in rounds[:MAX_ROUNDS]])
+        counts = self.store.canaries.verdict_counts([r.round_id for r in rounds[:MAX_ROUNDS]])
         rows = []
         for r in rounds[:MAX_ROUNDS]:
             verdicts = counts.get(r.round_id, {})
