@@ -108,12 +108,12 @@ def crossing(multipliers, shares, target=0.8) -> float:
 
 def gate_prints(sources, old, new) -> float | None:
     """The detectable drop ``cofe check`` prints for one max_drop rule on these runs."""
-    from cofe.check import Kind, Rule, check_results
+    from cofe.check import GateRule, Kind, check_results
     from tests.check.conftest import synthetic
 
     base = synthetic({"answer/PointRecall": old}, list(sources.to_numpy()), run_id="old")
     run = synthetic({"answer/PointRecall": new}, list(sources.to_numpy()), run_id="new")
-    rule = Rule(Kind.MAX_DROP, "answer/PointRecall", 0.02)
+    rule = GateRule(Kind.MAX_DROP, "answer/PointRecall", 0.02)
     (outcome,) = check_results(run, [rule], base, resamples=499).outcomes
     return outcome.detectable
 

@@ -56,7 +56,7 @@ from cofe.judges import (  # noqa: E402
 )
 from cofe.judges._agreement import JUDGED  # noqa: E402
 from cofe.judges._controls import DEFAULT_PAIRS  # noqa: E402
-from cofe.judges._prompts import PROMPT_VERSION, STEPS, reference_claims  # noqa: E402
+from cofe.judges._prompts import PROMPT_VERSION, STEPWISE_SUFFIX, reference_claims  # noqa: E402
 from cofe.judges._sense import _content  # noqa: E402
 from cofe.llm import Endpoint, LLMClient  # noqa: E402
 from cofe.measures import Step, StepView, Unscored  # noqa: E402
@@ -353,7 +353,7 @@ def judge_set(
         run, client, concurrency=concurrency, embedder=embedder, steps=steps, controls=controls
     )
     control_seconds = time.perf_counter() - started
-    version = PROMPT_VERSION + (STEPS if steps else "")
+    version = PROMPT_VERSION + (STEPWISE_SUFFIX if steps else "")
     gate = control_gate(
         read_controls(run).values(),
         labels_of,
@@ -438,7 +438,7 @@ def verdict(separation: float | None, gated: bool) -> str:
 def render(lang: str, result: dict[str, Any], label: str) -> str:
     kinds = [k for k in KINDS if k in result["kinds"]]
     counts = ", ".join(f"{k} {result['kinds'][k]}" for k in kinds)
-    version = PROMPT_VERSION + (STEPS if result["steps"] else "")
+    version = PROMPT_VERSION + (STEPWISE_SUFFIX if result["steps"] else "")
     lines = [
         f"### {lang}: {label}, prompt {version}, {result['samples']} samples ({counts})",
         "",

@@ -8,9 +8,11 @@
 - :class:`OpenInferencePipeline` -- a callable ``query -> answer`` of a LangChain/LangGraph,
   Haystack, DSPy or LlamaIndex pipeline, recorded offline through its OpenInference spans
   (``docs/frameworks.md``); :func:`assemble_spans` is the one span->record code (the
-  monitor's too): one trace's spans -> :class:`SpanTraceRecord` (pool, context, answer),
-  which converts to and from the run-log record (``sample()``, ``of_sample()``): ``Trace``
-  is that record while an adapter builds it; :func:`text_id` is a text's content id;
+  monitor's too): one trace's spans -> :class:`TraceRecord` (pool, context, answer, with
+  the documents' texts), which converts to and from the run-log record (``sample()``,
+  ``of_sample()``); :class:`RecordDraft` is that run-log record while an adapter builds it
+  (``Trace`` and ``SpanTraceRecord`` are their old names); :func:`text_id` is a text's
+  content id;
 - any other language writes the run-log files directly (``docs/runlog.md``).
 """
 
@@ -23,20 +25,21 @@ from cofe.adapters._base import (
     StagedPipeline,
     pipeline_shape,
 )
+from cofe.adapters._draft import ChunkRegistry, RecordDraft, StageFailed, Trace, text_id
 from cofe.adapters._frameworks import UnsupportedFrameworkPipeline
 from cofe.adapters._raptor import raptor_retriever
-from cofe.adapters._spans import (
+from cofe.adapters._span_assembly import (
     KIND,
     NOT_A_QUERY,
     Span,
     SpanLike,
+    TraceRecord,
     documents_of_span,
     merged_ranks,
 )
-from cofe.adapters._spans import Doc as SpanDoc
-from cofe.adapters._spans import TraceRecord as SpanTraceRecord
-from cofe.adapters._spans import assemble as assemble_spans
-from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace, text_id
+from cofe.adapters._span_assembly import Doc as SpanDoc
+from cofe.adapters._span_assembly import TraceRecord as SpanTraceRecord  # its old name
+from cofe.adapters._span_assembly import assemble as assemble_spans
 
 if TYPE_CHECKING:
     from cofe.adapters._llamaindex import LlamaIndexPipeline, UnsupportedLlamaIndexPipeline
@@ -64,6 +67,7 @@ __all__ = [
     "Pipeline",
     "PipelineShape",
     "PythonPipeline",
+    "RecordDraft",
     "Span",
     "SpanDoc",
     "SpanLike",
@@ -71,6 +75,7 @@ __all__ = [
     "StageFailed",
     "StagedPipeline",
     "Trace",
+    "TraceRecord",
     "UnsupportedFrameworkPipeline",
     "UnsupportedLlamaIndexPipeline",
     "assemble_spans",

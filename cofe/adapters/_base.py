@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cofe._cache import Cache
 from cofe._errors import ConfigurationError
-from cofe.adapters._trace import ChunkRegistry, StageFailed, Trace
+from cofe.adapters._draft import ChunkRegistry, RecordDraft, StageFailed
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, staged, stages_from, top_k_from
 
 
@@ -41,7 +41,7 @@ class Pipeline(Protocol):
         self, documents: Sequence[ParsedDocument], cache: Cache | None
     ) -> ChunkRegistry: ...
 
-    def answer(self, query: str) -> Trace: ...
+    def answer(self, query: str) -> RecordDraft: ...
 
 
 def pipeline_shape(pipeline: Any, described: dict[str, Any]) -> PipelineShape:
@@ -93,8 +93,8 @@ class StagedPipeline:
     def _chunks(self, ranked: list[RankedChunk]) -> list[Chunk]:
         return [self.registry.by_id[r.chunk_id] for r in ranked]
 
-    def answer(self, query: str) -> Trace:
-        trace = Trace()
+    def answer(self, query: str) -> RecordDraft:
+        trace = RecordDraft()
         try:
             given: list[RankedChunk] = []
             if self.retrieve is not None:
@@ -208,10 +208,10 @@ def _as_chunk(item: Any, doc: ParsedDocument, i: int) -> Chunk:
 
 
 def answer_concurrently(
-    aanswer: Callable[[str], Awaitable[Trace]],
+    aanswer: Callable[[str], Awaitable[RecordDraft]],
     queries: Sequence[str],
     concurrency: int,
-    on_trace: Callable[[int, Trace], None],
+    on_trace: Callable[[int, RecordDraft], None],
 ) -> None:
     """Answer ``queries`` through ``aanswer`` on one event loop, at most ``concurrency`` at a
     time; ``on_trace(i, trace)`` as each finishes (in the caller's thread). What a runner

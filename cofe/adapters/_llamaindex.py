@@ -19,7 +19,7 @@ LlamaIndex's root dispatcher and, while it answers a query, listens for
 What the events say is written as the spans OpenInference would record (a RETRIEVER span
 listing the pool, a RERANKER span whose output is the synthesizer's nodes, an LLM span for
 the synthesis: :meth:`LlamaIndexPipeline._spans`) and assembled by the one span->record code,
-:func:`cofe.adapters._spans.assemble` -- the code the OpenInference adapter and production
+:func:`cofe.adapters._span_assembly.assemble` -- the code the OpenInference adapter and production
 monitoring use --; the assembled documents are then mapped back to corpus chunks by node id.
 
 ``docs/llamaindex.md`` is the contract, pattern by pattern. The corpus and
@@ -56,6 +56,7 @@ from llama_index.core.instrumentation.events.synthesis import (
 
 from cofe._cache import Cache
 from cofe.adapters._base import PipelineShape, answer_concurrently
+from cofe.adapters._draft import ChunkRegistry, RecordDraft
 from cofe.adapters._llamaindex_corpus import (
     UNKNOWN_DOC,
     DocKey,
@@ -71,8 +72,7 @@ from cofe.adapters._llamaindex_corpus import (
     with_parents,
     with_summaries,
 )
-from cofe.adapters._spans import KIND, Doc, Span, assemble
-from cofe.adapters._trace import ChunkRegistry, Trace
+from cofe.adapters._span_assembly import KIND, Doc, Span, assemble
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError, top_k_from
 
 __all__ = [
@@ -365,7 +365,7 @@ class LlamaIndexPipeline:
 
     # -- answering ---------------------------------------------------------------------
 
-    def answer(self, query: str) -> Trace:
+    def answer(self, query: str) -> RecordDraft:
         with self._recording() as (rec, outcome):
             if self.is_retriever:
                 self.engine.retrieve(query)
@@ -374,7 +374,7 @@ class LlamaIndexPipeline:
                 rec.synth_end = time.perf_counter() if rec.synth_end is not None else None
         return self._trace(query, rec, outcome)
 
-    async def aanswer(self, query: str) -> Trace:
+    async def aanswer(self, query: str) -> RecordDraft:
         """:meth:`answer` through ``aquery``/``aretrieve``, for async engines and asyncio
         runners (each call records in its own task's context)."""
         with self._recording() as (rec, outcome):
@@ -403,7 +403,7 @@ class LlamaIndexPipeline:
             _CURRENT.reset(token)
 
     def answer_all_async(
-        self, queries: Sequence[str], concurrency: int, on_trace: Callable[[int, Trace], None]
+        self, queries: Sequence[str], concurrency: int, on_trace: Callable[[int, RecordDraft], None]
     ) -> None:
         """Answer ``queries`` through :meth:`aanswer` on one event loop, at most
         ``concurrency`` at a time; ``on_trace(i, trace)`` as each finishes (in the caller's
@@ -419,9 +419,9 @@ class LlamaIndexPipeline:
             return Stage.RERANKING
         return Stage.GENERATION
 
-    def _trace(self, query: str, rec: _Recording, outcome: dict[str, Any]) -> Trace:
+    def _trace(self, query: str, rec: _Recording, outcome: dict[str, Any]) -> RecordDraft:
         """The query's events as OpenInference-shaped spans, assembled by the one span->record
-        code (:func:`cofe.adapters._spans.assemble`), then the listed nodes mapped to chunks."""
+        code (:func:`cofe.adapters._span_assembly.assemble`), then the listed nodes mapped to chunks."""
         failure: tuple[BaseException, str] | None = outcome.get("failure")
         response = outcome.get("response")
         response = response if response is not None else rec.response
@@ -431,7 +431,7 @@ class LlamaIndexPipeline:
         nodes: dict[str, Any] = {}
         spans = self._spans(query, rec, source, answer, failure, outcome["ended"], nodes)
         record = assemble("", spans)
-        trace = Trace(latency=dict(record.latency))
+        trace = RecordDraft(latency=dict(record.latency))
         if record.pool is not None:
             trace.pool = self._ranked(record.pool, nodes)
         if source is not None and record.context is not None:

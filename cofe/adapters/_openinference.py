@@ -1,5 +1,5 @@
 """Record any OpenInference-instrumented pipeline (LangChain/LangGraph, Haystack, DSPy,
-LlamaIndex) offline: its spans captured in process, assembled by :mod:`._spans`.
+LlamaIndex) offline: its spans captured in process, assembled by :mod:`._span_assembly`.
 
 ``OpenInferencePipeline(fn)`` wraps a callable ``query -> answer`` (sync or async). For the
 length of a run (``recording()``; ``run_pipeline`` opens it) cofe installs the
@@ -32,6 +32,7 @@ from opentelemetry.sdk.trace import SpanProcessor
 from cofe._cache import Cache
 from cofe._errors import ConfigurationError
 from cofe.adapters._base import PipelineShape, answer_concurrently
+from cofe.adapters._draft import ChunkRegistry, RecordDraft, derived_item
 from cofe.adapters._frameworks import (
     Corpus,
     DocKey,
@@ -41,8 +42,7 @@ from cofe.adapters._frameworks import (
     corpus_of,
     describe_callable,
 )
-from cofe.adapters._spans import KIND, Doc, Span, TraceRecord, assemble, kind_of
-from cofe.adapters._trace import ChunkRegistry, Trace, derived_item
+from cofe.adapters._span_assembly import KIND, Doc, Span, TraceRecord, assemble, kind_of
 from cofe.runlog import Chunk, ParsedDocument, RankedChunk, Stage, StageError
 
 
@@ -417,7 +417,7 @@ class OpenInferencePipeline:
                     root.set_status(_error_status(error))
             outcome["spans"] = session.collector.take(trace_id)
 
-    def answer(self, query: str) -> Trace:
+    def answer(self, query: str) -> RecordDraft:
         with self._query(query) as (_, outcome):
             result = self.fn(query)
             if inspect.isawaitable(result) or isinstance(result, AsyncIterator):
@@ -428,13 +428,13 @@ class OpenInferencePipeline:
             outcome["result"] = result
         return self._trace(outcome)
 
-    async def aanswer(self, query: str) -> Trace:
+    async def aanswer(self, query: str) -> RecordDraft:
         with self._query(query) as (_, outcome):
             outcome["result"] = await _resolved(self.fn(query))
         return self._trace(outcome)
 
     def answer_all_async(
-        self, queries: Sequence[str], concurrency: int, on_trace: Callable[[int, Trace], None]
+        self, queries: Sequence[str], concurrency: int, on_trace: Callable[[int, RecordDraft], None]
     ) -> None:
         """Answer ``queries`` through :meth:`aanswer` on one event loop, at most
         ``concurrency`` at a time; ``on_trace(i, trace)`` as each finishes."""
@@ -443,12 +443,12 @@ class OpenInferencePipeline:
 
     # --- spans -> record ----------------------------------------------------------------
 
-    def _trace(self, outcome: dict[str, Any]) -> Trace:
+    def _trace(self, outcome: dict[str, Any]) -> RecordDraft:
         spans: list[Span] = outcome["spans"]
         mine = [s for s in spans if s.name != "cofe.query"]
         record = assemble(f"{outcome['trace_id']:032x}", spans)
         failure = outcome.get("failure")
-        trace = Trace(latency=dict(record.latency))
+        trace = RecordDraft(latency=dict(record.latency))
         if not any(kind_of(s) == "RETRIEVER" for s in mine) and failure is None:
             kinds = sorted({kind_of(s) or "(no kind)" for s in mine})
             raise UnsupportedFrameworkPipeline(

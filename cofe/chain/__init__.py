@@ -1,6 +1,7 @@
 """The RAG chain cofe judges: its stages and the steps where information is checked.
 
-One declaration per stage and per step (``STAGES``, ``STEPS``); the scorer,
+One declaration per stage and per step (``STAGE_SPECS``, ``STEP_SPECS``; ``STAGES`` and
+``STEPS`` are their old names); the scorer,
 ``diagnose``, the results, the report, ``cofe check`` and the monitor read them.
 """
 
@@ -8,8 +9,10 @@ from cofe.chain._declared import (
     PASSES,
     POINT_COLUMNS,
     STAGE_ORDER,
+    STAGE_SPECS,
     STAGES,
     STEP_ORDER,
+    STEP_SPECS,
     STEP_STAGE,
     STEPS,
     PointKind,
@@ -27,8 +30,10 @@ __all__ = [
     "POINT_COLUMNS",
     "STAGES",
     "STAGE_ORDER",
+    "STAGE_SPECS",
     "STEPS",
     "STEP_ORDER",
+    "STEP_SPECS",
     "STEP_STAGE",
     "PointKind",
     "Reads",

@@ -80,7 +80,7 @@ class StepSpec:
     columns: tuple[tuple[str, PointKind], ...] = ()
 
 
-STAGES: tuple[StageSpec, ...] = (
+STAGE_SPECS: tuple[StageSpec, ...] = (
     StageSpec(Stage.PARSE, "Parsing", "parse_lost", ("parse_lost",)),
     StageSpec(Stage.CHUNKING, "Chunking", "chunk_split",
               ("chunk_split", "chunk_dropped", "chunk_unanchored", "not_in_corpus")),
@@ -90,7 +90,7 @@ STAGES: tuple[StageSpec, ...] = (
               ("refused", "not_in_answer", "unsupported_claims")),
 )  # fmt: skip
 
-STEPS: tuple[StepSpec, ...] = (
+STEP_SPECS: tuple[StepSpec, ...] = (
     StepSpec(Step.PARSE, "Parsed text", Stage.PARSE, "pass_to_parse", "KeywordRecall",
              reads="documents", columns=(("parse", "flag"),)),
     StepSpec(Step.CORPUS, "Chunk corpus", Stage.CHUNKING, "pass_to_corpus", "KeywordRecall",
@@ -114,19 +114,23 @@ STEPS: tuple[StepSpec, ...] = (
              )),
 )  # fmt: skip
 
-_STAGES = {spec.stage: spec for spec in STAGES}
-_STEPS = {spec.step: spec for spec in STEPS}
-STAGE_ORDER: dict[Stage, int] = {spec.stage: i for i, spec in enumerate(STAGES)}
-STEP_ORDER: dict[Step, int] = {spec.step: i for i, spec in enumerate(STEPS)}
-STEP_STAGE: dict[Step, Stage] = {s.step: s.stage for s in STEPS if s.stage is not None}
+_STAGES = {spec.stage: spec for spec in STAGE_SPECS}
+_STEPS = {spec.step: spec for spec in STEP_SPECS}
+STAGE_ORDER: dict[Stage, int] = {spec.stage: i for i, spec in enumerate(STAGE_SPECS)}
+STEP_ORDER: dict[Step, int] = {spec.step: i for i, spec in enumerate(STEP_SPECS)}
+STEP_STAGE: dict[Step, Stage] = {s.step: s.stage for s in STEP_SPECS if s.stage is not None}
 """The stage whose output each step holds (the context's depends on the run)."""
-PASSES: frozenset[str] = frozenset(s.passes for s in STEPS if s.passes is not None)
+PASSES: frozenset[str] = frozenset(s.passes for s in STEP_SPECS if s.passes is not None)
 """Every pass verdict: a sample holding every point as far as it was judged."""
 POINT_COLUMNS: tuple[tuple[str, PointKind], ...] = tuple(
-    column for spec in STEPS for column in spec.columns
+    column for spec in STEP_SPECS for column in spec.columns
 )
 """The per-point columns of every step, in step order (the points table between a point's
 keywords and ``lost_at``)."""
+
+# the old names of the two declarations (kept for code written against them)
+STAGES = STAGE_SPECS
+STEPS = STEP_SPECS
 
 
 def stage_spec(stage: Stage | str) -> StageSpec:
@@ -140,9 +144,11 @@ def step_spec(step: Step | str) -> StepSpec:
 def _check() -> None:
     """The declarations cover each enum member once, in the enums' order, and each step's
     record field, pass verdict and first column agree with what it holds."""
-    assert [s.stage for s in STAGES] == list(Stage), "STAGES must list every Stage in order"
-    assert [s.step for s in STEPS] == list(Step), "STEPS must list every Step in order"
-    for spec in STEPS:
+    assert [s.stage for s in STAGE_SPECS] == list(Stage), (
+        "STAGE_SPECS must list every Stage in order"
+    )
+    assert [s.step for s in STEP_SPECS] == list(Step), "STEP_SPECS must list every Step in order"
+    for spec in STEP_SPECS:
         assert (spec.field is not None) == (spec.reads in ("ranked", "text")), (
             f"step {spec.step}: a ranked or text step names its SampleRecord field, no other"
         )

@@ -33,16 +33,16 @@ from cofe.check._output import describe, github_annotations, junit_xml, render_t
 from cofe.check._rules import (
     DEFAULT_MAX_DROP,
     EXAMPLE_FILE,
+    GateRule,
     Kind,
-    Rule,
     RuleSet,
     make_rule,
     merged,
-    parse_column,
     parse_flag,
     read_rules,
     rules_from_mapping,
 )
+from cofe.rules import parse_column
 
 if TYPE_CHECKING:
     from cofe.results import ScoreResult
@@ -52,10 +52,10 @@ __all__ = [
     "EXAMPLE_FILE",
     "CheckFailed",
     "CheckReport",
+    "GateRule",
     "Headlines",
     "Kind",
     "Outcome",
-    "Rule",
     "RuleSet",
     "Status",
     "assert_check",
@@ -124,7 +124,7 @@ def _rule_set(rules: Any) -> RuleSet:
 def check(
     run: ScoreResult | str | os.PathLike[str],
     baseline: ScoreResult | str | os.PathLike[str] | None = None,
-    rules: RuleSet | Sequence[Rule] | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    rules: RuleSet | Sequence[GateRule] | Mapping[str, Any] | str | os.PathLike[str] | None = None,
     *,
     alpha: float | None = None,
     default_max_drop: float | None = None,
@@ -172,7 +172,7 @@ def _name(given: object, fallback: str) -> str:
 def assert_check(
     run: ScoreResult | str | os.PathLike[str],
     baseline: ScoreResult | str | os.PathLike[str] | None = None,
-    rules: RuleSet | Sequence[Rule] | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    rules: RuleSet | Sequence[GateRule] | Mapping[str, Any] | str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> CheckReport:
     """``check`` that raises ``CheckFailed`` (an ``AssertionError``) when a rule fails."""
@@ -181,3 +181,18 @@ def assert_check(
     if not report.passed:
         raise CheckFailed(report)
     return report
+
+
+def __getattr__(name: str) -> Any:
+    """``cofe.check.Rule``, the gate's rule before ``Rule`` meant one thing, still resolves."""
+    if name == "Rule":
+        import warnings
+
+        warnings.warn(
+            "cofe.check.Rule is now cofe.check.GateRule (cofe.rules.Rule is a rule as a rules "
+            "file writes it)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return GateRule
+    raise AttributeError(f"module 'cofe.check' has no attribute {name!r}")

@@ -18,15 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from cofe._errors import InputError, InputProblem
 from cofe.chain import STEP_STAGE, STEPS, Stage, Step
-from cofe.check._rules import (
-    ANSWERED,
-    COMMAND_LINE,
-    DEFAULT_MAX_DROP,
-    Kind,
-    Rule,
-    close_matches,
-    higher_is_better,
-)
+from cofe.check._rules import COMMAND_LINE, DEFAULT_MAX_DROP, GateRule, Kind
+from cofe.rules import ANSWERED, close_matches, higher_is_better
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,7 +48,7 @@ class Outcome:
     """One rule's result. ``delta`` is run - baseline (drop rules) and ``low``/``high`` its
     CI; for thresholds ``low``/``high`` are the run's mean's CI and there is no baseline."""
 
-    rule: Rule
+    rule: GateRule
     status: Status
     stage: str | None  # the pipeline stage whose output the rule reads
     value: float | None = None  # the run's mean (or share)
@@ -87,6 +80,7 @@ class Outcome:
             "limit": self.rule.limit,
             "origin": self.rule.origin,
             "default": self.rule.default,
+            "severity": self.rule.severity,
             "status": str(self.status),
             "stage": self.stage,
             "step": self.rule.step,
@@ -130,7 +124,13 @@ class CheckReport:
 
     @property
     def failures(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.failed]
+        """The rules that fail the gate: failed, of severity error."""
+        return [o for o in self.outcomes if o.failed and o.rule.severity != "warning"]
+
+    @property
+    def warnings(self) -> list[Outcome]:
+        """The rules of severity warning that failed: said, the gate still passes."""
+        return [o for o in self.outcomes if o.failed and o.rule.severity == "warning"]
 
     @property
     def passed(self) -> bool:
@@ -190,7 +190,7 @@ def _inference(result: ScoreResult) -> Inference:
     return inference_for({"run": result})
 
 
-def stage_of(rule: Rule, result: ScoreResult) -> str | None:
+def stage_of(rule: GateRule, result: ScoreResult) -> str | None:
     """The stage whose output a rule reads: the context is the reranker's when the run
     reranks, else the retriever's; a share names its stage (a verdict: the stage it blames)."""
     if rule.kind == Kind.MAX_SHARE:
@@ -219,9 +219,9 @@ class Headlines:
     """The default drop rules: those compared (with, per rule, where: a common cutoff or
     each run's whole context) and those the runs cannot be compared on, with why."""
 
-    rules: list[Rule]
-    compared_at: dict[Rule, str]
-    not_compared: list[tuple[Rule, str]]
+    rules: list[GateRule]
+    compared_at: dict[GateRule, str]
+    not_compared: list[tuple[GateRule, str]]
 
 
 def headline_rules(
@@ -250,12 +250,12 @@ def headline_rules(
         both = [c for c in mine if c in other]
         if not mine and not other:
             if spec.step is Step.ANSWER:  # named even when neither has it
-                rule = Rule(Kind.MAX_DROP, column, max_drop, "default", default=True)
+                rule = GateRule(Kind.MAX_DROP, column, max_drop, "default", default=True)
                 out.not_compared.append((rule, "neither run has it"))
             continue
         if not both:
             target = (mine or other)[-1]
-            rule = Rule(Kind.MAX_DROP, target, max_drop, "default", default=True)
+            rule = GateRule(Kind.MAX_DROP, target, max_drop, "default", default=True)
             lacking = "the baseline" if mine else "the run"
             has = f" (it has {', '.join(other or mine)})" if (other and mine) else ""
             why = f"{lacking} has no {step} column to compare it with{has}"
@@ -273,7 +273,7 @@ def headline_rules(
         else:
             cut = [c for c in both if c != column or not differ]
             if not cut:
-                rule = Rule(Kind.MAX_DROP, mine[-1], max_drop, "default", default=True)
+                rule = GateRule(Kind.MAX_DROP, mine[-1], max_drop, "default", default=True)
                 out.not_compared.append((rule, "no cutoff both runs hold"))
                 continue
             target = max(cut, key=_cutoff)
@@ -283,7 +283,7 @@ def headline_rules(
                 if differ
                 else ""
             )
-        rule = Rule(Kind.MAX_DROP, target, max_drop, "default", default=True)
+        rule = GateRule(Kind.MAX_DROP, target, max_drop, "default", default=True)
         out.rules.append(rule)
         if where:
             out.compared_at[rule] = where
@@ -308,7 +308,7 @@ def _aligned_columns(run: ScoreResult, baseline: ScoreResult) -> tuple[set[str],
 
 
 def _unknown_column(
-    result: ScoreResult, which: str, rule: Rule, available: list[str]
+    result: ScoreResult, which: str, rule: GateRule, available: list[str]
 ) -> InputError:
     near = close_matches(rule.target, available)
     hint = (
@@ -326,7 +326,7 @@ def _unknown_column(
 
 def check_results(
     run: ScoreResult,
-    rules: Sequence[Rule] = (),
+    rules: Sequence[GateRule] = (),
     baseline: ScoreResult | None = None,
     *,
     alpha: float = 0.05,
@@ -385,7 +385,7 @@ def check_results(
     for rule in rules:
         if rule.kind != Kind.MAX_SHARE and rule.target not in available:
             raise _unknown_column(run, "the run", rule, available)
-    drop_outcomes: dict[Rule, Outcome] = {}
+    drop_outcomes: dict[GateRule, Outcome] = {}
     not_compared: list[Outcome] = []
     if baseline is not None:
         names = (
@@ -398,7 +398,7 @@ def check_results(
         ours, theirs = (
             {f"{s}/{m}" for s, m in measure_columns(comparison.values[name])} for name in names
         )
-        compared_at: dict[Rule, str] = {}
+        compared_at: dict[GateRule, str] = {}
         if not drops:
             found = headline_rules(run, baseline, default_max_drop, columns=(ours, theirs))
             drops, compared_at = found.rules, found.compared_at
@@ -466,7 +466,7 @@ def _compare(
 
 
 def _threshold(
-    run: ScoreResult, rule: Rule, inference: Inference, *, resamples: int, seed: int
+    run: ScoreResult, rule: GateRule, inference: Inference, *, resamples: int, seed: int
 ) -> Outcome:
     """A threshold on the run alone: its mean (or share) against the limit; the CI is shown,
     not tested."""
@@ -514,14 +514,14 @@ def _stage_names() -> list[str]:
 
 def _drop_outcomes(
     comparison: Comparison,
-    drops: list[Rule],
+    drops: list[GateRule],
     names: tuple[str, str],
-    compared_at: dict[Rule, str],
+    compared_at: dict[GateRule, str],
     *,
     run: ScoreResult,
     alpha: float,
     report: CheckReport,
-) -> dict[Rule, Outcome]:
+) -> dict[GateRule, Outcome]:
     from cofe.compare import ALL, holm
 
     run_name, baseline_name = names
@@ -538,7 +538,7 @@ def _drop_outcomes(
             mean_of[(record["run"], f"{record['step']}/{record['measure']}")] = record["mean"]
     # Holm over the distinct tests of this check (two columns holding the same per-sample
     # values -- answered/X when nothing declined -- are one test)
-    test_of: dict[Rule, str] = {}
+    test_of: dict[GateRule, str] = {}
     p_of: dict[str, float] = {}
     for rule in drops:
         if rule.target in rows:
@@ -549,7 +549,7 @@ def _drop_outcomes(
     # a drop alone among the check's tests must reach alpha / tests (Holm's first step):
     # the power is given at that level, so "detectable" errs on the side of larger
     power_alpha = alpha / max(len(p_of), 1)
-    out: dict[Rule, Outcome] = {}
+    out: dict[GateRule, Outcome] = {}
     for rule in drops:
         stage = stage_of(rule, run)
         if rule.target not in rows:
@@ -619,7 +619,7 @@ def _drop_outcomes(
 
 
 def _power(
-    comparison: Comparison, rule: Rule, names: tuple[str, str], alpha: float, power: float
+    comparison: Comparison, rule: GateRule, names: tuple[str, str], alpha: float, power: float
 ) -> Power | None:
     """What the paired test of this rule's column can see (None: no inference recorded)."""
     import pandas as pd

@@ -131,6 +131,8 @@ def render_text(report: CheckReport) -> str:
     failures = report.failures
     for o in failures:
         lines.append(f"FAIL {describe(o)}")
+    for o in report.warnings:
+        lines.append(f"WARN {describe(o)} (severity warning: the gate passes)")
     for o in report.outcomes:
         if o.status == Status.SKIP:
             lines.append(f"skip {describe(o)}")
@@ -156,7 +158,8 @@ def render_text(report: CheckReport) -> str:
                 )
             )
     else:
-        lines.append(f"cofe check: passed: {total} rule(s)")
+        warned = f" ({len(report.warnings)} warning(s))" if report.warnings else ""
+        lines.append(f"cofe check: passed: {total} rule(s){warned}")
     return "\n".join(lines)
 
 
@@ -205,15 +208,16 @@ def junit_xml(report: CheckReport) -> str:
                 "time": "0",
             },
         )
-        if o.status == Status.FAIL:
+        if o.failed and o.rule.severity != "warning":
             failure = ET.SubElement(
                 case, "failure", {"message": describe(o), "type": str(o.rule.kind)}
             )
             failure.text = describe(o)
         elif o.status == Status.SKIP:
             ET.SubElement(case, "skipped", {"message": describe(o)})
-        else:
-            ET.SubElement(case, "system-out").text = describe(o)
+        else:  # passed, or a warning's failure: said, not failing the suite
+            said = f"warning (the gate passes): {describe(o)}" if o.failed else describe(o)
+            ET.SubElement(case, "system-out").text = said
     ET.SubElement(suite, "system-out").text = render_text(report)
     ET.indent(suites)
     return (
@@ -249,7 +253,8 @@ def github_annotations(report: CheckReport) -> list[str]:
     for o in report.outcomes:
         title = f"cofe check: {o.stage or 'run'} ({o.rule.target})"
         if o.status == Status.FAIL:
-            lines.append(f"::error title={_escape_property(title)}::{_escape_data(describe(o))}")
+            level = "warning" if o.rule.severity == "warning" else "error"
+            lines.append(f"::{level} title={_escape_property(title)}::{_escape_data(describe(o))}")
         elif o.status == Status.SKIP:
             lines.append(f"::warning title={_escape_property(title)}::{_escape_data(describe(o))}")
         if o.power_note and o.status != Status.FAIL:  # a rule that could not have failed

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from cofe.check import CheckReport, Rule, RuleSet
+    from cofe.check import CheckReport, GateRule, RuleSet
     from cofe.results import ScoreResult
 
 _OPTIONS = ("cofe_run", "cofe_baseline", "cofe_rules")
@@ -58,7 +58,7 @@ class CofeCheck:
         self,
         run: ScoreResult | str | Path | None = None,
         baseline: ScoreResult | str | Path | None = None,
-        rules: RuleSet | Sequence[Rule] | Mapping[str, Any] | str | Path | None = None,
+        rules: RuleSet | Sequence[GateRule] | Mapping[str, Any] | str | Path | None = None,
         **options: Any,
     ) -> CheckReport:
         from cofe.check import assert_check

@@ -43,8 +43,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--rules",
         type=Path,
         metavar="FILE",
-        help="rules in TOML ([min], [max], [max_drop], [max_share]; "
-        "--print-example-rules shows one)",
+        help="rules in TOML: [[rule]] tables of target and min, max or max_drop "
+        "(docs/rules.md; --print-example-rules shows one)",
     )
     p.add_argument(
         "--min",
@@ -57,8 +57,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--max",
         action="append",
         default=[],
-        metavar="STEP/MEASURE=VALUE",
-        help="the run's mean at most VALUE, e.g. context/RerankLoss@4=0.1",
+        metavar="NAME=VALUE",
+        help="the run's mean at most VALUE, e.g. context/RerankLoss@4=0.1; or the share "
+        "of samples with a verdict (or blaming a stage), e.g. not_retrieved=0.15",
     )
     p.add_argument(
         "--max-drop",
@@ -135,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         write_junit,
     )
     from cofe.cli._compare import load
+    from cofe.rules import old_spellings_said
 
     if args.print_example_rules:
         print(EXAMPLE_FILE, end="")
@@ -155,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         )
         for text in texts
     ]
-    file = read_rules(args.rules) if args.rules else None
+    with old_spellings_said():  # an old spelling: one line on stderr naming the new one
+        file = read_rules(args.rules) if args.rules else None
     rules = merged(file.rules if file else (), flags)
     alpha: float = next(
         v for v in (args.alpha, file.alpha if file else None, 0.05) if v is not None

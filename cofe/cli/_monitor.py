@@ -202,8 +202,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     a.add_argument(
         "--rules",
         type=Path,
-        help="TOML file of [[rule]] tables (default: the "
-        "built-in rules; see --print-default-rules)",
+        help="TOML file of [[rule]] tables (docs/rules.md; default: the "
+        "built-in rules, see --print-default-rules)",
     )
     a.add_argument("--webhook", help="POST each alert as JSON to this URL (retried)")
     a.add_argument("--log", type=Path, help="append each alert as a JSON line to this file")
@@ -482,7 +482,10 @@ def _alerts(args: argparse.Namespace) -> int:
 
         print(rules_schema())
         return 0
-    rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
+    from cofe.rules import old_spellings_said
+
+    with old_spellings_said():  # an old spelling: one line on stderr naming the new one
+        rules = load_rules(args.rules) if args.rules else list(DEFAULT_RULES)
     named = [("log", str(args.log))] if args.log else []
     named += [("webhook", args.webhook)] if args.webhook else []
     named += [_sink_setting(text) for text in args.sink]

@@ -9,13 +9,14 @@ from cofe.diagnose._verdict import (
     Verdict,
     diagnose,
 )
-from cofe.diagnose._waterfall import STEPS, waterfall
+from cofe.diagnose._waterfall import STEPS, WATERFALL_STEPS, waterfall
 from cofe.refusal import is_refusal, refusal_reason
 
 __all__ = [
     "LOSS_VERDICT",
     "PASS_AT",
     "STEPS",
+    "WATERFALL_STEPS",
     "Diagnosis",
     "StageOutcome",
     "Step",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from cofe.chain import STAGE_ORDER, STAGES, STEP_ORDER, STEPS
+from cofe.chain import STAGE_ORDER, STAGE_SPECS, STEP_ORDER, STEP_SPECS
 from cofe.measures import Step
 from cofe.runlog import Stage, StageError
 
@@ -57,20 +57,22 @@ class Verdict(StrEnum):
 
 # what each verdict blames and which verdict a loss or a pass is: read from the chain's
 # declarations (cofe.chain), never spelled out here again
-_BLAMED = {Verdict(code): spec.stage for spec in STAGES for code in spec.losses}
-PASS_AT = {spec.step: Verdict(spec.passes) for spec in STEPS if spec.passes is not None}
+_BLAMED = {Verdict(code): spec.stage for spec in STAGE_SPECS for code in spec.losses}
+PASS_AT = {spec.step: Verdict(spec.passes) for spec in STEP_SPECS if spec.passes is not None}
 _PASSES = frozenset(PASS_AT.values())
-LOSS_VERDICT = {spec.stage: Verdict(spec.loss) for spec in STAGES}
+LOSS_VERDICT = {spec.stage: Verdict(spec.loss) for spec in STAGE_SPECS}
 _ORDER = list(Verdict)
 # Verdict lists the declared verdicts in the chain's order -- every loss, stage by stage; every
 # pass, the deepest first -- then the two that blame no step: a new stage's verdicts go where
 # its declarations put them (the first of several kinds of loss at one stage wins)
 assert list(Verdict) == [
-    *(Verdict(code) for spec in STAGES for code in spec.losses),
+    *(Verdict(code) for spec in STAGE_SPECS for code in spec.losses),
     *reversed(PASS_AT.values()),
     Verdict.PIPELINE_ERROR,
     Verdict.UNSCORABLE,
-], "Verdict's members must follow cofe.chain's STAGES (losses) and STEPS (passes, reversed)"
+], (
+    "Verdict's members must follow cofe.chain's STAGE_SPECS (losses) and STEP_SPECS (passes, reversed)"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cofe.chain import STEPS as CHAIN_STEPS
-from cofe.chain import Step
+from cofe.chain import STEP_SPECS, Step
 
 if TYPE_CHECKING:
     import pandas as pd
 
-STEPS: list[Step] = [spec.step for spec in CHAIN_STEPS]
+WATERFALL_STEPS: list[Step] = [spec.step for spec in STEP_SPECS]
+"""The waterfall's rows: every step of the chain, in chain order."""
+STEPS = WATERFALL_STEPS  # its old name, still read by cofe.results and cofe.report
 
 
 def waterfall(recalls: pd.DataFrame, by_query_type: bool = False) -> pd.DataFrame:
@@ -27,6 +28,6 @@ def waterfall(recalls: pd.DataFrame, by_query_type: bool = False) -> pd.DataFram
         recalls.groupby(keys, observed=True)["value"].agg(recall="mean", n="count").reset_index()
     )
     grouped["step"] = pd.Categorical(
-        grouped["step"], categories=[s.value for s in STEPS], ordered=True
+        grouped["step"], categories=[s.value for s in WATERFALL_STEPS], ordered=True
     )
     return grouped.sort_values(keys).reset_index(drop=True)

@@ -26,15 +26,19 @@ from cofe.judges._judge import (
 )
 from cofe.judges._prompts import (
     PROMPT_VERSION,
-    STEPS,
+    STEPWISE_SUFFIX,
     checks_messages,
     claim_messages,
     claims_messages,
     reference_claim_messages,
     reference_claims,
 )
-from cofe.judges._records import Claim, Judgement, PointLabel, ReferenceClaim
+from cofe.judges._replies import Claim, Judgement, PointLabel, ReferenceClaim
 from cofe.runlog import JUDGEMENTS  # the run folder's file, named by the run log
+
+# the old name of STEPWISE_SUFFIX (cofe.monitor still reads it): a prompt version's suffix,
+# not the chain's steps
+STEPS = STEPWISE_SUFFIX
 
 __all__ = [
     "CONTROL_MIN_PAIRS",
@@ -42,6 +46,7 @@ __all__ = [
     "POINT_LABELS",
     "PROMPT_VERSION",
     "STEPS",
+    "STEPWISE_SUFFIX",
     "Claim",
     "ControlGate",
     "JudgeInputs",

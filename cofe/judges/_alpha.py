@@ -16,31 +16,9 @@ from itertools import permutations
 
 import numpy as np
 
-from cofe.measures import (
-    AnswerCorrectness,
-    AnswerRelevancy,
-    AnswerSimilarity,
-    ClaimLabels,
-    ClaimPrecision,
-    ClaimRecall,
-    CorrectnessScore,
-    Faithfulness,
-    SourceFaithfulness,
-    Step,
-    StepView,
-    Unscored,
-)
+from cofe.measures import GATED, ClaimLabels, Step, StepView, Unscored
 
-JUDGED = (
-    Faithfulness(),
-    SourceFaithfulness(),
-    ClaimPrecision(),
-    ClaimRecall(),
-    AnswerCorrectness(),
-    CorrectnessScore(),
-    AnswerRelevancy(),
-    AnswerSimilarity(),
-)
+JUDGED = GATED  # the gated measures, as cofe.measures reads them from their declarations
 # Krippendorff's own floor for drawing tentative conclusions from coded data (0.8 for firm
 # ones): a judge below it disagrees with itself too much for its values to rank anything
 MIN_ALPHA = 0.667

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from cofe._parallel import thread_map
 from cofe.judges._judge import JudgeInputs, judge_one
-from cofe.judges._records import Judgement
+from cofe.judges._replies import Judgement
 from cofe.llm import Endpoint, LLMClient
 
 if TYPE_CHECKING:

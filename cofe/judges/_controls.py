@@ -51,9 +51,9 @@ from typing import TYPE_CHECKING, Literal
 from cofe._jsonl import read_jsonl
 from cofe.judges._alpha import JUDGED, judged_values
 from cofe.judges._prompts import language, reference_claims
-from cofe.judges._records import Judgement
+from cofe.judges._replies import Judgement
 from cofe.judges._sense import _content
-from cofe.measures import ClaimLabels
+from cofe.measures import GATED, ClaimLabels
 from cofe.runlog import JUDGE_CONTROLS
 
 if TYPE_CHECKING:  # _judge imports this module: the inputs' type only, no cycle
@@ -71,9 +71,7 @@ POINTS = "PointLabels"  # the information points' labels, gated like a measure
 # reference itself would pass any judge that matches words); a sentence carrying more than a
 # short reference is partly unsupported by it, which lowers ClaimPrecision, but above another
 # document's answer (none of whose claims the reference supports)
-_AGAINST_REFERENCE = frozenset(
-    {"ClaimPrecision", "ClaimRecall", "AnswerCorrectness", "CorrectnessScore"}
-)
+_AGAINST_REFERENCE = frozenset(m.name for m in GATED if m.NEEDS_REFERENCE)
 _POINT_VALUE = {"support": 1.0, "partial": 0.5, "not_support": 0.0}
 
 

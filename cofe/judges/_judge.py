@@ -57,7 +57,7 @@ from cofe.judges._controls import (
 from cofe.judges._prompts import (
     EXAMPLE_CLAIM_LABELS,
     PROMPT_VERSION,
-    STEPS,
+    STEPWISE_SUFFIX,
     again,
     checks_messages,
     claim_messages,
@@ -66,7 +66,7 @@ from cofe.judges._prompts import (
     reference_claim_messages,
 )
 from cofe.judges._prompts import reference_claims as split_reference
-from cofe.judges._records import (
+from cofe.judges._replies import (
     AnswerClaimCheck,
     ChecksReply,
     Claim,
@@ -102,7 +102,7 @@ from cofe.measures import (
 from cofe.runlog import (
     JUDGE_CONTROLS,
     JUDGEMENTS,
-    Outputs,
+    CompactRecord,
     ParsedDocument,
     RunLog,
     read_compact,
@@ -115,7 +115,7 @@ if TYPE_CHECKING:
 _Reply = TypeVar("_Reply", bound=BaseModel)
 
 # the prompt versions whose judgements score a run: the dense mode's and the step-by-step's
-VERSIONS = frozenset({PROMPT_VERSION, PROMPT_VERSION + STEPS})
+VERSIONS = frozenset({PROMPT_VERSION, PROMPT_VERSION + STEPWISE_SUFFIX})
 SOURCE_CHARS = 12_000  # of a source document without a recorded span: a long file is cut
 
 
@@ -178,13 +178,13 @@ def judge_one(
     after the checks call keeps the information points' labels that call gave.
 
     ``steps``: the step-by-step mode (``_judge_steps``): the same claims call, then one call
-    per claim instead of the one checks call; its judgements carry ``PROMPT_VERSION + STEPS``."""
+    per claim instead of the one checks call; its judgements carry ``PROMPT_VERSION + STEPWISE_SUFFIX``."""
     base: dict[str, Any] = {
         "sample_id": item.sample.id,
         "repeat": repeat,
         "control": item.control,
         "model": client.endpoint.model,
-        "prompt_version": PROMPT_VERSION + (STEPS if steps else ""),
+        "prompt_version": PROMPT_VERSION + (STEPWISE_SUFFIX if steps else ""),
         "sense": SENSE_REVISION,
         "inputs": item.key,
         "no_source": item.no_source,
@@ -549,7 +549,7 @@ def judge_inputs(run_dir: Path) -> tuple[list[JudgeInputs], int]:
     return items, unanswered
 
 
-def _context(log: RunLog, record: Outputs, top_k: int | None) -> tuple[str, ...]:
+def _context(log: RunLog, record: CompactRecord, top_k: int | None) -> tuple[str, ...]:
     given = record.context if record.context is not None else (record.pool or ())[: top_k or 4]
     return tuple(log.chunks[ref.chunk_id].text for ref in given if ref.chunk_id in log.chunks)
 
@@ -610,7 +610,7 @@ def judge_run(
     (``judges/_controls.py``: right answers and another document's, judged as the sample's
     answer; 0: none); they are judged once, outside ``limit`` -- by the pass that leaves no
     sample to judge, so a first look is not made to wait -- and gate the measures."""
-    version = PROMPT_VERSION + (STEPS if steps else "")
+    version = PROMPT_VERSION + (STEPWISE_SUFFIX if steps else "")
     if repeats < 1:
         raise InputError(f"repeats must be at least 1, not {repeats}")
     if limit is not None and limit < 1:
@@ -789,7 +789,7 @@ def _correctness_values(judgements: dict[str, Judgement]) -> list[int]:
 
 
 def labels_for_scoring(
-    run_dir: Path, log: RunLog, records: dict[str, Outputs], samples: list[EvalSample]
+    run_dir: Path, log: RunLog, records: dict[str, CompactRecord], samples: list[EvalSample]
 ) -> dict[str, ClaimLabels | Unscored]:
     """Per answered sample with a judgement: its claim labels, or why they cannot be used."""
     every = read_judgements(run_dir, repeat=None)
@@ -910,11 +910,19 @@ def labels_of(judgement: Judgement, points: int | None = None) -> ClaimLabels:
     answer, context = _point_tuples(judgement, points)
     return ClaimLabels(
         context=tuple(c.context for c in judgement.claims),
-        source=tuple(c.source for c in judgement.claims),
-        reference=tuple(c.reference for c in judgement.claims),
+        # the stored judgement's no_source / no_reference (its file's fields) read as the
+        # one spelling of a missing value: the Unscored saying why
+        source=(
+            Unscored(judgement.no_source)
+            if judgement.no_source
+            else tuple(c.source for c in judgement.claims)
+        ),
+        reference=(
+            Unscored(judgement.no_reference)
+            if judgement.no_reference
+            else tuple(c.reference for c in judgement.claims)
+        ),
         reference_in_answer=tuple(c.answer for c in judgement.reference_claims),
-        no_source=judgement.no_source,
-        no_reference=judgement.no_reference,
         texts=tuple(c.text for c in judgement.claims),
         relevancy=value_or(
             judgement.answer_relevancy,

@@ -151,8 +151,8 @@ _CHECKS_ZH_NO_POINTS = _fill(_CHECKS_ZH_TEMPLATE, None)
 # claim (that claim against each passage) and one per reference claim (against the answer and
 # the context), then one call for what concerns the whole answer (useful chunks, correctness,
 # points) -- more calls, each with one thing to decide and nothing to number. Its judgements
-# carry PROMPT_VERSION + STEPS.
-STEPS = "+steps"
+# carry PROMPT_VERSION + STEPWISE_SUFFIX.
+STEPWISE_SUFFIX = "+steps"
 
 _STEP_CLAIM_EN = """You check one claim against passages. The claim is supported by a passage only when
 the passage states it or it follows directly from the passage; general knowledge does not count.

@@ -31,10 +31,10 @@ from cofe.matching._normalize import (
 )
 
 if TYPE_CHECKING:
-    from cofe.matching.answer import AnswerMatcher, Decision, PointDecision, Rule, units
+    from cofe.matching.answer import AnswerMatcher, DecidedBy, Decision, PointDecision, units
 
 _HOMES = dict.fromkeys(
-    ("AnswerMatcher", "Decision", "PointDecision", "Rule", "units"), "cofe.matching.answer"
+    ("AnswerMatcher", "Decision", "PointDecision", "DecidedBy", "units"), "cofe.matching.answer"
 )
 
 __all__ = [
@@ -43,12 +43,12 @@ __all__ = [
     "BadLabel",
     "CompiledPoint",
     "CompiledSample",
+    "DecidedBy",
     "Decision",
     "KeywordCache",
     "KeywordIndex",
     "MatchMode",
     "PointDecision",
-    "Rule",
     "UnitIndex",
     "compile_sample",
     "fuzzy_in",
@@ -65,4 +65,20 @@ __all__ = [
     "units",
 ]
 
-__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
+_lazy_getattr, __dir__ = lazy_names(__name__, _HOMES, __all__)
+
+
+def __getattr__(name: str) -> object:
+    """The public names on first use; ``Rule``, what decided a point before ``Rule`` meant
+    one thing (cofe.rules), still resolves to ``DecidedBy``, with a warning."""
+    if name == "Rule":
+        import warnings
+
+        warnings.warn(
+            "cofe.matching.Rule is now cofe.matching.DecidedBy (cofe.rules.Rule is a rule as "
+            "a rules file writes it)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        name = "DecidedBy"
+    return _lazy_getattr(name)

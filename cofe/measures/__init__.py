@@ -2,6 +2,7 @@
 
 from cofe.measures._base import (
     ENTRY_POINTS,
+    Cutoff,
     Measure,
     Need,
     load_plugins,
@@ -10,6 +11,7 @@ from cofe.measures._base import (
     register,
     spell_measures,
 )
+from cofe.measures._judged_measure import JudgedMeasure
 from cofe.measures._unscored import Unscored, value_or
 from cofe.measures._view import (
     NO_CORRECTNESS,
@@ -45,14 +47,47 @@ from cofe.measures.rerank_loss import RerankLoss
 from cofe.measures.rouge_l import RougeL, RougeLRecall
 from cofe.measures.source_faithfulness import SourceFaithfulness
 
+OWN: tuple[type[Measure], ...] = (
+    PointRecall,
+    KeywordRecall,
+    KeywordAccuracy,
+    ChunkIntegrity,
+    EntityAnchoring,
+    CoarsePrecision,
+    DocRecall,
+    DocPrecision,
+    NDCG,
+    RougeLRecall,
+    RerankLoss,
+    RerankGain,
+    ContextRecall,
+    ContextPrecision,
+    BLEU,
+    RougeL,
+    Faithfulness,
+    SourceFaithfulness,
+    ClaimPrecision,
+    ClaimRecall,
+    AnswerCorrectness,
+    CorrectnessScore,
+    Hallucination,
+    SelfKnowledge,
+    AnswerRelevancy,
+    AnswerSimilarity,
+)
+"""cofe's own measures, each taken by every scoring whose run has what it declares (its
+steps, ``TAKEN_AT``, ``NEEDS``, ``CUTOFF``), in the order a step's measures are reported."""
+
 __all__ = [
     "BLEU",
     "ENTRY_POINTS",
+    "GATED",
     "NDCG",
     "NOT_JUDGED",
     "NO_CORRECTNESS",
     "NO_RELEVANCY",
     "NO_SIMILARITY",
+    "OWN",
     "AnswerCorrectness",
     "AnswerRelevancy",
     "AnswerSimilarity",
@@ -64,12 +99,14 @@ __all__ = [
     "ContextPrecision",
     "ContextRecall",
     "CorrectnessScore",
+    "Cutoff",
     "DocPrecision",
     "DocRecall",
     "Docs",
     "EntityAnchoring",
     "Faithfulness",
     "Hallucination",
+    "JudgedMeasure",
     "KeywordAccuracy",
     "KeywordRecall",
     "Measure",
@@ -91,3 +128,13 @@ __all__ = [
     "spell_measures",
     "value_or",
 ]
+
+
+GATED: tuple[JudgedMeasure, ...] = tuple(
+    kind()
+    for kind in OWN
+    if issubclass(kind, JudgedMeasure) and Step.ANSWER in kind.STEPS and not kind.READS
+)
+"""The judged measures of the answer whose labels the judge's gates test (its agreement with
+itself, its known-answer controls), read from their declarations: a measure that reads
+other measures' labels (``READS``) is gated through them."""

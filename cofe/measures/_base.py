@@ -36,6 +36,19 @@ class Need(StrEnum):
     TOP_K = "top_k"  # a known number of chunks the generator received
 
 
+class Cutoff(StrEnum):
+    """How a measure is read at a ranked step (the pool, the context) when a scoring plans it.
+
+    ``NONE``: whole, no cutoff. ``TOP_K``: at the run's top-K -- at the pool, top-K else the
+    pool's own cutoff; at the context only when top-K is known. ``EACH``: at every cutoff the
+    step has -- the pool at its own cutoff and at top-K, the context at top-K (whole when
+    unknown); measures of this kind are listed cutoff by cutoff."""
+
+    NONE = "none"
+    TOP_K = "top_k"
+    EACH = "each"
+
+
 ENTRY_POINTS = "cofe.measures"
 """The entry-point group a package ships measures under (each entry: a module or a class)."""
 
@@ -51,9 +64,12 @@ class Measure:
     HIGHER_IS_BETTER: ClassVar[bool] = True  # which way a comparison calls a run "best"
     NEEDS: ClassVar[frozenset[Need]] = frozenset()  # what a run must have for it
     # taken by every scoring whose run allows it (after cofe's own, at each step); False:
-    # only when asked for by name. cofe's own measures are planned by the run's shape
-    # (cofe.stages' RunShape), which reads neither.
+    # only when asked for by name. cofe's own (cofe.measures.OWN) are always taken
     DEFAULT: ClassVar[bool] = False
+    # how a scoring reads it at a ranked step; None: TOP_K when it needs a cutoff, else NONE
+    CUTOFF: ClassVar[Cutoff | None] = None
+    # the steps a scoring takes it at unasked (None: all its STEPS); by name, only there too
+    TAKEN_AT: ClassVar[frozenset[Step] | None] = None
     REGISTRY: ClassVar[dict[str, type[Measure]]] = {}  # filled by register()
 
     def __post_init__(self) -> None:
@@ -67,6 +83,18 @@ class Measure:
 
     def __str__(self) -> str:
         return self.name
+
+    @classmethod
+    def cutoff_rule(cls) -> Cutoff:
+        """How a scoring reads it at a ranked step (``CUTOFF``, else from ``NEEDS_CUTOFF``)."""
+        if cls.CUTOFF is not None:
+            return cls.CUTOFF
+        return Cutoff.TOP_K if cls.NEEDS_CUTOFF else Cutoff.NONE
+
+    @classmethod
+    def taken_at(cls) -> frozenset[Step]:
+        """The steps a scoring takes it at (``TAKEN_AT``, else its ``STEPS``)."""
+        return cls.STEPS if cls.TAKEN_AT is None else cls.TAKEN_AT
 
     def evaluate(self, view: StepView) -> float | Unscored:
         """The measure for one sample at one step, from what the step's view holds."""

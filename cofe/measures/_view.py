@@ -66,16 +66,15 @@ class ClaimLabels:
     """An LLM judge's labels of one answer's claims (from ``cofe judge``).
 
     Per answer claim: supported by the context the generator saw; by the
-    sample's source document (None: no source); by the reference answer (None:
-    no reference). Per reference claim: stated by the answer.
+    sample's source document; by the reference answer (a label None: that claim was not
+    checked). Per reference claim: stated by the answer. Labels missing as a whole -- no
+    source, no reference -- are the ``Unscored`` saying why, as every missing value here is.
     """
 
     context: tuple[bool, ...]
-    source: tuple[bool | None, ...]
-    reference: tuple[bool | None, ...]
+    source: tuple[bool | None, ...] | Unscored
+    reference: tuple[bool | None, ...] | Unscored
     reference_in_answer: tuple[bool, ...]
-    no_source: str | None = None  # why source labels are missing
-    no_reference: str | None = None  # why reference labels are missing
     texts: tuple[str, ...] = ()  # the answer's claims, for evidence
     # a value, or why it is missing (one field each: never a value and a reason to pair up)
     relevancy: float | Unscored = NO_RELEVANCY  # RAGAS answer relevancy (generated questions)
@@ -109,6 +108,8 @@ class ClaimLabels:
         nor when the judge failed a gate on those labels (``unreliable``): no verdict rests on
         labels whose measure is unscored."""
         if any(name in _SUPPORT_LABELS for name, _ in self.unreliable):
+            return ()
+        if isinstance(self.source, Unscored):
             return ()
         return tuple(
             text

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from cofe.measures._base import register
-from cofe.measures._judged import JudgedMeasure
+from cofe.measures._judged_measure import JudgedMeasure
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, StepView
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cofe.measures._base import register
-from cofe.measures._judged import NO_REFERENCE_CLAIM, JudgedMeasure
+from cofe.measures._base import Need, register
+from cofe.measures._judged_measure import NO_REFERENCE_CLAIM, JudgedMeasure
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels, Step
 
@@ -15,6 +15,8 @@ class ContextRecall(JudgedMeasure):
 
     NAME = "ContextRecall"
     STEPS = frozenset({Step.CONTEXT})
+    # the context's labels mean what the generator saw only when how many it saw is known
+    NEEDS = frozenset({Need.JUDGED, Need.TOP_K})
     NEEDS_REFERENCE = True
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:

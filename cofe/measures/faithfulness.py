@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from cofe.measures._base import register
-from cofe.measures._judged import NO_CLAIM, JudgedMeasure, supported_share
+from cofe.measures._judged_measure import NO_CLAIM, JudgedMeasure, supported_share
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels
 
@@ -30,6 +30,8 @@ class Hallucination(JudgedMeasure):
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if not labels.context:
             return NO_CLAIM
+        if isinstance(labels.reference, Unscored):
+            return labels.reference
         pairs = list(zip(labels.context, labels.reference, strict=True))
         return sum(not c and not r for c, r in pairs) / len(pairs)
 
@@ -46,5 +48,7 @@ class SelfKnowledge(JudgedMeasure):
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
         if not labels.context:
             return NO_CLAIM
+        if isinstance(labels.reference, Unscored):
+            return labels.reference
         pairs = list(zip(labels.context, labels.reference, strict=True))
         return sum(not c and bool(r) for c, r in pairs) / len(pairs)

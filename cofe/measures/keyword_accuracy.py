@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, register, top
+from cofe.measures._base import Cutoff, Measure, register, top
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
@@ -13,6 +13,8 @@ class KeywordAccuracy(Measure):
 
     NAME = "KeywordAccuracy"
     STEPS = frozenset({Step.PARSE, Step.CORPUS, Step.POOL, Step.CONTEXT, Step.ANSWER})
+    TAKEN_AT = frozenset({Step.POOL, Step.CONTEXT})  # a share of the ranked list's items
+    CUTOFF = Cutoff.EACH
 
     def compute(self, point_ranks: Sequence[int | None]) -> float:
         return float(all(top(self.cutoff, r) for r in point_ranks))

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.chain import STEPS as CHAIN_STEPS
-from cofe.measures._base import Measure, register, top
+from cofe.chain import STEP_SPECS
+from cofe.measures._base import Cutoff, Measure, register, top
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import StepView
 
@@ -19,7 +19,8 @@ class KeywordRecall(Measure):
 
     NAME = "KeywordRecall"
     # every step the scorer judges, as cofe.chain declares them (a step added there too)
-    STEPS = frozenset(spec.step for spec in CHAIN_STEPS if spec.reads is not None)
+    STEPS = frozenset(spec.step for spec in STEP_SPECS if spec.reads is not None)
+    CUTOFF = Cutoff.EACH
 
     def compute(self, point_ranks: Sequence[int | None]) -> float:
         return sum(top(self.cutoff, r) for r in point_ranks) / len(point_ranks)

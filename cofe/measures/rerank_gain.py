@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, register
+from cofe.measures._base import Measure, Need, register
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 from cofe.measures.keyword_recall import KeywordRecall
@@ -15,6 +15,7 @@ class RerankGain(Measure):
     NAME = "RerankGain"
     NEEDS_CUTOFF = True
     STEPS = frozenset({Step.CONTEXT})
+    NEEDS = frozenset({Need.RERANKER})
 
     def compute(
         self, pool_ranks: Sequence[int | None], context_ranks: Sequence[int | None]

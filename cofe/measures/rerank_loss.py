@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cofe.measures._base import Measure, register, top
+from cofe.measures._base import Measure, Need, register, top
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import Step, StepView
 
@@ -14,6 +14,7 @@ class RerankLoss(Measure):
     NAME = "RerankLoss"
     NEEDS_CUTOFF = True
     STEPS = frozenset({Step.CONTEXT})
+    NEEDS = frozenset({Need.RERANKER})
     HIGHER_IS_BETTER = False  # points the reranker pushed out of the context
 
     def compute(

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from cofe.measures._base import register
-from cofe.measures._judged import JudgedMeasure, supported_share
+from cofe.measures._judged_measure import JudgedMeasure, supported_share
 from cofe.measures._unscored import Unscored
 from cofe.measures._view import ClaimLabels
 
@@ -14,6 +14,4 @@ class SourceFaithfulness(JudgedMeasure):
     NAME = "SourceFaithfulness"
 
     def from_labels(self, labels: ClaimLabels) -> float | Unscored:
-        if labels.no_source:
-            return Unscored(labels.no_source)
         return supported_share(labels.source, "the source document")

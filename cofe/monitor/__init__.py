@@ -27,7 +27,7 @@ from cofe.monitor.analysis._alerting import AlertLoop
 from cofe.monitor.analysis._alerts import (
     DEFAULT_RULES,
     Alert,
-    Rule,
+    AlertRule,
     evaluate,
     evaluate_alerts,
     load_rules,
@@ -62,6 +62,7 @@ __all__ = [
     "STORE_SCHEMA_VERSION",
     "Alert",
     "AlertLoop",
+    "AlertRule",
     "CanaryRound",
     "Collector",
     "Dashboard",
@@ -69,7 +70,6 @@ __all__ = [
     "LogSink",
     "MonitorStore",
     "NamedSink",
-    "Rule",
     "Signal",
     "Sink",
     "Span",
@@ -98,3 +98,18 @@ __all__ = [
     "watch",
     "window_rows",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``cofe.monitor.Rule``, the alert rule before ``Rule`` meant one thing, still resolves."""
+    if name == "Rule":
+        import warnings
+
+        warnings.warn(
+            "cofe.monitor.Rule is now cofe.monitor.AlertRule (cofe.rules.Rule is a rule as a "
+            "rules file writes it)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return AlertRule
+    raise AttributeError(f"module 'cofe.monitor' has no attribute {name!r}")

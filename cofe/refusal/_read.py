@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
+from typing import cast
 
 from cofe.refusal._rules import Kind, RefusalRule, may_decline, of_kind
 
@@ -51,6 +54,9 @@ class Decline:
     # nothing but declines and explanations follow it: the answer concludes by declining
     # (working shown before it -- figures read from the context -- does not answer)
     concludes: bool = False
+    # the decline is the answer's first sentence (after lead-ins): what follows it is read
+    # against the points, as explanation unless it conveys or contradicts one
+    opens: bool = False
 
     @property
     def reason(self) -> str:
@@ -80,10 +86,37 @@ def fold(answer: str) -> str:
 
 
 def _folded(answer: str) -> str:
-    """NFKC (skipped where the text already is), straight apostrophes, lower case."""
-    if not (answer.isascii() or unicodedata.is_normalized("NFKC", answer)):
-        answer = unicodedata.normalize("NFKC", answer)
+    """NFKC (skipped where the text already is), straight apostrophes, lower case, Chinese
+    in simplified script (the rules are written in it)."""
+    if not answer.isascii():
+        if not unicodedata.is_normalized("NFKC", answer):
+            answer = unicodedata.normalize("NFKC", answer)
+        answer = simplified(answer)
     return answer.translate(_FOLD).lower()
+
+
+# characters frequent in traditional-script declines that simplified script writes
+# otherwise: one of them present, the answer is converted whole (OpenCC t2s)
+_TRADITIONAL = frozenset(
+    "這個們沒說資訊內從無關與據檔題問確對為會來時點麼後裡還過開當體應該總經處產發現實數據"
+    "於並於僅幾從給預計顯示載與運營價額幣億萬歲報導項"
+)
+
+
+@lru_cache(maxsize=1)
+def _t2s() -> Callable[[str], str]:
+    # opencc loads its phrase tables on first use: deferred, most answers never need it
+    import opencc
+
+    return cast(Callable[[str], str], opencc.OpenCC("t2s").convert)
+
+
+def simplified(text: str) -> str:
+    """Chinese text in simplified script ("沒有提到" -> "没有提到"); unchanged when it holds
+    no traditional-only character."""
+    if _TRADITIONAL.isdisjoint(text):
+        return text
+    return _t2s()(text)
 
 
 def sentences(text: str) -> list[str]:
@@ -93,7 +126,7 @@ def sentences(text: str) -> list[str]:
 
 def _lines(answer: str) -> str:
     """The answer folded, quoted speech set aside, line breaks kept as sentence ends."""
-    text = unicodedata.normalize("NFKC", answer).translate(_FOLD).lower()
+    text = simplified(unicodedata.normalize("NFKC", answer)).translate(_FOLD).lower()
     text = _QUOTED.sub(" ", _MARKDOWN.sub(" ", text))
     return "\n".join(" ".join(line.split()) for line in text.splitlines())
 
@@ -201,6 +234,7 @@ def read_decline(answer: str) -> Decline | None:
         leads,
         (*parts[:at], *others),
         concludes=all(explaining),
+        opens=at == 0,
     )
 
 

@@ -13,8 +13,9 @@ Any program can write these files; ``cofe schema`` prints their JSON Schema.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -214,3 +215,42 @@ class SampleRecord(_Record):
         default_factory=dict, description="Seconds spent in each stage for this sample."
     )
     error: StageError | None = None
+
+
+class Ranked(Protocol):
+    """An item of a ranked list, as any record of a query holds it: named by its chunk id."""
+
+    @property
+    def chunk_id(self) -> str: ...
+
+
+class QueryOutputs(Protocol):
+    """What one query produced at each stage: the fields every record of a query shares.
+
+    One family, one base (these fields, as ``SampleRecord`` declares them), and a view per
+    job, each converting to and from ``SampleRecord``:
+
+    - ``SampleRecord``: the run log's line (this, with its sample id and error);
+    - ``CompactRecord`` (``cofe.runlog``): its compact form for scoring and judging -- shared
+      chunk ids, no pydantic objects (``compact_record``);
+    - ``RecordDraft`` (``cofe.adapters``): a ``SampleRecord`` while an adapter builds it,
+      stage by stage (``RecordDraft.of``, ``.record(sample_id)``);
+    - ``TraceRecord`` (``cofe.adapters``): a live trace's record, assembled from its spans
+      -- the documents with their texts, the query, what the spans lacked
+      (``TraceRecord.sample``, ``TraceRecord.of_sample``).
+
+    mypy checks that each keeps these fields (``cofe.adapters._span_assembly``).
+    """
+
+    @property
+    def pool(self) -> Sequence[Ranked] | None: ...
+    @property
+    def context(self) -> Sequence[Ranked] | None: ...
+    @property
+    def answer(self) -> str | None: ...
+    @property
+    def latency(self) -> Mapping[Stage, float]: ...
+
+
+QUERY_OUTPUTS = ("pool", "context", "answer", "latency")
+"""The fields of ``QueryOutputs``, by name (every record of a query has them)."""

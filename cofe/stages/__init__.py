@@ -12,7 +12,7 @@ from cofe._lazy import lazy_names
 if TYPE_CHECKING:
     from cofe.config import CoarseScope, ScoreConfig  # their old path
     from cofe.results import SCORE_FILES, ScoreResult, read_scores
-    from cofe.runlog import ChunkRef, Outputs, compact, read_compact  # their old home
+    from cofe.runlog import ChunkRef, CompactRecord, Outputs, compact, read_compact  # old home
     from cofe.stages._context import RunContext
     from cofe.stages._stream import LabelReader, score_run, score_to_folder
 
@@ -20,7 +20,9 @@ _HOMES = {
     **dict.fromkeys(("SCORE_FILES", "ScoreResult", "read_scores"), "cofe.results"),
     **dict.fromkeys(("CoarseScope", "ScoreConfig"), "cofe.config"),
     "RunContext": "cofe.stages._context",
-    **dict.fromkeys(("ChunkRef", "Outputs", "compact", "read_compact"), "cofe.runlog"),
+    **dict.fromkeys(
+        ("ChunkRef", "CompactRecord", "Outputs", "compact", "read_compact"), "cofe.runlog"
+    ),
     **dict.fromkeys(("LabelReader", "score_run", "score_to_folder"), "cofe.stages._stream"),
 }
 
@@ -29,6 +31,7 @@ __all__ = [
     "SCORE_FILES",
     "ChunkRef",
     "CoarseScope",
+    "CompactRecord",
     "LabelReader",
     "Outputs",
     "RunContext",

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from cofe._errors import InputProblem
 from cofe._parallel import fork_imap
-from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_STAGE, STEPS, StepSpec
+from cofe.chain import POINT_COLUMNS, STAGE_ORDER, STEP_SPECS, STEP_STAGE, StepSpec
 from cofe.diagnose import LOSS_VERDICT, StageOutcome, Verdict, diagnose
 from cofe.evalset import EvalSample, EvalSet
 from cofe.matching import BadLabel, CompiledSample, strict_tokens
@@ -61,7 +61,7 @@ class _SampleScorer:
         # or the generic reader of what it holds (``_READERS``)
         self._judges = [
             (_JUDGES.get(spec.step) or _READERS[spec.reads], spec)
-            for spec in STEPS
+            for spec in STEP_SPECS
             if spec.step in self.plan and spec.reads is not None
         ]
 
@@ -727,14 +727,6 @@ def unknown_record(log: RunLog, sample_id: str) -> InputProblem:
         "sample_id",
         f"{sample_id!r} is not in the eval set; ignored",
     )
-
-
-def errors_by_stage(records: Iterable[Outputs]) -> dict[str, int]:
-    counts = dict.fromkeys((stage.value for stage in Stage), 0)
-    for record in records:
-        if record.error is not None:
-            counts[record.error.stage.value] += 1
-    return counts
 
 
 def run_shape(shape: RunShape, *, records: int, errors: dict[str, int]) -> dict[str, Any]:

@@ -11,92 +11,20 @@ measure of a step has the same denominator.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from cofe._errors import InputError, InputProblem
-from cofe.chain import STEP_ORDER, STEPS
+from cofe.chain import STEP_SPECS
 from cofe.config import ScoreConfig
-from cofe.measures import (
-    BLEU,
-    NDCG,
-    AnswerCorrectness,
-    AnswerRelevancy,
-    AnswerSimilarity,
-    ChunkIntegrity,
-    ClaimPrecision,
-    ClaimRecall,
-    CoarsePrecision,
-    ContextPrecision,
-    ContextRecall,
-    CorrectnessScore,
-    DocPrecision,
-    DocRecall,
-    EntityAnchoring,
-    Faithfulness,
-    Hallucination,
-    KeywordAccuracy,
-    KeywordRecall,
-    Measure,
-    Need,
-    PointRecall,
-    RerankGain,
-    RerankLoss,
-    RougeL,
-    RougeLRecall,
-    SelfKnowledge,
-    SourceFaithfulness,
-    Step,
-    parse_measures,
-)
-from cofe.runlog import MORE_FIELDS, Outputs, RunLog, Stage
+from cofe.measures import OWN, Cutoff, Measure, Need, Step, parse_measures
+from cofe.runlog import MORE_FIELDS, RecordFacts, RunLog, Stage
+from cofe.runlog import reorders as reorders  # its old home
 
 MORE_STEPS: dict[str, Step] = {
-    spec.field: spec.step for spec in STEPS if spec.field in dict(MORE_FIELDS)
+    spec.field: spec.step for spec in STEP_SPECS if spec.field in dict(MORE_FIELDS)
 }
 """The steps read generically (``cofe.chain``: beyond the pool, the context and the answer),
 by their ``SampleRecord`` field."""
-
-
-def reorders(pool: Sequence[Any], context: Sequence[Any]) -> bool:
-    """The context is not simply the pool's first items (by chunk id): something between
-    them reordered or replaced what the retriever returned -- a reranker."""
-    return [_id(c) for c in context] != [_id(c) for c in pool[: len(context)]]
-
-
-def _id(item: Any) -> str:
-    return item if isinstance(item, str) else str(item.chunk_id)
-
-
-@dataclass
-class RecordFacts:
-    """What the shape needs to know of all records: any pool, context or answer, the longest."""
-
-    has_pool: bool = False
-    has_context: bool = False
-    generated: bool = False  # an answer, or an error at generation
-    longest_pool: int = 0
-    longest_context: int = 0
-    # some record's context is not the first items of its pool: something reordered or
-    # replaced them (a reranker); a context that is always the pool's top-K is a plain cut
-    reordered: bool = False
-    more: set[str] = field(default_factory=set)  # the ``MORE_FIELDS`` some record fills
-
-    def add(self, record: Outputs) -> None:
-        if record.more:
-            self.more.update(record.more)
-        if record.pool is not None:
-            self.has_pool = True
-            self.longest_pool = max(self.longest_pool, len(record.pool))
-        if record.context is not None:
-            self.has_context = True
-            self.longest_context = max(self.longest_context, len(record.context))
-            if not self.reordered and record.pool is not None:
-                self.reordered = reorders(record.pool, record.context)
-        if record.answer is not None or (
-            record.error is not None and record.error.stage is Stage.GENERATION
-        ):
-            self.generated = True
 
 
 @dataclass(frozen=True)
@@ -226,74 +154,64 @@ class RunShape:
         return {step: tuple(ms) for step, ms in chosen.items()}
 
     def _allowed(self) -> dict[Step, tuple[Measure, ...]]:
-        """cofe's own measures this run allows, then others' that every scoring takes."""
-        plan = self._cofe_plan()
-        for kind in list(Measure.REGISTRY.values()):
-            if kind.DEFAULT and kind not in BUILT_IN:
-                for step in plan:
-                    measure = self._default_instance(kind, step)
-                    if measure is not None:
-                        plan[step] += (measure,)
-        return plan
+        """Every measure this run allows at each of its steps, in report order: cofe's own
+        (``OWN``), then others' that every scoring takes (``DEFAULT``) -- each read from
+        what the measure declares (its steps, ``TAKEN_AT``, ``NEEDS``, ``CUTOFF``)."""
+        kinds = [*OWN, *(k for k in Measure.REGISTRY.values() if k.DEFAULT and k not in BUILT_IN)]
+        return {step: self._planned(step, kinds) for step in self._steps()}
 
-    def _cofe_plan(self) -> dict[Step, tuple[Measure, ...]]:
-        plan: dict[Step, tuple[Measure, ...]] = {}
-        if self.has_docs:
-            plan[Step.PARSE] = (KeywordRecall(),)
-        if self.has_chunks:
-            plan[Step.CORPUS] = (KeywordRecall(), ChunkIntegrity(), EntityAnchoring())
+    def _steps(self) -> list[Step]:
+        """The steps this run has, in chain order."""
+        has = {
+            Step.PARSE: self.has_docs,
+            Step.CORPUS: self.has_chunks,
+            Step.POOL: self.has_pool,
+            Step.CONTEXT: self.has_context,
+            Step.ANSWER: self.generation,
+        }
+        return [step for step in Step if has.get(step, False) or step in self.more]
+
+    def _planned(self, step: Step, kinds: Sequence[type[Measure]]) -> tuple[Measure, ...]:
+        """The measures of ``kinds`` this run takes at ``step``. Consecutive kinds read at
+        each cutoff (``Cutoff.EACH``) are listed cutoff by cutoff (KeywordRecall@30,
+        KeywordAccuracy@30, KeywordRecall@5, KeywordAccuracy@5)."""
+        out: list[Measure] = []
+        each: list[type[Measure]] = []
+
+        def flush() -> None:
+            for cutoff in self._each_cutoff(step):
+                out.extend(kind(cutoff) for kind in each)
+            each.clear()
+
+        for kind in kinds:
+            if step not in kind.taken_at() or not self._meets(kind, step):
+                continue
+            rule = kind.cutoff_rule()
+            if rule is Cutoff.EACH:
+                each.append(kind)
+                continue
+            flush()
+            if rule is Cutoff.NONE:
+                out.append(kind())
+            elif (cutoff := self._top_k_cutoff(step)) is not None:
+                out.append(kind(cutoff))
+        flush()
+        return tuple(out)
+
+    def _each_cutoff(self, step: Step) -> list[int | None]:
         k, n = self.top_k, self.pool_cutoff
-        if self.has_pool:
-            cutoffs = dict.fromkeys([n, *([k] if k else [])])
-            ranked: list[Measure] = []
-            for c in cutoffs:
-                ranked += [KeywordRecall(c), KeywordAccuracy(c)]
-            c = k or n
-            ranked += [CoarsePrecision(c), DocRecall(c), DocPrecision(c), NDCG(c)]
-            plan[Step.POOL] = tuple(ranked)
-        if self.has_context:
-            if k is None:
-                plan[Step.CONTEXT] = (KeywordRecall(), KeywordAccuracy())
-            else:
-                context: list[Measure] = [
-                    KeywordRecall(k),
-                    KeywordAccuracy(k),
-                    CoarsePrecision(k),
-                    DocRecall(k),
-                    DocPrecision(k),
-                    NDCG(k),
-                    RougeLRecall(k),
-                ]
-                if self.reranker and self.has_pool:
-                    context += [RerankLoss(k), RerankGain(k)]
-                if self.judged:  # the LLM judge's cross-checks of the keyword measures
-                    context += [ContextRecall(), ContextPrecision(k)]
-                plan[Step.CONTEXT] = tuple(context)
-        if self.generation:
-            plan[Step.ANSWER] = (PointRecall(), KeywordRecall(), BLEU(), RougeL())
-            if self.judged:
-                plan[Step.ANSWER] += (
-                    Faithfulness(),
-                    SourceFaithfulness(),
-                    ClaimPrecision(),
-                    ClaimRecall(),
-                    AnswerCorrectness(),
-                    CorrectnessScore(),
-                    Hallucination(),
-                    SelfKnowledge(),
-                    AnswerRelevancy(),
-                    AnswerSimilarity(),
-                )
-        if self.more:  # a step read generically: its keywords found (the whole list, the text)
-            plan.update((step, (KeywordRecall(),)) for step in self.more)
-            plan = dict(sorted(plan.items(), key=lambda item: STEP_ORDER[item[0]]))
-        for step, measures in plan.items():
-            for measure in measures:
-                assert step in measure.STEPS, f"{measure.name} does not apply to {step}"
-        return plan
+        if step is Step.POOL:
+            return list(dict.fromkeys([n, *([k] if k else [])]))
+        return [k] if step is Step.CONTEXT else [None]
+
+    def _top_k_cutoff(self, step: Step) -> int | None:
+        """The cutoff of a top-K measure here: top-K (the pool: else its own); None: none."""
+        if step is Step.POOL:
+            return self.top_k or self.pool_cutoff
+        return self.top_k if step is Step.CONTEXT else None
 
     def _meets(self, kind: type[Measure], step: Step) -> bool:
-        """A measure that is not cofe's own: its step is in this run, its needs are met."""
+        """The step is one of the measure's and the run has what it declares it needs."""
         needs = kind.NEEDS
         return (
             step in kind.STEPS
@@ -304,19 +222,11 @@ class RunShape:
 
     def _takes(self, step: Step, allowed: tuple[Measure, ...], measure: Measure) -> bool:
         """Whether a measure asked for by name is taken at a step whose full plan is
-        ``allowed``: cofe's own where the plan has its kind (the plan says what each needs),
-        another's where its declared needs are met (a cutoff only at a ranked step)."""
+        ``allowed``: cofe's own where the plan has its kind (at any cutoff), another's where
+        its declared needs are met (a cutoff only at a ranked step)."""
         if type(measure) in BUILT_IN:
             return _kind_at(allowed, measure)
         return self._meets(type(measure), step) and (measure.cutoff is None or step in _RANKED)
-
-    def _default_instance(self, kind: type[Measure], step: Step) -> Measure | None:
-        if not self._meets(kind, step):
-            return None
-        if not kind.NEEDS_CUTOFF:
-            return kind()
-        cutoff = self.top_k if step is Step.CONTEXT else (self.top_k or self.pool_cutoff)
-        return kind(cutoff) if step in _RANKED and cutoff is not None else None
 
 
 _RANKED = (Step.POOL, Step.CONTEXT)
@@ -328,22 +238,5 @@ def _kind_at(allowed: tuple[Measure, ...], measure: Measure) -> bool:
     return any(type(m) is type(measure) for m in allowed)
 
 
-BUILT_IN: frozenset[type[Measure]] = frozenset(
-    type(measure)
-    for measures in RunShape(
-        has_docs=True,
-        has_chunks=True,
-        has_pool=True,
-        reranker=True,
-        generation=True,
-        pool_cutoff=2,
-        top_k=1,
-        top_k_from="",
-        feeds_context=True,
-        judged=True,
-    )
-    ._cofe_plan()
-    .values()
-    for measure in measures
-)
-"""cofe's own measures: those the fullest run's shape plans."""
+BUILT_IN: frozenset[type[Measure]] = frozenset(OWN)
+"""cofe's own measures (``cofe.measures.OWN``)."""

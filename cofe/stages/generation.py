@@ -22,27 +22,27 @@ from dataclasses import dataclass
 from cofe.matching import (
     AnswerMatcher,
     CompiledSample,
+    DecidedBy,
     Decision,
     PointDecision,
-    Rule,
 )
 from cofe.refusal import Decline, Extent, undeclined
 from cofe.stages._context import RunContext
 from cofe.stages._evidence import quote
 from cofe.stages.parse import judge_text
 
-_VERBATIM = PointDecision(Decision.PRESENT, Rule.VERBATIM, "every keyword found as written")
+_VERBATIM = PointDecision(Decision.PRESENT, DecidedBy.VERBATIM, "every keyword found as written")
 _JUDGED = {
     "support": Decision.PRESENT,
     "partial": Decision.PARTIAL,
     "not_support": Decision.ABSENT,
 }
-_NOT_WRITTEN = PointDecision(Decision.ABSENT, Rule.VERBATIM, "not found as written")
+_NOT_WRITTEN = PointDecision(Decision.ABSENT, DecidedBy.VERBATIM, "not found as written")
 # an answer made of its context's (or source's) own sentences did not paraphrase: what it
 # lacks as written, it lacks (as for chunks, which copy their document)
 _COPIED = PointDecision(
     Decision.ABSENT,
-    Rule.VERBATIM,
+    DecidedBy.VERBATIM,
     "the answer copies its context or source sentence for sentence: no paraphrase to look for",
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
@@ -151,14 +151,14 @@ def judge_answer(
             # the judge settles what the words could not show conveyed (a present point
             # never needs a call, and a weak judge cannot talk it away)
             decisions[at] = PointDecision(
-                _JUDGED[label], Rule.JUDGE, f"the LLM judge labelled it {label}"
+                _JUDGED[label], DecidedBy.JUDGE, f"the LLM judge labelled it {label}"
             )
     return AnswerHits(written.hits, written.missing, tuple(decisions), refusal)
 
 
 def _declined(declines: Decline) -> PointDecision:
     return PointDecision(
-        Decision.DECLINED, Rule.REFUSAL, f"the answer declines [{declines.reason}]"
+        Decision.DECLINED, DecidedBy.REFUSAL, f"the answer declines [{declines.reason}]"
     )
 
 
@@ -175,8 +175,9 @@ def _partly_declined(
     answer, absent from what it says besides declining, ``besides``). When the answer then
     conveys no point and its other sentences state no figure the question does not hold, it
     is a refusal whole (a preamble restating the question, then the decline); so is one
-    that shows its working -- figures read from the context -- and then concludes by
-    declining every point (nothing but declines and explanations after the decline)."""
+    that declines every point and either shows its working -- figures read from the
+    context -- and then concludes by declining (nothing but declines and explanations after
+    the decline), or opens with the decline and then says what the context holds instead."""
     rest: AnswerMatcher | None = None
     out = list(decisions)
     for at, d in enumerate(decisions):
@@ -190,9 +191,13 @@ def _partly_declined(
     conveyed = any(d.decision in (Decision.PRESENT, Decision.PARTIAL) for d in out)
     asked = set(_FIGURE.findall(question))
     own_figures = any(set(_FIGURE.findall(s)) - asked for s in declines.others)
-    concluded = declines.concludes and all(d.decision is Decision.DECLINED for d in out)
+    declined_all = all(d.decision is Decision.DECLINED for d in out)
+    # working shown, then a concluding decline; or a decline that opens the answer and then
+    # says what the context holds instead ("It only shows fees paid to the auditor, $86,000
+    # in 2018"): figures of its own that convey or contradict no point do not answer it
+    explained = declined_all and (declines.concludes or declines.opens)
     whole = (
-        not conveyed and (not own_figures or concluded) and not any(map(_contradicts, decisions))
+        not conveyed and (not own_figures or explained) and not any(map(_contradicts, decisions))
     )
     if whole:  # a refusal repeats the question's words: what stays open is declined too
         out = [_declined(declines) if d.decision is Decision.UNDECIDED else d for d in out]

@@ -182,7 +182,7 @@ def test_every_test_docs_frameworks_md_names_exists() -> None:
 def test_overlapping_chunks_are_given_only_where_they_stand_alone():
     """Chunks overlap: the next chunk's opening words end the chunk before it. A chunk is in
     the prompt only where it stands by itself, not inside a longer one it overlaps."""
-    from cofe.adapters._spans import PROMPT_PREFIX_CHARS, Doc, in_prompt
+    from cofe.adapters._span_assembly import PROMPT_PREFIX_CHARS, Doc, in_prompt
 
     tail = "It is tall and made of iron, with many rivets holding its beams together over levels."
     assert len(tail) < PROMPT_PREFIX_CHARS < len(tail) + 40
@@ -199,7 +199,7 @@ def test_overlapping_chunks_are_given_only_where_they_stand_alone():
 
 
 def test_a_title_chunk_named_by_the_question_is_not_given():
-    from cofe.adapters._spans import Doc, in_prompt
+    from cofe.adapters._span_assembly import Doc, in_prompt
 
     title = Doc("t", None, None, "明圣王后")
     body = Doc("b", None, None, "1674年显宗逝世，世子李焞继位，即肃宗。")

@@ -223,8 +223,8 @@ def test_a_missing_column_names_the_close_ones(pipeline_runs, capsys):
 def test_a_rules_file_and_flags_together(pipeline_runs, capsys, tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text(
-        'alpha = 0.01\n[min]\n"context/KeywordRecall@4" = 0.95\n'
-        '[max_drop]\n"pool/KeywordRecall@30" = 0.05\n'
+        'alpha = 0.01\n[[rule]]\ntarget = "context/KeywordRecall@4"\nmin = 0.95\n'
+        '[[rule]]\ntarget = "pool/KeywordRecall@30"\nmax_drop = 0.05\n'
     )
     code, out, _ = check(
         capsys,

@@ -53,7 +53,7 @@ def test_the_generator_seed(cofe_check):
     assert report.passed and len(report.outcomes) == 5
 
 def test_a_threshold_from_a_mapping(cofe_check):
-    cofe_check(RUNS["base"], rules={{"min": {{"context/KeywordRecall@4": 0.95}}}})
+    cofe_check(RUNS["base"], rules={{"rule": [{{"target": "context/KeywordRecall@4", "min": 0.95}}]}})
 
 def test_the_options_give_the_defaults(cofe_check):
     cofe_check()
@@ -83,7 +83,7 @@ def test_the_options_give_the_defaults(cofe_check):
 
 def test_pytest_cofe_run_adds_the_gate_as_a_test(pipeline_runs, tmp_path):
     rules = tmp_path / "gate.toml"
-    rules.write_text("[max_share]\nnot_retrieved = 0.15\n")
+    rules.write_text('[[rule]]\ntarget = "not_retrieved"\nmax = 0.15\n')
     done = pytest_run(
         tmp_path,
         f"--cofe-run={pipeline_runs['broken']}",

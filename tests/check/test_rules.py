@@ -1,12 +1,15 @@
-"""Rule names as results columns; rules files whose errors name the file, line and field."""
+"""GateRule names as results columns; rules files whose errors name the file, line and field."""
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
 from cofe._errors import InputError
-from cofe.check import Kind, Rule, make_rule, parse_column, parse_flag, read_rules
-from cofe.check._rules import merged
+from cofe.check import GateRule, Kind, make_rule, parse_column, parse_flag, read_rules
+from cofe.check._rules import merged, rules_from_mapping
+from cofe.rules import RuleSpellingWarning
 
 
 @pytest.mark.parametrize(
@@ -48,7 +51,7 @@ def test_unknown_names_say_what_is_near(name, message):
 
 def test_flags_parse_into_rules_and_say_where_they_came_from():
     rule = parse_flag(Kind.MAX_DROP, "answer/PointRecall=0.02")
-    assert rule == Rule(
+    assert rule == GateRule(
         Kind.MAX_DROP, "answer/PointRecall", 0.02, "--max-drop answer/PointRecall=0.02"
     )
     assert str(rule) == "answer/PointRecall drop <= 0.02"
@@ -66,67 +69,186 @@ def test_flags_parse_into_rules_and_say_where_they_came_from():
         make_rule(Kind.MIN, "answer/PointRecall", True)
 
 
+NEW = """# the gate
+alpha = 0.01
+default_max_drop = 0.05
+
+[[rule]]
+target = "context/KeywordRecall@4"
+min = 0.8
+
+[[rule]]
+target = 'context/RerankLoss@4'
+max = 0.1
+
+[[rule]]
+target = "answer/PointRecall"
+max_drop = 0.02
+
+[[rule]]
+target = "not_retrieved"
+max = 0.15
+"""
+OLD = (  # the same rules, as cofe check's rules files were written before the one language
+    "# the gate\nalpha = 0.01\ndefault_max_drop = 0.05\n\n"
+    '[min]\n"context/KeywordRecall@4" = 0.8\n'
+    "[max]\n'context/RerankLoss@4' = 0.1\n"
+    '[max-drop]\n"answer/PointRecall" = 0.02\n'
+    "[max_share]\nnot_retrieved = 0.15\n"
+)
+EXPECTED = [
+    (Kind.MIN, "context/KeywordRecall@4", 0.8),
+    (Kind.MAX, "context/RerankLoss@4", 0.1),
+    (Kind.MAX_DROP, "answer/PointRecall", 0.02),
+    (Kind.MAX_SHARE, "not_retrieved", 0.15),
+]
+
+
 def test_a_rules_file(tmp_path):
     file = tmp_path / "gate.toml"
-    file.write_text(
-        "# the gate\nalpha = 0.01\ndefault_max_drop = 0.05\n\n"
-        '[min]\n"context/KeywordRecall@4" = 0.8\n'
-        "[max]\n'context/RerankLoss@4' = 0.1\n"
-        '[max-drop]\n"answer/PointRecall" = 0.02\n'
-        "[max_share]\nnot_retrieved = 0.15\n"
-    )
-    rules = read_rules(file)
+    file.write_text(NEW)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new spelling reads without a warning
+        rules = read_rules(file)
     assert (rules.alpha, rules.default_max_drop) == (0.01, 0.05)
-    assert [(r.kind, r.target, r.limit) for r in rules.rules] == [
-        (Kind.MIN, "context/KeywordRecall@4", 0.8),
-        (Kind.MAX, "context/RerankLoss@4", 0.1),
-        (Kind.MAX_DROP, "answer/PointRecall", 0.02),
-        (Kind.MAX_SHARE, "not_retrieved", 0.15),
-    ]
+    assert [(r.kind, r.target, r.limit) for r in rules.rules] == EXPECTED
+    assert [r.origin for r in rules.rules] == [f"{file}:{n}" for n in (5, 9, 13, 17)]
+
+
+def test_the_old_spelling_reads_the_same_rules_with_a_warning_naming_the_new(tmp_path):
+    file = tmp_path / "gate.toml"
+    file.write_text(OLD)
+    with pytest.warns(RuleSpellingWarning) as caught:
+        rules = read_rules(file)
+    assert [(r.kind, r.target, r.limit) for r in rules.rules] == EXPECTED
     assert [r.origin for r in rules.rules] == [f"{file}:6", f"{file}:8", f"{file}:10", f"{file}:12"]
+    [warning] = caught  # one per file, not one per rule
+    message = str(warning.message)
+    assert message.startswith(f"{file}:5: [min] tables")
+    assert (
+        'write a [[rule]] table for each: target = "context/KeywordRecall@4", min = 0.8' in message
+    )
+    assert "\n" not in message and isinstance(warning.message, DeprecationWarning)
+    assert warning.filename == __file__  # the caller's line, not cofe's
+    with pytest.warns(RuleSpellingWarning):  # a mapping of the old shape, too
+        mapped = rules_from_mapping({"max_share": {"retrieval": 0.3}})
+    assert [(r.kind, r.target) for r in mapped.rules] == [(Kind.MAX_SHARE, "retrieval")]
+
+
+def test_a_band_and_a_share_bounded_by_max_in_the_new_spelling(tmp_path):
+    rules = rules_from_mapping(
+        {
+            "rule": [
+                {"target": "answer/PointRecall", "min": 0.5, "max": 0.9},
+                {"target": "retrieval", "max": 0.3},
+            ]
+        }
+    )
+    assert [(r.kind, r.target, r.limit) for r in rules.rules] == [
+        (Kind.MIN, "answer/PointRecall", 0.5),
+        (Kind.MAX, "answer/PointRecall", 0.9),
+        (Kind.MAX_SHARE, "retrieval", 0.3),
+    ]
+    assert parse_flag(Kind.MAX, "not_retrieved=0.2").kind == Kind.MAX_SHARE  # --max, a share
 
 
 @pytest.mark.parametrize(
     ("text", "where", "message"),
     [
         (
+            '[[rule]]\ntarget = "context/KeywordRecall@4"\nmin = 0.8\n'
+            '[[rule]]\ntarget = "context/KeywordRecal@4"\nmin = 0.8\n',
+            ":5: rule 2.target:",
+            "did you mean context/KeywordRecall@4",
+        ),
+        (
+            '[[rule]]\ntarget = "context/KeywordRecall@4"\nmin = "high"\n',
+            ":3: rule 1.min:",
+            "min must be a number, not 'high'",
+        ),
+        (
+            '[[rule]]\nname = "shares"\ntarget = "not_retreived"\nmax = 0.1\n',
+            ":3: rule 1 ('shares').target:",
+            "did you mean not_retrieved",
+        ),
+        ('[[rule]]\ntarget = "retrieval"\nmin = 0.1\n', ":3: rule 1.min:", "by max only"),
+        ('[[rule]]\ntarget = "retrieval"\nmax = 1.5\n', ":3: rule 1.max:", "between 0 and 1"),
+        (
+            '[[rule]]\ntarget = "answer/PointRecall"\nmax_rise = 0.1\n',
+            ":3: rule 1.max_rise:",
+            "cofe check does not compare by max_rise",
+        ),
+        (
+            '[[rule]]\ntarget = "answer/PointRecall"\nmin = 0.5\nmax_drop = 0.1\n',
+            ":4: rule 1.max_drop:",
+            "a rule compares one way",
+        ),
+        ('[[rule]]\ntarget = "answer/PointRecall"\n', ":1: rule 1:", "needs a comparison"),
+        ("[[rule]]\nmin = 0.5\n", ":1: rule 1.target:", "every rule names its target"),
+        (
+            '[[rule]]\ntarget = "answer/PointRecall"\nmin = 0.5\nseverity = "page"\n',
+            ":4: rule 1.severity:",
+            "cofe check knows severities error, warning, not 'page'",
+        ),
+        (
+            '[[rule]]\ntarget = "lost@retrieval"\nmax = 0.5\n',
+            ":2: rule 1.target:",
+            "a verdict or a stage alone",
+        ),
+        (
+            '[[rule]]\ntarget = "retrieval/PoolSize"\nmax = 5\n',
+            ":2: rule 1.target:",
+            "unknown step 'retrieval'",
+        ),
+        ('[[rule]]\ntarget = "x/y"\nmn = 1\n', ":3: rule 1.mn:", "unknown field; did you mean min"),
+        ("alpha = 0.05\n[minimum]\nx = 1\n", ":2: minimum:", "unknown table or setting"),
+        ("alpha = 5\n", ":1: alpha:", "between 0 and 1"),
+        ("rule = 1\n", ":1: rule:", "rules are [[rule]] tables"),
+        # the old spelling's own problems, as before
+        (
             '[min]\n"context/KeywordRecall@4" = 0.8\n"context/KeywordRecal@4" = 0.8\n',
             ":3: [min] context/KeywordRecal@4:",
             "did you mean context/KeywordRecall@4",
         ),
-        (
-            '[min]\n"context/KeywordRecall@4" = "high"\n',
-            ":2: [min] context/KeywordRecall@4:",
-            "must be a number",
-        ),
-        (
-            "[max_share]\nnot_retreived = 0.1\n",
-            ":2: [max_share] not_retreived:",
-            "did you mean not_retrieved",
-        ),
-        (
-            "alpha = 0.05\n[minimum]\nx = 1\n",
-            ":2: minimum:",
-            "unknown table or setting; did you mean min",
-        ),
-        ("alpha = 5\n", ":1: alpha:", "between 0 and 1"),
         ("min = 0.8\n", ":1: min:", 'e.g. [min] then "context/KeywordRecall@4" = 0.8'),
-        ('[min]\n"a/b" = \n', ":2:", "not valid TOML"),
+        ('[[rule]]\ntarget = "a/b" = \n', ":2:", "not valid TOML"),
     ],
 )
 def test_rules_file_errors_name_the_file_the_line_and_the_field(tmp_path, text, where, message):
     file = tmp_path / "gate.toml"
     file.write_text(text)
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputError) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuleSpellingWarning)
         read_rules(file)
     shown = str(caught.value)
     assert shown.startswith(f"{file}{where}") and message in shown, shown
+    assert "\n" not in shown
+
+
+def test_the_cli_says_an_old_spelling_in_one_line_on_stderr(tmp_path, capsys):
+    from cofe.cli import main
+
+    file = tmp_path / "gate.toml"
+    file.write_text(OLD)
+    code = main(["check", str(tmp_path / "no-such-run"), "--rules", str(file)])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2  # the missing run, after the rules were read
+    assert err[0].startswith(f"cofe: warning: {file}:5: [min] tables")
+    assert 'target = "context/KeywordRecall@4", min = 0.8' in err[0]
+    assert len([line for line in err if "old spelling" in line]) == 1
+
+
+def test_the_old_name_of_the_gate_rule_still_resolves():
+    import cofe.check
+
+    with pytest.warns(DeprecationWarning, match="cofe.check.Rule is now cofe.check.GateRule"):
+        assert cofe.check.Rule is GateRule
 
 
 def test_a_flag_replaces_the_files_rule_of_the_same_name():
     file_rules = [
-        Rule(Kind.MIN, "answer/PointRecall", 0.9, "f:2"),
-        Rule(Kind.MAX_DROP, "answer/PointRecall", 0.02, "f:4"),
+        GateRule(Kind.MIN, "answer/PointRecall", 0.9, "f:2"),
+        GateRule(Kind.MAX_DROP, "answer/PointRecall", 0.02, "f:4"),
     ]
-    flag = Rule(Kind.MIN, "answer/PointRecall", 0.5)
+    flag = GateRule(Kind.MIN, "answer/PointRecall", 0.5)
     assert merged(file_rules, [flag]) == [file_rules[1], flag]

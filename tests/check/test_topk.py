@@ -63,7 +63,10 @@ def test_power_is_printed_per_rule_and_required_on_request(topk_runs):
     assert all("(--require-power)" in o.reason for o in strict.failures if o.rule.step != "context")
     # a drop the eval set can see passes the power requirement
     generous = check(
-        topk_runs[1], topk_runs[4], {"max_drop": {"answer/PointRecall": 0.5}}, require_power=True
+        topk_runs[1],
+        topk_runs[4],
+        {"rule": [{"target": "answer/PointRecall", "max_drop": 0.5}]},
+        require_power=True,
     )
     assert generous.passed and generous.outcomes[0].power_note == ""
 

@@ -18,7 +18,7 @@ from cofe.evalset import AnyOf, SourceRef, write_evalset
 from cofe.judges import JUDGEMENTS, PROMPT_VERSION, judge_run, labels_for_scoring, read_judgements
 from cofe.judges._judge import judge_inputs, labels_of
 from cofe.judges._prompts import _CHECKS_EN_NO_POINTS, _CHECKS_ZH, checks_messages
-from cofe.judges._records import PointCheck
+from cofe.judges._replies import PointCheck
 from cofe.llm import Endpoint, LLMClient
 from cofe.measures import ClaimLabels, Unscored
 from cofe.runlog import read_compact

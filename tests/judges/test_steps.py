@@ -11,7 +11,7 @@ import pytest
 
 from cofe import score_run
 from cofe.judges import PROMPT_VERSION, judge_run, labels_for_scoring, read_judgements
-from cofe.judges._prompts import STEPS
+from cofe.judges._prompts import STEPWISE_SUFFIX
 from cofe.testing import ScriptedOpenAI
 from tests.judges.test_sense import client, make_run
 
@@ -92,7 +92,7 @@ def test_one_call_per_claim_then_one_for_the_whole_answer(judged):
     run, report, calls, _again, _resumed, _dense = judged
     assert (report.judged, report.unscored) == (1, 1)
     judgement = read_judgements(run)["s1"]  # s0 was judged again in the dense mode
-    assert judgement.prompt_version == PROMPT_VERSION + STEPS
+    assert judgement.prompt_version == PROMPT_VERSION + STEPWISE_SUFFIX
     # s0: claims, 2 answer claims, 2 reference claims (its two sentences), the whole answer
     # = 6; s1: claims, then its one claim's step and the step's repair (invalid twice) = 3
     assert calls == 9
@@ -179,5 +179,5 @@ def test_a_dask_cluster_judges_step_by_step_as_this_process_does(tmp_path):
         return {sid: j.model_dump(exclude={"raw"}) for sid, j in read_judgements(run).items()}
 
     remote = labels(remote_run)
-    assert {j["prompt_version"] for j in remote.values()} == {PROMPT_VERSION + STEPS}
+    assert {j["prompt_version"] for j in remote.values()} == {PROMPT_VERSION + STEPWISE_SUFFIX}
     assert remote == labels(local_run)

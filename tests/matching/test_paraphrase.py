@@ -2,7 +2,7 @@
 
 import pytest
 
-from cofe.matching import AnswerMatcher, Decision, Rule
+from cofe.matching import AnswerMatcher, DecidedBy, Decision
 
 
 def decide(answer: str, *fragments: str, question: str = "What is it?") -> Decision:
@@ -194,7 +194,7 @@ def test_alternatives_take_the_best():
 
 def test_the_decision_says_which_rule_and_why():
     found = AnswerMatcher("It took five years.", "How long?").point([["5 years"]])
-    assert found.rule is Rule.PARAPHRASE
+    assert found.rule is DecidedBy.PARAPHRASE
     assert "'5 years' conveyed" in found.why and found.why.startswith("present")
 
 

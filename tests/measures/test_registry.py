@@ -11,7 +11,7 @@ import pytest
 from cofe._errors import ConfigurationError, InputError
 from cofe.measures import KeywordRecall, Measure, Step, parse_measure, register
 from cofe.measures import _base as measures_base
-from cofe.measures._judged import JudgedMeasure
+from cofe.measures._judged_measure import JudgedMeasure
 
 
 def test_an_unknown_name_lists_only_real_measures() -> None:

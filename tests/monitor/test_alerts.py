@@ -13,7 +13,7 @@ import pytest
 from cofe._errors import InputError
 from cofe.cli import main
 from cofe.monitor import MonitorStore, refresh_windows
-from cofe.monitor.analysis._alerts import DEFAULT_RULES, Rule, evaluate_alerts, load_rules
+from cofe.monitor.analysis._alerts import DEFAULT_RULES, AlertRule, evaluate_alerts, load_rules
 from cofe.monitor.analysis._sinks import WebhookSink
 from cofe.monitor.analysis._unpaired import unpaired_change
 from tests.monitor.conftest import T0, rag_trace
@@ -64,7 +64,7 @@ def add_round(
     return round_id
 
 
-RULE = Rule(
+RULE = AlertRule(
     name="reranker loses evidence",
     source="canary",
     stage="reranking",
@@ -156,7 +156,7 @@ def _traffic(store: MonitorStore, windows: int, per_window: int, broken_from: in
 
 
 def test_traffic_top1_dropped_fires_for_the_reranker_with_example_traces(tmp_path: Path):
-    rule = Rule(
+    rule = AlertRule(
         name="top1",
         source="traffic",
         stage="reranking",
@@ -178,7 +178,7 @@ def test_traffic_top1_dropped_fires_for_the_reranker_with_example_traces(tmp_pat
 
 
 def test_a_threshold_rule_fires_when_crossed(tmp_path: Path):
-    rule = Rule(
+    rule = AlertRule(
         name="slow",
         source="traffic",
         stage="generation",
@@ -191,7 +191,7 @@ def test_a_threshold_rule_fires_when_crossed(tmp_path: Path):
         _traffic(store, 1, 12, broken_from=99)
         [alert] = evaluate_alerts(store, [rule], now_ns=W0 + H + 1)
         assert alert.current == pytest.approx(0.5) and "above 0.4" in alert.message
-        higher = Rule(**{**rule.__dict__, "name": "slower", "above": 0.6})
+        higher = AlertRule(**{**rule.__dict__, "name": "slower", "above": 0.6})
         assert evaluate_alerts(store, [higher], now_ns=W0 + H + 1) == []
 
 
@@ -222,7 +222,7 @@ def test_rules_files_are_checked_and_named(tmp_path: Path):
         '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
         'measure = "lost@reranking"\ncooldwn = "1h"\n'
     )
-    with pytest.raises(InputError, match=r"rules.toml: rule 1 \('x'\).cooldwn: unknown field"):
+    with pytest.raises(InputError, match=r"rules.toml:6: rule 1 \('x'\).cooldwn: unknown field"):
         load_rules(path)
     path.write_text(
         '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
@@ -359,7 +359,7 @@ def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_p
 
 
 def test_traffic_that_stopped_is_a_count_threshold_and_fires_on_an_empty_window(tmp_path: Path):
-    stopped = Rule(
+    stopped = AlertRule(
         name="no traffic",
         source="traffic",
         stage="all",
@@ -368,7 +368,7 @@ def test_traffic_that_stopped_is_a_count_threshold_and_fires_on_an_empty_window(
         below=1,
     )
     with pytest.raises(ValueError, match="count per window"):
-        Rule(name="x", source="traffic", stage="all", measure="Traces")
+        AlertRule(name="x", source="traffic", stage="all", measure="Traces")
     with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
         _traffic(store, 1, 5, broken_from=99)
         assert evaluate_alerts(store, [stopped], now_ns=W0 + H + 1) == []  # 5 traces
@@ -377,7 +377,7 @@ def test_traffic_that_stopped_is_a_count_threshold_and_fires_on_an_empty_window(
 
 
 def test_a_canary_threshold_on_a_verdict_share_fires(tmp_path: Path):
-    rule = Rule(
+    rule = AlertRule(
         name="lost",
         source="canary",
         stage="reranking",

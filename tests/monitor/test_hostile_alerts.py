@@ -232,7 +232,7 @@ def test_the_rules_file_has_a_json_schema_and_rules_write_back_as_toml(tmp_path:
 
     assert main(["monitor", "alerts", "--print-rules-schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
-    assert {"above", "baseline", "cooldown"} <= set(schema["properties"])
+    assert {"target", "max", "max_rise", "baseline", "cooldown"} <= set(schema["properties"])
     assert schema["additionalProperties"] is False
     path = tmp_path / "rules.toml"
     path.write_text(rules_toml(DEFAULT_RULES))

@@ -6,7 +6,7 @@ import pytest
 
 from cofe import score_run
 from cofe.evalset import EvalSample, write_evalset
-from cofe.matching import Decision, Rule
+from cofe.matching import DecidedBy, Decision
 from cofe.runlog import (
     Chunk,
     Manifest,
@@ -185,14 +185,14 @@ def test_judge_labels_settle_what_the_words_did_not_show_conveyed(tmp_path):
     # judge saying otherwise does not talk it away
     hits = decide("paraphrase", ("not_support", "not_support"))
     assert [d.decision for d in hits.decisions] == [Decision.PRESENT, Decision.PRESENT]
-    assert [d.rule for d in hits.decisions] == [Rule.VERBATIM, Rule.PARAPHRASE]
+    assert [d.rule for d in hits.decisions] == [DecidedBy.VERBATIM, DecidedBy.PARAPHRASE]
     # the judge settles an undecided point either way, and a partial label is partial
     for label, conveyed in (("support", True), ("not_support", False), ("partial", False)):
         hits = decide("open", (None, label))
-        assert hits.decisions[1].rule is Rule.JUDGE and hits.conveyed[1] is conveyed
+        assert hits.decisions[1].rule is DecidedBy.JUDGE and hits.conveyed[1] is conveyed
     assert decide("open", (None, "partial")).decisions[1].decision is Decision.PARTIAL
     # it overrides the matcher's absent (another value, or no trace) too
     assert decide("wrong", (None, "support")).conveyed == (True, True)
-    assert decide("lacks", (None, "support")).decisions[1].rule is Rule.JUDGE
+    assert decide("lacks", (None, "support")).decisions[1].rule is DecidedBy.JUDGE
     # and the copied-answer rule
-    assert decide("copied", ("support", None)).decisions[0].rule is Rule.JUDGE
+    assert decide("copied", ("support", None)).decisions[0].rule is DecidedBy.JUDGE

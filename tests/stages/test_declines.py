@@ -31,6 +31,12 @@ ANSWERS = {
         "$155,756 per episode. Therefore, based on the given context, I cannot determine who "
         "created them or how long each episode ran."
     ),
+    # opens by declining both points, then says what the context holds instead, with figures
+    # of its own that convey or contradict no point: a refusal whole
+    "instead": (
+        "The context does not say who created them or how long each episode ran. It only "
+        "gives the budget of $155,756 per story, which is a different figure."
+    ),
     # a figure point stated in no form in an answer that declines part of the question: the
     # figure was declined, not reworded ("25 minutes" would need its digits or its words)
     "no-figure": (
@@ -80,6 +86,15 @@ def test_working_shown_then_a_concluding_decline_is_a_refusal_whole(scored):
     assert {d for d, _ in _decisions(result, "working")} == {"declined"}
     row = verdicts.loc["working"]
     assert row.verdict == "refused" and "cannot-verb" in row.refusal
+
+
+def test_a_decline_that_opens_then_says_what_the_context_holds_instead_is_a_refusal_whole(
+    scored,
+):
+    result, verdicts = scored
+    assert {d for d, _ in _decisions(result, "instead")} == {"declined"}
+    row = verdicts.loc["instead"]
+    assert row.verdict == "refused" and "source-lacks" in row.refusal
 
 
 def test_a_figure_in_no_form_beside_a_decline_is_declined_not_undecided(scored):

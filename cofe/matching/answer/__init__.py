@@ -28,7 +28,7 @@ decided it (``PointDecision.rules``, and ``[rule: ...]`` in its ``why``).
 """
 
 from cofe.matching.answer._binders import BINDERS, DECIDERS
-from cofe.matching.answer._decision import RANK, Decision, PointDecision, Rule
+from cofe.matching.answer._decision import RANK, DecidedBy, Decision, PointDecision
 from cofe.matching.answer._matcher import AnswerMatcher
 from cofe.matching.answer._normalisers import CONTEXT, TEXT, TOKENS
 from cofe.matching.answer._reading import Fragment, Reading
@@ -57,13 +57,13 @@ __all__ = [
     "Binder",
     "Case",
     "ContextRule",
+    "DecidedBy",
     "Decider",
     "Decision",
     "Fragment",
     "PointDecision",
     "Reading",
     "Registry",
-    "Rule",
     "TextRule",
     "TokenRule",
     "Units",

@@ -34,7 +34,7 @@ RANK = {
 }
 
 
-class Rule(StrEnum):
+class DecidedBy(StrEnum):
     """What decided: the words themselves, the paraphrase matcher, or the LLM judge."""
 
     VERBATIM = "verbatim"
@@ -46,7 +46,7 @@ class Rule(StrEnum):
 @dataclass(frozen=True, slots=True)
 class PointDecision:
     decision: Decision
-    rule: Rule
+    rule: DecidedBy
     why: str = ""  # evidence a person can check: what was (not) found
     # the names of the matcher's rules that decided (cofe.matching.answer), in order
     rules: tuple[str, ...] = ()

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from cofe.matching import _synonyms
 from cofe.matching.answer._binders import BINDERS, DECIDERS
-from cofe.matching.answer._decision import RANK, Decision, PointDecision, Rule
+from cofe.matching.answer._decision import RANK, DecidedBy, Decision, PointDecision
 from cofe.matching.answer._figures import dimension
 from cofe.matching.answer._reading import Fragment, Reading
 from cofe.matching.answer._rules import Binder, Decider
@@ -140,7 +140,7 @@ class AnswerMatcher:
         else:  # something it could not settle: the point may yet be conveyed
             decision = Decision.UNDECIDED
         rules = tuple(dict.fromkeys(rule for f in decided for rule in f.rules))
-        return PointDecision(decision, Rule.PARAPHRASE, _why(decision, decided), rules)
+        return PointDecision(decision, DecidedBy.PARAPHRASE, _why(decision, decided), rules)
 
 
 def _settles(fragment: Fragment) -> bool:

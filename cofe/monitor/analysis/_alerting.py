@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from cofe.monitor.analysis._alerts import Alert, Evaluation, evaluate
-from cofe.monitor.analysis._rules import Rule
+from cofe.monitor.analysis._rules import AlertRule
 from cofe.monitor.analysis._sinks import Sink
 from cofe.monitor.analysis._window_rows import refresh_windows
 from cofe.monitor.store import MonitorStore, shown_location
@@ -37,7 +37,7 @@ class AlertLoop:
     (None: the evaluation's catch-up windows)."""
 
     store: MonitorStore
-    rules: Sequence[Rule]
+    rules: Sequence[AlertRule]
     sinks: Sequence[Sink]
     out: TextIO | None = None
     since_ns: int | None = None

@@ -35,7 +35,7 @@ import numpy as np
 from cofe.compare import choose_inference
 from cofe.monitor.analysis._rules import (
     DEFAULT_RULES,
-    Rule,
+    AlertRule,
     duration_seconds,
     load_rules,
     rules_toml,
@@ -47,8 +47,8 @@ from cofe.monitor.store import CANARY, TRAFFIC, MonitorStore
 __all__ = [
     "DEFAULT_RULES",
     "Alert",
+    "AlertRule",
     "Evaluation",
-    "Rule",
     "duration_seconds",
     "evaluate",
     "evaluate_alerts",
@@ -89,7 +89,7 @@ class Alert:
         return asdict(self)
 
 
-def _bad(rule: Rule, difference: float, baseline: float) -> bool:
+def _bad(rule: AlertRule, difference: float, baseline: float) -> bool:
     if rule.relative:
         difference = difference / abs(baseline) if baseline else math.copysign(math.inf, difference)
     if rule.direction == "up":
@@ -164,7 +164,7 @@ def _canary_examples(
 
 
 def _evaluate_canary(
-    store: MonitorStore, rule: Rule, now_ns: int, seen: set[str] | None = None
+    store: MonitorStore, rule: AlertRule, now_ns: int, seen: set[str] | None = None
 ) -> Alert | None:
     rounds = _rounds(store, now_ns, rule.baseline + 1)
     if seen is not None:
@@ -241,7 +241,9 @@ def _evaluate_canary(
     )
 
 
-def _moved(rule: Rule, samples: list[str], now: np.ndarray, then: np.ndarray) -> dict[str, float]:
+def _moved(
+    rule: AlertRule, samples: list[str], now: np.ndarray, then: np.ndarray
+) -> dict[str, float]:
     """Per sample, how far it moved the bad way (negative: worse), for choosing examples."""
     sign = -1.0 if rule.direction == "down" else 1.0
     return {s: -sign * float(a - b) for s, a, b in zip(samples, now, then, strict=True)}
@@ -250,7 +252,7 @@ def _moved(rule: Rule, samples: list[str], now: np.ndarray, then: np.ndarray) ->
 # --- traffic -------------------------------------------------------------------------------
 
 
-def _traffic_examples(rule: Rule, traces: Sequence[Any]) -> list[dict[str, Any]]:
+def _traffic_examples(rule: AlertRule, traces: Sequence[Any]) -> list[dict[str, Any]]:
     signal = find_signal(rule.stage, rule.measure)
     valued = [(v, t) for t in traces if (v := signal.of(t)) is not None]
     valued.sort(key=lambda vt: vt[0], reverse=rule.direction != "down")
@@ -269,7 +271,7 @@ def _traffic_examples(rule: Rule, traces: Sequence[Any]) -> list[dict[str, Any]]
 
 
 def _evaluate_traffic(
-    store: MonitorStore, rule: Rule, now_ns: int, queries: Callable[[int, int], list[Any]]
+    store: MonitorStore, rule: AlertRule, now_ns: int, queries: Callable[[int, int], list[Any]]
 ) -> Alert | None:
     signal = find_signal(rule.stage, rule.measure)
     end = store.window_of(now_ns)
@@ -323,13 +325,13 @@ def _evaluate_traffic(
     )
 
 
-def _crossed(rule: Rule, value: float) -> bool:
+def _crossed(rule: AlertRule, value: float) -> bool:
     return (rule.above is not None and value > rule.above) or (
         rule.below is not None and value < rule.below
     )
 
 
-def _limits(rule: Rule) -> str:
+def _limits(rule: AlertRule) -> str:
     parts = [
         f"above {rule.above:g}" if rule.above is not None else "",
         f"below {rule.below:g}" if rule.below is not None else "",
@@ -338,7 +340,7 @@ def _limits(rule: Rule) -> str:
 
 
 def _alert(
-    rule: Rule,
+    rule: AlertRule,
     origin: str,
     start: int,
     end: int,
@@ -375,7 +377,7 @@ def _alert(
 # --- the evaluation --------------------------------------------------------------------------
 
 
-def _quiet(store: MonitorStore, rule: Rule, alert: Alert, fired: dict[str, int]) -> bool:
+def _quiet(store: MonitorStore, rule: AlertRule, alert: Alert, fired: dict[str, int]) -> bool:
     """The rule already alerted this window; or the change it found is the one it alerted
     before (that alert's window is still in the baseline); or it is cooling down. ``fired``:
     the window each rule alerted in this evaluation (not stored yet)."""
@@ -414,7 +416,7 @@ class Evaluation:
 
 def evaluate_alerts(
     store: MonitorStore,
-    rules: Sequence[Rule] = DEFAULT_RULES,
+    rules: Sequence[AlertRule] = DEFAULT_RULES,
     *,
     now_ns: int | None = None,
     since_ns: int | None = None,
@@ -425,7 +427,7 @@ def evaluate_alerts(
 
 def evaluate(
     store: MonitorStore,
-    rules: Sequence[Rule] = DEFAULT_RULES,
+    rules: Sequence[AlertRule] = DEFAULT_RULES,
     *,
     now_ns: int | None = None,
     since_ns: int | None = None,
@@ -455,7 +457,7 @@ def evaluate(
         times = [t.started_ns for t in loaded]
     read: dict[tuple[int, int], list[Any]] = {}
 
-    def _ends(rule: Rule, ends: list[int]) -> list[int]:
+    def _ends(rule: AlertRule, ends: list[int]) -> list[int]:
         """A count (traffic that stopped) is a value even in an empty window: it is tested
         from the first window the read holds traffic in (a new store's empty past is not
         traffic that stopped), or only in the last window when it holds none."""

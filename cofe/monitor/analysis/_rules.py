@@ -1,10 +1,18 @@
-"""Alert rules: what a rules file's ``[[rule]]`` tables say, as pydantic models.
+"""Alert rules: a rules file's ``[[rule]]`` tables, read in cofe's one rule language.
 
-A rule watches one stage and one measure of the canaries or of the traffic (see
-``cofe.monitor._alerts``). Every value is checked when a rule is made or loaded --
-types strictly, numbers finite and bounded, durations finite -- and a bad one is one line
-naming the file, the rule and the field (:func:`load_rules`); :func:`rules_toml` writes
-rules back as TOML. ``Rule.model_json_schema()`` is the rule file's JSON Schema.
+The file is the language ``cofe check`` reads too (``cofe.rules``, docs/rules.md): a
+``target`` -- a traffic signal ``stage/Signal``, a canary verdict share ``VERDICT@STAGE`` /
+``lost@STAGE``, or a canary results column ``step/Measure`` -- and a comparison: ``min`` /
+``max`` (a threshold) or ``max_rise`` / ``max_drop`` / ``max_change`` (a significant change
+from the baseline, at least that large), with the monitor's own keys (``source``,
+``baseline``, ``min_samples``, ``alpha``, ``relative``, ``cooldown``). What the alert loop
+runs is an ``AlertRule`` (see ``cofe.monitor.analysis._alerts``): every value is checked when one is
+made or loaded -- types strictly, numbers finite and bounded, durations finite -- and a bad
+one is one line naming the file, the line and the field (:func:`load_rules`). The spelling
+before the one language (``stage``, ``measure``, ``kind``, ``direction``, ``above``,
+``below``, ``min_effect``) still reads, with a ``RuleSpellingWarning`` naming the new one.
+:func:`rules_toml` writes rules back in the new spelling; :func:`rules_schema` is its JSON
+Schema.
 """
 
 from __future__ import annotations
@@ -12,16 +20,25 @@ from __future__ import annotations
 import json
 import math
 import os
-import tomllib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from cofe._errors import InputError, InputProblem
+from cofe.chain import STEP_STAGE, Step
 from cofe.monitor.analysis._signals import find_signal
-from cofe.monitor.store import TRAFFIC
+from cofe.monitor.store import CANARY, TRAFFIC
+from cofe.rules import (
+    ANSWERED,
+    Bound,
+    Dialect,
+    Rule,
+    RuleFile,
+    parse_rule,
+    read_rule_file,
+    rule_schema,
+    spell,
+)
 
 MAX_BASELINE = 10_000  # windows or rounds a baseline may span
 MAX_SAMPLES = 10**9
@@ -29,8 +46,9 @@ MAX_COOLDOWN = 100 * 366 * 86400  # a century of seconds: past it, a time overfl
 MAX_LIMIT = 1e15  # thresholds and effects: any real measure is far below
 
 
-class Rule(BaseModel):
-    """One alert rule, as a rules file's ``[[rule]]`` table writes it (see the module).
+class AlertRule(BaseModel):
+    """One alert rule as the alert loop runs it (a rules file's rule, translated; see the
+    module).
     Every value is checked when the rule is made -- types strictly (``"0.1"`` is not a
     number), numbers finite and within bounds (``nan`` would never fire, ``1e11`` windows
     overflow the store's times) -- so a rule that loads can run."""
@@ -64,7 +82,7 @@ class Rule(BaseModel):
         return duration_seconds(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _consistent(self) -> Rule:
+    def _consistent(self) -> AlertRule:
         if self.kind == "threshold" and self.above is None and self.below is None:
             raise ValueError("a threshold rule needs above or below")
         if self.source == TRAFFIC:
@@ -113,8 +131,8 @@ def _rule_problem(error: ValidationError) -> tuple[str | None, str]:
     return field, message
 
 
-def _canary_rule(stage: str, measure: str, severity: str = "critical") -> Rule:
-    return Rule(
+def _canary_rule(stage: str, measure: str, severity: str = "critical") -> AlertRule:
+    return AlertRule(
         name=f"canary {measure}",
         source="canary",
         stage=stage,
@@ -128,8 +146,8 @@ def _canary_rule(stage: str, measure: str, severity: str = "critical") -> Rule:
 
 def _traffic_rule(
     stage: str, measure: str, effect: float, direction: str = "up", relative: bool = False
-) -> Rule:
-    return Rule(
+) -> AlertRule:
+    return AlertRule(
         name=f"traffic {stage} {measure}",
         source="traffic",
         stage=stage,
@@ -142,7 +160,7 @@ def _traffic_rule(
     )
 
 
-DEFAULT_RULES: tuple[Rule, ...] = (
+DEFAULT_RULES: tuple[AlertRule, ...] = (
     *(
         _canary_rule(s, f"lost@{s}")
         for s in ("parse", "chunking", "retrieval", "reranking", "generation")
@@ -151,7 +169,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     # the chunker's own measures: a chunking change shows here even when a later stage
     # already loses the same facts (verdicts name only the first loss)
     *(
-        Rule(
+        AlertRule(
             name=f"canary corpus/{m}",
             source="canary",
             stage="chunking",
@@ -182,45 +200,140 @@ DEFAULT_RULES: tuple[Rule, ...] = (
 """What ``cofe monitor alerts`` watches without a rules file (``--print-default-rules``)."""
 
 
-def load_rules(path: str | os.PathLike[str]) -> list[Rule]:
-    """Rules from a TOML file of ``[[rule]]`` tables; a bad rule names the file, the rule and
-    the field. Durations may be written ``"6h"``, ``"30m"``, ``"90s"``, ``"1d"``."""
-    file = str(path)
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(InputProblem(file, None, None, f"not valid TOML: {error}")) from None
-    except RecursionError:  # thousands of nested arrays or tables
-        raise InputError(
-            InputProblem(file, None, None, "not valid TOML: nested too deeply")
-        ) from None
-    except UnicodeDecodeError as error:
-        raise InputError(
-            InputProblem(file, None, None, f"not UTF-8 text ({error.reason})")
-        ) from None
-    tables = data.get("rule")
+def _signal(stage: str, name: str) -> object:
+    return find_signal(stage, name)
+
+
+OPTIONS = ("source", "stage", "baseline", "min_samples", "alpha", "relative", "cooldown")
+DIALECT = Dialect(
+    reader="cofe monitor alerts",
+    bounds=tuple(Bound),
+    severities=None,  # a word the sinks pass on (warning, critical, page...)
+    default_severity="warning",
+    options=OPTIONS,
+    signals=_signal,
+    staged_shares=True,
+)
+"""What the monitor reads of the rule language."""
+
+_OLD = ("measure", "kind", "direction", "above", "below", "min_effect", "step")
+_DIRECTION = {Bound.MAX_RISE: "up", Bound.MAX_DROP: "down", Bound.MAX_CHANGE: "either"}
+_FIELD = {  # an AlertRule field -> the key of the new spelling a problem with it is in
+    "above": "max",
+    "below": "min",
+    "measure": "target",
+    "kind": "target",
+}
+
+
+def load_rules(path: str | os.PathLike[str]) -> list[AlertRule]:
+    """Rules from a TOML file of ``[[rule]]`` tables; a bad rule is one line naming the file,
+    the line, the rule and the field. Durations may be written ``"6h"``, ``"30m"``, ``"90s"``,
+    ``"1d"``. Rules in the old spelling read as before, with one ``RuleSpellingWarning``."""
+    source = read_rule_file(path)
+    tables = source.data.get("rule")
     if not isinstance(tables, list) or not tables:
-        raise InputError(InputProblem(file, None, "rule", "no [[rule]] table"))
-    rules = []
-    for i, table in enumerate(tables, start=1):
-        if not isinstance(table, dict):
-            raise InputError(InputProblem(file, None, f"rule {i}", "a rule is a [[rule]] table"))
-        name = table.get("name", "unnamed")
-        where = f"rule {i} ({name if isinstance(name, str) else 'unnamed'!r})"
-        try:
-            rules.append(Rule.model_validate(table))
-        except ValidationError as error:
-            field, message = _rule_problem(error)
-            if message == "unknown field":
-                where = f"{where}.{field}"
-            raise InputError(InputProblem(file, None, where, message)) from None
-        except (ValueError, RecursionError) as error:  # a duration that is not one
-            raise InputError(InputProblem(file, None, where, str(error)[:300])) from None
+        raise source.problem("no [[rule]] table", "rule")
+    rules: list[AlertRule] = []
+    old: list[int] = []
+    for index, table in enumerate(tables, start=1):
+        if isinstance(table, dict) and "target" not in table and "measure" in table:
+            old.append(index)
+            rules.append(_old_rule(source, index, table))
+        else:
+            rules.append(alert_rule(source, index, parse_rule(source, index, table, DIALECT)))
+    if old:
+        first = rules[old[0] - 1]
+        source.warn(
+            f"stage, measure, kind, direction, above, below and min_effect are the old "
+            f"spelling of alert rules ({len(old)} rule(s) here); write, e.g., "
+            f"{spell(list(new_spelling(first).items()))}",
+            "measure",
+            old[0],
+        )
     names = [r.name for r in rules]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise InputError(InputProblem(file, None, "name", f"rule names must differ: {twice[0]!r}"))
+    for index, name in enumerate(names, start=1):
+        if names.count(name) > 1 and names.index(name) < index - 1:
+            raise source.problem(f"rule names must differ: {name!r}", "name", index)
     return rules
+
+
+def alert_rule(source: RuleFile, index: int, rule: Rule) -> AlertRule:
+    """The alert loop's rule for a rule of the language (the ``index``-th table)."""
+    target = rule.target
+    origin = rule.option("source") or (TRAFFIC if target.form == "signal" else CANARY)
+    if origin == TRAFFIC and target.form != "signal":
+        raise source.problem(
+            f"a traffic rule watches a signal, stage/Signal (e.g. retrieval/PoolSize), "
+            f"not {target}",
+            "target",
+            index,
+        )
+    if origin == CANARY and target.form == "signal":
+        raise source.problem(
+            f"a canary rule watches a verdict share (VERDICT@STAGE, lost@STAGE) or a results "
+            f"column (step/Measure), not the traffic signal {target}",
+            "target",
+            index,
+        )
+    if target.form == "share" and not target.scope:
+        raise source.problem(
+            f"a canary share names its stage: {target}@STAGE (or lost@STAGE)", "target", index
+        )
+    stage = rule.option("stage")
+    if stage is not None and target.form != "column":
+        raise source.problem(f"the target {target} names its stage already", "stage", index)
+    if target.form == "column" and stage is None:
+        stage = _step_stage(target.scope)
+        if stage is None:
+            raise source.problem(
+                f"the {target.scope} step's stage depends on the run: say which, e.g. "
+                'stage = "reranking"',
+                "stage",
+                index,
+            )
+    fields: dict[str, Any] = {
+        "name": rule.name or f"{origin} {target}",
+        "source": origin,
+        "stage": stage if target.form == "column" else target.scope,
+        "measure": target.name if target.form == "signal" else target.text,
+        "severity": rule.severity,
+        **{k: v for k, v in rule.options if k not in ("source", "stage")},
+    }
+    bound, limit = rule.limits[0]
+    if bound.is_change:
+        fields |= {"kind": "change", "direction": _DIRECTION[bound], "min_effect": limit}
+    else:
+        fields |= {"kind": "threshold"}
+        fields |= {"below" if b == Bound.MIN else "above": v for b, v in rule.limits}
+    try:
+        return AlertRule.model_validate(fields)
+    except ValidationError as error:
+        field, message = _rule_problem(error)
+        key = _FIELD.get(field or "", field)
+        if field == "min_effect":
+            key = str(bound)
+        raise source.problem(message, key, index) from None
+    except (ValueError, RecursionError) as error:  # a duration that is not one
+        raise source.problem(str(error)[:300], "cooldown", index) from None
+
+
+def _step_stage(step: str) -> str | None:
+    if step == ANSWERED:
+        step = Step.ANSWER.value
+    stage = STEP_STAGE.get(Step(step))
+    return stage.value if stage is not None else None
+
+
+def _old_rule(source: RuleFile, index: int, table: dict[str, Any]) -> AlertRule:
+    """A table of the spelling before the one language, read as it always was."""
+    try:
+        return AlertRule.model_validate(table)
+    except ValidationError as error:
+        field, message = _rule_problem(error)
+        raise source.problem(message, field, index) from None
+    except (ValueError, RecursionError) as error:  # a duration that is not one
+        raise source.problem(str(error)[:300], "cooldown", index) from None
 
 
 def duration_seconds(text: str) -> int:
@@ -238,31 +351,50 @@ def duration_seconds(text: str) -> int:
     return int(seconds)
 
 
-def rules_toml(rules: Sequence[Rule]) -> str:
-    """Rules as the TOML ``load_rules`` reads, written by a TOML writer (tomli-w: quoting
-    and escapes as TOML has them); fields left at their defaults are omitted."""
+def new_spelling(rule: AlertRule) -> dict[str, Any]:
+    """The ``[[rule]]`` table of the one language for an alert rule (fields left at their
+    defaults omitted). A canary threshold on a measure the round's summary lists by bare
+    name (``measure = "KeywordRecall"``) has no new spelling: it is written as before."""
+    written = rule.model_dump(exclude_defaults=True)
+    if rule.source == TRAFFIC:
+        target = f"{rule.stage}/{rule.measure}"
+    elif "@" in rule.measure or "/" in rule.measure:
+        target = rule.measure
+    else:
+        old = {k: v for k, v in written.items() if v is not None}
+        return {k: getattr(rule, k) for k in ("name", "source", "stage", "measure")} | old
+    table: dict[str, Any] = {"name": rule.name, "source": rule.source, "target": target}
+    if "/" in target and rule.source == CANARY and _step_stage(target.split("/")[0]) != rule.stage:
+        table["stage"] = rule.stage
+    if rule.kind == "change":
+        bound = {v: k for k, v in _DIRECTION.items()}[rule.direction]
+        table[str(bound)] = rule.min_effect
+    else:
+        table |= {"min": rule.below} if rule.below is not None else {}
+        table |= {"max": rule.above} if rule.above is not None else {}
+    kept = ("baseline", "min_samples", "alpha", "relative", "cooldown", "severity")
+    return table | {k: written[k] for k in kept if k in written}
+
+
+def rules_toml(rules: Sequence[AlertRule]) -> str:
+    """Rules as the TOML ``load_rules`` reads, in the one rule language, written by a TOML
+    writer (tomli-w: quoting and escapes as TOML has them)."""
     import tomli_w
 
-    required = ("name", "source", "stage", "measure")
-    tables = [
-        {
-            name: value
-            for name, value in rule.model_dump(exclude_defaults=True).items()
-            if value is not None
-        }
-        | {name: getattr(rule, name) for name in required}
-        for rule in rules
-    ]
-    ordered = [
-        {
-            **{name: table[name] for name in required},
-            **{k: v for k, v in table.items() if k not in required},
-        }
-        for table in tables
-    ]
-    return tomli_w.dumps({"rule": ordered})
+    return tomli_w.dumps({"rule": [new_spelling(rule) for rule in rules]})
 
 
 def rules_schema() -> str:
     """The JSON Schema of a rules file's ``[[rule]]`` table (``--print-rules-schema``)."""
-    return json.dumps(Rule.model_json_schema(), indent=2)
+    fields = AlertRule.model_json_schema()["properties"]
+    options = {key: fields[key] for key in OPTIONS}
+    options["stage"] = {
+        "type": "string",
+        "description": "a results column's stage, when its step's stage depends on the run",
+    }
+    options["source"] = {**fields["source"], "description": "default: traffic for a signal"}
+    options["cooldown"] = {
+        "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+        "description": "seconds of quiet after an alert, or 90s, 15m, 6h, 1d",
+    }
+    return json.dumps(rule_schema(DIALECT, options), indent=2)

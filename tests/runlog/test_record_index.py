@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cofe.stages import _stream
-from cofe.stages._stream import RecordIndex
+from cofe.runlog import RecordIndex, _index
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "examples" / "squad-bm25"
@@ -41,9 +40,9 @@ def test_parts_read_on_several_cores_give_the_index_of_one_reading(
 ) -> None:
     path = _damaged(tmp_path)
     whole, whole_problems = _read(path, keep_up_to)
-    monkeypatch.setattr(_stream, "_PART_BYTES", 1_500)  # dozens of parts, cut mid-line
-    monkeypatch.setattr(_stream, "PARALLEL_BYTES", 0)  # read in worker processes
-    assert len(_stream._parts(path, path.stat().st_size)) > 10
+    monkeypatch.setattr(_index, "_PART_BYTES", 1_500)  # dozens of parts, cut mid-line
+    monkeypatch.setattr(_index, "PARALLEL_BYTES", 0)  # read in worker processes
+    assert len(_index._parts(path, path.stat().st_size)) > 10
     parts, parts_problems = _read(path, keep_up_to)
 
     assert parts_problems == whole_problems
@@ -71,11 +70,11 @@ def _first_line() -> str:
 def test_the_file_is_cut_after_newlines_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_stream, "_PART_BYTES", 1_000)
+    monkeypatch.setattr(_index, "_PART_BYTES", 1_000)
     path = tmp_path / "samples.jsonl"
     path.write_bytes(b"".join(b"x" * (i % 37) + b"\n" for i in range(2_000)))
     size = path.stat().st_size
-    bounds = _stream._parts(path, size)
+    bounds = _index._parts(path, size)
     data = path.read_bytes()
     assert len(bounds) > 30 and bounds[0][0] == 0 and bounds[-1][1] == size
     for (_, end), (start, _) in pairwise(bounds):
@@ -87,7 +86,7 @@ def test_a_part_stops_keeping_records_once_the_run_is_known_too_large(tmp_path: 
     bounds = [(0, path.stat().st_size)]
     for flag in (True, False):
         keeping = multiprocessing.get_context("fork").RawValue(ctypes.c_bool, flag)
-        part = _stream._read_part((path, bounds, 10_000, keeping), (0, 1))
+        part = _index._read_part((path, bounds, 10_000, keeping), (0, 1))
         assert (part.kept is not None) is flag
         assert len(part.hashes) > 20  # the index is built either way
 

@@ -36,10 +36,14 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cofe.adapters._trace import text_id
+from cofe.adapters._draft import text_id
 from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage, StageError
+
+if TYPE_CHECKING:
+    from cofe.adapters._draft import RecordDraft
+    from cofe.runlog import CompactRecord, QueryOutputs
 
 KIND = "openinference.span.kind"
 KNOWN_KINDS = frozenset(
@@ -130,7 +134,9 @@ class Doc:
 
 @dataclass
 class TraceRecord:
-    """What one query's trace says each stage produced; the trace id names the sample."""
+    """What one query's trace says each stage produced; the trace id names the sample. The
+    family's view of a live trace (``cofe.runlog.QueryOutputs``): its documents carry their
+    texts (the monitor stores them), and it says what the spans lacked."""
 
     trace_id: str
     started_ns: int
@@ -700,3 +706,13 @@ def _say_losses(
     missing_text = sum(1 for d in record.chunks() if d.text is None)
     if missing_text:
         record.problems.append(f"{missing_text} listed document(s) have no content")
+
+
+if TYPE_CHECKING:
+
+    def _one_family(
+        sample: SampleRecord, compact: CompactRecord, draft: RecordDraft, trace: TraceRecord
+    ) -> list[QueryOutputs]:
+        """mypy --strict checks here that every record of a query still has the fields
+        the family shares (``QueryOutputs``), typed alike."""
+        return [sample, compact, draft, trace]

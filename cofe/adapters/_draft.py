@@ -1,4 +1,5 @@
-"""What one query produced at each stage, and the registry that names chunks."""
+"""An adapter's record of one query while it is built (``RecordDraft``), and the registry
+that names chunks."""
 
 from __future__ import annotations
 
@@ -16,16 +17,17 @@ from cofe.runlog import Chunk, RankedChunk, SampleRecord, Stage, StageError
 
 
 class StageFailed(Exception):
-    """A stage raised; the trace holds the error and later stages do not run."""
+    """A stage raised; the draft holds the error and later stages do not run."""
 
 
 @dataclass
-class Trace:
+class RecordDraft:
     """The run-log record of one query (:class:`cofe.runlog.SampleRecord`) while an adapter
-    builds it: the same fields but the sample id, which the runner gives (:meth:`record`).
-    ``stage()`` times a stage and records what it raised. Span-recorded pipelines fill it
-    from the assembled trace (:meth:`cofe.adapters.SpanTraceRecord.sample`), so adapters,
-    spans and the monitor exchange one record."""
+    builds it: the same fields but the sample id, which the runner gives (:meth:`record`);
+    mutable, so each stage fills its part as it runs. ``stage()`` times a stage and records
+    what it raised. Span-recorded pipelines fill it from the assembled trace
+    (:meth:`cofe.adapters.TraceRecord.sample`): one family of records of a query
+    (``cofe.runlog.QueryOutputs``)."""
 
     pool: list[RankedChunk] | None = None
     context: list[RankedChunk] | None = None
@@ -53,8 +55,8 @@ class Trace:
             self.latency[stage] = round(time.perf_counter() - started, 6)
 
     @classmethod
-    def of(cls, sample: SampleRecord) -> Trace:
-        """A run-log record as the trace an adapter returns (its sample id dropped)."""
+    def of(cls, sample: SampleRecord) -> RecordDraft:
+        """A run-log record as the draft an adapter returns (its sample id dropped)."""
         return cls(
             pool=sample.pool,
             context=sample.context,
@@ -72,6 +74,11 @@ class Trace:
             latency=self.latency,
             error=self.error,
         )
+
+
+# its old name (``Pipeline.answer`` returned a ``Trace``): kept for pipelines written against
+# it; it is not a trace (one query's spans, ``TraceRecord``) but a record being built
+Trace = RecordDraft
 
 
 def text_id(text: str) -> str:
