@@ -446,14 +446,8 @@ def evaluate(
     loaded: list[Any] = []
     times: list[int] = []
     if traffic:  # every trace the windows and their baselines need, read once
-        loaded = sorted(
-            (
-                t
-                for t in store.traces.started_in(ends[0] - (1 + deepest) * width, ends[-1])
-                if t.is_query
-            ),
-            key=lambda t: t.started_ns,
-        )
+        needed = store.traces.started_in(ends[0] - (1 + deepest) * width, ends[-1])
+        loaded = sorted((t for t in needed if t.is_query), key=lambda t: t.started_ns)
         times = [t.started_ns for t in loaded]
     read: dict[tuple[int, int], list[Any]] = {}
 
