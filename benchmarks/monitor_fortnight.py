@@ -131,8 +131,8 @@ def simulate(
     from cofe._cache import Cache
     from cofe.demo._demo import DemoConfig, build_demo_inputs
     from cofe.evalset import read_evalset, write_evalset
-    from cofe.monitor import MonitorStore, run_canary, watch
-    from cofe.monitor._alerts import DEFAULT_RULES, evaluate_alerts
+    from cofe.monitor import MonitorStore, refresh_windows, run_canary, watch
+    from cofe.monitor.analysis._alerts import DEFAULT_RULES, evaluate_alerts
     from cofe.pipeline._parse import parse_documents
 
     started = time.perf_counter()
@@ -185,7 +185,7 @@ def simulate(
                 clock["now"] = start + 300 * 10**9 + i * step
                 watched.answer(rng.choice(replay).query)
             out.traffic += traffic
-            store.refresh()
+            refresh_windows(store)
             for alert in evaluate_alerts(store, DEFAULT_RULES, now_ns=start + WINDOW_S * 10**9):
                 out.alerts.append(
                     {

@@ -242,7 +242,7 @@ def long_trace(workdir: Path, batches: int = 40, per_batch: int = 1000) -> dict:
     trace = root.trace_id
     seconds, refused = {}, 0
     with MonitorStore(workdir / "long.db", window_seconds=3600) as store:
-        store.ingest([root])
+        store.traces.ingest([root])
         next_id = 10**6
         for b in range(1, batches + 1):
             batch = [
@@ -251,7 +251,7 @@ def long_trace(workdir: Path, batches: int = 40, per_batch: int = 1000) -> dict:
             ]
             next_id += per_batch
             started = time.perf_counter()
-            report = store.ingest(batch)
+            report = store.traces.ingest(batch)
             if b % 5 == 0:
                 seconds[f"{b * per_batch // 1000}k"] = round(time.perf_counter() - started, 3)
             refused += getattr(report, "refused", 0)  # 0 before the bound existed

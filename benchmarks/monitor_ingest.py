@@ -22,12 +22,12 @@ protobuf batches of ``--batch`` spans over kept-alive connections, each waiting 
 spans/s = spans acknowledged / time from the first request to the last answer.
 
 (b) **a stored day**: a new store filled with ``--spans`` spans straight through
-``MonitorStore.ingest`` (batches of ``--batch``; traces spread evenly over 24 hours),
-its 288 five-minute windows computed (``refresh``); then its size, and the time to read
-one 5-minute window in the middle of the day: ``traces(start, end)`` (stage records;
+``store.traces.ingest`` (batches of ``--batch``; traces spread evenly over 24 hours),
+its 288 five-minute windows computed (``refresh_windows``); then its size, and the time to read
+one 5-minute window in the middle of the day: ``traces.started_in(start, end)`` (stage records;
 with chunk texts too), ``window_rows`` (every signal of the window, what ``refresh``
 computes per window), ``series`` (the day's stored series; one signal of it), and one
-``trace(id)``. Query times are the median of 5 runs after one warm-up run.
+``traces.get(id)``. Query times are the median of 5 runs after one warm-up run.
 
 (c) **contended**: the same batches through a collector that requires a token, from
 ``--contended-senders`` (8) authorised senders while ``--slow`` (50) connections without
@@ -72,7 +72,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cofe.monitor import MonitorStore, Span  # noqa: E402
+from cofe.monitor import MonitorStore, Span, refresh_windows, window_rows  # noqa: E402
 from cofe.testing import otlp_request, start_collector, trickle  # noqa: E402
 
 SPANS_PER_TRACE = 8
@@ -555,7 +555,7 @@ def stored_day(
         began = time.perf_counter()
         done = 0
         for group in traffic.batches(spans, batch):
-            store.ingest(group)
+            store.traces.ingest(group)
             done += len(group)
             if done % 100_000 < len(group):
                 rate = done / (time.perf_counter() - began)
@@ -566,7 +566,7 @@ def stored_day(
                 )
         fill = time.perf_counter() - began
         began = time.perf_counter()
-        windows = store.refresh()
+        windows = refresh_windows(store)
         refresh = time.perf_counter() - began
         if engine == "sqlite":
             store.checkpoint()
@@ -576,17 +576,17 @@ def stored_day(
 
         middle = store.window_of(start_ns + DAY_NS // 2)
         window = (middle, middle + WINDOW_NS)
-        t_traces, records = _timed(lambda: store.traces(*window))
-        t_text, _ = _timed(lambda: store.traces(*window, with_text=True))
-        t_rows, rows = _timed(lambda: store.window_rows("traffic", *window))
-        t_series, series = _timed(lambda: store.series(since_ns=start_ns, until_ns=end_ns))
+        t_traces, records = _timed(lambda: store.traces.started_in(*window))
+        t_text, _ = _timed(lambda: store.traces.started_in(*window, with_text=True))
+        t_rows, rows = _timed(lambda: window_rows(store, "traffic", *window))
+        t_series, series = _timed(lambda: store.windows.series(since_ns=start_ns, until_ns=end_ns))
         t_signal, one = _timed(
-            lambda: store.series(
+            lambda: store.windows.series(
                 since_ns=start_ns, until_ns=end_ns, stage="retrieval", signal="PoolSize"
             )
         )
         some = records[len(records) // 2].trace_id
-        t_trace, record = _timed(lambda: store.trace(some))
+        t_trace, record = _timed(lambda: store.traces.get(some))
     assert counts["spans"] == traces * SPANS_PER_TRACE and record.problems == [], counts
     return {
         "part": "store",

@@ -333,7 +333,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from cofe.monitor import import_spans
+    from cofe.monitor import import_spans, refresh_windows
 
     store = _open(args)
     problems = 0
@@ -358,7 +358,7 @@ def _import(args: argparse.Namespace) -> int:
                     }
                 )
             )
-        store.refresh()
+        refresh_windows(store)
     finally:
         store.close()
     return 2 if problems else 0
@@ -422,7 +422,7 @@ def _judge(args: argparse.Namespace) -> int:
     from cofe.cli._judge import _embedder
     from cofe.judges import CONTROL_MIN_PAIRS
     from cofe.llm import Endpoint, LLMClient
-    from cofe.monitor import judge_traffic
+    from cofe.monitor import judge_traffic, refresh_windows
 
     if args.controls < 0 or 0 < args.controls < CONTROL_MIN_PAIRS:
         raise InputError(
@@ -450,7 +450,7 @@ def _judge(args: argparse.Namespace) -> int:
                 steps=args.steps,
             )
         finally:  # the windows of what was judged, even when the endpoint died midway
-            store.refresh()
+            refresh_windows(store)
     finally:
         store.close()
     print(json.dumps({**report.__dict__, "usage": client.usage.to_dict()}, indent=2))
@@ -511,14 +511,16 @@ def _when(ns: int) -> str:
 
 
 def _series(args: argparse.Namespace) -> int:
+    from cofe.monitor import refresh_windows
+
     store = _open(args)
     try:
         since = time.time_ns() - args.since * 1_000_000_000 if args.since else 0
         if args.canary:
-            rows = store.canary_series(since_ns=since, stage=args.stage, measure=args.signal)
+            rows = store.canaries.series(since_ns=since, stage=args.stage, measure=args.signal)
         else:
-            store.refresh()
-            rows = store.series(since_ns=since, stage=args.stage, signal=args.signal)
+            refresh_windows(store)
+            rows = store.windows.series(since_ns=since, stage=args.stage, signal=args.signal)
     finally:
         store.close()
     if args.json:
@@ -577,7 +579,7 @@ def _status(args: argparse.Namespace) -> int:
             "retain_seconds": store.retain_seconds,
             "size_bytes": store.size_bytes(),
             **counts,
-            "problems": store.problem_counts(),
+            "problems": store.traces.problem_counts(),
         }
     finally:
         store.close()

@@ -11,11 +11,20 @@
 - alert rules name the stage that changed (:func:`evaluate_alerts`; :class:`AlertLoop`
   sends each alert to every :class:`Sink`), and :class:`Dashboard` (``cofe monitor
   serve``) shows series, alerts and cases;
-- everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL.
+- everything lives in one store (:class:`MonitorStore`): a SQLite file, or PostgreSQL,
+  with one repository per entity (``store.traces``, ``store.windows``, ``store.judgements``,
+  ``store.canaries``, ``store.alerts``); :func:`refresh_windows` computes its series.
+
+The subpackages are the jobs: ``ingest`` (spans in), ``store``, ``analysis`` (signals,
+canaries, alerts) and ``web`` (the servers' web layer, the dashboard); this module
+re-exports their public names.
 """
 
-from cofe.monitor._alerting import AlertLoop
-from cofe.monitor._alerts import (
+from cofe.adapters import SpanDoc as Doc
+from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.adapters import assemble_spans as assemble
+from cofe.monitor.analysis._alerting import AlertLoop
+from cofe.monitor.analysis._alerts import (
     DEFAULT_RULES,
     Alert,
     AlertRule,
@@ -23,17 +32,11 @@ from cofe.monitor._alerts import (
     evaluate_alerts,
     load_rules,
 )
-from cofe.monitor._assemble import Doc, TraceRecord, assemble
-from cofe.monitor._canary import CanaryRound, run_canary
-from cofe.monitor._collector import Collector
-from cofe.monitor._dashboard import Dashboard
-from cofe.monitor._http import bound_heap, check_binding
-from cofe.monitor._import import import_spans
-from cofe.monitor._judged import judge_traffic
-from cofe.monitor._record import watch
-from cofe.monitor._rules import duration_seconds, rules_schema, rules_toml
-from cofe.monitor._signals import SIGNALS, Signal
-from cofe.monitor._sinks import (
+from cofe.monitor.analysis._canary import CanaryRound, run_canary
+from cofe.monitor.analysis._judged import judge_traffic
+from cofe.monitor.analysis._rules import duration_seconds, rules_schema, rules_toml
+from cofe.monitor.analysis._signals import SIGNALS, Signal
+from cofe.monitor.analysis._sinks import (
     SINKS,
     LogSink,
     NamedSink,
@@ -43,8 +46,14 @@ from cofe.monitor._sinks import (
     open_sinks,
     register_sink,
 )
-from cofe.monitor._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
+from cofe.monitor.analysis._window_rows import refresh_windows, window_rows
+from cofe.monitor.ingest._collector import Collector
+from cofe.monitor.ingest._import import import_spans
+from cofe.monitor.ingest._record import watch
+from cofe.monitor.ingest._spans import Span, SpanFormatError, spans_from_json, spans_from_protobuf
 from cofe.monitor.store import STORE_SCHEMA_VERSION, MonitorStore, StoreError
+from cofe.monitor.web._dashboard import Dashboard
+from cofe.monitor.web._http import bound_heap, check_binding
 
 __all__ = [
     "DEFAULT_RULES",
@@ -79,6 +88,7 @@ __all__ = [
     "judge_traffic",
     "load_rules",
     "open_sinks",
+    "refresh_windows",
     "register_sink",
     "rules_schema",
     "rules_toml",
@@ -86,6 +96,7 @@ __all__ = [
     "spans_from_json",
     "spans_from_protobuf",
     "watch",
+    "window_rows",
 ]
 
 

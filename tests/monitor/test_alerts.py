@@ -12,10 +12,10 @@ import pytest
 
 from cofe._errors import InputError
 from cofe.cli import main
-from cofe.monitor import MonitorStore
-from cofe.monitor._alerts import DEFAULT_RULES, AlertRule, evaluate_alerts, load_rules
-from cofe.monitor._sinks import WebhookSink
-from cofe.monitor._unpaired import unpaired_change
+from cofe.monitor import MonitorStore, refresh_windows
+from cofe.monitor.analysis._alerts import DEFAULT_RULES, AlertRule, evaluate_alerts, load_rules
+from cofe.monitor.analysis._sinks import WebhookSink
+from cofe.monitor.analysis._unpaired import unpaired_change
 from tests.monitor.conftest import T0, rag_trace
 
 H = 3600 * 10**9
@@ -145,7 +145,7 @@ def _traffic(store: MonitorStore, windows: int, per_window: int, broken_from: in
         for i in range(per_window):
             # one trace in five drops the pool's first chunk when healthy; all of them when broken
             drop = w >= broken_from or i % 5 == 0
-            store.ingest(
+            store.traces.ingest(
                 rag_trace(
                     trace=f"{w * 1000 + i + 1:032x}",
                     pool=pool,
@@ -318,7 +318,7 @@ def test_the_cli_says_what_it_evaluated_when_nothing_fires(tmp_path: Path, capsy
             add_round(store, n, time.time_ns() - (10 - n) * H, healthy)
         middle = store.window_of(time.time_ns()) - H // 2  # of the last whole window
         for i in range(4):
-            store.ingest(rag_trace(trace=f"{i + 1:032x}", start=(middle - T0) / 1e9 + i))
+            store.traces.ingest(rag_trace(trace=f"{i + 1:032x}", start=(middle - T0) / 1e9 + i))
     assert main(["monitor", "alerts", "--store", str(db)]) == 0
     [line] = capsys.readouterr().out.splitlines()
     rules = len(DEFAULT_RULES)
@@ -337,7 +337,7 @@ def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_p
                 texts = long if w < 4 else [t[: len(t) // 2] for t in long]  # halved in window 4
                 # lengths vary a little from trace to trace, as real chunks do
                 pool = [t + "x" * ((i * 7 + j) % 13) for j, t in enumerate(texts)]
-                store.ingest(
+                store.traces.ingest(
                     rag_trace(
                         trace=f"{w * 1000 + i + 1:032x}",
                         pool=pool,
@@ -351,8 +351,8 @@ def test_re_chunking_shows_in_traffic_as_a_relative_change_in_chunk_length(tmp_p
             [],
         ]
         [alert] = evaluate_alerts(store, [rule], now_ns=W0 + 5 * H + 1)
-        store.refresh()
-        series = store.series(stage="chunking", signal="ChunkChars")
+        refresh_windows(store)
+        series = store.windows.series(stage="chunking", signal="ChunkChars")
     assert alert.stage == "chunking" and alert.current < 0.6 * alert.baseline
     # the label-free series
     assert len(series) == 5 and series[4]["value"] < 0.6 * series[3]["value"]
@@ -436,7 +436,7 @@ def test_a_pool_that_shrinks_for_two_windows_alerts_though_the_check_came_later(
     with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
         for w in range(7):  # windows 4 and 5 retrieve one chunk; 6 is healthy again
             for i in range(25):
-                store.ingest(
+                store.traces.ingest(
                     rag_trace(
                         trace=f"{w * 1000 + i + 1:032x}",
                         pool=pool[:1] if w in (4, 5) else pool,

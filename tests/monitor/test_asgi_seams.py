@@ -1,4 +1,4 @@
-"""The web layer extends uvicorn where no public hook does the job (cofe/monitor/_asgi.py,
+"""The web layer extends uvicorn where no public hook does the job (cofe/monitor/web/_asgi.py,
 "Public hooks"): each method it overrides must still be one uvicorn calls. A method uvicorn
 renamed would leave the override never called -- the deadline or the connection cap gone
 with no error -- so this fails naming it, before the hostile-connection tests time out."""
@@ -10,7 +10,7 @@ import inspect
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from cofe.monitor._asgi import AsgiServer, DeadlineProtocol
+from cofe.monitor.web._asgi import AsgiServer, DeadlineProtocol
 
 
 def _overrides(cls: type) -> list[str]:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from cofe.adapters import NOT_A_QUERY
 from cofe.monitor import assemble
-from cofe.monitor._assemble import NOT_A_QUERY
 from cofe.runlog import Stage
 from tests.monitor.conftest import TRACE, docs, rag_trace, span
 

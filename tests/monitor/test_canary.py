@@ -53,13 +53,13 @@ def test_scheduled_rounds_of_the_builtin_pipeline_are_scored_and_stored(
         summary = json.loads((runs / name / "scores" / "summary.json").read_text())
         assert summary["samples"]["scored"] == 3
     with MonitorStore(db) as store:
-        recall = store.canary_series(measure="KeywordRecall@2")
+        recall = store.canaries.series(measure="KeywordRecall@2")
         contexts = [r for r in recall if r["step"] == "context"]
         assert [r["round_id"] for r in contexts] == rounds
         assert all(r["n"] == 3 and 0 <= r["value"] <= 1 for r in contexts)
-        parse = store.canary_series(stage="parse")
+        parse = store.canaries.series(stage="parse")
         assert parse and all(r["step"] == "parse" for r in parse)
-        shares = [r for r in store.canary_series() if r["step"] == "verdicts"]
+        shares = [r for r in store.canaries.series() if r["step"] == "verdicts"]
         for name in rounds:  # the verdict shares of a round add up to one
             assert sum(r["value"] for r in shares if r["round_id"] == name) == pytest.approx(1.0)
         cases = store.db.execute(
@@ -67,10 +67,10 @@ def test_scheduled_rounds_of_the_builtin_pipeline_are_scored_and_stored(
             "canary_cases ORDER BY round_id, sample_id"
         )
         assert [(c[0], c[1]) for c in cases] == [(r, s) for r in rounds for s in ("q1", "q2", "q3")]
-        trace = store.trace(cases[0][3])
+        trace = store.traces.get(cases[0][3])
         assert trace is not None and trace.query == "When was the Eiffel Tower finished?"
         assert trace.pool and all(d.text for d in trace.pool)  # what the case's stages produced
-        assert store.series(origin="traffic") == []  # canaries are not traffic
+        assert store.windows.series(origin="traffic") == []  # canaries are not traffic
 
 
 def test_a_canary_needs_exactly_one_way_to_the_pipeline(tmp_path: Path, small_evalset: Path):

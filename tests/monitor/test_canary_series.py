@@ -11,8 +11,8 @@ from cofe import Chunk, EvalSample
 from cofe.adapters import PythonPipeline
 from cofe.evalset import write_evalset
 from cofe.monitor import MonitorStore, run_canary
-from cofe.monitor._canary import series_of
-from cofe.monitor._dashboard import Pages, _Params
+from cofe.monitor.analysis._canary import series_of
+from cofe.monitor.web._dashboard import Pages, _Params
 
 FACTS = {"Paris": "1889", "Berlin": "1961", "Rome": "753", "Vienna": "1365"}
 T0 = 1_700_000_000 * 10**9
@@ -64,7 +64,7 @@ def _tips(svg: str) -> list[str]:
 def test_a_new_top_k_continues_its_series_with_the_cutoff_on_the_point(tmp_path: Path) -> None:
     with MonitorStore(tmp_path / "m.db") as store:
         _rounds(tmp_path, store, top_ks=[4, 1], pools=[5, 4])  # a new retriever and top-k
-        rows = series_of(store.canary_series())
+        rows = series_of(store.canaries.series())
         page = Pages(store).overview(_Params("range=all"))
     context = [r for r in rows if r["step"] == "context" and r["series"] == "KeywordRecall"]
     assert [(r["measure"], r["cutoff"], r["value"]) for r in context] == [

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from cofe.monitor import Collector, MonitorStore, Span
+from cofe.monitor import Collector, MonitorStore, Span, refresh_windows
+from cofe.monitor.analysis import _window_rows as windows_module
 from tests.monitor.conftest import T0, _free_port, docs, rag_trace
 
 HOUR = 3600 * 10**9
@@ -257,13 +258,13 @@ def test_spans_of_an_sdk_tracer_exported_one_by_one_are_assembled_into_the_query
         batches = collector.stats.batches
 
     assert batches == 7  # every span was its own request, and every one was stored
-    trace = store.trace(format(root.get_span_context().trace_id, "032x"))
+    trace = store.traces.get(format(root.get_span_context().trace_id, "032x"))
     assert trace is not None and trace.problems == [], trace and trace.problems
     assert trace.query == question and trace.answer == answer and trace.spans == 4
     assert [d.text for d in trace.pool] == POOL and [d.score for d in trace.pool] == [0.9, 0.7, 0.4]
     assert [d.text for d in trace.context] == [POOL[2], POOL[0]]
     assert [s.value for s in trace.stages] == ["retrieval", "reranking", "generation"]
-    failed = store.trace(format(failed_root.get_span_context().trace_id, "032x"))
+    failed = store.traces.get(format(failed_root.get_span_context().trace_id, "032x"))
     assert failed.error_stage.value == "generation" and failed.error == "RuntimeError: rate limited"
     assert store.counts()["traces"] == 2
 
@@ -293,7 +294,7 @@ def test_the_sdk_exporter_s_batches_arrive_compressed_or_not(store, compression)
     # the body really travelled compressed (the exporter sends no header without compression)
     assert sent_encodings == [None if compression == "none" else compression]
     assert stored(store) == {(s.trace_id, s.span_id) for s in spans}
-    record = store.trace(f"{2:032x}")
+    record = store.traces.get(f"{2:032x}")
     assert record.query == "question 1?" and record.problems == []
     assert [d.text for d in record.context] == [
         "The tower was finished in 1889.",
@@ -312,7 +313,7 @@ def test_otlp_json_with_hex_ids_is_stored_and_answered_in_json(store, gzipped):
         )
     assert (status, content_type, json.loads(reply)) == (200, "application/json", {})
     assert stored(store) == {(s.trace_id, s.span_id) for s in spans}
-    record = store.trace(f"{1:032x}")
+    record = store.traces.get(f"{1:032x}")
     assert record.query == "question 0?" and record.answer == "In 1889." and record.problems == []
     assert record.started_ns == spans[0].start_ns  # the int64 strings read as nanoseconds
     assert [d.text for d in record.pool] == [
@@ -370,8 +371,8 @@ def test_a_body_that_is_not_spans_is_refused_with_400_and_nothing_of_it_is_store
     from google.rpc.status_pb2 import Status
 
     content_type, headers, body = NOT_SPANS[case]
-    store.ingest(traces_batch(0, 1))
-    store.refresh()
+    store.traces.ingest(traces_batch(0, 1))
+    refresh_windows(store)
     before = (store.counts(), stored(store))
     with running(store) as collector:
         status, reply_type, reply = post(collector.url, body, content_type, headers)
@@ -463,7 +464,7 @@ def test_listening_beyond_loopback_needs_a_token(store, tmp_path):
             Collector(store, host=host, port=0)
     outside = Collector(store, host="0.0.0.0", port=0, token=TOKEN)  # with one it listens
     outside.server.server_close()
-    from cofe.monitor._collector import check_binding
+    from cofe.monitor.ingest._collector import check_binding
 
     for host in ("127.0.0.1", "127.0.0.2", "localhost", "::1"):
         check_binding(host, None)  # loopback needs none
@@ -559,7 +560,7 @@ def test_the_token_is_not_printed_by_an_in_process_collector_either(
         good = {"Authorization": f"Bearer {TOKEN}"}
         assert post(collector.url, b"", headers={"Authorization": f"Bearer {TOKEN}!"})[0] == 401
         monkeypatch.setattr(
-            store,
+            store.traces,
             "ingest",
             lambda spans: (_ for _ in ()).throw(sqlite3.OperationalError("disk I/O error")),
         )
@@ -598,7 +599,7 @@ def test_a_store_that_cannot_write_answers_503_and_the_exporter_s_retry_lands_on
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    ingest, calls = store.ingest, []
+    ingest, calls = store.traces.ingest, []
 
     def flaky(spans):
         calls.append(len(spans))
@@ -606,7 +607,7 @@ def test_a_store_that_cannot_write_answers_503_and_the_exporter_s_retry_lands_on
             raise sqlite3.OperationalError("database or disk is full")
         return ingest(spans)
 
-    store.ingest = flaky
+    store.traces.ingest = flaky  # type: ignore[method-assign]
     spans = traces_batch(0, 2)
     with running(store) as collector:
         exporter = OTLPSpanExporter(endpoint=collector.url, timeout=15)
@@ -655,15 +656,15 @@ def test_concurrent_exporters_store_every_span_once(store_location):
         counts = store.counts()
         assert (counts["spans"], counts["traces"], counts["traces_with_problems"]) == (432, 72, 0)
         # the collector's last refresh (at shutdown) left every window up to date
-        assert sum(r["value"] for r in store.series(stage="all", signal="Traces")) == 72
-        assert store.refresh() == 0
+        assert sum(r["value"] for r in store.windows.series(stage="all", signal="Traces")) == 72
+        assert refresh_windows(store) == 0
 
 
 def test_a_batch_stored_while_a_window_is_computed_is_counted_in_its_series(store, monkeypatch):
     """``refresh`` computes a window, then clears its mark: a batch stored in between must
     not be left out of the series (the collector keeps batches out while it refreshes)."""
-    store.ingest(traces_batch(0, 1))
-    compute, late = store.window_rows, []
+    store.traces.ingest(traces_batch(0, 1))
+    compute, late = windows_module.window_rows, []
 
     with running(store, refresh_seconds=0.05) as collector:
 
@@ -678,12 +679,12 @@ def test_a_batch_stored_while_a_window_is_computed_is_counted_in_its_series(stor
                 late.append(sender)
             return rows
 
-        monkeypatch.setattr(store, "window_rows", window_rows_as_a_batch_arrives)
+        monkeypatch.setattr(windows_module, "window_rows", window_rows_as_a_batch_arrives)
         deadline = time.monotonic() + 10
         while 200 not in late and time.monotonic() < deadline:
             time.sleep(0.05)
     assert 200 in late and store.counts()["traces"] == 2
-    series = store.series(stage="all", signal="Traces")
+    series = store.windows.series(stage="all", signal="Traces")
     assert [r["value"] for r in series] == [2.0], series
 
 

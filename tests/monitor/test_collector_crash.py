@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cofe.monitor import MonitorStore
+from cofe.monitor import MonitorStore, refresh_windows
 from cofe.testing import start_collector
 from tests.monitor.conftest import _free_port
 from tests.monitor.test_collector import protobuf, traces_batch
@@ -166,14 +166,14 @@ def test_a_receiver_killed_mid_batch_keeps_what_it_acknowledged_and_counts_nothi
         assert counts["spans"] == total, (counts, len(stored_unacked))
         assert counts["traces"] == BATCHES * TRACES_PER_BATCH
         assert counts["traces_with_problems"] == 0
-        records = store.traces(0, 2**62)
+        records = store.traces.started_in(0, 2**62)
         assert len(records) == BATCHES * TRACES_PER_BATCH
         assert all(r.spans == SPANS_PER_TRACE and r.is_query for r in records)
         assert {r.query for r in records} == {f"question {t}?" for t in range(len(records))}
         # the windows the collector computed (at its last refresh) count every trace once,
         # and there is nothing left for a later refresh to change
-        traces_series = store.series(stage="all", signal="Traces")
+        traces_series = store.windows.series(stage="all", signal="Traces")
         assert sum(r["value"] for r in traces_series) == BATCHES * TRACES_PER_BATCH
-        assert store.refresh() == 0
-        assert store.series(stage="all", signal="Traces") == traces_series
+        assert refresh_windows(store) == 0
+        assert store.windows.series(stage="all", signal="Traces") == traces_series
         assert len(traces_series) >= 2  # the traces span several windows

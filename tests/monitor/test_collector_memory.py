@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cofe.monitor import MonitorStore
-from cofe.monitor._collector import _ByteBudget
-from cofe.monitor.store import _store
+from cofe.monitor import MonitorStore, refresh_windows
+from cofe.monitor.analysis import _window_rows as windows_module
+from cofe.monitor.ingest._collector import _ByteBudget
+from cofe.monitor.store import _traces
 from cofe.monitor.store._engine import StoreError, _Turns
 from tests.monitor.test_collector import post, protobuf, running, traces_batch
 
@@ -88,17 +89,17 @@ def test_the_budget_exchange_holds_nothing_while_it_waits():
 def test_a_batch_sent_again_is_not_assembled_again(store, monkeypatch):
     batch = traces_batch(0, 3)
     calls: list[str] = []
-    assemble = _store.assemble
+    assemble = _traces.assemble
     monkeypatch.setattr(
-        _store,
+        _traces,
         "assemble",
         lambda trace_id, spans: (calls.append(trace_id), assemble(trace_id, spans))[1],
     )
-    first = store.ingest(batch)
+    first = store.traces.ingest(batch)
     assert (first.new_spans, first.traces, len(calls)) == (18, 3, 3)
-    again = store.ingest(batch)
+    again = store.traces.ingest(batch)
     assert (again.new_spans, again.traces, len(calls)) == (0, 3, 3)  # no re-assembly
-    store.ingest(traces_batch(0, 3)[:2] + traces_batch(5, 1))  # one new trace only
+    store.traces.ingest(traces_batch(0, 3)[:2] + traces_batch(5, 1))  # one new trace only
     assert len(calls) == 4 and store.counts()["spans"] == 24
 
 
@@ -127,36 +128,36 @@ def test_sqlite_writers_of_one_process_take_turns_in_arrival_order():
 def test_a_window_is_computed_with_no_write_transaction_open(store):
     """A batch stored while a window computes does not wait for the computing, and the
     window is marked again (computed anew next time)."""
-    store.ingest(traces_batch(0, 1))
-    compute, waited = store.window_rows, []
+    store.traces.ingest(traces_batch(0, 1))
+    compute, waited = windows_module.window_rows, []
 
     def slow_window_rows(*args):
         began = time.monotonic()
-        store.ingest(traces_batch(1, 1))  # lands in the window while it is computed
+        store.traces.ingest(traces_batch(1, 1))  # lands in the window while it is computed
         waited.append(time.monotonic() - began)
         return compute(*args)
 
-    store.window_rows = slow_window_rows  # type: ignore[method-assign]
-    assert store.refresh() == 1
-    store.window_rows = compute  # type: ignore[method-assign]
+    windows_module.window_rows = slow_window_rows  # type: ignore[assignment]
+    assert refresh_windows(store) == 1
+    windows_module.window_rows = compute  # type: ignore[assignment]
     assert waited and waited[0] < 5  # not held up (it would deadlock on a held lock)
-    assert store.pending_windows() == 1  # the window changed while computed: marked again
-    assert store.refresh() == 1 and store.pending_windows() == 0
-    assert [r["value"] for r in store.series(stage="all", signal="Traces")] == [2.0]
+    assert store.windows.pending() == 1  # the window changed while computed: marked again
+    assert refresh_windows(store) == 1 and store.windows.pending() == 0
+    assert [r["value"] for r in store.windows.series(stage="all", signal="Traces")] == [2.0]
 
 
 def test_the_open_window_is_recomputed_at_most_so_often_and_never_left_out(store):
     """Traffic keeps landing in the open window; recomputing it every round is what slowed
     every sender's acks. The collector recomputes it at most every ``open_every_s``; it stays
     marked meanwhile, so any plain refresh (a reader, the collector's last) computes it."""
-    store.ingest(traces_batch(0, 1))
+    store.traces.ingest(traces_batch(0, 1))
     still_open = 0  # "now" before the window ends: it is still open
-    assert store.refresh(open_every_s=60, now_ns=still_open) == 1  # never computed: now
-    store.ingest(traces_batch(1, 1))
-    assert store.refresh(open_every_s=60, now_ns=still_open) == 0  # computed a moment ago
-    assert store.pending_windows() == 1  # still marked: not lost
+    assert refresh_windows(store, open_every_s=60, now_ns=still_open) == 1  # never computed: now
+    store.traces.ingest(traces_batch(1, 1))
+    assert refresh_windows(store, open_every_s=60, now_ns=still_open) == 0  # computed a moment ago
+    assert store.windows.pending() == 1  # still marked: not lost
     closed = 2**62  # once the window has ended it is computed every round
-    assert store.refresh(open_every_s=60, now_ns=closed) == 1
-    store.ingest(traces_batch(2, 1))
-    assert store.refresh() == 1 and store.pending_windows() == 0  # a plain refresh: always
-    assert [r["value"] for r in store.series(stage="all", signal="Traces")] == [3.0]
+    assert refresh_windows(store, open_every_s=60, now_ns=closed) == 1
+    store.traces.ingest(traces_batch(2, 1))
+    assert refresh_windows(store) == 1 and store.windows.pending() == 0  # a plain refresh: always
+    assert [r["value"] for r in store.windows.series(stage="all", signal="Traces")] == [3.0]

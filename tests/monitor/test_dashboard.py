@@ -27,9 +27,9 @@ import pytest
 from cofe import Chunk, EvalSample
 from cofe.adapters import PythonPipeline
 from cofe.evalset import write_evalset
-from cofe.monitor import MonitorStore, run_canary
-from cofe.monitor._dashboard import CSP, Dashboard, open_read_only
+from cofe.monitor import MonitorStore, refresh_windows, run_canary
 from cofe.monitor.store import StoreError
+from cofe.monitor.web._dashboard import CSP, Dashboard, open_read_only
 from tests.monitor.conftest import T0, docs, span
 
 WINDOW_S = 300
@@ -199,7 +199,7 @@ def traffic(
                 answer = "I don't know based on the context."
             at = _seconds(window_at(w)) + 5 + j * (WINDOW_S - 10) / max(n, 1)
             trace = f"{next(_ids):032x}"
-            store.ingest(
+            store.traces.ingest(
                 trace_spans(
                     trace,
                     at,
@@ -314,7 +314,7 @@ def fill(location: str, folder: Path) -> dict:
     with MonitorStore(location, window_seconds=WINDOW_S) as store:
         queries = traffic(store, TRAFFIC_WINDOWS, degraded=frozenset({5}))
         at = _seconds(window_at(INJECTED_WINDOW)) + 250
-        store.ingest(
+        store.traces.ingest(
             trace_spans(
                 "e" * 32,
                 at,
@@ -325,13 +325,13 @@ def fill(location: str, folder: Path) -> dict:
             )
         )
         queries[INJECTED_WINDOW].append(f"Who built it? {IMG}")
-        store.ingest(
+        store.traces.ingest(
             trace_spans(
                 "f" * 32, at + 10, "Is the vector store up?", [], [], None, error="retrieval"
             )
         )
         queries[INJECTED_WINDOW].append("Is the vector store up?")
-        store.ingest(
+        store.traces.ingest(
             trace_spans(
                 "d" * 32,
                 _seconds(window_at(1)) + 200,
@@ -343,15 +343,17 @@ def fill(location: str, folder: Path) -> dict:
             )
         )
         queries[1].append("Which river flows through Vienna?")
-        store.ingest([span("1", "EMBEDDING", trace="c" * 32, start=_seconds(window_at(4)) + 100)])
+        store.traces.ingest(
+            [span("1", "EMBEDDING", trace="c" * 32, start=_seconds(window_at(4)) + 100)]
+        )
         rounds = canary_rounds(
             store,
             folder,
             [window_at(1) + 30 * 10**9, window_at(5) + 30 * 10**9],
             degraded=frozenset({1}),
         )
-        store.refresh()
-        example = store.traces(window_at(5), window_at(6))[0]
+        refresh_windows(store)
+        example = store.traces.started_in(window_at(5), window_at(6))[0]
         add_alert(
             store,
             "a1",
@@ -405,7 +407,7 @@ def fill(location: str, folder: Path) -> dict:
                 ]
             ),
         )
-        verdicts = store.canary_series()
+        verdicts = store.canaries.series()
     return {"location": location, "queries": queries, "rounds": rounds, "canary": verdicts}
 
 
@@ -792,10 +794,10 @@ def test_the_token_never_appears_in_what_the_dashboard_prints_or_answers(filled,
 def test_the_dashboard_never_writes_the_store(store_location, tmp_path, postgres_server):
     with MonitorStore(store_location, window_seconds=WINDOW_S) as store:
         traffic(store, {0: 2, 1: 2})
-        store.refresh()
+        refresh_windows(store)
         traffic(store, {2: 3})  # stored, its window not computed yet (the collector's job)
         before = store.counts()
-        trace_id = store.traces(window_at(2), window_at(3))[0].trace_id
+        trace_id = store.traces.started_in(window_at(2), window_at(3))[0].trace_id
         dirty = store.db.execute("SELECT origin, start_ns FROM dirty_windows")
     assert dirty == [("traffic", window_at(2))]
     with serving(store_location) as dashboard:
@@ -806,7 +808,7 @@ def test_the_dashboard_never_writes_the_store(store_location, tmp_path, postgres
     with MonitorStore(store_location) as store:
         assert store.counts() == before
         assert store.db.execute("SELECT origin, start_ns FROM dirty_windows") == dirty
-        assert store.series(since_ns=window_at(2)) == []  # it was not computed
+        assert store.windows.series(since_ns=window_at(2)) == []  # it was not computed
     reader = open_read_only(store_location)
     try:  # nothing can write through the dashboard's connection
         with pytest.raises(Exception, match=r"(?i)read.only|readonly"):
@@ -832,7 +834,7 @@ def test_the_dashboard_never_writes_the_store(store_location, tmp_path, postgres
 def test_pages_show_what_a_writer_commits_meanwhile(store_location, opened):
     with MonitorStore(store_location, window_seconds=WINDOW_S) as writer:
         traffic(writer, {0: 2, 1: 2})
-        writer.refresh()
+        refresh_windows(writer)
         with serving(store_location) as dashboard:
             page = opened(dashboard.url).page
             points = page.locator("#chart-traffic-all-Traces circle.pt")
@@ -843,7 +845,7 @@ def test_pages_show_what_a_writer_commits_meanwhile(store_location, opened):
                 w = 2
                 while not stop.is_set() and w < 12:
                     traffic(writer, {w: 2})
-                    writer.refresh()
+                    refresh_windows(writer)
                     w += 1
 
             thread = threading.Thread(target=write)
@@ -854,13 +856,13 @@ def test_pages_show_what_a_writer_commits_meanwhile(store_location, opened):
             finally:
                 stop.set()
                 thread.join()
-            windows = len(writer.series(signal="Traces", stage="all"))
+            windows = len(writer.windows.series(signal="Traces", stage="all"))
             page.reload()
             assert points.count() == windows > 2
 
 
 def test_a_busy_window_reads_only_its_first_traces(dashboard, filled, monkeypatch):
-    from cofe.monitor import _drilldown
+    from cofe.monitor.web import _drilldown
 
     start = window_at(2)
     everything = len(filled["queries"][2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 
-from cofe.monitor._signals import SIGNALS
+from cofe.monitor.analysis._signals import SIGNALS
 from tests.conftest import REPO
 
 DOC = REPO / "docs" / "monitoring.md"

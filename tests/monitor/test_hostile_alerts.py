@@ -17,7 +17,14 @@ import pytest
 
 from cofe._errors import InputError
 from cofe.cli import main
-from cofe.monitor import Dashboard, MonitorStore, WebhookSink, evaluate_alerts, load_rules
+from cofe.monitor import (
+    Dashboard,
+    MonitorStore,
+    WebhookSink,
+    evaluate_alerts,
+    load_rules,
+    refresh_windows,
+)
 from cofe.monitor.store import StoreError, shown_location
 from tests.monitor.conftest import T0, rag_trace
 from tests.monitor.test_alerts import RULE, H, add_round
@@ -131,12 +138,12 @@ def test_one_trace_stamped_decades_ahead_does_not_move_the_default_view(tmp_path
     location = tmp_path / "monitor.db"
     with MonitorStore(location, window_seconds=60) as store:
         for i in range(30):
-            store.ingest(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i * 30.0))
+            store.traces.ingest(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i * 30.0))
         far = 3_786_000_000 * 10**9  # 2089-12-22
-        store.ingest(
+        store.traces.ingest(
             rag_trace(trace=f"{999:032x}", query="from the future?", start=(far - T0) / 1e9)
         )
-        store.refresh()
+        refresh_windows(store)
     dashboard = Dashboard(str(location), port=0)
     dashboard.start()
     try:
@@ -221,7 +228,7 @@ def test_a_store_that_cannot_connect_names_it_without_the_password(password, cap
 
 
 def test_the_rules_file_has_a_json_schema_and_rules_write_back_as_toml(tmp_path: Path, capsys):
-    from cofe.monitor._rules import DEFAULT_RULES, rules_toml
+    from cofe.monitor.analysis._rules import DEFAULT_RULES, rules_toml
 
     assert main(["monitor", "alerts", "--print-rules-schema"]) == 0
     schema = json.loads(capsys.readouterr().out)

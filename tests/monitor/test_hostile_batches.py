@@ -63,7 +63,7 @@ def test_long_retriever_chains_do_not_hold_the_write_turn(store):
             sender.join(120)
     assert statuses == [200, 200]
     assert waited < 5.0, waited
-    trace = store.trace(f"{100:032x}")
+    trace = store.traces.get(f"{100:032x}")
     assert trace is not None and trace.pool is not None and len(trace.pool) == 1
 
 
@@ -144,7 +144,7 @@ def test_senders_declaring_huge_bodies_in_turn_never_starve_a_small_batch(store)
 
 
 def test_the_smallest_body_waiting_goes_first():
-    from cofe.monitor._bodies import _ByteBudget
+    from cofe.monitor.ingest._bodies import _ByteBudget
 
     budget = _ByteBudget(100)
     assert budget.acquire(100, timeout=1)  # a big body holds every byte

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cofe.monitor import Dashboard, MonitorStore
+from cofe.monitor import Dashboard, MonitorStore, refresh_windows
 from tests.monitor.test_collector import TOKEN
 
 
@@ -134,8 +134,8 @@ def test_big_values_are_cut_on_pages_with_a_link_to_the_trace(tmp_path):
     pool = ["c" * 2_000_000] + [f"document {i}" for i in range(20_000)]
     with MonitorStore(location, window_seconds=60) as store:
         spans = recent(rag_trace(trace=f"{7:032x}", query=query, pool=pool, answer=answer))
-        store.ingest(spans)
-        store.refresh()
+        store.traces.ingest(spans)
+        refresh_windows(store)
         start = store.window_of(spans[0].start_ns)
     with serving(location) as dashboard:
         for path in (f"/window?origin=traffic&start={start}", f"/trace?id={7:032x}"):

@@ -235,7 +235,7 @@ def test_bodies_are_read_within_a_byte_budget():
     pass while there is room)."""
     import threading as _threading
 
-    from cofe.monitor._collector import _ByteBudget
+    from cofe.monitor.ingest._collector import _ByteBudget
 
     budget = _ByteBudget(100)
     assert budget.acquire(60, timeout=1)

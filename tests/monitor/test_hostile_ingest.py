@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from cofe.cli import main
-from cofe.monitor import Dashboard, MonitorStore, assemble, import_spans
-from cofe.monitor._alerts import evaluate
-from cofe.monitor._span import SpanFormatError, checked
+from cofe.monitor import Dashboard, MonitorStore, assemble, import_spans, refresh_windows
+from cofe.monitor.analysis._alerts import evaluate
+from cofe.monitor.ingest._span import SpanFormatError, checked
 from tests.monitor.conftest import T0, PostgresServer, rag_trace, span
 from tests.monitor.test_collector import otlp_json, post, protobuf, recent, running, traces_batch
 
@@ -64,14 +64,14 @@ def test_one_poisoned_trace_never_costs_its_batch_on_either_engine(store_locatio
         status, _, reply = post(collector.url, json.dumps(body).encode(), "application/json")
         assert status == 200, reply
         assert store.counts()["traces"] == 3
-        bad = store.trace(f"{99:032x}")
+        bad = store.traces.get(f"{99:032x}")
         assert bad is not None and bad.query == "why \ufffd fails?"
         assert bad.answer == "answer \ufffd"
         assert bad.pool is not None and bad.pool[0].text == "chunk with NUL and \ufffd"
         assert bad.pool[0].score is None  # 1e400 is no score: dropped, not the batch
         assert len(bad.pool) == 2  # the 5,000-digit index is no document of the list
         assert any("repaired" in problem for problem in bad.problems)
-        assert store.trace(f"{1:032x}").problems == []  # type: ignore[union-attr]
+        assert store.traces.get(f"{1:032x}").problems == []  # type: ignore[union-attr]
 
 
 def test_an_absurd_time_is_refused_with_400_naming_the_span(tmp_path: Path):
@@ -92,11 +92,11 @@ def test_an_absurd_time_is_refused_with_400_naming_the_span(tmp_path: Path):
 def test_a_store_already_holding_an_absurd_time_still_refreshes_and_alerts(tmp_path: Path, capsys):
     """A store written before times were checked: its windows, series and alerts work."""
     with MonitorStore(tmp_path / "m.db", window_seconds=60) as store:
-        store.ingest(traces_batch(0, 1))
+        store.traces.ingest(traces_batch(0, 1))
         late = 2**63 - 1000
         store.db.execute("UPDATE traces SET started_ns = ?, ended_ns = ?", [late - 10, late])
-        store.mark_dirty([("traffic", store.window_of(late - 10))])
-        store.refresh()
+        store.windows.mark_dirty([("traffic", store.window_of(late - 10))])
+        refresh_windows(store)
         evaluate(store)
     assert main(["monitor", "series", "--store", str(tmp_path / "m.db")]) == 0
     assert "Traceback" not in capsys.readouterr().err
@@ -135,14 +135,14 @@ def test_a_line_the_store_refuses_is_named_and_the_rest_of_its_batch_stored(
     path = tmp_path / "spans.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     with MonitorStore(tmp_path / "m.db") as store:
-        ingest = store.ingest
+        ingest = store.traces.ingest
 
         def refusing(spans, **kw):
             if any(s.trace_id == f"{4:032x}" for s in spans):
                 raise ValueError("refused by the store")
             return ingest(spans, **kw)
 
-        monkeypatch.setattr(store, "ingest", refusing)
+        monkeypatch.setattr(store.traces, "ingest", refusing)
         report = import_spans(store, path)
         assert store.counts()["traces"] == 9
         assert [(p.line, "refused by the store" in p.message) for p in report.problems] == [
@@ -225,7 +225,7 @@ def test_the_collector_and_the_alerts_survive_a_postgresql_restart(own_postgres,
             server.stop()  # down while a batch arrives: it waits for the server, then lands
             threading.Timer(1.5, server.start).start()
             assert post(collector.url, protobuf(traces_batch(12)))[0] == 200
-            store.refresh()
+            refresh_windows(store)
             assert store.counts()["traces"] == 15
             evaluate(store)
             dashboard = Dashboard(url, port=0)  # a reader across a restart too
@@ -270,29 +270,29 @@ def test_a_trace_past_its_bound_is_not_read_back_nor_reassembled(store_location,
     the write transaction, so feeding one trace a batch at a time made each batch dearer
     than the last (a 30,000-span trace: 1.3 s a batch). Past MAX_TRACE_SPANS its new spans
     are refused, counted and the trace named; the other traces of the batch are stored."""
-    from cofe.monitor.store import _ingest, _store
+    from cofe.monitor.store import _ingest, _traces
 
     monkeypatch.setattr(_ingest, "MAX_TRACE_SPANS", 50)
     assembled: list[tuple[str, int]] = []
-    real = _store.assemble
+    real = _traces.assemble
 
     def counting(trace_id, spans):
         assembled.append((trace_id, len(spans)))
         return real(trace_id, spans)
 
-    monkeypatch.setattr(_store, "assemble", counting)
+    monkeypatch.setattr(_traces, "assemble", counting)
     with MonitorStore(store_location, window_seconds=60) as store:
-        store.ingest([span("1", "CHAIN", trace=FULL, **{"input.value": "q"})])
-        assert store.ingest(_chain_batch(2, 30)).refused == 0
-        report = store.ingest([*_chain_batch(100, 30), *traces_batch(5, 1)])
+        store.traces.ingest([span("1", "CHAIN", trace=FULL, **{"input.value": "q"})])
+        assert store.traces.ingest(_chain_batch(2, 30)).refused == 0
+        report = store.traces.ingest([*_chain_batch(100, 30), *traces_batch(5, 1)])
         assert report.refused == 11 and report.full_traces == (FULL,)
         assert "11 spans refused" in report.refusal() and "at most 50 spans" in report.refusal()
         assembled.clear()
-        full = store.ingest(_chain_batch(200, 30))
+        full = store.traces.ingest(_chain_batch(200, 30))
         assert full.refused == 30 and full.new_spans == 0
         assert assembled == []  # a full trace costs its batch no read-back, no assembly
         assert store.counts()["spans"] == 50 + len(traces_batch(5, 1))
-        again = store.ingest(_chain_batch(2, 30))  # spans it holds, sent again: not refused
+        again = store.traces.ingest(_chain_batch(2, 30))  # spans it holds, sent again: not refused
         assert again.refused == 0
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cofe.monitor import Dashboard, MonitorStore
+from cofe.monitor import Dashboard, MonitorStore, refresh_windows
 from tests.monitor.conftest import T0, rag_trace
 
 EPOCH_PLUS_1S = 10**9  # 1970-01-01T00:00:01Z
@@ -34,12 +34,12 @@ def _page(location: Path, path: str) -> str:
 def _store(location: Path, *outliers: int) -> None:
     with MonitorStore(location, window_seconds=60) as store:
         for i in range(30):
-            store.ingest(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i * 30.0))
+            store.traces.ingest(rag_trace(trace=f"{i + 1:032x}", query=f"q{i}?", start=i * 30.0))
         for n, at in enumerate(outliers):
-            store.ingest(
+            store.traces.ingest(
                 rag_trace(trace=f"{900 + n:032x}", query=f"odd clock {n}?", start=(at - T0) / 1e9)
             )
-        store.refresh()
+        refresh_windows(store)
         store.prune(now_ns=T0 + 3600 * 10**9)  # the 1970 trace is long past any retention
         assert store.counts()["traces"] == 30 + sum(at > T0 for at in outliers)
 

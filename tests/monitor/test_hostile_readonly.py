@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from cofe.cli import main
-from cofe.monitor import MonitorStore
-from cofe.monitor._dashboard_kit import open_read_only
+from cofe.monitor import MonitorStore, refresh_windows
+from cofe.monitor.web._dashboard_kit import open_read_only
 from tests.monitor.conftest import rag_trace
 
 
@@ -36,8 +36,8 @@ def store(tmp_path: Path) -> Iterator[Path]:
     folder.mkdir()
     location = folder / "monitor.db"
     with MonitorStore(location, window_seconds=60) as opened:
-        opened.ingest(rag_trace(trace=f"{1:032x}", query="When?"))
-        opened.refresh()
+        opened.traces.ingest(rag_trace(trace=f"{1:032x}", query="When?"))
+        refresh_windows(opened)
     assert sorted(p.name for p in folder.iterdir()) == ["monitor.db"]  # closed: no log left
     yield location
     _chattr("-i", location, folder)
@@ -54,7 +54,7 @@ def _killed_writer(store: Path) -> None:
     """The store as a collector killed with -9 leaves it: its write-ahead log and the log's
     shared memory beside it, the log not yet folded in."""
     with MonitorStore(store) as writer:
-        writer.ingest(rag_trace(trace=f"{2:032x}", query="Later?"))
+        writer.traces.ingest(rag_trace(trace=f"{2:032x}", query="Later?"))
         for suffix in ("", "-wal", "-shm"):  # copied while open: what a kill leaves
             shutil.copy(f"{store}{suffix}", f"{store}.copy{suffix}")
     for suffix in ("", "-wal", "-shm"):
@@ -83,6 +83,6 @@ def test_status_and_the_dashboard_read_a_store_they_cannot_write(store: Path, ca
     reader = open_read_only(str(store))
     try:
         assert reader.counts()["traces"] == traces
-        assert reader.trace(f"{1:032x}") is not None
+        assert reader.traces.get(f"{1:032x}") is not None
     finally:
         reader.close()

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from cofe.monitor import Dashboard, MonitorStore
+from cofe.monitor import Dashboard, MonitorStore, refresh_windows
 from tests.monitor.conftest import rag_trace
 from tests.monitor.test_collector import otlp_json, post, protobuf, recent, running
 
@@ -60,13 +60,13 @@ def test_a_score_string_that_is_not_finite_is_dropped_and_the_window_keeps_its_t
         kind = "application/json" if encoding == "json" else "application/x-protobuf"
         assert post(collector.url, body, kind)[0] == 200
         for i, text in enumerate(NON_FINITE):
-            trace = store.trace(f"{i + 1:032x}")
+            trace = store.traces.get(f"{i + 1:032x}")
             assert trace is not None and trace.pool is not None
             assert trace.pool[0].score is None, text
             assert any("repaired" in p for p in trace.problems), text
-        assert store.trace(f"{99:032x}").pool[0].score == 0.5  # type: ignore[union-attr]
-        store.refresh()
-        top = [r for r in store.series() if r["signal"] in ("TopScore", "TopScoreP90")]
+        assert store.traces.get(f"{99:032x}").pool[0].score == 0.5  # type: ignore[union-attr]
+        refresh_windows(store)
+        top = [r for r in store.windows.series() if r["signal"] in ("TopScore", "TopScoreP90")]
         assert top and all(r["value"] is not None and math.isfinite(r["value"]) for r in top)
     assert _pages_answer(store_location) == [200] * 4
 
@@ -74,14 +74,14 @@ def test_a_score_string_that_is_not_finite_is_dropped_and_the_window_keeps_its_t
 def test_values_stored_before_are_no_value_and_never_a_500(store_location: str):
     """A store written by an older cofe holds inf/NaN in traces and series: pages answer."""
     with MonitorStore(store_location, window_seconds=60) as store:
-        store.ingest(_scored(1, 0.9))
-        store.refresh()
+        store.traces.ingest(_scored(1, 0.9))
+        refresh_windows(store)
         inf = "'Infinity'::float8" if store.engine == "postgresql" else "9e999"
         store.db.execute(f"UPDATE series SET value = {inf} WHERE signal = 'TopScore'")
         pool = json.dumps([["c", math.inf, None, 3], ["d", math.nan, None, 3]])
         store.db.execute("UPDATE traces SET pool = ?", [pool])
-        rows = [r for r in store.series() if r["signal"] == "TopScore"]
+        rows = [r for r in store.windows.series() if r["signal"] == "TopScore"]
         assert rows and rows[0]["value"] is None and "finite" in rows[0]["note"]
-        trace = store.trace(f"{1:032x}")
+        trace = store.traces.get(f"{1:032x}")
         assert trace is not None and [d.score for d in trace.pool or ()] == [None, None]
     assert _pages_answer(store_location) == [200] * 4  # the stored inf still in the series

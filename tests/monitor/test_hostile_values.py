@@ -74,7 +74,7 @@ def test_a_json_string_cut_mid_character_is_repaired_on_its_span_only(store):
         assert store.counts()["traces"] == 3
         repaired = [
             t
-            for t in (store.trace(f"{i:032x}") for i in range(3))
+            for t in (store.traces.get(f"{i:032x}") for i in range(3))
             if t is not None and any("repaired" in p for p in t.problems)
         ]
         assert len(repaired) == 1

@@ -73,7 +73,7 @@ def test_the_sdk_console_exporter_output_is_read(tmp_path: Path):
     with MonitorStore(tmp_path / "m.db") as store:
         report = import_spans(store, path)
         assert report.problems == [] and report.traces == 1
-        trace = store.traces(0, 2**62, with_text=True)[0]
+        trace = store.traces.started_in(0, 2**62, with_text=True)[0]
     assert (trace.query, trace.answer) == ("Who won?", "Denver.")
     assert [(d.text, d.score) for d in trace.pool] == [("Denver won.", 2.5)]
 

@@ -14,7 +14,7 @@ from cofe.adapters import PythonPipeline
 from cofe.evalset import EvalSample
 from cofe.judges import JudgeInputs, traffic_controls
 from cofe.llm import Endpoint, LLMClient
-from cofe.monitor import MonitorStore, judge_traffic, watch
+from cofe.monitor import MonitorStore, judge_traffic, refresh_windows, watch
 from cofe.testing import ScriptedOpenAI
 from tests.judges.test_controls import rows, yes_sayer
 
@@ -42,8 +42,8 @@ def _pass(store: MonitorStore, reply, **kw) -> tuple:
         client = LLMClient(Endpoint(server.base_url, "m", "secret", timeout=10))
         kw.setdefault("budget", 500)
         report = judge_traffic(store, client, share=1.0, concurrency=1, **kw)
-    store.refresh()
-    signals = {r["signal"]: r for r in store.series() if r["stage"] == "generation"}
+    refresh_windows(store)
+    signals = {r["signal"]: r for r in store.windows.series() if r["stage"] == "generation"}
     return report, signals
 
 
@@ -73,9 +73,9 @@ def test_a_gate_set_later_recomputes_the_windows_already_judged(tmp_path: Path):
         _, before = _pass(store, yes_sayer, controls=0)  # judged, never gated
         assert before["Faithfulness"]["value"] is not None
         assert "not gated" in before["Faithfulness"]["note"]
-        store.set_judge_gate("m", _version(), [("Faithfulness", 0.5, 10, "failed: noise")])
-        store.refresh()
-        after = {r["signal"]: r for r in store.series() if r["stage"] == "generation"}
+        store.judgements.set_gate("m", _version(), [("Faithfulness", 0.5, 10, "failed: noise")])
+        refresh_windows(store)
+        after = {r["signal"]: r for r in store.windows.series() if r["stage"] == "generation"}
         assert after["Faithfulness"]["value"] is None
         assert after["Faithfulness"]["note"].startswith("no judged trace had a value (failed")
 
@@ -100,7 +100,10 @@ def test_the_step_mode_is_a_judge_of_its_own_within_the_budget(tmp_path: Path):
         assert steps.control_calls > 0 and steps.controls["Faithfulness"].endswith(": scored")
         judges = {row[0] for row in store.db.execute("SELECT DISTINCT model FROM judgements")}
         assert judges == {"m", "m+steps"}
-        assert store.judge_gate("m+steps", _version()) and store.judge_gate("m", _version()) is None
+        assert (
+            store.judgements.gate("m+steps", _version())
+            and store.judgements.gate("m", _version()) is None
+        )
         assert "not gated: judge m has no controls" in signals["Faithfulness"]["note"]
     with _store_with_traffic(tmp_path / "small.db") as store:
         # the budget is met on an estimate, a claim per sentence: 2 sentences cost 3 calls
@@ -112,7 +115,7 @@ def test_the_step_mode_is_a_judge_of_its_own_within_the_budget(tmp_path: Path):
 def test_the_oldest_traces_are_judged_first(tmp_path: Path):
     with _store_with_traffic(tmp_path / "m.db") as store:
         # trace ids are random: an order by id picks other traces (but 1 time in 220)
-        oldest = store.unjudged_traffic(0)[:3]
+        oldest = store.judgements.unjudged_traffic(0)[:3]
         _pass(store, lexical_judge, controls=0, limit=3)
         judged = {row[0] for row in store.db.execute("SELECT DISTINCT trace_id FROM judgements")}
         assert judged == set(oldest)
@@ -131,7 +134,7 @@ def test_controls_that_could_not_reach_the_endpoint_store_no_gate(tmp_path: Path
             "controls": "not gated yet: 2 control(s) could not reach the endpoint; the next "
             "pass judges the controls again"
         }
-        assert store.judge_gate("m", _version()) is None  # the next pass asks again
+        assert store.judgements.gate("m", _version()) is None  # the next pass asks again
 
 
 def test_traffic_controls_copy_the_context_and_borrow_another_traces_answer():

@@ -69,8 +69,8 @@ def test_an_instrumented_llamaindex_pipeline_lands_in_the_store_stage_by_stage(c
     with MonitorStore(db) as store:
         traces = _wait_until(
             lambda: (
-                [t for t in store.traces(0, 2**62, with_text=True) if t.is_query]
-                if len(store.traces(0, 2**62)) >= 3
+                [t for t in store.traces.started_in(0, 2**62, with_text=True) if t.is_query]
+                if len(store.traces.started_in(0, 2**62)) >= 3
                 else None
             )
         )
@@ -91,7 +91,7 @@ def test_an_instrumented_llamaindex_pipeline_lands_in_the_store_stage_by_stage(c
     stderr = process.stderr.read()
     assert "3 trace" in stderr or "trace updates" in stderr
     with MonitorStore(db) as store:
-        series = {(r["stage"], r["signal"]): r for r in store.series()}
+        series = {(r["stage"], r["signal"]): r for r in store.windows.series()}
     assert series[("all", "Traces")]["value"] == 3
     assert series[("retrieval", "PoolSize")]["value"] == 3
     assert series[("reranking", "ContextSize")]["value"] == 2
@@ -138,7 +138,7 @@ def test_canaries_sent_to_the_service_name_the_stage_that_lost_the_evidence(
             [broken.round_id],
         )
         assert {c[2] for c in cases} == {"reranking"} and all(c[3] for c in cases)
-        lost = store.canary_series(measure="cut_by_rerank@reranking")
+        lost = store.canaries.series(measure="cut_by_rerank@reranking")
         assert [r["value"] for r in lost] == [1.0] and lost[0]["round_id"] == broken.round_id
         origins = store.db.execute(
             "SELECT origin, COUNT(*) FROM traces WHERE is_query = 1 GROUP BY origin"

@@ -10,8 +10,8 @@ import pytest
 from cofe import Chunk
 from cofe.adapters import PythonPipeline
 from cofe.llm import Endpoint, LLMClient
-from cofe.monitor import MonitorStore, judge_traffic, watch
-from cofe.monitor._judged import sampled
+from cofe.monitor import MonitorStore, judge_traffic, refresh_windows, watch
+from cofe.monitor.analysis._judged import sampled
 from cofe.runlog import Stage
 from cofe.testing import ScriptedOpenAI
 from tests.judges.test_judge import CASES, CHUNKS, scripted
@@ -38,15 +38,15 @@ def test_a_watched_pipeline_stores_each_answer_as_a_trace(tmp_path: Path):
         for q in QUESTIONS:
             trace = watched.answer(q)
             assert trace.answer == CASES[q][0]  # the pipeline's own result, unchanged
-        traces = store.traces(0, 2**63 - 1, with_text=True)
+        traces = store.traces.started_in(0, 2**63 - 1, with_text=True)
         assert [t.query for t in traces] == QUESTIONS
         first = traces[0]
         assert [d.text for d in first.pool] == [CHUNKS["c2"], CHUNKS["c1"], CHUNKS["c3"]]
         assert [d.ref for d in first.context] == ["c1"]
         assert first.stages == (Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION)
         assert set(first.latency) == {Stage.RETRIEVAL, Stage.RERANKING, Stage.GENERATION}
-        store.refresh()
-        rows = {(r["stage"], r["signal"]): r for r in store.series()}
+        refresh_windows(store)
+        rows = {(r["stage"], r["signal"]): r for r in store.windows.series()}
     assert rows[("all", "Traces")]["value"] == 3
     assert rows[("reranking", "Top1Dropped")]["value"] == 1.0  # the pool's first was dropped
     assert rows[("generation", "RefusalRate")]["value"] == pytest.approx(1 / 3)  # "I don't know."
@@ -65,16 +65,16 @@ def test_the_judged_share_keeps_to_its_budget_and_uses_the_judges_measures(tmp_p
         client = LLMClient(Endpoint(server.base_url, "judge-model", "secret", timeout=5))
         first = judge_traffic(store, client, share=1.0, budget=4)
         assert (first.judged, first.skipped_budget, first.calls) == (2, 1, 4)
-        store.refresh()
-        faith = store.series(stage="generation", signal="Faithfulness")[0]
+        refresh_windows(store)
+        faith = store.windows.series(stage="generation", signal="Faithfulness")[0]
         assert (faith["value"], faith["n"]) == (pytest.approx(0.75), 2)  # (0.5 + 1.0) / 2
-        relevancy = store.series(stage="generation", signal="AnswerRelevancy")[0]
+        relevancy = store.windows.series(stage="generation", signal="AnswerRelevancy")[0]
         assert relevancy["value"] is None and "embeddings" in relevancy["note"]
         second = judge_traffic(store, client, share=1.0, budget=4)
         assert (second.judged, second.skipped_budget) == (1, 0)  # the third, once only
         assert judge_traffic(store, client, share=1.0, budget=4).judged == 0
-        store.refresh()
-        faith = store.series(stage="generation", signal="Faithfulness")[0]
+        refresh_windows(store)
+        faith = store.windows.series(stage="generation", signal="Faithfulness")[0]
         assert faith["n"] == 2  # the refusal has no claim to check: a reason, not a zero
         reasons = store.db.execute(
             "SELECT reason FROM judgements WHERE value IS NULL AND measure = 'Faithfulness'"

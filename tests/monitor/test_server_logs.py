@@ -12,7 +12,7 @@ import pytest
 
 from cofe.cli._monitor import _saying
 from cofe.monitor import Dashboard, MonitorStore
-from cofe.monitor import _dashboard as dashboard_module
+from cofe.monitor.web import _dashboard as dashboard_module
 from tests.monitor.test_collector import post, protobuf, running, traces_batch
 
 
@@ -39,7 +39,7 @@ def test_the_collector_logs_its_counters_and_failures_as_fields(
     store = MonitorStore(tmp_path / "m.db")
     with store, running(store, refresh_seconds=0.05, quiet=False) as collector:
         monkeypatch.setattr(
-            store,
+            store.traces,
             "ingest",
             lambda spans: (_ for _ in ()).throw(sqlite3.OperationalError("disk I/O error")),
         )

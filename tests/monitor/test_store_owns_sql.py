@@ -8,7 +8,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from cofe.monitor import MonitorStore
+from cofe.monitor import MonitorStore, refresh_windows
 from tests.monitor.conftest import T0, rag_trace
 
 MONITOR = Path(__file__).resolve().parents[2] / "cofe" / "monitor"
@@ -107,16 +107,16 @@ def test_a_store_written_before_sqlalchemy_is_read_and_written(tmp_path: Path):
     with MonitorStore(path) as store:
         # migrated 3 -> 4: the judges' control gates have their table
         assert store.schema_version == 4 and store.window_seconds == 60
-        assert store.judge_gate("m", "v") is None
-        store.set_judge_gate("m", "v", [("Faithfulness", 0.5, 10, "failed")])
-        assert store.judge_gate("m", "v") == {"Faithfulness": (0.5, 10, "failed")}
-        [old] = store.traces(T0 - 10**9, T0 + 10**9)
+        assert store.judgements.gate("m", "v") is None
+        store.judgements.set_gate("m", "v", [("Faithfulness", 0.5, 10, "failed")])
+        assert store.judgements.gate("m", "v") == {"Faithfulness": (0.5, 10, "failed")}
+        [old] = store.traces.started_in(T0 - 10**9, T0 + 10**9)
         assert old.query == "old question?" and old.pool is not None and old.pool[0].chars is None
-        assert store.series()[0]["signal"] == "Traces"
-        store.ingest(rag_trace(trace="b" * 32, start=5.0))
-        store.refresh()
+        assert store.windows.series()[0]["signal"] == "Traces"
+        store.traces.ingest(rag_trace(trace="b" * 32, start=5.0))
+        refresh_windows(store)
         assert store.counts()["traces"] == 2
-        assert {r.trace_id for r in store.traces(T0 - 10**9, T0 + 60 * 10**9)} == {
+        assert {r.trace_id for r in store.traces.started_in(T0 - 10**9, T0 + 60 * 10**9)} == {
             "a" * 32,
             "b" * 32,
         }

@@ -102,9 +102,9 @@ def test_plain_literals_and_comparisons_are_not_flagged(code):
 
 
 def test_the_templates_ship_with_the_package_and_autoescape():
-    from cofe.monitor._templates import environment, render
+    from cofe.monitor.web._templates import environment, render
 
-    names = set(os.listdir(MONITOR / "templates"))
+    names = set(os.listdir(MONITOR / "web" / "templates"))
     assert {
         "base.html",
         "macros.html",

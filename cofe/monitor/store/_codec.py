@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from cofe.monitor._assemble import Doc, TraceRecord
-from cofe.monitor._clean import REPAIRED, clean_text
-from cofe.monitor._spans import Span
+from cofe.adapters import Span
+from cofe.adapters import SpanDoc as Doc
+from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.monitor.store._clean import REPAIRED, clean_text
 from cofe.runlog import Stage
 
 TRAFFIC, CANARY = "traffic", "canary"  # where a trace came from (``traces.origin``)
@@ -207,3 +208,17 @@ def storable_record(record: TraceRecord) -> TraceRecord:
             f"{repairs} value(s) repaired to be stored (lone surrogates as U+FFFD, NUL removed)"
         )
     return cleaned
+
+
+NOT_FINITE = "not a finite number (stored from a score cofe no longer keeps)"
+
+
+def finite_row(row: dict[str, Any], note: str | None = "note") -> dict[str, Any]:
+    """A series row whose value is not finite (stored before non-finite scores were
+    dropped) as a row with no value: a chart or a test must never meet inf or NaN."""
+    value = row.get("value")
+    if isinstance(value, float) and not math.isfinite(value):
+        row["value"] = None
+        if note is not None:
+            row[note] = NOT_FINITE
+    return row

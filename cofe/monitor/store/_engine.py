@@ -32,11 +32,27 @@ from urllib.parse import quote, unquote
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from cofe._errors import ConfigurationError
 
 T = TypeVar("T")
+IN_SLICE = 10_000  # values of one IN list (SQLite and psycopg cap a statement's parameters)
+
+
+def slices(items: Sequence[T], size: int = IN_SLICE) -> Iterator[Sequence[T]]:
+    """Slices of ``items`` for ``IN`` lists."""
+    for at in range(0, len(items), size):
+        yield items[at : at + size]
+
+
+def upsert(table: sa.Table, connection: Connection) -> Any:
+    """``INSERT ... ON CONFLICT`` in the connection's dialect (both have it)."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)
+
+
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 RECONNECT_SECONDS = 15.0  # how long a statement waits for a restarted server, at most
 _WRITE = "cofe_write"  # execution option: this transaction writes (SQLite: BEGIN IMMEDIATE)
@@ -285,6 +301,24 @@ class Engine:
             wait=wait_exponential(multiplier=0.2, max=2.0),
         )
         return retry(work)
+
+    def reading(self, work: Callable[[Connection], T]) -> T:
+        """``work`` in one read transaction, run again after a lost connection."""
+
+        def run() -> T:
+            with self.read() as connection:
+                return work(connection)
+
+        return self.retrying(run)
+
+    def writing(self, work: Callable[[Connection], T]) -> T:
+        """``work`` in one write transaction, run again whole after a lost connection."""
+
+        def run() -> T:
+            with self.write() as connection:
+                return work(connection)
+
+        return self.retrying(run)
 
     def size_bytes(self) -> int:
         if self.path is not None:

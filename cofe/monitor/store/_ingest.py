@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cofe.monitor._spans import Span
+from cofe.adapters import Span
 
 
 @dataclass(frozen=True)

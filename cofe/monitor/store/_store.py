@@ -1,42 +1,39 @@
-"""The monitoring store: spans, the stage records assembled from them, the chunk corpus
-they name, per-stage series per time window, judged samples, canary rounds and alerts.
+"""The monitoring store: its engine, its schema and migrations, its settings (the window
+and the retention) and one repository per thing it holds --
+
+- ``traces`` (:class:`~cofe.monitor.store._traces.Traces`): spans in, stage records and
+  chunk texts out;
+- ``windows`` (:class:`~cofe.monitor.store._windows.Windows`): per-stage series per time
+  window;
+- ``judgements`` (:class:`~cofe.monitor.store._judgements.Judgements`): judged traffic and
+  the judges' gates;
+- ``canaries`` (:class:`~cofe.monitor.store._canaries.Canaries`): scored canary rounds;
+- ``alerts`` (:class:`~cofe.monitor.store._alert_log.AlertLog`): alerts and their deliveries --
+
+each a small class over the store's one :class:`~cofe.monitor.store._engine.Engine`.
+What spans several tables (the row counts, retention) is the store's own.
 
 Embedded default: SQLite (a file; no server; WAL lets the dashboard and queries read
 while the collector writes; in the standard library). DuckDB was the other candidate:
 faster for column scans, but its single-writer file lock would keep readers out while
 the collector runs, and the work here is many small transactional inserts plus
 index-range reads of one window -- a row store's job. PostgreSQL runs the same queries
-for a shared deployment. Every query is here or in its mixins (``_trace_reads``,
-``_windows_queries``, ``_queries``), written once with SQLAlchemy Core.
-
-Every batch of spans is ingested in one transaction: the spans (keyed by trace and
-span id, so a batch sent again adds nothing), the chunk texts (content-addressed:
-stored once), the re-assembled records of the traces it touched and the windows to
-recompute. Counts are always computed from the rows, never incremented, so a batch
-delivered twice is never counted twice.
+for a shared deployment. Every query is in this package, written once with SQLAlchemy Core.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Iterable, Sequence
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from cofe.monitor._assemble import TraceRecord, assemble
-from cofe.monitor._spans import Span
-from cofe.monitor._spans import storable as made_storable
-from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t
-from cofe.monitor.store._codec import TRAFFIC
-from cofe.monitor.store._engine import Engine, StoreError, T, shown_location
-from cofe.monitor.store._ingest import IngestReport, bound_traces
+from cofe.monitor.store._alert_log import AlertLog
+from cofe.monitor.store._canaries import Canaries
+from cofe.monitor.store._engine import Engine, StoreError, shown_location
+from cofe.monitor.store._judgements import Judgements
 from cofe.monitor.store._migrations import (
     STEPS,
     STORE_SCHEMA_VERSION,
@@ -45,26 +42,27 @@ from cofe.monitor.store._migrations import (
     stored_version,
     tables_present,
 )
-from cofe.monitor.store._queries import Queries, slices
-from cofe.monitor.store._trace_reads import TraceReads
-from cofe.monitor.store._windows_queries import WindowQueries
+from cofe.monitor.store._traces import Traces
+from cofe.monitor.store._windows import Windows
 
 DEFAULT_WINDOW_SECONDS = 300
 DEFAULT_RETAIN_SECONDS = 7 * 24 * 3600
 MAX_SECONDS = 100 * 366 * 86400  # nanoseconds of a century still fit a 64-bit integer
 
 
-def _upsert(table: sa.Table, connection: Connection) -> Any:
-    """``INSERT ... ON CONFLICT`` in the connection's dialect (both have it)."""
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    return dialect.insert(table)
-
-
-class MonitorStore(TraceReads, WindowQueries, Queries):
+class MonitorStore:
     """Open (creating or migrating) the store at ``location``: a file path for SQLite, or a
     ``postgresql://`` URL. ``window_seconds`` and ``retain_seconds`` are fixed when the store
     is created; later opens read them from the store. ``read_only`` opens an existing store
-    at the current version without writing anything, ever (the dashboard)."""
+    at the current version without writing anything, ever (the dashboard). Its
+    repositories (see the module) are attributes: ``store.traces.ingest(spans)``,
+    ``store.windows.series()``, ``store.alerts.count(start, end)``."""
+
+    traces: Traces
+    windows: Windows
+    judgements: Judgements
+    canaries: Canaries
+    alerts: AlertLog
 
     def __init__(
         self,
@@ -75,7 +73,6 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
         read_only: bool = False,
     ) -> None:
         self.location = shown_location(str(location))  # what messages may print
-        self._open_computed = {}
         if (
             read_only
             and not str(location).startswith(("postgresql://", "postgres://"))
@@ -94,6 +91,11 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
         except BaseException:
             self.db.close()
             raise
+        self.traces = Traces(self.db, self.window_of)
+        self.windows = Windows(self.db, self.window_ns)
+        self.judgements = Judgements(self.db, self.window_of)
+        self.canaries = Canaries(self.db)
+        self.alerts = AlertLog(self.db)
 
     # --- schema ----------------------------------------------------------------------------
 
@@ -210,231 +212,6 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
     def window_of(self, t_ns: int) -> int:
         return t_ns - t_ns % self.window_ns
 
-    def _reading(self, work: Callable[[Connection], T]) -> T:
-        """``work`` in one read transaction, run again after a lost connection."""
-
-        def run() -> T:
-            with self.db.read() as connection:
-                return work(connection)
-
-        return self.db.retrying(run)
-
-    def _writing(self, work: Callable[[Connection], T]) -> T:
-        """``work`` in one write transaction, run again whole after a lost connection."""
-
-        def run() -> T:
-            with self.db.write() as connection:
-                return work(connection)
-
-        return self.db.retrying(run)
-
-    # --- writing -----------------------------------------------------------------------------
-
-    def ingest(self, spans: Sequence[Span], *, received_ns: int | None = None) -> IngestReport:
-        """Store a batch of spans and re-assemble every trace it touches, in one transaction:
-        when this returns, the batch is on disk (it may be acknowledged to the sender)."""
-        received = received_ns or time.time_ns()
-        storable = [made_storable(s) for s in spans]  # one bad value never costs the batch
-        texts: dict[str, str] = {}
-        rows = [_codec.span_row(s, texts, received) for s in storable]
-        touched: dict[str, list[Span]] = {}
-        for s in storable:
-            touched.setdefault(s.trace_id, []).append(s)
-        return self._writing(partial(self._ingest, rows, touched, texts, received, len(spans)))
-
-    def _ingest(
-        self,
-        rows: list[dict[str, Any]],
-        touched: dict[str, list[Span]],
-        texts: dict[str, str],
-        received: int,
-        batch: int,
-        connection: Connection,
-    ) -> IngestReport:
-        groups = {trace_id: list(group) for trace_id, group in touched.items()}
-        ids = list(groups)
-        self._lock_traces(connection, ids)
-        # the keys of spans already stored, read before the batch's are written (no RETURNING:
-        # a plain executemany); a batch sent again costs neither memory nor writes
-        known: dict[str, set[str]] = {}
-        for part in slices(ids):
-            for trace_id, span_id in connection.execute(
-                sa.select(t.spans.c.trace_id, t.spans.c.span_id).where(t.spans.c.trace_id.in_(part))
-            ):
-                known.setdefault(trace_id, set()).add(span_id)
-        refused, full = bound_traces(groups, known)
-        if refused:
-            allowed = {(s.trace_id, s.span_id) for group in groups.values() for s in group}
-            rows = [r for r in rows if (r["trace_id"], r["span_id"]) in allowed]
-        fresh = [r for r in rows if r["span_id"] not in known.get(r["trace_id"], ())]
-        new = len({(r["trace_id"], r["span_id"]) for r in fresh})
-        if fresh:  # spans stored before (a batch sent again) add nothing
-            connection.execute(
-                _upsert(t.spans, connection).on_conflict_do_nothing(
-                    index_elements=["trace_id", "span_id"]
-                ),
-                fresh,
-            )
-        # re-assembled only if the batch brought it a span (a span stored before is kept)
-        changed = {
-            trace_id
-            for trace_id in ids
-            if any(s.span_id not in known.get(trace_id, ()) for s in groups[trace_id])
-        }
-        self._add_chunks(connection, texts if changed else {}, received)
-        stored = self._stored_spans(connection, [i for i in ids if i in changed and i in known])
-        for trace_id, before in stored.items():
-            groups[trace_id] = groups[trace_id] + before
-        records = [
-            assemble(trace_id, list({s.span_id: s for s in groups[trace_id]}.values()))
-            for trace_id in ids
-            if trace_id in changed
-        ]
-        self._put_traces(connection, records, received)
-        problems = sum(1 for r in records if r.problems)
-        return IngestReport(batch, new, len(groups), problems, refused, full)
-
-    @staticmethod
-    def _lock_traces(connection: Connection, trace_ids: Sequence[str]) -> None:
-        """PostgreSQL: one writer per trace until commit, so two collectors storing spans of
-        one trace at once each assemble it from the other's committed spans (SQLite's write
-        transactions already run one at a time). Locks are taken in order: no deadlock."""
-        if connection.dialect.name == "postgresql" and trace_ids:
-            connection.execute(
-                sa.text(
-                    "SELECT pg_advisory_xact_lock(hashtext(t)) FROM "
-                    "(SELECT unnest(CAST(:ids AS text[])) AS t ORDER BY 1) AS ordered"
-                ),
-                {"ids": sorted(trace_ids)},
-            )
-
-    def add_traces(self, records: Iterable[TraceRecord], *, origin: str = TRAFFIC) -> int:
-        """Store stage records made without spans (an adapter writing straight to the store)."""
-        records = [_codec.storable_record(r) for r in records]
-        now = time.time_ns()
-        texts = {d.chunk_id: d.text for r in records for d in r.chunks() if d.text is not None}
-
-        def store(connection: Connection) -> None:
-            self._add_chunks(connection, texts, now)
-            self._put_traces(connection, records, now, origin=origin)
-
-        self._writing(store)
-        return len(records)
-
-    @staticmethod
-    def _add_chunks(connection: Connection, texts: dict[str, str], now: int) -> None:
-        if texts:
-            insert = _upsert(t.chunks, connection).on_conflict_do_nothing(
-                index_elements=["chunk_id"]
-            )
-            connection.execute(
-                insert,
-                [
-                    {"chunk_id": chunk_id, "text": text, "first_seen_ns": now}
-                    for chunk_id, text in sorted(texts.items())
-                ],
-            )  # sorted: batches sharing chunks wait, never deadlock
-
-    def _stored_spans(
-        self, connection: Connection, trace_ids: Sequence[str]
-    ) -> dict[str, list[Span]]:
-        if not trace_ids:
-            return {}
-        rows = [
-            row
-            for part in slices(trace_ids)
-            for row in connection.execute(sa.select(t.spans).where(t.spans.c.trace_id.in_(part)))
-        ]
-        loaded = [(row._mapping, json.loads(row.attributes)) for row in rows]
-        wanted = sorted({c for _, attributes in loaded for c in _codec.chunk_ids_of(attributes)})
-        texts = self._chunk_texts(connection, wanted)
-        out: dict[str, list[Span]] = {}
-        for row, attributes in loaded:
-            out.setdefault(row["trace_id"], []).append(_codec.span_of(row, attributes, texts))
-        return out
-
-    def _put_traces(
-        self,
-        connection: Connection,
-        records: Sequence[TraceRecord],
-        now: int,
-        origin: str | None = None,
-    ) -> None:
-        ids = [r.trace_id for r in records]
-        c = t.traces.c
-        existing = {
-            r.trace_id: (r.origin, r.started_ns)
-            for part in slices(ids)
-            for r in connection.execute(
-                sa.select(c.trace_id, c.origin, c.started_ns).where(c.trace_id.in_(part))
-            )
-        }
-        rows, dirty = [], set()
-        for r in records:
-            before = existing.get(r.trace_id)
-            kept = origin or (before[0] if before else TRAFFIC)  # a canary trace stays a canary
-            if before is not None:  # the root came later and moved the start: both windows
-                dirty.add((before[0], self.window_of(before[1])))
-            rows.append(_codec.trace_row(r, kept, now))
-            dirty.add((kept, self.window_of(r.started_ns)))
-        if rows:
-            insert = _upsert(t.traces, connection)
-            insert = insert.on_conflict_do_update(
-                index_elements=["trace_id"],
-                set_={
-                    c.name: insert.excluded[c.name]
-                    for c in t.traces.columns
-                    if c.name != "trace_id"
-                },
-            )
-            connection.execute(insert, rows)
-        self._mark_dirty(connection, dirty)
-
-    @staticmethod
-    def _mark_dirty(connection: Connection, windows: Iterable[tuple[str, int]]) -> None:
-        rows = [{"origin": o, "start_ns": s} for o, s in sorted(windows)]
-        if rows:
-            insert = _upsert(t.dirty_windows, connection).on_conflict_do_nothing(
-                index_elements=["origin", "start_ns"]
-            )
-            connection.execute(insert, rows)
-
-    def mark_dirty(self, windows: Iterable[tuple[str, int]]) -> None:
-        """Mark windows to be computed again (their traces or judgements changed)."""
-        marks = list(windows)
-        self._writing(lambda connection: self._mark_dirty(connection, marks))
-
-    def set_origin(self, trace_ids: Sequence[str], origin: str) -> None:
-        """Mark traces (e.g. canary queries matched among traffic) and refresh their windows."""
-        ids = list(trace_ids)
-
-        def mark(connection: Connection) -> None:
-            for part in slices(ids):
-                old = connection.execute(
-                    sa.select(t.traces.c.origin, t.traces.c.started_ns).where(
-                        t.traces.c.trace_id.in_(part)
-                    )
-                ).all()
-                connection.execute(
-                    t.traces.update().where(t.traces.c.trace_id.in_(part)).values(origin=origin)
-                )
-                self._mark_dirty(
-                    connection,
-                    {(o, self.window_of(s)) for o, s in old}
-                    | {(origin, self.window_of(s)) for _, s in old},
-                )
-
-        self._writing(mark)
-
-    # --- windows (``_windows_queries`` refreshes, stores and reads them) -------------------
-
-    def window_rows(self, origin: str, start_ns: int, end_ns: int) -> list[tuple[Any, ...]]:
-        """``(stage, signal, value, n, note)`` of every signal of a window: computed by
-        ``cofe.monitor._windows`` (domain logic), not here."""
-        from cofe.monitor._windows import window_rows
-
-        return window_rows(self, origin, start_ns, end_ns)
-
     # --- retention ---------------------------------------------------------------------------
 
     def prune(self, now_ns: int | None = None) -> dict[str, int]:
@@ -454,7 +231,30 @@ class MonitorStore(TraceReads, WindowQueries, Queries):
             connection.execute(t.traces.delete().where(old))
             return {"spans": int(spans), "traces": traces}
 
-        return self._writing(prune)
+        return self.db.writing(prune)
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table, and traces with problems."""
+        tables = (t.spans, t.traces, t.chunks, t.series, t.judgements, t.canary_rounds)
+
+        def count(connection: Connection) -> dict[str, int]:
+            out = {
+                table.name: int(
+                    connection.scalar(sa.select(sa.func.count()).select_from(table)) or 0
+                )
+                for table in tables
+            }
+            out["traces_with_problems"] = int(
+                connection.scalar(
+                    sa.select(sa.func.count())
+                    .select_from(t.traces)
+                    .where(t.traces.c.problems != "[]")
+                )
+                or 0
+            )
+            return out
+
+        return self.db.reading(count)
 
     def size_bytes(self) -> int:
         return self.db.size_bytes()

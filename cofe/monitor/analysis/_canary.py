@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from cofe._errors import ConfigurationError
+from cofe.adapters import SpanTraceRecord as TraceRecord
 from cofe.chain import STEP_STAGE
 from cofe.evalset import read_evalset
-from cofe.monitor._assemble import TraceRecord
 from cofe.monitor.store import CANARY, MonitorStore
 from cofe.runlog import (
     Chunk,
@@ -51,7 +51,7 @@ TOP_K = " (top-k)"  # the series of a step's narrower cutoff (the pool's top-k m
 
 
 def series_of(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Canary measure rows (``MonitorStore.canary_series``) with the series each belongs to
+    """Canary measure rows (``store.canaries.series``) with the series each belongs to
     across rounds, and its cutoff: ``series`` is the measure's name without its cutoff, so a
     change of top-k (``KeywordRecall@4``, then ``@1``) stays one series of its step and
     stage -- the cutoff shows on each round's point -- and ``cutoff`` is that round's
@@ -213,7 +213,7 @@ def _store_run_traces(
                 top_k=log.manifest.top_k,
             )
         )
-    store.add_traces(records, origin=CANARY)
+    store.traces.add(records, origin=CANARY)
     return trace_of
 
 
@@ -274,7 +274,7 @@ def _send_round(
     deadline = time.monotonic() + wait_seconds
     found: dict[str, list[TraceRecord]] = {}
     while True:
-        found = store.traces_by_query(list(wanted), started)
+        found = store.traces.by_query(list(wanted), started)
         complete = all(
             len([t for t in found.get(q, []) if _answered_or_failed(t)]) >= n
             for q, n in wanted.items()
@@ -316,7 +316,7 @@ def _send_round(
     writer.start(manifest, evalset)
     writer.add_chunks(chunks.values())
     writer.add_samples(records)
-    store.set_origin(list(trace_of.values()), CANARY)
+    store.traces.set_origin(list(trace_of.values()), CANARY)
     return trace_of
 
 
@@ -379,7 +379,7 @@ def _store_round(
         for r in verdicts.itertuples()
     ]
     scores = result.scores
-    store.add_canary_round(
+    store.canaries.add_round(
         {
             "round_id": round_id,
             "started_ns": started,

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self, TextIO, TypeVar
 
 from cofe._errors import ConfigurationError, InputError
-from cofe.monitor._alerts import Alert
+from cofe.monitor.analysis._alerts import Alert
 from cofe.monitor.store import MonitorStore
 
 RETRYABLE = {429, 500, 502, 503, 504}
@@ -299,7 +299,7 @@ class WebhookSink:
     def _record(self, alert_id: str, outcome: str) -> None:
         assert self.store is not None
         try:
-            self.store.record_delivery(alert_id, self.url_for_record, outcome)
+            self.store.alerts.record_delivery(alert_id, self.url_for_record, outcome)
         except Exception as error:  # a closed store must not kill the sender thread
             log.error(
                 "could not record a webhook outcome (%s)",

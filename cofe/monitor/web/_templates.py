@@ -33,7 +33,7 @@ def _thousands(value: int) -> str:
 
 def environment() -> Any:
     """The pages' environment (``cofe.charts.templates``: one way of making it)."""
-    return templates("cofe.monitor", (("thousands", _thousands),))
+    return templates("cofe.monitor.web", (("thousands", _thousands),))
 
 
 def render(name: str, **context: Any) -> Markup:
@@ -43,7 +43,7 @@ def render(name: str, **context: Any) -> Markup:
 
 def static(name: str) -> bytes:
     """A file served as it is (the icon)."""
-    return (files("cofe.monitor") / "templates" / "static" / name).read_bytes()
+    return (files("cofe.monitor.web") / "templates" / "static" / name).read_bytes()
 
 
 def marked(text: str, keywords: Sequence[str]) -> list[tuple[str, bool]]:

@@ -43,16 +43,9 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from cofe.monitor._asgi import AsgiServer, Guard
-from cofe.monitor._bodies import _ByteBudget, _read_body
-from cofe.monitor._http import (
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_REQUEST_SECONDS,
-    check_binding,
-    is_loopback,
-    token_ok,
-)
-from cofe.monitor._spans import (
+from cofe.monitor.analysis._window_rows import refresh_windows
+from cofe.monitor.ingest._bodies import _ByteBudget, _read_body
+from cofe.monitor.ingest._spans import (
     SpanFormatError,
     TooManySpans,
     parse_protobuf_salvaging,
@@ -60,6 +53,14 @@ from cofe.monitor._spans import (
     spans_from_json,
 )
 from cofe.monitor.store import MonitorStore
+from cofe.monitor.web._asgi import AsgiServer, Guard
+from cofe.monitor.web._http import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_REQUEST_SECONDS,
+    check_binding,
+    is_loopback,
+    token_ok,
+)
 
 # what the collector says as it runs: the CLI shows it on stderr ("cofe monitor collect: ...");
 # each record carries its ``event`` and numbers as fields, for a JSON formatter or a filter
@@ -344,7 +345,7 @@ class Collector:
                 )
             del body
             try:
-                report = self.store.ingest(spans)
+                report = self.store.traces.ingest(spans)
             except Exception as error:  # disk full, database gone: the exporter retries on 503
                 with self._stats_lock:
                     self.stats.failed += 1
@@ -396,7 +397,7 @@ class Collector:
         last_prune = float("-inf")  # the first round prunes (not only once uptime passes 1 h)
         while not self._stop.wait(self.refresh_seconds):
             try:
-                self.store.refresh(open_every_s=self.open_window_seconds)
+                refresh_windows(self.store, open_every_s=self.open_window_seconds)
                 if time.monotonic() - last_prune > 3600:
                     self.store.prune()
                     last_prune = time.monotonic()
@@ -423,8 +424,8 @@ class Collector:
 
     def _refresh(self) -> None:
         """Recompute the windows that received traces (each in one transaction with its mark,
-        so a batch stored meanwhile is never left out: ``MonitorStore.refresh``)."""
-        self.store.refresh()
+        so a batch stored meanwhile is never left out: ``Windows.refresh``)."""
+        refresh_windows(self.store)
 
     def start(self) -> threading.Thread:
         self._thread = threading.Thread(

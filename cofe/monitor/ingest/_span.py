@@ -1,25 +1,20 @@
 """What the monitor adds to a span (:class:`cofe.adapters.Span`, the one span type): its
-times checked when read from an export, its values made storable; the errors of reading
+times checked when read from an export (its values are made storable by the store,
+``cofe.monitor.store._clean``); the errors of reading
 spans, and what every export format shares: nested attributes flattened, ids as hex,
 status codes.
-:mod:`cofe.monitor._spans` reads the formats (the OTLP/JSON ones in
-:mod:`cofe.monitor._spans_json`) and exports these names too."""
+:mod:`cofe.monitor.ingest._spans` reads the formats (the OTLP/JSON ones in
+:mod:`cofe.monitor.ingest._spans_json`) and exports these names too."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import replace
 from typing import Any
 
 from cofe._errors import InputError
 from cofe.adapters import Span  # the one span type, shared with the adapters
-from cofe.monitor._clean import (
-    check_time,
-    clean_mapping,
-    clean_text,
-    maybe_unstorable,
-)
+from cofe.monitor.store._clean import check_time
 
 
 class SpanFormatError(InputError):
@@ -48,32 +43,6 @@ def checked(span: Span) -> Span:
         except ValueError as error:
             raise SpanFormatError(str(error)) from None
     return span
-
-
-def storable(span: Span) -> Span:
-    """The span with every value a store can keep (``_clean``: lone surrogates as U+FFFD,
-    NUL removed, numbers out of range dropped), the repairs counted."""
-    name, a = clean_text(span.name)
-    message, b = clean_text(span.status_message)
-    if not (a or b or maybe_unstorable(span.attributes, span.events)):
-        return span  # the common case, found in one C-level scan
-    attributes, c = clean_mapping(span.attributes)
-    events, d = [], 0
-    for event in span.events:
-        cleaned, n = clean_mapping(event)
-        events.append(cleaned)
-        d += n
-    repairs = a + b + c + d
-    if not repairs:
-        return span
-    return replace(
-        span,
-        name=name,
-        status_message=message,
-        attributes=attributes,
-        events=tuple(events),
-        repaired=span.repaired + repairs,
-    )
 
 
 # --- attribute values ----------------------------------------------------------------------

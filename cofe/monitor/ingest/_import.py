@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe._errors import InputProblem
-from cofe.monitor._spans import (
+from cofe.monitor.ingest._spans import (
     Span,
     SpanFormatError,
     json_values,
@@ -96,7 +96,7 @@ def import_spans(
     touched: set[str] = set()
 
     def store_batch(spans: list[Span]) -> None:
-        done = store.ingest(spans)
+        done = store.traces.ingest(spans)
         report.spans += done.spans
         report.new_spans += done.new_spans
         if done.refused:
@@ -161,7 +161,7 @@ def import_spans(
             )
         flush()
     if touched:
-        traces = store.traces_by_id(sorted(touched))
+        traces = store.traces.by_id(sorted(touched))
         report.traces = len(traces)
         report.problem_traces = sum(1 for t in traces if t.problems)
     return report

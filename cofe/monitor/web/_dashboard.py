@@ -53,8 +53,12 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cofe.monitor._asgi import AsgiServer, Guard, canonical
-from cofe.monitor._dashboard_kit import (
+from cofe.monitor.store import (
+    MonitorStore,
+    StoreError,
+)
+from cofe.monitor.web._asgi import AsgiServer, Guard, canonical
+from cofe.monitor.web._dashboard_kit import (
     _SECURITY_HEADERS,
     CSP,
     DEFAULT_PORT,
@@ -65,15 +69,11 @@ from cofe.monitor._dashboard_kit import (
     _Params,
     open_read_only,
 )
-from cofe.monitor._drilldown import Pages
-from cofe.monitor._http import (
+from cofe.monitor.web._drilldown import Pages
+from cofe.monitor.web._http import (
     DEFAULT_MAX_CONNECTIONS,
     check_binding,
     token_ok,
-)
-from cofe.monitor.store import (
-    MonitorStore,
-    StoreError,
 )
 
 __all__ = ["CSP", "Dashboard", "Pages", "open_read_only"]

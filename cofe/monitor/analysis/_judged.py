@@ -97,24 +97,24 @@ def judge_traffic(
         )
     if limit is not None and limit < 1:
         raise InputError(f"limit must be at least 1, not {limit}")
-    unjudged = store.unjudged_traffic(since_ns)
+    unjudged = store.judgements.unjudged_traffic(since_ns)
     candidates = [t for t in unjudged if sampled(t, share)]
     report = JudgeTrafficReport()
     version = _version()
     judge_name = judge_of(client, steps)
-    gate = store.judge_gate(judge_name, version)
+    gate = store.judgements.gate(judge_name, version)
     if gate is None and controls > 0:
         budget -= _judge_controls(
             store, client, unjudged, controls, budget, report, embedder, concurrency, steps
         )
-        gate = store.judge_gate(judge_name, version)
+        gate = store.judgements.gate(judge_name, version)
     if gate is not None:
         report.controls = {m: _gate_line(m, gate) for m in gate}
     elif not report.controls:
         report.controls = {"controls": _NOT_GATED}
     # every trace costs CALLS_PER_TRACE calls at least: no more than this many can be afforded
     most = max(0, budget) // CALLS_PER_TRACE
-    read = {t.trace_id: t for t in store.traces_by_id(candidates[:most], with_text=True)}
+    read = {t.trace_id: t for t in store.traces.by_id(candidates[:most], with_text=True)}
     looked = [read[i] for i in candidates[:most] if i in read]  # oldest first, as chosen
     affordable, spent = 0, 0
     for trace in looked:
@@ -154,7 +154,7 @@ def judge_traffic(
                 (trace.trace_id, measure.name, number, None if reason is None else str(reason))
             )
         now = time.time_ns()
-        store.add_judgements(
+        store.judgements.add(
             [
                 dict(
                     zip(("trace_id", "measure", "value", "reason"), row, strict=True),
@@ -255,7 +255,7 @@ def _judge_controls(
 
     # traces spread over the newest few hundred: enough to pair, one read
     recent = list(unjudged[-max(8 * pairs, 64) :])
-    items = [inputs for _, inputs in _inputs(store.traces_by_id(recent, with_text=True))]
+    items = [inputs for _, inputs in _inputs(store.traces.by_id(recent, with_text=True))]
     wanted = traffic_controls(items, pairs)
     if not wanted:
         report.controls = {"controls": _NOT_GATED}
@@ -299,7 +299,7 @@ def _judge_controls(
             "rank windows on noise"
         )
         failed = {m.name: why for m in LABEL_FREE}
-    store.set_judge_gate(
+    store.judgements.set_gate(
         judge_of(client, steps),
         _version(),
         [(m.name, *gate.figures.get(m.name, (None, 0)), failed.get(m.name)) for m in LABEL_FREE],
@@ -316,11 +316,11 @@ def judged_signals(
     values: dict[str, list[float]] = {m.name: [] for m in LABEL_FREE}
     reasons: dict[str, dict[str, int]] = {m.name: {} for m in LABEL_FREE}
     gates: dict[str, dict[str, tuple[float | None, int, str | None]] | None] = {}
-    for name, value, reason, model in store.judgements_of(trace_ids):
+    for name, value, reason, model in store.judgements.of(trace_ids):
         if name not in values:
             continue
         if model not in gates:
-            gates[model] = store.judge_gate(model, _version())
+            gates[model] = store.judgements.gate(model, _version())
         failed = (gates[model] or {}).get(name, (None, 0, None))[2]
         if failed:
             reason, value = failed, None

@@ -1,6 +1,6 @@
 """The dashboard's overview: per-stage series, alert history and canary rounds over a
-time range (``/``); the base of :class:`~cofe.monitor._drilldown.Pages`. Its canary
-sections are :class:`~cofe.monitor._overview_canary.CanarySections`."""
+time range (``/``); the base of :class:`~cofe.monitor.web._drilldown.Pages`. Its canary
+sections are :class:`~cofe.monitor.web._overview_canary.CanarySections`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ from typing import Any
 from markupsafe import Markup
 
 from cofe.charts import Line, Marker, Point, line_chart
-from cofe.monitor._canary import series_of
-from cofe.monitor._dashboard_kit import (
+from cofe.monitor.analysis._canary import series_of
+from cofe.monitor.store import (
+    CANARY,
+    TRAFFIC,
+    MonitorStore,
+    shown_location,
+)
+from cofe.monitor.web._dashboard_kit import (
     RANGES,
     STAGE_TITLES,
     VERDICTS,
@@ -35,14 +41,8 @@ from cofe.monitor._dashboard_kit import (
     utc,
     with_zero_shares,
 )
-from cofe.monitor._overview_canary import CanarySections
-from cofe.monitor._templates import Link
-from cofe.monitor.store import (
-    CANARY,
-    TRAFFIC,
-    MonitorStore,
-    shown_location,
-)
+from cofe.monitor.web._overview_canary import CanarySections
+from cofe.monitor.web._templates import Link
 
 
 class OverviewPages(CanarySections):
@@ -81,13 +81,13 @@ class OverviewPages(CanarySections):
             )
         else:
             start = until - span * 1_000_000_000
-        traffic = store.series(origin=TRAFFIC, since_ns=start, until_ns=until)
+        traffic = store.windows.series(origin=TRAFFIC, since_ns=start, until_ns=until)
         # one series per stage, step and measure, whatever its cutoff in each round
         canary = series_of(
-            [r for r in store.canary_series(since_ns=start) if r["start_ns"] < until]
+            [r for r in store.canaries.series(since_ns=start) if r["start_ns"] < until]
         )
         alerts = _alerts(store, start, until)
-        alert_count = store.alert_count(start, until)
+        alert_count = store.alerts.count(start, until)
         minutes = self.store.window_seconds / 60
         return _page(
             "overview.html",
@@ -145,7 +145,7 @@ class OverviewPages(CanarySections):
     ) -> dict[str, Any]:
         store = self.store
         counts = store.counts()
-        pending = store.pending_windows()
+        pending = store.windows.pending()
         windows = len({r["start_ns"] for r in traffic})
         in_range = sum(
             int(r["value"] or 0) for r in traffic if r["stage"] == "all" and r["signal"] == "Traces"
@@ -173,7 +173,7 @@ class OverviewPages(CanarySections):
                 )
             )
         problems = sorted(
-            store.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(),
+            store.traces.problem_counts(origin=TRAFFIC, since_ns=start, until_ns=until).items(),
             key=lambda kv: -kv[1],
         )
         return {"rows": rows, "problems": problems[:8]}
@@ -223,7 +223,7 @@ class OverviewPages(CanarySections):
         start, end = int(a["window_start_ns"]), int(a["window_end_ns"])
         label = f"{utc(start)}–{_hm(end)}"
         if a["origin"] == CANARY:
-            rounds = self.store.canary_rounds(since_ns=start, until_ns=end, until_inclusive=True)
+            rounds = self.store.canaries.rounds(since_ns=start, until_ns=end, until_inclusive=True)
             links = [Link(_href("round", id=r.round_id), f"round {r.round_id}") for r in rounds[:3]]
             return {"links": links, "label": label}
         signal = f"{a['stage']}/{a['measure']}"

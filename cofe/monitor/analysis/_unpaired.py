@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cofe.monitor._signals import STATISTICS
+from cofe.monitor.analysis._signals import STATISTICS
 
 RESAMPLES = 2000
 CAP = 5000  # values per side resampled by the unpaired test (a 2000 x 10000 matrix at most)

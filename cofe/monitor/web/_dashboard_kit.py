@@ -1,6 +1,6 @@
 """What the dashboard's pages share: limits, the stylesheet and icon, formatting, the
 default range, the page frame (a template) and request parameters
-(``cofe.monitor._dashboard``)."""
+(``cofe.monitor.web._dashboard``)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from urllib.parse import parse_qs, urlencode
 from cofe._errors import InputError
 from cofe.chain import STEPS
 from cofe.charts import STYLESHEET
-from cofe.monitor._clean import LATEST_NS
-from cofe.monitor._templates import render, static
 from cofe.monitor.store import (
     TRAFFIC,
     CanaryRoundRow,
     MonitorStore,
 )
+from cofe.monitor.store._clean import LATEST_NS
+from cofe.monitor.web._templates import render, static
 
 DEFAULT_PORT = 8765
 RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "all": None}
@@ -40,7 +40,7 @@ STAGE_TITLES = {
 }
 # the steps a canary round reports, in chain order (cofe.chain; chunk-intact is a waterfall row)
 STEP_ORDER = tuple(spec.step.value for spec in STEPS if spec.passes is not None)
-VERDICTS = "verdicts"  # the canary step holding verdict shares (``cofe.monitor._canary``)
+VERDICTS = "verdicts"  # the canary step holding verdict shares (``cofe.monitor.analysis._canary``)
 JUDGED = {
     "Faithfulness": "judged share: the answer's claims supported by the context",
     "AnswerRelevancy": "judged share: how well the answer addresses the query",
@@ -137,7 +137,7 @@ def _signal_group(name: str) -> str:
 
 
 def _signals() -> dict[tuple[str, str], Any]:
-    from cofe.monitor._signals import SIGNALS
+    from cofe.monitor.analysis._signals import SIGNALS
 
     return {(s.stage, s.name): s for s in SIGNALS}
 
@@ -180,7 +180,7 @@ def _extent(store: MonitorStore, now_ns: int | None = None) -> Extent:
     simulation) gives the 99th percentile of its instants. The first instant is that of the
     history's main body: windows more than a year before the rest, and farther from it than
     the rest spans, are left out (one trace stamped 1970 stretched range=all to 1970)."""
-    instants = sorted(set(store.instants(TRAFFIC)))
+    instants = sorted(set(store.windows.instants(TRAFFIC)))
     if not instants:
         return Extent(None, None)
     horizon = (now_ns if now_ns is not None else time.time_ns()) + FUTURE_SLACK_NS
@@ -221,11 +221,11 @@ def _when(instants: list[int]) -> str:
 
 
 def _alerts(store: MonitorStore, start: int, end: int) -> list[dict[str, Any]]:
-    return store.alerts(start, end, limit=MAX_ALERTS)
+    return store.alerts.between(start, end, limit=MAX_ALERTS)
 
 
 def _rounds(store: MonitorStore, start: int, end: int) -> list[CanaryRoundRow]:
-    return store.canary_rounds(since_ns=start, until_ns=end, newest_first=True)
+    return store.canaries.rounds(since_ns=start, until_ns=end, newest_first=True)
 
 
 def _fitting_range(first: int | None, last: int | None) -> str:

@@ -33,15 +33,15 @@ from typing import Any
 import numpy as np
 
 from cofe.compare import choose_inference
-from cofe.monitor._rules import (
+from cofe.monitor.analysis._rules import (
     DEFAULT_RULES,
     AlertRule,
     duration_seconds,
     load_rules,
     rules_toml,
 )
-from cofe.monitor._signals import STATISTICS, find_signal
-from cofe.monitor._unpaired import unpaired_change
+from cofe.monitor.analysis._signals import STATISTICS, find_signal
+from cofe.monitor.analysis._unpaired import unpaired_change
 from cofe.monitor.store import CANARY, TRAFFIC, MonitorStore
 
 __all__ = [
@@ -109,7 +109,7 @@ def _fmt(value: float | None) -> str:
 def _rounds(store: MonitorStore, now_ns: int, count: int) -> list[tuple[str, int, int]]:
     """The newest round and up to ``count - 1`` before it that answered the same eval set
     (an edited golden set starts a new baseline: its samples are not the same questions)."""
-    rounds = store.canary_rounds(finished_by_ns=now_ns, newest_first=True)
+    rounds = store.canaries.rounds(finished_by_ns=now_ns, newest_first=True)
     if not rounds:
         return []
     same = [
@@ -125,10 +125,10 @@ def _sample_values(store: MonitorStore, round_id: str, measure: str) -> dict[str
     share -- 1 when its verdict is ``VERDICT@STAGE`` (``lost@STAGE``: any loss blamed on it)."""
     if "/" in measure:
         step, name = measure.split("/", 1)
-        return store.canary_sample_scores(round_id, step, name)
+        return store.canaries.sample_scores(round_id, step, name)
     verdict, stage = measure.split("@", 1)
     out = {}
-    for case in store.canary_cases(round_id):
+    for case in store.canaries.cases(round_id):
         if verdict == "lost":
             hit = case.stage == stage and case.verdict not in LOSS_EXCLUDED
         else:
@@ -159,7 +159,7 @@ def _canary_examples(
             "stage": case.stage,
             "evidence": json.loads(case.evidence).get("explanation"),
         }
-        for case in store.canary_cases(round_id, hits)
+        for case in store.canaries.cases(round_id, hits)
     ]
 
 
@@ -177,7 +177,7 @@ def _evaluate_canary(
             values = list(_sample_values(store, current_id, rule.measure).values())
             value, n = (sum(values) / len(values) if values else None), len(values)
         else:  # a measure name as the round's summary lists it (step= picks among steps)
-            found = store.canary_measure(current_id, rule.measure, rule.stage, rule.step)
+            found = store.canaries.measure(current_id, rule.measure, rule.stage, rule.step)
             value, n = found if found is not None else (None, 0)
         if value is None or n < rule.min_samples:
             return None
@@ -383,7 +383,7 @@ def _quiet(store: MonitorStore, rule: AlertRule, alert: Alert, fired: dict[str, 
     the window each rule alerted in this evaluation (not stored yet)."""
     last = fired.get(rule.name)
     if last is None:
-        last = store.last_alerted_window(rule.name)
+        last = store.alerts.last_window(rule.name)
     if last is None:
         return False
     if alert.baseline_from_ns is not None and last >= alert.baseline_from_ns:
@@ -446,10 +446,8 @@ def evaluate(
     loaded: list[Any] = []
     times: list[int] = []
     if traffic:  # every trace the windows and their baselines need, read once
-        loaded = sorted(
-            (t for t in store.traces(ends[0] - (1 + deepest) * width, ends[-1]) if t.is_query),
-            key=lambda t: t.started_ns,
-        )
+        needed = store.traces.started_in(ends[0] - (1 + deepest) * width, ends[-1])
+        loaded = sorted((t for t in needed if t.is_query), key=lambda t: t.started_ns)
         times = [t.started_ns for t in loaded]
     read: dict[tuple[int, int], list[Any]] = {}
 
@@ -485,7 +483,7 @@ def evaluate(
             fired.append(alert)
             last_fired[rule.name] = alert.window_start_ns
     if fired:
-        store.add_alerts(
+        store.alerts.add(
             {
                 **{k: v for k, v in asdict(a).items() if k != "baseline_from_ns"},
                 "examples": json.dumps(a.examples, default=str),

@@ -75,7 +75,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from cofe.monitor._http import host_allowed
+from cofe.monitor.web._http import host_allowed
 
 HEADER_BYTES = 64 * 1024  # request line + headers (http.server allowed 64 kB a line)
 HEAD_SECONDS = 5.0  # an untrusted connection's request line and headers must be in by then
@@ -88,8 +88,11 @@ logging.getLogger("uvicorn").addHandler(logging.NullHandler())
 logging.getLogger("uvicorn").propagate = False
 
 
-# a subclass of uvicorn's internal h11 protocol: no public hook bounds the time a request
-# takes to arrive (see the module's "Public hooks")
+# a subclass of uvicorn's internal h11 protocol (uvicorn.protocols.http.h11_impl.H11Protocol):
+# no public hook bounds the time a request takes to arrive (see the module's "Public
+# hooks"). Re-read in uvicorn 0.54.0's source, the newest release: the one timer
+# H11Protocol arms is timeout_keep_alive_task, set in on_response_complete and cancelled
+# by _unset_keepalive_if_required as data arrives, and Config takes no request timeout.
 class DeadlineProtocol(H11Protocol):
     """uvicorn's h11 protocol with a deadline on receiving each request (see the module)."""
 

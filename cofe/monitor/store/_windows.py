@@ -1,55 +1,69 @@
-"""The store's series per time window: the windows marked since they were last computed,
-each one's rows computed with no transaction held open and stored (``refresh``), and the
-stored series read. A mixin of :class:`~cofe.monitor.store.MonitorStore`, like
-:class:`~cofe.monitor.store._queries.Queries`."""
+"""The store's series per time window (``store.windows``): the windows marked since they
+were last computed, each one's rows computed with no transaction held open and stored
+(:meth:`Windows.refresh`), and the stored series read.
+
+What a window's rows are is domain logic the store does not know: ``refresh`` is handed
+the function that computes them (``cofe.monitor.analysis.refresh_windows`` hands it the
+signals), so the store imports nothing above it."""
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from cofe.monitor.store import _tables as t
-from cofe.monitor.store._codec import TRAFFIC, _ns
-from cofe.monitor.store._engine import T
+from cofe.monitor.store._codec import TRAFFIC, _ns, finite_row
+from cofe.monitor.store._engine import Engine, upsert
 
 _PRIME = 1_000_000_007  # update times summed modulo this: a window's stamp fits 64 bits
 
+WindowRows = Callable[[str, int, int], list[tuple[Any, ...]]]
+"""``(origin, start_ns, end_ns) -> [(stage, signal, value, n, note), ...]``: one window's
+series, computed from its traces and judgements."""
 
-class WindowQueries:
+
+def mark_dirty(connection: Connection, windows: Iterable[tuple[str, int]]) -> None:
+    """Mark ``(origin, start_ns)`` windows to be computed again, inside the caller's write
+    (the traces and judgements that change a window mark it in their own transaction)."""
+    rows = [{"origin": o, "start_ns": s} for o, s in sorted(windows)]
+    if rows:
+        insert = upsert(t.dirty_windows, connection).on_conflict_do_nothing(
+            index_elements=["origin", "start_ns"]
+        )
+        connection.execute(insert, rows)
+
+
+class Windows:
     """Series per window: refreshed, stored and read (see the module)."""
 
-    if TYPE_CHECKING:  # MonitorStore's (``_store``)
+    def __init__(self, db: Engine, window_ns: int) -> None:
+        self.db, self.window_ns = db, window_ns
+        # when this store object last computed each still-open window (refresh's open_every_s)
+        self._open_computed: dict[tuple[str, int], float] = {}
 
-        def _reading(self, work: Callable[[Connection], T]) -> T: ...
+    def mark_dirty(self, windows: Iterable[tuple[str, int]]) -> None:
+        """Mark windows to be computed again (their traces or judgements changed)."""
+        marks = list(windows)
+        self.db.writing(lambda connection: mark_dirty(connection, marks))
 
-        def _writing(self, work: Callable[[Connection], T]) -> T: ...
-
-    _mark_dirty: Callable[[Connection, Iterable[tuple[str, int]]], None]
-    # when this store object last computed each still-open window (refresh's open_every_s)
-    _open_computed: dict[tuple[str, int], float]
-    window_rows: Callable[[str, int, int], list[tuple[Any, ...]]]
-
-    @property
-    def window_ns(self) -> int:  # the store's
-        raise NotImplementedError
-
-    def refresh(self, *, open_every_s: float = 0.0, now_ns: int | None = None) -> int:
+    def refresh(
+        self, rows_of: WindowRows, *, open_every_s: float = 0.0, now_ns: int | None = None
+    ) -> int:
         """Recompute the series of every window that received traces (or judgements) since
-        it was last computed, each outside any write transaction (``_refresh_window``);
-        returns how many windows were computed.
+        it was last computed, each outside any write transaction (``_refresh_window``),
+        its rows from ``rows_of``; returns how many windows were computed.
 
         ``open_every_s``: a window still open at ``now_ns`` (traffic keeps landing in it) is
         recomputed at most that often by this store object -- its computing is the cost that
         grows with its traces, and it would be stale again within seconds; it stays marked,
-        so the next refresh, or any reader's plain ``refresh()``, computes it. Closed
-        windows, which alerts read, are computed at once."""
-        dirty = self._reading(
+        so the next refresh, or any reader's plain refresh, computes it. Closed windows,
+        which alerts read, are computed at once."""
+        dirty = self.db.reading(
             lambda connection: connection.execute(
                 sa.select(t.dirty_windows).order_by(t.dirty_windows.c.start_ns)
             ).all()
@@ -63,7 +77,7 @@ class WindowQueries:
                 if last is not None and time.monotonic() - last < open_every_s:
                     continue
                 self._open_computed[(origin, start)] = time.monotonic()
-            self._refresh_window(origin, start, end)
+            self._refresh_window(rows_of, origin, start, end)
             computed += 1
         return computed
 
@@ -76,7 +90,7 @@ class WindowQueries:
         stage: str | None = None,
         signal: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Stored series rows, oldest first (``refresh`` first to include recent traces)."""
+        """Stored series rows, oldest first (refresh first to include recent traces)."""
         s = t.series.c
         query = sa.select(s.start_ns, s.stage, s.signal, s.value, s.n, s.note).where(
             s.origin == origin, s.window_ns == self.window_ns, s.start_ns >= _ns(since_ns)
@@ -88,11 +102,11 @@ class WindowQueries:
         if signal is not None:
             query = query.where(s.signal == signal)
         query = query.order_by(s.start_ns, s.stage, s.signal)
-        return self._reading(
+        return self.db.reading(
             lambda connection: [finite_row(dict(r._mapping)) for r in connection.execute(query)]
         )
 
-    def _refresh_window(self, origin: str, start: int, end: int) -> None:
+    def _refresh_window(self, rows_of: WindowRows, origin: str, start: int, end: int) -> None:
         """One window's series, computed with no transaction held open: its stamp (its
         traces' count and update times, its judgements') read first, its rows computed,
         then one short transaction takes its mark, replaces its series and -- if the stamp
@@ -100,9 +114,9 @@ class WindowQueries:
         A window is never left unmarked with rows missing a batch, whenever the process
         stops; writers wait only for that last transaction, never for the computing. A
         second refresher that finds the mark taken leaves the window to the first."""
-        before = self._reading(partial(self._window_stamp, origin, start, end))
-        rows = self.window_rows(origin, start, end)
-        self._writing(partial(self._store_window, origin, start, end, rows, before))
+        before = self.db.reading(partial(self._window_stamp, origin, start, end))
+        rows = rows_of(origin, start, end)
+        self.db.writing(partial(self._store_window, origin, start, end, rows, before))
 
     def _window_stamp(
         self, origin: str, start: int, end: int, connection: Connection
@@ -161,7 +175,7 @@ class WindowQueries:
                 ],
             )
         if self._window_stamp(origin, start, end, connection) != before:
-            self._mark_dirty(connection, [(origin, start)])  # computed again next time
+            mark_dirty(connection, [(origin, start)])  # computed again next time
 
     # --- the dashboard -----------------------------------------------------------------------
 
@@ -183,27 +197,13 @@ class WindowQueries:
             out += [int(v) for v in c.scalars(sa.select(t.alerts.c.window_start_ns))]
             return out
 
-        return self._reading(read)
+        return self.db.reading(read)
 
-    def pending_windows(self) -> int:
+    def pending(self) -> int:
         """Windows marked to be computed again."""
         return int(
-            self._reading(
+            self.db.reading(
                 lambda c: c.scalar(sa.select(sa.func.count()).select_from(t.dirty_windows))
             )
             or 0
         )
-
-
-NOT_FINITE = "not a finite number (stored from a score cofe no longer keeps)"
-
-
-def finite_row(row: dict[str, Any], note: str | None = "note") -> dict[str, Any]:
-    """A series row whose value is not finite (stored before non-finite scores were
-    dropped) as a row with no value: a chart or a test must never meet inf or NaN."""
-    value = row.get("value")
-    if isinstance(value, float) and not math.isfinite(value):
-        row["value"] = None
-        if note is not None:
-            row[note] = NOT_FINITE
-    return row

@@ -1,6 +1,6 @@
 """The overview's canary sections (``/``): KeywordRecall through the pipeline and the
 verdicts per round, the latest rounds, and each stage's canary charts. A mixin of
-:class:`~cofe.monitor._overview.OverviewPages`."""
+:class:`~cofe.monitor.web._overview.OverviewPages`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from markupsafe import Markup
 
 from cofe.chain import PASSES
 from cofe.charts import Line, Marker, Point, line_chart
-from cofe.monitor._dashboard_kit import (
+from cofe.monitor.store import CANARY, MonitorStore
+from cofe.monitor.web._dashboard_kit import (
     MAX_ROUNDS,
     STEP_ORDER,
     VERDICTS,
@@ -23,8 +24,7 @@ from cofe.monitor._dashboard_kit import (
     utc,
     with_zero_shares,
 )
-from cofe.monitor._templates import Link
-from cofe.monitor.store import CANARY, MonitorStore
+from cofe.monitor.web._templates import Link
 
 
 class CanarySections:
@@ -200,7 +200,7 @@ class CanarySections:
                 )
             )
         rounds = _rounds(self.store, *x_range)
-        counts = self.store.verdict_counts([r.round_id for r in rounds[:MAX_ROUNDS]])
+        counts = self.store.canaries.verdict_counts([r.round_id for r in rounds[:MAX_ROUNDS]])
         rows = []
         for r in rounds[:MAX_ROUNDS]:
             verdicts = counts.get(r.round_id, {})

@@ -6,7 +6,7 @@ The file is the language ``cofe check`` reads too (``cofe.rules``, docs/rules.md
 ``max`` (a threshold) or ``max_rise`` / ``max_drop`` / ``max_change`` (a significant change
 from the baseline, at least that large), with the monitor's own keys (``source``,
 ``baseline``, ``min_samples``, ``alpha``, ``relative``, ``cooldown``). What the alert loop
-runs is an ``AlertRule`` (see ``cofe.monitor._alerts``): every value is checked when one is
+runs is an ``AlertRule`` (see ``cofe.monitor.analysis._alerts``): every value is checked when one is
 made or loaded -- types strictly, numbers finite and bounded, durations finite -- and a bad
 one is one line naming the file, the line and the field (:func:`load_rules`). The spelling
 before the one language (``stage``, ``measure``, ``kind``, ``direction``, ``above``,
@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cofe.chain import STEP_STAGE, Step
-from cofe.monitor._signals import find_signal
+from cofe.monitor.analysis._signals import find_signal
 from cofe.monitor.store import CANARY, TRAFFIC
 from cofe.rules import (
     ANSWERED,

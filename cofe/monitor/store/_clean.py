@@ -13,7 +13,7 @@ changed is counted on the span (and then said on its trace):
   (``"inf"``, ``"nan"``, ``"1e999"``): cofe reads a score string as a number;
 - times: a span's start and end must lie between 1970 and 2100 (:data:`LATEST_NS`), or the
   arithmetic of windows overflows the store's 64-bit integers; such a span is refused
-  (:class:`~cofe.monitor._spans.SpanFormatError` naming it), never repaired: its time is
+  (:class:`~cofe.monitor.ingest._spans.SpanFormatError` naming it), never repaired: its time is
   what places it.
 """
 
@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any
+
+from cofe.adapters import Span
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 LATEST_NS = 4_102_444_800 * 10**9  # 2100-01-01T00:00:00Z: later than any real span
@@ -138,3 +141,29 @@ def check_time(ns: int, what: str) -> None:
     """Refuse a time no real span has (see the module): ``ValueError`` naming it."""
     if not 0 <= ns < LATEST_NS:
         raise ValueError(f"{what} {ns} ns is not between 1970 and 2100")
+
+
+def storable(span: Span) -> Span:
+    """The span with every value a store can keep (``_clean``: lone surrogates as U+FFFD,
+    NUL removed, numbers out of range dropped), the repairs counted."""
+    name, a = clean_text(span.name)
+    message, b = clean_text(span.status_message)
+    if not (a or b or maybe_unstorable(span.attributes, span.events)):
+        return span  # the common case, found in one C-level scan
+    attributes, c = clean_mapping(span.attributes)
+    events, d = [], 0
+    for event in span.events:
+        cleaned, n = clean_mapping(event)
+        events.append(cleaned)
+        d += n
+    repairs = a + b + c + d
+    if not repairs:
+        return span
+    return replace(
+        span,
+        name=name,
+        status_message=message,
+        attributes=attributes,
+        events=tuple(events),
+        repaired=span.repaired + repairs,
+    )

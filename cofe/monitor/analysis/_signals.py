@@ -7,7 +7,7 @@ it is summed up over a window is the ``statistic`` (a mean -- a rate for 0/1 val
 a percentile, or a count). Alerts test changes on the same per-trace values. A window
 with no value says why (never a silent NaN). The judged signals (``Faithfulness``,
 ``AnswerRelevancy``) are the judges' own measure objects on the judged share of traffic
-(``cofe.monitor._judged``).
+(``cofe.monitor.analysis._judged``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cofe._errors import InputError
-from cofe.monitor._assemble import TraceRecord
+from cofe.adapters import SpanTraceRecord as TraceRecord
 from cofe.refusal import Decline, Extent, read_decline
 from cofe.runlog import Stage
 

@@ -1,7 +1,7 @@
 """Spans of OTLP/JSON (the request in the OTLP/JSON mapping: hex ids, int64 as strings;
 also one request per line, as the OpenTelemetry Collector's file exporter writes) and of
 the OpenTelemetry SDK's own JSON of a span (``ReadableSpan.to_json()``, what the
-``ConsoleSpanExporter`` prints). :mod:`cofe.monitor._spans` exports these names too."""
+``ConsoleSpanExporter`` prints). :mod:`cofe.monitor.ingest._spans` exports these names too."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from cofe.adapters import Span
-from cofe.monitor._clean import UNREADABLE
-from cofe.monitor._span import (
+from cofe.monitor.ingest._span import (
     SpanFormatError,
     _check_count,
     _hex_id,
@@ -22,6 +21,7 @@ from cofe.monitor._span import (
     checked,
     flatten,
 )
+from cofe.monitor.store._clean import UNREADABLE
 
 # --- attribute values ----------------------------------------------------------------------
 

@@ -14,8 +14,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from cofe.adapters import SpanTraceRecord as TraceRecord
 from cofe.adapters import Trace, pipeline_shape
-from cofe.monitor._assemble import TraceRecord
 from cofe.monitor.store import TRAFFIC, MonitorStore
 
 
@@ -55,7 +55,7 @@ class WatchedPipeline:
             top_k=shape.top_k,
         )
         with self._lock:
-            self.store.add_traces([record], origin=self.origin)
+            self.store.traces.add([record], origin=self.origin)
         return trace
 
 

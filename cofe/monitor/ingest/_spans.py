@@ -16,7 +16,7 @@ import base64
 from typing import Any
 
 from cofe.adapters import KIND, Span
-from cofe.monitor._span import (
+from cofe.monitor.ingest._span import (
     SpanFormatError,
     TooManySpans,
     _check_count,
@@ -25,9 +25,8 @@ from cofe.monitor._span import (
     _status,
     checked,
     flatten,
-    storable,
 )
-from cofe.monitor._spans_json import json_values, spans_from_json, spans_from_json_value
+from cofe.monitor.ingest._spans_json import json_values, spans_from_json, spans_from_json_value
 
 __all__ = [
     "KIND",
@@ -43,7 +42,6 @@ __all__ = [
     "spans_from_json_value",
     "spans_from_protobuf",
     "spans_from_protobuf_frames",
-    "storable",
 ]
 
 # --- attribute values ----------------------------------------------------------------------

@@ -8,9 +8,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from cofe.adapters import SpanTraceRecord as TraceRecord
 from cofe.chain import PASSES
-from cofe.monitor._assemble import TraceRecord
-from cofe.monitor._dashboard_kit import (
+from cofe.monitor.analysis._signals import find_signal
+from cofe.monitor.store import (
+    CANARY,
+    TRAFFIC,
+    CanaryCase,
+)
+from cofe.monitor.web._dashboard_kit import (
     MAX_TRACES,
     PAGE_SIZE,
     STAGE_TITLES,
@@ -31,14 +37,8 @@ from cofe.monitor._dashboard_kit import (
     shortened,
     utc,
 )
-from cofe.monitor._overview import OverviewPages
-from cofe.monitor._signals import find_signal
-from cofe.monitor._templates import Link, marked
-from cofe.monitor.store import (
-    CANARY,
-    TRAFFIC,
-    CanaryCase,
-)
+from cofe.monitor.web._overview import OverviewPages
+from cofe.monitor.web._templates import Link, marked
 from cofe.report import CHUNK_CHARS
 
 
@@ -98,7 +98,7 @@ class Pages(OverviewPages):
         signal_name = params.text("signal")
         signal = self._signal(signal_name)
 
-        records = store.traces(start, end, origin=origin, limit=MAX_TRACES + 1)
+        records = store.traces.started_in(start, end, origin=origin, limit=MAX_TRACES + 1)
         cut = len(records) > MAX_TRACES  # a busy service's window: its first MAX_TRACES
         records = records[:MAX_TRACES]
         flagged = [(t, self.flags(t)) for t in records]
@@ -133,7 +133,7 @@ class Pages(OverviewPages):
         shown = chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         texts = {
             t.trace_id: t
-            for t in store.traces_by_id([t.trace_id for t, _ in shown], with_text=True)
+            for t in store.traces.by_id([t.trace_id for t, _ in shown], with_text=True)
         }
 
         label = f"{utc(start)}–{_hm(end) if end - start < 86400e9 else utc(end)}"
@@ -218,7 +218,7 @@ class Pages(OverviewPages):
     def _window_signals(
         self, origin: str, start: int, end: int, highlight: str | None
     ) -> dict[str, Any]:
-        rows = self.store.series(origin=origin, since_ns=start, until_ns=end)
+        rows = self.store.windows.series(origin=origin, since_ns=start, until_ns=end)
         stage_rank = {name: i for i, name in enumerate(STAGE_TITLES)}
         rows.sort(key=lambda r: (r["start_ns"], stage_rank.get(r["stage"], 99), r["stage"]))
         shown = [
@@ -335,7 +335,7 @@ class Pages(OverviewPages):
         trace_id = params.text("id")
         if trace_id is None:
             raise BadRequest("the parameter id (a trace id) is required")
-        t = self.store.trace(trace_id)
+        t = self.store.traces.get(trace_id)
         if t is None:
             raise NotFound("no such trace in the store (pruned, or never stored)")
         nav = [
@@ -347,7 +347,7 @@ class Pages(OverviewPages):
         ]
         cases = [
             Link(_href("round", id=r) + f"#case-{_slug(s)}", f"round {r}, case {s}")
-            for r, s in self.store.cases_of_trace(trace_id)
+            for r, s in self.store.canaries.cases_of_trace(trace_id)
         ]
         return _page(
             "trace.html",
@@ -365,7 +365,7 @@ class Pages(OverviewPages):
         round_id = params.text("id")
         if round_id is None:
             raise BadRequest("the parameter id (a canary round) is required")
-        found = store.canary_round(round_id)
+        found = store.canaries.round(round_id)
         if found is None:
             raise NotFound("no such canary round in the store")
         started, finished, sha = found.started_ns, found.finished_ns, found.evalset_sha256
@@ -377,7 +377,7 @@ class Pages(OverviewPages):
         )
         verdict, stage = params.text("verdict"), params.text("stage")
         page = params.integer("page", 1, minimum=1) or 1
-        before, after = store.neighbour_rounds(started)
+        before, after = store.canaries.neighbours(started)
         nav = [
             Link(_href(""), "overview"),
             Link(
@@ -399,7 +399,7 @@ class Pages(OverviewPages):
             ("eval set sha256", str(sha or "–")),
             ("run folder", str(run_dir or "–")),
         ]
-        measures = store.canary_measures(round_id, except_step=VERDICTS)
+        measures = store.canaries.measures(round_id, except_step=VERDICTS)
         rank = {s: i for i, s in enumerate(STEP_ORDER)}
         measures.sort(key=lambda m: (rank.get(m.step, 99), m.measure))
         measure_rows = [
@@ -414,7 +414,7 @@ class Pages(OverviewPages):
             for m in measures
         ]
 
-        cases = store.canary_cases(round_id)
+        cases = store.canaries.cases(round_id)
         tally: dict[tuple[str, str], int] = {}
         for c in cases:
             key = (c.verdict, c.stage or "none")
@@ -439,7 +439,7 @@ class Pages(OverviewPages):
         shown = chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         traces = {
             t.trace_id: t
-            for t in store.traces_by_id([c.trace_id for c in shown if c.trace_id], with_text=True)
+            for t in store.traces.by_id([c.trace_id for c in shown if c.trace_id], with_text=True)
         }
         cards = [self._case_card(c, traces.get(c.trace_id) if c.trace_id else None) for c in shown]
         return _page(

@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from cofe.monitor._alerts import Alert, Evaluation, evaluate
-from cofe.monitor._rules import AlertRule
-from cofe.monitor._sinks import Sink
+from cofe.monitor.analysis._alerts import Alert, Evaluation, evaluate
+from cofe.monitor.analysis._rules import AlertRule
+from cofe.monitor.analysis._sinks import Sink
+from cofe.monitor.analysis._window_rows import refresh_windows
 from cofe.monitor.store import MonitorStore, shown_location
 
 # what goes wrong as the loop runs (the CLI shows it on stderr: "cofe monitor alerts: ...")
@@ -45,7 +46,7 @@ class AlertLoop:
     def round(self) -> Evaluation:
         """One evaluation: the store's windows brought up to date, the rules tested, each
         alert delivered. An error of the evaluation is raised (nothing was delivered)."""
-        self.store.refresh()
+        refresh_windows(self.store)
         evaluation = evaluate(self.store, self.rules, since_ns=self.since_ns)
         self.since_ns = evaluation.through_ns
         self.deliver(evaluation.fired)
