@@ -192,13 +192,8 @@ def _evaluate_canary(
         return _alert(
             rule,
             CANARY,
-            start,
-            end,
-            None,
+            (start, end),
             value,
-            None,
-            None,
-            None,
             f"{rule.measure} is {_fmt(value)} in canary round {current_id} ({_limits(rule)})",
             examples,
         )
@@ -220,13 +215,8 @@ def _evaluate_canary(
     return _alert(
         rule,
         CANARY,
-        start,
-        end,
-        float(then.mean()),
+        (start, end),
         float(now.mean()),
-        test.difference.low,
-        test.difference.high,
-        test.p_value,
         f"{rule.measure} {_fmt(then.mean())} -> {_fmt(now.mean())} ({diff:+.3g}, 95% CI "
         f"[{_fmt(test.difference.low)}, {_fmt(test.difference.high)}], p={test.p_value:.2g}, "
         f"{test.test}; {len(shared)} canary samples, round {current_id} vs the {len(before)} "
@@ -237,6 +227,7 @@ def _evaluate_canary(
             rule.measure,
             None if "@" in rule.measure else _moved(rule, shared, now, then),
         ),
+        (float(then.mean()), test.difference.low, test.difference.high, test.p_value),
         baseline_from=rounds[0][1],
     )
 
@@ -288,13 +279,8 @@ def _evaluate_traffic(
         return _alert(
             rule,
             TRAFFIC,
-            start,
-            end,
-            None,
+            (start, end),
             value,
-            None,
-            None,
-            None,
             f"{rule.measure} is {_fmt(value)} over {len(current)} traces ({_limits(rule)})",
             _traffic_examples(rule, current_traces),
         )
@@ -310,17 +296,13 @@ def _evaluate_traffic(
     return _alert(
         rule,
         TRAFFIC,
-        start,
-        end,
-        then,
+        (start, end),
         now,
-        low,
-        high,
-        p,
         f"{rule.measure} {_fmt(then)} -> {_fmt(now)} ({diff:+.3g}, 95% CI [{_fmt(low)}, "
         f"{_fmt(high)}], p={p:.2g}; {len(current)} traces vs {len(baseline)} in the "
         f"{rule.baseline} windows before)",
         _traffic_examples(rule, current_traces),
+        (then, low, high, p),
         baseline_from=base_start,
     )
 
@@ -342,17 +324,17 @@ def _limits(rule: AlertRule) -> str:
 def _alert(
     rule: AlertRule,
     origin: str,
-    start: int,
-    end: int,
-    baseline: float | None,
+    window: tuple[int, int],
     current: float | None,
-    low: float | None,
-    high: float | None,
-    p: float | None,
     message: str,
     examples: list[dict[str, Any]],
+    change: tuple[float, float, float, float] | None = None,
     baseline_from: int | None = None,
 ) -> Alert:
+    """An alert of a threshold crossed (no ``change``) or of a change found against a
+    baseline (``change``: the baseline, the 95 % interval's ends, the p-value)."""
+    start, end = window
+    baseline, low, high, p = change if change is not None else (None, None, None, None)
     return Alert(
         uuid.uuid4().hex,
         rule.name,
