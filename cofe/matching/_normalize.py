@@ -54,15 +54,15 @@ def strict_tokens(text: str, *, fold: bool = True) -> list[str]:
     if text.isascii():  # ASCII is already NFKC, and lower() is its case folding
         if fold:
             text = text.lower()
-        if "," in text or "'" in text:
-            text = _THOUSANDS.sub("", text)
-        return _ASCII_TOKEN.findall(text)
-    text = unicodedata.normalize("NFKC", text)
-    if fold:
-        text = text.casefold()
+        tokens = _ASCII_TOKEN
+    else:
+        text = unicodedata.normalize("NFKC", text)
+        if fold:
+            text = text.casefold()
+        tokens = _TOKEN
     if "," in text or "'" in text:
         text = _THOUSANDS.sub("", text)
-    return _TOKEN.findall(text)
+    return tokens.findall(text)
 
 
 def normalize_strict(text: str) -> str:

@@ -98,8 +98,8 @@ def _folded(answer: str) -> str:
 # characters frequent in traditional-script declines that simplified script writes
 # otherwise: one of them present, the answer is converted whole (OpenCC t2s)
 _TRADITIONAL = frozenset(
-    "這個們沒說資訊內從無關與據檔題問確對為會來時點麼後裡還過開當體應該總經處產發現實數據"
-    "於並於僅幾從給預計顯示載與運營價額幣億萬歲報導項"
+    "這個們沒說資訊內從無關與據檔題問確對為會來時點麼後裡還過開當體應該總經處產發現實數於並僅幾"
+    "給預計顯示載運營價額幣億萬歲報導項"
 )
 
 

@@ -62,14 +62,12 @@ def judge_chunking(ctx: RunContext, cs: CompiledSample, scope: Scope, source: So
         missing.append(tuple(absent))
         why.append(tuple(reasons))
         example.append(ctx.chunk_ids[min(whole)] if whole else None)
-        if fates:  # several kinds of loss in one point: the first in verdict order tells
-            kinds.append(_KIND[min(fates, key=_FATE_ORDER.__getitem__)])
-            cut.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == CUT))
-            dropped.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == DROPPED))
-        else:
-            kinds.append(Verdict.CHUNK_SPLIT)
-            cut.append(())
-            dropped.append(())
+        # several kinds of loss in one point: the first in verdict order tells
+        kinds.append(
+            _KIND[min(fates, key=_FATE_ORDER.__getitem__)] if fates else Verdict.CHUNK_SPLIT
+        )
+        cut.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == CUT))
+        dropped.append(tuple(k for k, f in zip(absent, fates, strict=True) if f == DROPPED))
         anchored.append((not whole.isdisjoint(mentions)) if whole and cs.coarse else None)
     return CorpusHits(
         tuple(hits),
