@@ -30,15 +30,6 @@ from tests.replay import _tiny
 SPEC = "tests.replay._tiny:build"
 
 
-@pytest.fixture
-def scored(tmp_path: Path) -> Path:
-    evalset = _tiny.write(tmp_path)
-    run = tmp_path / "run"
-    run_pipeline(_tiny.build(), evalset, run, documents=_tiny.documents(), progress=False)
-    score_to_folder(run)
-    return run
-
-
 def _verdicts(run: Path) -> dict[str, str]:
     lines = (run / "scores" / "verdicts.jsonl").read_text().splitlines()
     return {row["sample_id"]: row["verdict"] for row in map(json.loads, lines)}

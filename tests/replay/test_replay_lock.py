@@ -16,21 +16,9 @@ import pytest
 from cofe.replay import REPLAY_FILE, replay_run
 from cofe.runlog import run_folder_lock
 from cofe.runlog._lock import RunFolderBusy
-from cofe.runner import run_pipeline
-from cofe.stages import score_to_folder
 from tests.conftest import REPO
-from tests.replay import _tiny
 
 SPEC = "tests.replay._tiny:build"
-
-
-@pytest.fixture
-def scored(tmp_path: Path) -> Path:
-    evalset = _tiny.write(tmp_path)
-    run = tmp_path / "run"
-    run_pipeline(_tiny.build(), evalset, run, documents=_tiny.documents(), progress=False)
-    score_to_folder(run)
-    return run
 
 
 def test_a_second_pass_on_a_held_replay_folder_is_refused_naming_the_holder(

@@ -10,21 +10,9 @@ import pytest
 from cofe.compare import compare_results
 from cofe.replay import Oracle, replay_run
 from cofe.results import read_scores
-from cofe.runner import run_pipeline
-from cofe.stages import score_to_folder
 from cofe.sweep import rank_cells
-from tests.replay import _tiny
 
 SPEC = "tests.replay._tiny:build"
-
-
-@pytest.fixture
-def scored(tmp_path: Path) -> Path:
-    evalset = _tiny.write(tmp_path)
-    run = tmp_path / "run"
-    run_pipeline(_tiny.build(), evalset, run, documents=_tiny.documents(), progress=False)
-    score_to_folder(run)
-    return run
 
 
 def _verdicts(folder: Path) -> dict[str, str]:
