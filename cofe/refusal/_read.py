@@ -202,7 +202,7 @@ def read_decline(answer: str) -> Decline | None:
         return None
     at, sentence, (rule, match, within, leads) = first
     later = parts[at + 1 :]
-    explaining = [bool(_declines(s) or _first(Kind.EXPLAINS, s)) for s in later]
+    explaining = [_explains(s) for s in later]
     # after an answer, a decline of anything further ("The context does not provide any
     # other information") declines what goes beyond it: the answer stands
     beyond = _first(Kind.BEYOND, within[match.end() :]) if at > 0 else ""
@@ -221,8 +221,8 @@ def read_decline(answer: str) -> Decline | None:
     others = tuple(s for s, explains in zip(later, explaining, strict=True) if not explains)
     if turn:
         extent = Extent.ANSWERED
-    elif at == 0 and not others:
-        extent = Extent.WHOLE
+    elif not others and all(_HEADING.fullmatch(s) for s in parts[:at]):
+        extent = Extent.WHOLE  # the first sentence, or after headings only
     else:
         extent = Extent.PARTIAL
     return Decline(
@@ -234,7 +234,24 @@ def read_decline(answer: str) -> Decline | None:
         leads,
         (*parts[:at], *others),
         concludes=all(explaining),
-        opens=at == 0,
+        # only explanations before it ("The excerpt gives only the 2020 ratio, 1.52%. So I
+        # cannot give the change."): the decline still opens what the answer says
+        opens=all(_explains(s) for s in parts[:at]),
+    )
+
+
+# a heading or label an answer lays itself out with ("## Conclusion", "**原因**"): no content
+_HEADING = re.compile(
+    r"(?:short |brief |final )?(?:answer|summary|conclusion|explanation|reasons?|details|notes?|"
+    r"analysis|why|what's missing|what is missing|context)|"
+    r"结论|原因|说明|分析|解释|备注|注|简答|答案|回答|总结|理由"
+)
+
+
+def _explains(sentence: str) -> bool:
+    """A sentence that declines again, explains a decline, or is only a heading."""
+    return bool(
+        _HEADING.fullmatch(sentence) or _declines(sentence) or _first(Kind.EXPLAINS, sentence)
     )
 
 

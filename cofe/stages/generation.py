@@ -183,7 +183,10 @@ def _partly_declined(
     for at, d in enumerate(decisions):
         if d.decision is Decision.ABSENT and not _contradicts(d):
             out[at] = _declined(declines)
-        elif d.decision is Decision.UNDECIDED:
+        elif d.decision is Decision.UNDECIDED or (declines.opens and _contradicts(d)):
+            # read again without the sentences that decline or explain: a value "in the
+            # point's place" that only they state ("The table only shows 2018, $4.1m") is
+            # what the context holds instead, said to explain the decline -- not an answer
             rest = rest or besides()
             again = rest.point(cs.points[at].texts)
             if again.decision is Decision.ABSENT and not _contradicts(again):
@@ -196,9 +199,7 @@ def _partly_declined(
     # says what the context holds instead ("It only shows fees paid to the auditor, $86,000
     # in 2018"): figures of its own that convey or contradict no point do not answer it
     explained = declined_all and (declines.concludes or declines.opens)
-    whole = (
-        not conveyed and (not own_figures or explained) and not any(map(_contradicts, decisions))
-    )
+    whole = not conveyed and (not own_figures or explained) and not any(map(_contradicts, out))
     if whole:  # a refusal repeats the question's words: what stays open is declined too
         out = [_declined(declines) if d.decision is Decision.UNDECIDED else d for d in out]
     return out, declines.reason if whole else None

@@ -2,6 +2,7 @@
 
 TEXT rewrites the whole text, in this order -- where it matters, because:
 
+* ``vulgar-fractions`` before ``nfkc``: "11½" is 11.5, not the "111⁄2" NFKC makes;
 * ``nfkc`` before ``accents`` and every regex: "km²" and full-width digits become ASCII;
 * ``fiscal-years`` before the date, range and number rules: "FY22" is "fiscal 2022" first;
 * ``contractions`` and ``hyphens`` before ``number-words``: text2num reads "twenty five"
@@ -48,6 +49,7 @@ from cofe.matching.answer.rules.common import (
     percent,
     spaced_thousands,
     times_suffix,
+    vulgar_fractions,
 )
 from cofe.matching.answer.rules.en import (
     acronym_plurals,
@@ -89,6 +91,7 @@ from cofe.matching.answer.rules.zh import numerals as zh_numerals
 from cofe.matching.answer.rules.zh import scales as zh_scales
 
 TEXT: tuple[TextRule, ...] = (
+    vulgar_fractions.VULGAR_FRACTIONS,
     nfkc.NFKC,
     accents.ACCENTS,
     contractions.CONTRACTIONS,

@@ -1,6 +1,7 @@
 """conclusion: an answer that computes is read by its conclusion -- a figure of the
 fragment found only in a working line, when the conclusion states another value, is not
-conveyed."""
+conveyed. A figure the answer also states outside its working lines (a list item, a fact
+before the computation) is said, and this rule leaves it alone."""
 
 from __future__ import annotations
 
@@ -29,14 +30,15 @@ _CONCLUDES = re.compile(
 _PIECES = re.compile(r"(?<=[.!?。！？])(?!\d)\s*|\n")  # not the dot of "5.0"
 
 
-def _conclusion(answer: str) -> tuple[str, str]:
-    """The answer's conclusion and its last working line ("" when it does not compute).
-    The conclusion is what follows the last conclusion marker; without one, the last
-    sentence after the working, or what the last working line finds after its last "="."""
+def _conclusion(answer: str) -> tuple[str, str, str]:
+    """The answer's conclusion, its last working line ("" when it does not compute) and
+    what the answer says outside its working lines and its conclusion. The conclusion is
+    what follows the last conclusion marker; without one, the last sentence after the
+    working, or what the last working line finds after its last "="."""
     pieces = [p.strip() for p in _PIECES.split(answer) if p.strip()]
     working = [i for i, p in enumerate(pieces) if _WORKING.search(p)]
     if not working:
-        return "", ""
+        return "", "", ""
     line = pieces[working[-1]]
     marks = list(_CONCLUDES.finditer(answer))
     if marks and marks[-1].start() >= answer.find(line):
@@ -45,7 +47,8 @@ def _conclusion(answer: str) -> tuple[str, str]:
         text = pieces[-1]
     else:
         text = line
-    return text.rsplit("=", 1)[-1].strip(), line
+    told = [p for i, p in enumerate(pieces) if i not in working and p not in text]
+    return text.rsplit("=", 1)[-1].strip(), line, "\n".join(told)
 
 
 def _decide(m: AnswerMatcher, r: Reading) -> Fragment | None:
@@ -54,12 +57,15 @@ def _decide(m: AnswerMatcher, r: Reading) -> Fragment | None:
     nothing of it leaves the working's figure standing)."""
     if r.missing or not r.frag.numbers:
         return None
-    conclusion, line = _conclusion(m._answer_text)
+    conclusion, line, told = _conclusion(m._answer_text)
     if not conclusion or conclusion == m._answer_text.strip():
         return None
     concluded = type(m)(conclusion, m._asked_about)
-    found = concluded.fragment(r.text)
-    if found.decision is Decision.PRESENT:
+    if concluded.fragment(r.text).decision is Decision.PRESENT:
+        return None
+    # a figure stated in a sentence that computes nothing (one item of a list, a fact
+    # given before the working) is said, not worked: the rule is only about working lines
+    if told and type(m)(told, m._asked_about).fragment(r.text).decision is Decision.PRESENT:
         return None
     others = sorted(
         {said for number in r.frag.numbers for said, _ in beside(concluded, r, number)}
@@ -92,6 +98,16 @@ CONCLUSION = register(
         ),
         misses=(
             Case("Growth = (6.0 - 5.2) / 5.2 = 15.4%. So revenue grew about 15%.", "15.4%"),
+            # the figure is said in a list item of its own; the last item is no conclusion
+            Case(
+                "1. **50米自由泳纪录**：她打破了纪录。\n2. **4×100米自由泳接力**：以3分33秒62刷新纪录。",
+                "50米自由泳",
+            ),
+            Case(
+                "Gross margin was 24% in 2019. Net margin = 0.3 / 5.0 = 6%. Therefore, the net "
+                "margin is 6%.",
+                "24%",
+            ),
             Case("Growth = (6.0 - 5.2) / 5.2 = 15.4%.", "15.4%"),
             Case("Revenue grew 15.4% in 2020, to $6 billion.", "15.4%"),
         ),
