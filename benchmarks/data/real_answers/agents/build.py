@@ -1,6 +1,6 @@
 """Draw CMRC 2018 questions and contexts for Chinese answers written by LLM agents.
 
-    python benchmarks/data/real_answers/agents/build.py OUT.jsonl
+    python benchmarks/data/real_answers/agents/build.py OUT.jsonl [ROUND]
 
 One question per CMRC trial article, from paragraphs no other folder of the real-answers
 set and no answer-points set uses, with a fixed seed; figures, dates and names preferred
@@ -9,6 +9,8 @@ variant, rotated: ``gold`` (its paragraph), ``padded`` (gold plus two other arti
 paragraphs sharing most characters with the question, shuffled), ``dropped`` (those two or
 three paragraphs only: the context lacks the answer), ``cut`` (the paragraph cut just
 before the answer). The split is a hash of the question id, as in the other folders.
+ROUND (default 1) writes the next 60 articles of the same shuffled order instead (round 2:
+a second set, written and graded later), numbered on from the earlier rounds.
 """
 
 from __future__ import annotations
@@ -40,13 +42,14 @@ def _overlap(question: str, paragraph: str) -> int:
 
 def main() -> None:
     out = Path(sys.argv[1])
+    wanted = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     rng = random.Random(20261129)
     used = _used_by_local()
     articles = [a for a in local.load("zh") if a["paragraphs"][0]["context"].strip() not in used]
     rng.shuffle(articles)
     paragraphs = [a["paragraphs"][0]["context"].strip() for a in articles]
     rows = []
-    for n, article in enumerate(articles[:N]):
+    for n, article in enumerate(articles[: N * wanted]):
         para = article["paragraphs"][0]
         qas = sorted(
             para["qas"],
@@ -87,6 +90,7 @@ def main() -> None:
                 },
             }
         )
+    rows = rows[N * (wanted - 1) :]  # the rounds before are drawn only to keep the seed's path
     out.write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
     )

@@ -5,7 +5,7 @@ and the paragraphs around it, answers that are spans, lists, counts or a computa
 the table with a scale ("million", "percent"). It is the shape the issue names -- answers
 that compute, round and rescale -- and it is unlike the other folders' Wikipedia text.
 
-    python benchmarks/data/real_answers/tatqa/build.py TATQA_DEV_JSON OUT.jsonl
+    python benchmarks/data/real_answers/tatqa/build.py TATQA_DEV_JSON OUT.jsonl [ROUND]
 
 TATQA_DEV_JSON is ``dataset_raw/tatqa_dataset_dev.json`` of github.com/NExTplusplus/TAT-QA.
 One question per report, drawn with a fixed seed and stratified by answer type; each gets
@@ -14,7 +14,9 @@ another report's, shuffled), ``dropped`` (another report's only: the context lac
 answer), ``cut`` (the half the answer does not come from removed: a table question keeps
 its paragraphs only, a text question its table only). The split is a hash of the question
 id, as in the other folders. The output holds the question, the contexts and the upstream
-reference; answers and grades are added by hand (README.md says how).
+reference; answers and grades are added by hand (README.md says how). ROUND (default 1)
+draws the next 80 questions of the same shuffled order, from reports no earlier round used,
+numbered on from the last round's ids: round 2 is a second set written and graded later.
 """
 
 from __future__ import annotations
@@ -51,13 +53,37 @@ def split_of(uid: str) -> str:
 
 def main() -> None:
     source, out = Path(sys.argv[1]), Path(sys.argv[2])
+    wanted = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     reports = json.loads(source.read_text(encoding="utf-8"))
     rng = random.Random(20261128)
     order = list(range(len(reports)))
     rng.shuffle(order)
+    rows: list[dict[str, Any]] = []
+    start = 0
+    for round_ in range(1, wanted + 1):
+        first = len(rows)
+        start = draw(reports, order, start, rng, rows)
+        if round_ < wanted:
+            continue
+        out.write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[first:]),
+            encoding="utf-8",
+        )
+        print(f"{len(rows) - first} questions -> {out}", file=sys.stderr)
+
+
+def draw(
+    reports: list[dict[str, Any]],
+    order: list[int],
+    start: int,
+    rng: random.Random,
+    rows: list[dict[str, Any]],
+) -> int:
+    """One round's questions appended to ``rows``, from ``order[start:]``; returns where
+    the next round starts."""
     taken = dict.fromkeys(QUOTA, 0)
-    rows = []
-    for n, index in enumerate(order):
+    for n in range(start, len(order)):
+        index = order[n]
         report = reports[index]
         questions = [
             q
@@ -101,11 +127,8 @@ def main() -> None:
             }
         )
         if all(taken[k] >= v for k, v in QUOTA.items()):
-            break
-    out.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
-    )
-    print(f"{len(rows)} questions -> {out}", file=sys.stderr)
+            return n + 1
+    return len(order)
 
 
 if __name__ == "__main__":
