@@ -7,12 +7,16 @@ Reads benchmarks/data/refusal_phrasebook/: round 1 ``{en,zh}.jsonl`` and round 2
 and prints, per round, language and split, how many refusals ``cofe.refusal.read_decline`` reads as
 whole, how many it leaves to the points (a decline among other sentences: the answer step
 settles it against the information points, which this set does not carry), how many
-partial refusals it finds a decline in, and how many answers it wrongly reads as declining.
+partial refusals it finds a decline in, and how many answers it wrongly reads as declining. ``--speed`` prints instead what reading
+costs: microseconds an answer over every answer of the real-answers set and this phrasebook
+(most decline nothing, as in a run), the lowest of five passes.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -43,7 +47,28 @@ def count(rows: list[dict[str, str]]) -> Counter[str]:
     return c
 
 
+def speed() -> None:
+    """Microseconds ``read_decline`` takes an answer, lowest of five passes."""
+    texts = [
+        json.loads(line)["answer"]
+        for path in sorted((DATA.parent / "real_answers").glob("*/*.jsonl"))
+        + sorted(DATA.glob("*.jsonl"))
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip()
+    ]
+    best = float("inf")
+    for _ in range(5):
+        began = time.perf_counter()
+        for text in texts:
+            read_decline(text)
+        best = min(best, time.perf_counter() - began)
+    print(f"{len(texts)} answers: {best / len(texts) * 1e6:.1f} us an answer")
+
+
 def main() -> None:
+    if "--speed" in sys.argv[1:]:
+        speed()
+        return
     print(
         "| round | lang | split | refusals read whole | left to the points | missed | partial found | answers read as declining |"
     )
