@@ -51,6 +51,7 @@ from cofe.matching.answer.rules.common import (
     recomputed,
     rounded,
     said,
+    scale_dropped,
     scaled_rounding,
     threshold,
 )
@@ -67,6 +68,7 @@ BINDERS: tuple[Binder, ...] = (
     recomputed.RECOMPUTED,
     percent_ratio.PERCENT_RATIO,
     scaled_rounding.SCALED_ROUNDING,
+    scale_dropped.SCALE_DROPPED,
     currency_implied.CURRENCY_IMPLIED,
     synonym.SYNONYM,
     asked.ASKED,
