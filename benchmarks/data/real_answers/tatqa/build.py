@@ -5,7 +5,7 @@ and the paragraphs around it, answers that are spans, lists, counts or a computa
 the table with a scale ("million", "percent"). It is the shape the issue names -- answers
 that compute, round and rescale -- and it is unlike the other folders' Wikipedia text.
 
-    python benchmarks/data/real_answers/tatqa/build.py TATQA_DEV_JSON OUT.jsonl [ROUND]
+    python benchmarks/data/real_answers/tatqa/build.py TATQA_DEV_JSON OUT.jsonl [ROUND [FIRST_ID]]
 
 TATQA_DEV_JSON is ``dataset_raw/tatqa_dataset_dev.json`` of github.com/NExTplusplus/TAT-QA.
 One question per report, drawn with a fixed seed and stratified by answer type; each gets
@@ -17,6 +17,8 @@ id, as in the other folders. The output holds the question, the contexts and the
 reference; answers and grades are added by hand (README.md says how). ROUND (default 1)
 draws the next 80 questions of the same shuffled order, from reports no earlier round used,
 numbered on from the last round's ids: round 2 is a second set written and graded later.
+FIRST_ID numbers a round drawn from another file of TAT-QA's (round 3 is round 1 of
+``dataset_raw/tatqa_dataset_test_gold.json``, numbered from 181).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def split_of(uid: str) -> str:
 def main() -> None:
     source, out = Path(sys.argv[1]), Path(sys.argv[2])
     wanted = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    first_id = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     reports = json.loads(source.read_text(encoding="utf-8"))
     rng = random.Random(20261128)
     order = list(range(len(reports)))
@@ -62,7 +65,7 @@ def main() -> None:
     start = 0
     for round_ in range(1, wanted + 1):
         first = len(rows)
-        start = draw(reports, order, start, rng, rows)
+        start = draw(reports, order, start, rng, rows, first_id)
         if round_ < wanted:
             continue
         out.write_text(
@@ -78,6 +81,7 @@ def draw(
     start: int,
     rng: random.Random,
     rows: list[dict[str, Any]],
+    first_id: int = 1,
 ) -> int:
     """One round's questions appended to ``rows``, from ``order[start:]``; returns where
     the next round starts."""
@@ -108,7 +112,7 @@ def draw(
             contexts = own[1:] if q["answer_from"] in ("table", "table-text") else own[:1]
         rows.append(
             {
-                "id": f"tatqa-en-{len(rows) + 1:04d}",
+                "id": f"tatqa-en-{len(rows) + first_id:04d}",
                 "lang": "en",
                 "source": "tatqa",
                 "split": split_of(q["uid"]),
