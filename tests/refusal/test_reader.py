@@ -133,3 +133,23 @@ def test_says_it_cannot_then_answers_anyway_is_an_answer(answer, turn):
 
 def test_quoted_speech_reports_a_decline_it_does_not_make():
     assert read_decline('He wrote: "The data does not include 2019." He was fired in 2020.') is None
+
+
+def test_headings_before_a_decline_carry_no_content():
+    # a model's layout ("## Conclusion") is not a preamble: the decline is the whole answer
+    answer = "## Conclusion\n\nThe provided context does not include the 2019 revenue."
+    found = read_decline(answer)
+    assert found is not None and found.extent is Extent.WHOLE
+    # a real preamble still leaves it to the points
+    found = read_decline("Paris is large. The provided context does not include its population.")
+    assert found is not None and found.extent is Extent.PARTIAL
+
+
+def test_a_decline_after_only_explanations_still_opens_the_answer():
+    # what the source covers, then the decline: read against the points as a decline that
+    # opens the answer (a figure of another item does not make it an answer)
+    answer = "The context only covers 2020, when the ratio was 1.52%. So I cannot give the change."
+    found = read_decline(answer)
+    assert found is not None and found.opens and found.extent is Extent.PARTIAL
+    found = read_decline("Revenue was $5.2 billion in 2020. The context does not give 2019.")
+    assert found is not None and not found.opens

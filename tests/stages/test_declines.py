@@ -97,6 +97,31 @@ def test_a_decline_that_opens_then_says_what_the_context_holds_instead_is_a_refu
     assert row.verdict == "refused" and "source-lacks" in row.refusal
 
 
+def test_a_value_only_an_explaining_sentence_states_does_not_contradict_a_declined_point(
+    tmp_path,
+):
+    # opens by declining, then says what the context holds instead with a value of the same
+    # kind as a point's ("82 minutes" beside "25 minutes"), and answers the other point: the
+    # explaining sentence states nothing in the point's place, so the length is declined;
+    # the same value stated as the answer is another value
+    answers = {
+        "elsewhere": (
+            "The context does not say how long each episode ran. It only gives the running "
+            "time of the 1965 film, 82 minutes. Terry Nation created them."
+        ),
+        "stated": (
+            "The context does not say who created them. Each episode ran 82 minutes in 1965."
+        ),
+    }
+    points = [["Terry Nation"], ["25 minutes"]]
+    result = score_run(make_run(tmp_path / "run", answers, dict.fromkeys(answers, points)))
+    verdicts = result.verdicts.set_index("sample_id")
+    assert [d for d, _ in _decisions(result, "elsewhere")] == ["present", "declined"]
+    assert verdicts.loc["elsewhere", "verdict"] == "refused"
+    # (it declines the creator, so it is still a partial refusal -- but not of the length)
+    assert [d for d, _ in _decisions(result, "stated")] == ["declined", "absent"]
+
+
 def test_a_figure_in_no_form_beside_a_decline_is_declined_not_undecided(scored):
     result, verdicts = scored
     assert _decisions(result, "no-figure") == [("present", "verbatim"), ("declined", "refusal")]
