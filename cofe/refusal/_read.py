@@ -73,7 +73,8 @@ _MARKDOWN = re.compile(r"\*\*|__|^#{1,6}\s+|^\s*(?:[-*+•]|\d+[.)])\s+|\|", re.
 # pair on one line, so an apostrophe never opens a quote)
 _MARKS = frozenset("*_#|•-+\n")  # a text without them has no markdown to drop
 _QUOTED = re.compile(r"“[^”]{0,400}”|「[^」]{0,400}」|『[^』]{0,400}』|\"[^\"\n]{0,400}\"")
-_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|[。！？；\n]+")  # not the dots in "u.s." or "3.5"
+# not the dots in "u.s." or "3.5", nor those of "vs.", "e.g.", "i.e.", which end no sentence
+_SENTENCE_END = re.compile(r"(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)[.!?;]+(?=\s|$)|[。！？；\n]+")
 
 
 def fold(answer: str) -> str:
@@ -125,10 +126,30 @@ def sentences(text: str) -> list[str]:
 
 
 def _lines(answer: str) -> str:
-    """The answer folded, quoted speech set aside, line breaks kept as sentence ends."""
+    """The answer folded, quoted speech and citation marks set aside, line breaks kept as
+    sentence ends, a list item's marker kept as ``_ITEM`` at its start."""
     text = simplified(unicodedata.normalize("NFKC", answer)).translate(_FOLD).lower()
-    text = _QUOTED.sub(" ", _MARKDOWN.sub(" ", text))
-    return "\n".join(" ".join(line.split()) for line in text.splitlines())
+    text = _QUOTED.sub(" ", _MARKDOWN.sub(" ", _LIST_ITEM.sub(_ITEM, text)))
+    return "\n".join(" ".join(_CITATION.sub(" ", line).split()) for line in text.splitlines())
+
+
+_ITEM = "\ue000"  # stands for a list item's marker once markdown is dropped (private use)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+", re.MULTILINE)
+# a citation of a passage by its number ("[1]", "[2][3]", "[1, 4]", "【2】"): no words
+_CITATION = re.compile(r"\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]|【\d{1,3}】")
+
+
+def _parts(answer: str) -> list[tuple[str, bool, bool]]:
+    """The answer's sentences, each with whether it is a list item and whether it ends
+    with a colon (it introduces what follows: "What the passages do contain:")."""
+    out = []
+    for line in _lines(answer).split("\n"):
+        item = line.startswith(_ITEM)  # each sentence of an item's line belongs to it
+        for piece in _SENTENCE_END.split(line):
+            sentence = piece.strip(_STRIP + _ITEM)
+            if sentence:
+                out.append((sentence, item, piece.rstrip().endswith(":")))
+    return out
 
 
 def _strip_lead_ins(sentence: str) -> tuple[str, tuple[str, ...]]:
@@ -189,7 +210,8 @@ def read_decline(answer: str) -> Decline | None:
     candidates = may_decline(" ".join(quick.split()))
     if not candidates:
         return None  # no word any decline rule needs: the common case, one pass
-    parts = sentences(_lines(answer))
+    laid_out = _parts(answer)
+    parts = [sentence for sentence, _, _ in laid_out]
     first = next(
         (
             (at, s, found)
@@ -202,7 +224,16 @@ def read_decline(answer: str) -> Decline | None:
         return None
     at, sentence, (rule, match, within, leads) = first
     later = parts[at + 1 :]
-    explaining = [_explains(s) for s in later]
+    explaining, listed = [], []
+    introduced = False  # under a sentence that explains and introduces a list with a colon
+    for part, item, colon in laid_out[at + 1 :]:
+        explains = _explains(part)
+        # an item of a list the explanation introduces ("What the passages do contain:") is
+        # read as explanation -- no turn, and the answer still concludes by declining -- but
+        # stays among the other sentences: whether it conveys a point, the points decide
+        listed.append(item and introduced and not explains)
+        explaining.append(explains or listed[-1])
+        introduced = (explaining[-1] and colon) or (introduced and item)
     # after an answer, a decline of anything further ("The context does not provide any
     # other information") declines what goes beyond it: the answer stands
     beyond = _first(Kind.BEYOND, within[match.end() :]) if at > 0 else ""
@@ -218,7 +249,11 @@ def read_decline(answer: str) -> Decline | None:
             "",
         )
     )
-    others = tuple(s for s, explains in zip(later, explaining, strict=True) if not explains)
+    others = tuple(
+        s
+        for s, explains, item in zip(later, explaining, listed, strict=True)
+        if item or not explains
+    )
     if turn:
         extent = Extent.ANSWERED
     elif not others and all(_HEADING.fullmatch(s) for s in parts[:at]):
@@ -258,15 +293,24 @@ def _explains(sentence: str) -> bool:
 def undeclined(answer: str) -> str:
     """The answer without its sentences that decline or explain a decline, as written (case
     kept): what it says besides declining, read to tell a point it declines from one it
-    conveys ("The context does not say how long episodes ran" names the point it declines)."""
-    text = unicodedata.normalize("NFKC", answer)
-    kept = [
-        part
-        for part in _SENTENCE_END.split(text)
-        if part.strip(_STRIP)
-        and not (_declines(fold(part).strip(_STRIP)) or _first(Kind.EXPLAINS, fold(part)))
-    ]
-    return ". ".join(part.strip() for part in kept)
+    conveys ("The context does not say how long episodes ran" names the point it declines).
+    The items of a list an explanation introduces ("What the passages do contain:") go with
+    it: what the context holds instead is no answer to the point."""
+    kept = []
+    introduced = False
+    for line in unicodedata.normalize("NFKC", answer).splitlines():
+        item = _LIST_ITEM.match(line) is not None
+        for part in _SENTENCE_END.split(line):
+            folded = fold(_CITATION.sub(" ", part)).strip(_STRIP)
+            if not folded:
+                continue
+            explains = _explains(folded) or (item and introduced)
+            introduced = (explains and part.rstrip(" *_").endswith((":", "："))) or (
+                introduced and item
+            )
+            if not explains:
+                kept.append(part.strip())
+    return ". ".join(kept)
 
 
 def refusal_reason(answer: str) -> str | None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cofe.refusal import Extent, is_refusal, read_decline, refusal_reason
+from cofe.refusal import Extent, is_refusal, read_decline, refusal_reason, undeclined
 
 DECLINES = [
     ("I am unable to answer this question based on the provided context.", "i am unable to answer"),
@@ -153,3 +153,29 @@ def test_a_decline_after_only_explanations_still_opens_the_answer():
     assert found is not None and found.opens and found.extent is Extent.PARTIAL
     found = read_decline("Revenue was $5.2 billion in 2020. The context does not give 2019.")
     assert found is not None and not found.opens
+
+
+def test_a_list_the_explanation_introduces_is_what_the_context_holds_instead():
+    answer = (
+        "The passages do not contain the 2019 write-down [2].\n\n"
+        "What the passages do contain:\n"
+        "- Revenue of $39,383 million in fiscal 2018 vs. $37,728 million in 2017 [1]\n"
+        "- Operating income of $13,264 million, yet to be restated [1]\n"
+    )
+    found = read_decline(answer)
+    # no turn ("vs.", "yet" inside the list), the answer concludes by declining, and the
+    # items stay for the points to read
+    assert found is not None and found.extent is Extent.PARTIAL and found.opens
+    assert found.concludes and found.turn == ""
+    assert undeclined(answer) == ""  # nothing said besides declining and what it holds instead
+    # a list no explanation introduces is said: kept for the points
+    said = "The passages do not give 2019.\n- Revenue was $5 million in 2018\n"
+    assert "Revenue was $5 million" in undeclined(said)
+
+
+def test_citation_marks_are_no_words():
+    assert (
+        read_decline("The provided context does not include the 2019 revenue [1][3].") is not None
+    )
+    found = read_decline("Revenue was $5 million [1]. The context does not give 2019 [2].")
+    assert found is not None and found.extent is Extent.PARTIAL

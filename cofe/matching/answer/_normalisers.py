@@ -2,6 +2,7 @@
 
 TEXT rewrites the whole text, in this order -- where it matters, because:
 
+* ``citations`` first: "[1]" after a fact is no figure for any rule to read;
 * ``vulgar-fractions`` before ``nfkc``: "11½" is 11.5, not the "111⁄2" NFKC makes;
 * ``nfkc`` before ``accents`` and every regex: "km²" and full-width digits become ASCII;
 * ``fiscal-years`` before the date, range and number rules: "FY22" is "fiscal 2022" first;
@@ -39,6 +40,7 @@ from __future__ import annotations
 from cofe.matching.answer._rules import ContextRule, TextRule, TokenRule
 from cofe.matching.answer.rules.common import (
     accents,
+    citations,
     currencies,
     decimal_figures,
     decimals,
@@ -91,6 +93,7 @@ from cofe.matching.answer.rules.zh import numerals as zh_numerals
 from cofe.matching.answer.rules.zh import scales as zh_scales
 
 TEXT: tuple[TextRule, ...] = (
+    citations.CITATIONS,
     vulgar_fractions.VULGAR_FRACTIONS,
     nfkc.NFKC,
     accents.ACCENTS,
