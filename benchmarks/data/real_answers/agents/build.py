@@ -9,8 +9,10 @@ variant, rotated: ``gold`` (its paragraph), ``padded`` (gold plus two other arti
 paragraphs sharing most characters with the question, shuffled), ``dropped`` (those two or
 three paragraphs only: the context lacks the answer), ``cut`` (the paragraph cut just
 before the answer). The split is a hash of the question id, as in the other folders.
-ROUND (default 1) writes the next 60 articles of the same shuffled order instead (round 2:
-a second set, written and graded later), numbered on from the earlier rounds.
+ROUND (default 1) writes another round instead, numbered on from the earlier ones: round 2
+is the next articles of the same shuffled order (the 53 left); round 3 goes over every
+article of rounds 1 and 2 again with its second question (one context variant on from its
+first's).
 """
 
 from __future__ import annotations
@@ -48,34 +50,41 @@ def main() -> None:
     articles = [a for a in local.load("zh") if a["paragraphs"][0]["context"].strip() not in used]
     rng.shuffle(articles)
     paragraphs = [a["paragraphs"][0]["context"].strip() for a in articles]
-    rows = []
-    for n, article in enumerate(articles[: N * wanted]):
+    rows: list[dict[str, object]] = []
+    # (article, rank of its question): rounds 1 and 2 take each article's first, round 3 its
+    # second; drawn in this one order whatever is written, so the seed's path stays the same
+    plan = [(n, 0) for n in range(len(articles))] + [(n, 1) for n in range(len(articles))]
+    bounds = {1: (0, N), 2: (N, len(articles)), 3: (len(articles), len(plan))}[wanted]
+    for n, rank in plan[: bounds[1]]:
+        article = articles[n]
         para = article["paragraphs"][0]
         qas = sorted(
             para["qas"],
             key=lambda qa: local.kind_of("zh", qa["question"], local.gold_answer(qa)[0]),
         )
-        qa = qas[0]
+        if rank >= len(qas):
+            continue
+        qa = qas[rank]
         _, start = local.gold_answer(qa)
         context = para["context"].strip()
         others = sorted(
             (p for i, p in enumerate(paragraphs) if i != n),
             key=lambda p: -_overlap(qa["question"], p),
         )[:3]
-        variant = VARIANTS[n % len(VARIANTS)]
+        variant = VARIANTS[(n + 3 * rank) % len(VARIANTS)]
         if variant == "gold":
             contexts = [context]
         elif variant == "padded":
             contexts = [context, *others[:2]]
             rng.shuffle(contexts)
         elif variant == "dropped":
-            contexts = others[: 2 + n % 2]
+            contexts = others[: 2 + (n + rank) % 2]
         else:
             contexts = [context[: max(start, 1)].rstrip()]
         qid = f"cmrc-{qa['id']}"
         rows.append(
             {
-                "id": f"agents-zh-{n + 1:04d}",
+                "id": f"agents-zh-{n + 1 + rank * len(articles):04d}",
                 "lang": "zh",
                 "source": "cmrc",
                 "split": local.split_of(qid),
@@ -90,7 +99,8 @@ def main() -> None:
                 },
             }
         )
-    rows = rows[N * (wanted - 1) :]  # the rounds before are drawn only to keep the seed's path
+    first = bounds[0]
+    rows = [r for r in rows if int(str(r["id"])[-4:]) > first]  # this round's only
     out.write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
     )
