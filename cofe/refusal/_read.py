@@ -30,6 +30,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import cast
 
+from cofe._citations import CITATION as _CITATION
 from cofe.refusal._rules import Kind, RefusalRule, may_decline, of_kind
 
 
@@ -135,8 +136,6 @@ def _lines(answer: str) -> str:
 
 _ITEM = "\ue000"  # stands for a list item's marker once markdown is dropped (private use)
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]+", re.MULTILINE)
-# a citation of a passage by its number ("[1]", "[2][3]", "[1, 4]", "【2】"): no words
-_CITATION = re.compile(r"\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]|【\d{1,3}】")
 
 
 def _parts(answer: str) -> list[tuple[str, bool, bool]]:

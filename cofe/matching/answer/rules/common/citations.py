@@ -2,11 +2,8 @@
 of the answer. Answers that cite their passages put these marks after every fact; read as
 figures they would state "1" and "2" beside the fact's own words ("2 years", "1 quarter")."""
 
-import re
-
+from cofe._citations import CITATION as _CITATION
 from cofe.matching.answer._rules import substitution
-
-_CITATION = re.compile(r"\[\d{1,3}(?:\s*[,–-]\s*\d{1,3})*\]|【\d{1,3}】")
 
 CITATIONS = substitution(
     "citations",
