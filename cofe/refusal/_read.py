@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import lru_cache
-from typing import cast
 
 from cofe._citations import CITATION as _CITATION
+from cofe._script import simplified
 from cofe.refusal._rules import Kind, RefusalRule, may_decline, of_kind
 
 
@@ -95,30 +93,6 @@ def _folded(answer: str) -> str:
             answer = unicodedata.normalize("NFKC", answer)
         answer = simplified(answer)
     return answer.translate(_FOLD).lower()
-
-
-# characters frequent in traditional-script declines that simplified script writes
-# otherwise: one of them present, the answer is converted whole (OpenCC t2s)
-_TRADITIONAL = frozenset(
-    "這個們沒說資訊內從無關與據檔題問確對為會來時點麼後裡還過開當體應該總經處產發現實數於並僅幾"
-    "給預計顯示載運營價額幣億萬歲報導項"
-)
-
-
-@lru_cache(maxsize=1)
-def _t2s() -> Callable[[str], str]:
-    # opencc loads its phrase tables on first use: deferred, most answers never need it
-    import opencc
-
-    return cast(Callable[[str], str], opencc.OpenCC("t2s").convert)
-
-
-def simplified(text: str) -> str:
-    """Chinese text in simplified script ("沒有提到" -> "没有提到"); unchanged when it holds
-    no traditional-only character."""
-    if _TRADITIONAL.isdisjoint(text):
-        return text
-    return _t2s()(text)
 
 
 def sentences(text: str) -> list[str]:
@@ -235,7 +209,11 @@ def read_decline(answer: str) -> Decline | None:
         introduced = (explaining[-1] and colon) or (introduced and item)
     # after an answer, a decline of anything further ("The context does not provide any
     # other information") declines what goes beyond it: the answer stands
-    beyond = _first(Kind.BEYOND, within[match.end() :]) if at > 0 else ""
+    # (not when all before it only explains: "只提到它是菊科植物。至于外观，资料中并没有进一步
+    # 说明"); such a decline still opens what the answer says ("The excerpt gives only the
+    # 2020 ratio, 1.52%. So I cannot give the change.")
+    opens = all(_explains(s) for s in parts[:at])
+    beyond = _first(Kind.BEYOND, within[match.end() :]) if at > 0 and not opens else ""
     turn = (
         beyond
         or _first(Kind.TURN, within[match.end() :])
@@ -268,9 +246,7 @@ def read_decline(answer: str) -> Decline | None:
         leads,
         (*parts[:at], *others),
         concludes=all(explaining),
-        # only explanations before it ("The excerpt gives only the 2020 ratio, 1.52%. So I
-        # cannot give the change."): the decline still opens what the answer says
-        opens=all(_explains(s) for s in parts[:at]),
+        opens=opens,
     )
 
 

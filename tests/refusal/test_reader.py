@@ -179,3 +179,17 @@ def test_citation_marks_are_no_words():
     )
     found = read_decline("Revenue was $5 million [1]. The context does not give 2019 [2].")
     assert found is not None and found.extent is Extent.PARTIAL
+
+
+def test_declining_more_after_an_explanation_only_is_no_answer_standing():
+    # "further" keeps an answer given before the decline standing; an explanation of what
+    # the passages hold is no such answer
+    found = read_decline("提供的资料中只提到它是菊科植物。至于外观特征，资料中并没有进一步说明。")
+    assert found is not None and found.extent is not Extent.ANSWERED
+    found = read_decline("他出生于1990年。文中没有提供其他信息。")
+    assert found is not None and found.extent is Extent.ANSWERED
+
+
+def test_traditional_script_reads_as_simplified():
+    found = read_decline("很抱歉，提供的資料中沒有提及葉盛茂的出生年份。")
+    assert found is not None and found.extent is Extent.WHOLE

@@ -4,6 +4,8 @@ TEXT rewrites the whole text, in this order -- where it matters, because:
 
 * ``citations`` first: "[1]" after a fact is no figure for any rule to read;
 * ``vulgar-fractions`` before ``nfkc``: "11½" is 11.5, not the "111⁄2" NFKC makes;
+* ``zh-simplified`` after ``nfkc`` and before every Chinese rule: they are written in
+  simplified script;
 * ``nfkc`` before ``accents`` and every regex: "km²" and full-width digits become ASCII;
 * ``fiscal-years`` before the date, range and number rules: "FY22" is "fiscal 2022" first;
 * ``contractions`` and ``hyphens`` before ``number-words``: text2num reads "twenty five"
@@ -91,11 +93,13 @@ from cofe.matching.answer.rules.zh import (
 from cofe.matching.answer.rules.zh import measures as zh_measures
 from cofe.matching.answer.rules.zh import numerals as zh_numerals
 from cofe.matching.answer.rules.zh import scales as zh_scales
+from cofe.matching.answer.rules.zh import simplified as zh_simplified
 
 TEXT: tuple[TextRule, ...] = (
     citations.CITATIONS,
     vulgar_fractions.VULGAR_FRACTIONS,
     nfkc.NFKC,
+    zh_simplified.SIMPLIFIED,
     accents.ACCENTS,
     contractions.CONTRACTIONS,
     hyphens.HYPHENS,
