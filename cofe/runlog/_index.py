@@ -19,15 +19,15 @@ from dataclasses import replace as replaced
 from itertools import pairwise
 from multiprocessing.sharedctypes import RawValue
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import ValidationError
-from tqdm import tqdm
 
 from cofe._errors import InputProblem
 from cofe._jsonl import parse_slowly
 from cofe._parallel import default_workers, fork_imap
+from cofe._progress import Bar, progress_bar
 from cofe.runlog._models import SampleRecord, Stage
 from cofe.runlog._outputs import (
     MORE_FIELDS,
@@ -122,7 +122,7 @@ class _RecordPart:
 _SAMPLE_ID = re.compile(rb'"sample_id"\s*:\s*"((?:[^"\\]|\\.){1,512})"')
 
 
-def _advance(bar: tqdm[Any], part: tuple[int, int]) -> None:
+def _advance(bar: Bar, part: tuple[int, int]) -> None:
     bar.update(part[1] - part[0])
 
 
@@ -237,7 +237,7 @@ class RecordIndex:
         cost); the parts are put together in file order, as one reading would."""
         name = str(path)
         size = path.stat().st_size if path.exists() else 0
-        bar = tqdm(
+        bar = progress_bar(
             total=size,
             desc="reading records",
             unit="B",
