@@ -8,13 +8,13 @@ import importlib
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
 from cofe._errors import CofeError, InputWarning
 from cofe._version import __version__
 from cofe.cli._args import option_strings, suggestion
-from cofe.cli._commands import COMMANDS
+from cofe.cli._commands import COMMANDS, OWN_MODELS_ONLY
 from cofe.cli._reference import reference_markdown
 
 __all__ = ["COMMANDS", "build_parser", "main", "reference_markdown"]
@@ -108,7 +108,30 @@ _BUG_HINT = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(only=_command_in(argv)).parse_args(argv)
+    command = _command_in(argv)
+    with _plugins_off(command in OWN_MODELS_ONLY):
+        return _main(command, argv)
+
+
+_NO_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"  # pydantic's one switch (plugin/_loader.py)
+
+
+@contextlib.contextmanager
+def _plugins_off(wanted: bool) -> Iterator[None]:
+    """pydantic's plugins off while a command of ``OWN_MODELS_ONLY`` runs, unless the user
+    set the switch (empty: every plugin on); as it was after, for a caller of ``main``."""
+    if not wanted or _NO_PLUGINS in os.environ:
+        yield
+        return
+    os.environ[_NO_PLUGINS] = "__all__"
+    try:
+        yield
+    finally:
+        os.environ.pop(_NO_PLUGINS, None)
+
+
+def _main(command: str, argv: Sequence[str]) -> int:
+    args = build_parser(only=command).parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
         code: int = args.run(args)  # the sub-command's ``run``, set by its parser

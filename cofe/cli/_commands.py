@@ -56,3 +56,12 @@ COMMANDS = (
 )
 
 HELP = {command.name: command.help for command in COMMANDS}
+
+# Commands that validate only cofe's own files (run logs, eval sets, scores) and run no
+# code of the user's: they start with pydantic's plugins off (``cli.main``), as pydantic
+# would otherwise read the entry points of every installed distribution when cofe's first
+# model is built (~0.05 s with importing importlib.metadata, a tenth of a small scoring)
+# to find plugins that would only observe cofe's internal records. `run`, `sweep`,
+# `replay` and `demo` import or call a pipeline, `judge` and `annotate` an LLM client, and
+# `monitor` serves a user's traffic: a plugin there may be what the user installed it for.
+OWN_MODELS_ONLY = frozenset({"score", "compare", "check", "report", "plan", "schema"})

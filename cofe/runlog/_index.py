@@ -17,7 +17,6 @@ from array import array
 from dataclasses import dataclass, field
 from dataclasses import replace as replaced
 from itertools import pairwise
-from multiprocessing.sharedctypes import RawValue
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -249,14 +248,20 @@ class RecordIndex:
         whole = _RecordPart(kept={} if keep_up_to else None)
         # the parts join as they come, so a run too large to hold is never held: once it
         # is known to be, the workers stop keeping records too
-        keeping = RawValue(ctypes.c_bool, True)  # shared memory on any platform
+        workers = default_workers(size, PARALLEL_BYTES)
+        if workers > 1:  # shared memory on any platform
+            from multiprocessing.sharedctypes import RawValue
+
+            keeping = RawValue(ctypes.c_bool, True)
+        else:  # one process (most runs): no multiprocessing to load for a flag
+            keeping = ctypes.c_bool(True)
         with bar:
             for (part_number, _), part in fork_imap(
                 _read_part,
                 (path, bounds, keep_up_to, keeping),
                 len(bounds),
                 slice_size=1,
-                workers=default_workers(size, PARALLEL_BYTES),
+                workers=workers,
             ):
                 whole.add(part, keep_up_to)
                 if whole.kept is None:
