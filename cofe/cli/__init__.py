@@ -9,15 +9,20 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from cofe._errors import CofeError, InputWarning
+from cofe._lazy import lazy_names
 from cofe._version import __version__
 from cofe.cli._args import option_strings, suggestion
 from cofe.cli._commands import COMMANDS, OWN_MODELS_ONLY
-from cofe.cli._reference import reference_markdown
+
+if TYPE_CHECKING:
+    from cofe.cli._reference import reference_markdown
 
 __all__ = ["COMMANDS", "build_parser", "main", "reference_markdown"]
+# the docs site's page, loaded by the site's build, not by a command
+__getattr__, __dir__ = lazy_names(__name__, {"reference_markdown": "cofe.cli._reference"}, __all__)
 
 
 class _Parser(argparse.ArgumentParser):
