@@ -1,7 +1,7 @@
 """CPU seconds of one ``cofe score --mode cofe-rag`` on 1,000 queries, per input shape.
 
     python benchmarks/score_speed.py [--reference DIR] [--sets others-en,release-en,squad]
-                                     [--repeat 5] [--tree DIR] [--workdir DIR] [--digest]
+                                     [--repeat 5] [--tree DIR ...] [--workdir DIR] [--digest]
 
 Each run is a fresh process (the ``cofe`` console script next to this interpreter, else
 ``python -m cofe``) scoring a run-log folder that ``benchmarks/reference_speed.py`` builds:
@@ -27,8 +27,10 @@ timed the same way (on these machines a ``.pth`` file of the sandbox imports cer
 every start-up).
 
 ``--tree DIR`` times another cofe source tree (say ``git archive`` of an older commit)
-on the same inputs; ``--digest`` prints a SHA-256 of each set's whole results folder, so
-two trees can be shown to write byte-identical results.
+on the same inputs; given more than once, the trees take turns within each repetition
+(each run of one tree next to the same run of the other, so a load that changes during
+the session falls on both), one column each. ``--digest`` prints a SHA-256 of each set's
+whole results folder, so two trees can be shown to write byte-identical results.
 
 ``--phases`` says instead where one run's CPU goes: each set is scored ``--repeat`` times
 in a fresh process (bytecode cached) whose scoring functions are wrapped in CPU timers
@@ -157,7 +159,18 @@ def _timed(acc: dict[str, float], label: str, function: Any, generator: bool) ->
 
 def phase_run(cmd: list[str]) -> dict[str, float]:
     """In this process: ``cofe`` with ``cmd``'s arguments, its CPU per part (``PHASES``)."""
+    import contextlib
+
     import cofe.cli  # the CPU clock started with the interpreter: its start-up counts
+
+    # the timers import the driver before main() runs: a tree whose main() switches
+    # pydantic's plugin scan off for `cofe score` gets the switch first, as its command does
+    switch = getattr(cofe.cli, "_plugins_off", None)
+    with switch(True) if switch else contextlib.nullcontext():
+        return _phase_run(cofe.cli.main, cmd)
+
+
+def _phase_run(main: Callable[[list[str]], int], cmd: list[str]) -> dict[str, float]:
     from cofe.stages import _stream
 
     imported = time.process_time()
@@ -166,7 +179,6 @@ def phase_run(cmd: list[str]) -> dict[str, float]:
         holder: Any = getattr(_stream, owner, None) if owner else _stream
         if holder is not None and hasattr(holder, name):
             setattr(holder, name, _timed(acc, label, getattr(holder, name), generator))
-    main: Callable[[list[str]], int] = cofe.cli.main
     with open(os.devnull, "w") as quiet:
         stdout, stderr = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = quiet
@@ -220,7 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--tree", type=Path, default=ROOT, help="the cofe source tree to time")
+    ap.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        help="the cofe source tree to time (default: this one); given twice or more, the "
+        "trees are timed in turn within each repetition, so a changing load falls on each",
+    )
     ap.add_argument(
         "--workdir", type=Path, default=ROOT / "benchmarks" / "_work" / "reference_speed"
     )
@@ -239,58 +257,79 @@ def main(argv: list[str] | None = None) -> int:
     ref = args.reference.resolve() if args.reference else None
     if ref is not None:
         rs.check_reference(ref)
-    tree = args.tree.resolve()
-    cache = args.workdir / f"pycache-{hashlib.sha1(str(tree).encode()).hexdigest()[:8]}"
-    cached_env, plain_env = _env(tree, cache), _env(tree, None)
+    trees = [tree.resolve() for tree in args.tree or [ROOT]]
+    envs = {}  # each tree's (bytecode cached, no bytecode cache)
+    for tree in trees:
+        cache = args.workdir / f"pycache-{hashlib.sha1(str(tree).encode()).hexdigest()[:8]}"
+        envs[tree] = (_env(tree, cache), _env(tree, None))
+    label = {tree: tree.name or str(tree) for tree in trees}
 
     built = {s: rs.build(s, args.queries, args.workdir, ref) for s in sets}
     out = args.workdir / "score-speed-out"
-    for b in built.values():  # untimed: fills the bytecode cache
-        _cpu(score_cmd(b, out), cached_env)
+    for tree in trees:
+        for b in built.values():  # untimed: fills the bytecode cache
+            _cpu(score_cmd(b, out), envs[tree][0])
     if args.phases:
-        found = {name: phases(b, out, cached_env, args.repeat, tree) for name, b in built.items()}
-        print(
-            f"\nCPU s per part of `cofe score --mode cofe-rag` of {tree}, lowest of {args.repeat}\n"
-        )
-        print("| part | " + " | ".join(found) + " |")
-        print("| --- |" + " --- |" * len(found))
-        for part in next(iter(found.values())):
-            print(f"| {part} | " + " | ".join(f"{f[part]:.2f}" for f in found.values()) + " |")
-        return 0
-    floor: dict[str, list[float]] = {"cached": [], "plain": []}
-    cpu: dict[tuple[str, str], list[float]] = {}
-    digests: dict[str, str] = {}
-    for rep in range(args.repeat):  # the sets and settings alternate within each repetition
-        for setting, env in (("cached", cached_env), ("plain", plain_env)):
-            floor[setting].append(_cpu([sys.executable, "-c", "pass"], env))
+        runs: dict[tuple[str, Path], list[dict[str, float]]] = {}
+        for _ in range(args.repeat):  # tree after tree within each repetition
             for name, b in built.items():
-                cpu.setdefault((name, setting), []).append(_cpu(score_cmd(b, out), env))
-                if rep == 0 and setting == "cached" and args.digest:
-                    digests[name] = digest(out)
+                for tree in trees:
+                    found = phases(b, out, envs[tree][0], 1, tree)
+                    runs.setdefault((name, tree), []).append(found)
+        lowest = {
+            key: {part: min(r[part] for r in rs_) for part in rs_[0]} for key, rs_ in runs.items()
+        }
+        print(
+            f"\nCPU s per part of `cofe score --mode cofe-rag`, lowest of {args.repeat} "
+            f"({', '.join(f'{label[t]} = {t}' for t in trees)})\n"
+        )
+        columns = list(lowest)
+        print("| part | " + " | ".join(f"{n} {label[t]}" for n, t in columns) + " |")
+        print("| --- |" + " --- |" * len(columns))
+        for part in next(iter(lowest.values())):
+            print(f"| {part} | " + " | ".join(f"{lowest[c][part]:.2f}" for c in columns) + " |")
+        return 0
+    settings = ("cached", "plain")
+    floor: dict[tuple[str, Path], list[float]] = {}
+    cpu: dict[tuple[str, str, Path], list[float]] = {}
+    digests: dict[tuple[str, Path], str] = {}
+    for rep in range(args.repeat):  # sets, settings and trees alternate within a repetition
+        for setting in settings:
+            for tree in trees:
+                env = envs[tree][settings.index(setting)]
+                floor.setdefault((setting, tree), []).append(
+                    _cpu([sys.executable, "-c", "pass"], env)
+                )
+                for name, b in built.items():
+                    cpu.setdefault((name, setting, tree), []).append(_cpu(score_cmd(b, out), env))
+                    if rep == 0 and setting == "cached" and args.digest:
+                        digests[(name, tree)] = digest(out)
         print(
             f"repetition {rep + 1}: "
-            + ", ".join(f"{n}/{s} {v[-1]:.2f}" for (n, s), v in cpu.items()),
+            + ", ".join(f"{n}/{s}/{label[t]} {v[-1]:.2f}" for (n, s, t), v in cpu.items()),
             file=sys.stderr,
             flush=True,
         )
     print(
-        f"\n`cofe score --mode cofe-rag` of {tree}, CPU s (user + system, with children), "
-        f"median (min–max) of {args.repeat}\n"
+        "\n`cofe score --mode cofe-rag`, CPU s (user + system, with children), "
+        f"median (min–max) of {args.repeat} ({', '.join(f'{label[t]} = {t}' for t in trees)})\n"
     )
-    print("| set | queries × pool | bytecode cached | no bytecode cache |")
-    print("| --- | --- | --- | --- |")
-    print(
-        f"| `python -c pass` (the floor) | – | {_fmt(floor['cached'])} | {_fmt(floor['plain'])} |"
-    )
+    heads = [
+        f"{label[t]}, {'bytecode cached' if s == 'cached' else 'no bytecode cache'}"
+        for s in settings
+        for t in trees
+    ]
+    print("| set | queries × pool | " + " | ".join(heads) + " |")
+    print("| --- | --- |" + " --- |" * len(heads))
+    cells = [_fmt(floor[(s, t)]) for s in settings for t in trees]
+    print("| `python -c pass` (the floor) | – | " + " | ".join(cells) + " |")
     for name, b in built.items():
-        print(
-            f"| {name} | {len(b.examples):,} × {rs.CANDIDATES} | {_fmt(cpu[(name, 'cached')])} "
-            f"| {_fmt(cpu[(name, 'plain')])} |"
-        )
+        cells = [_fmt(cpu[(name, s, t)]) for s in settings for t in trees]
+        print(f"| {name} | {len(b.examples):,} × {rs.CANDIDATES} | " + " | ".join(cells) + " |")
     if digests:
         print()
-        for name, d in digests.items():
-            print(f"{name}: results folder sha256 {d}")
+        for (name, tree), d in digests.items():
+            print(f"{name} ({label[tree]}): results folder sha256 {d}")
     return 0
 
 

@@ -12,9 +12,10 @@ classes re-parented under them) were ``ValueError`` before, and callers may catc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import ValidationError
+if TYPE_CHECKING:  # only named: `cofe --help` and a command's parser load no pydantic
+    from pydantic import ValidationError
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,16 @@ in flight, each result handed back to the calling thread as it finishes.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+# multiprocessing and concurrent.futures (with logging and socket, ~0.03 s) load only when
+# work is really spread: a run small enough for one process, as most are, never needs them
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -31,6 +35,12 @@ def _call(task: tuple[Callable[[Any, tuple[int, int]], Any], tuple[int, int]]) -
 
 def default_workers(n_items: int, min_items: int) -> int:
     return min(os.cpu_count() or 1, 4) if n_items >= min_items else 1
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def fork_map(
@@ -68,13 +78,15 @@ def fork_imap(
     while this process does its serial part."""
     global _STATE
     slices = [(start, min(start + slice_size, n_items)) for start in range(0, n_items, slice_size)]
-    if workers <= 1 or len(slices) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers <= 1 or len(slices) <= 1 or not _can_fork():
         for bounds in slices:
             result = function(state, bounds)
             if on_done:
                 on_done(bounds)
             yield bounds, result
         return
+    import multiprocessing
+
     _STATE = state
     # objects made so far are never collected in the workers: their garbage
     # collector would otherwise touch, and so copy, every inherited page
@@ -123,6 +135,8 @@ def thread_map(
             for item in items:
                 done(function(item))
             return
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as executor:
             try:
                 running: set[Future[Any]] = set()

@@ -6,6 +6,10 @@ scoring showed nothing. Here, while stderr is not a terminal, each bar's state i
 as a plain line every ``COFE_PROGRESS_SECONDS`` seconds (10 by default; 0: no lines),
 and its last state when it ends (a bar done sooner prints nothing); everything else written
 to stderr passes unchanged.
+
+``progress_bar`` makes the bars: tqdm (with the ``importlib.metadata`` its version lookup
+pulls in, ~0.03 s) is imported only for a bar someone can see -- on a terminal at once,
+in plain lines once the bar has run long enough for its first line.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any, TextIO
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 EVERY_SECONDS = 10.0
 _BAR = re.compile(r"\|[^|\n]*\|")  # the drawn bar between the percentage and the counts
@@ -50,6 +58,12 @@ class PlainProgress:
         self._shown = False  # a line of the current bar was written
         self._counts = ""  # how far the last line said the bar was
         self._redrawn = False  # the last write was a redraw: a newline now closes the bar
+
+    def started_at(self, when: float) -> None:
+        """The bar drawn last began at ``when`` (``time.monotonic``), before it was drawn:
+        its first line is due ``every`` seconds after that (``progress_bar``'s late bars)."""
+        with self._lock:
+            self._since = when
 
     def write(self, text: str) -> int:
         with self._lock:
@@ -116,3 +130,82 @@ def progress_lines() -> Iterator[bool]:
     finally:
         if sys.stderr is plain:
             sys.stderr = stream
+
+
+class Bar(Protocol):
+    """What cofe's long steps do with a progress bar (a ``tqdm`` has all of it)."""
+
+    def update(self, n: float | None = 1) -> bool | None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Bar: ...
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None: ...
+
+
+def progress_bar(*, disable: bool = False, **options: Any) -> Bar:
+    """A tqdm bar (``options`` are tqdm's), or a stand-in that costs no import where nobody
+    would see one yet: ``disable``, or stderr turned into plain lines (``progress_lines``)
+    -- there a bar becomes a real one only once it has run the lines' interval, so a step
+    done sooner (which would print nothing anyway) never loads tqdm."""
+    if disable:
+        return _LateBar(options, every=None)
+    if isinstance(sys.stderr, PlainProgress):
+        return _LateBar(options, every=sys.stderr._every)
+    from tqdm import tqdm
+
+    return tqdm(**options)
+
+
+class _LateBar:
+    """Counts until the bar has run ``every`` seconds (None: never shown), then hands the
+    count and its start to a tqdm bar, which draws from there as if it had run all along."""
+
+    def __init__(self, options: dict[str, Any], every: float | None) -> None:
+        self._options = options
+        self._every = every
+        self._n = 0.0
+        self._started = time.monotonic()
+        self._started_wall = time.time()  # tqdm's own clock, for its elapsed time and rate
+        self._bar: tqdm[Any] | None = None
+
+    def update(self, n: float | None = 1) -> bool | None:
+        if self._bar is not None:
+            return self._bar.update(n)
+        self._n += n or 0
+        if self._every is not None and time.monotonic() - self._started >= self._every:
+            self._show()
+        return None
+
+    def _show(self) -> None:
+        from tqdm import tqdm
+
+        n = int(self._n) if float(self._n).is_integer() else self._n
+        bar = tqdm(**self._options, initial=n)
+        bar.start_t = self._started_wall  # what tqdm.reset/unpause set: elapsed from the start
+        stream = sys.stderr
+        if isinstance(stream, PlainProgress):
+            stream.started_at(self._started)  # the first line is due now, not `every` from now
+        bar.refresh()
+        self._bar = bar
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+    def __enter__(self) -> _LateBar:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

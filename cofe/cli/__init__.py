@@ -4,55 +4,25 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 import warnings
-from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from cofe._errors import CofeError, InputWarning
+from cofe._lazy import lazy_names
 from cofe._version import __version__
-from cofe.cli import (
-    _annotate,
-    _check,
-    _compare,
-    _demo,
-    _import,
-    _judge,
-    _llm,
-    _monitor,
-    _parse,
-    _plan,
-    _replay,
-    _report,
-    _run,
-    _schema,
-    _score,
-    _sweep,
-)
 from cofe.cli._args import option_strings, suggestion
-from cofe.cli._reference import reference_markdown
+from cofe.cli._commands import COMMANDS, OWN_MODELS_ONLY
+
+if TYPE_CHECKING:
+    from cofe.cli._reference import reference_markdown
 
 __all__ = ["COMMANDS", "build_parser", "main", "reference_markdown"]
-
-COMMANDS = (
-    _demo,
-    _run,
-    _judge,
-    _score,
-    _compare,
-    _check,
-    _sweep,
-    _plan,
-    _replay,
-    _report,
-    _import,
-    _parse,
-    _annotate,
-    _schema,
-    _monitor,
-    _llm,
-)
+# the docs site's page, loaded by the site's build, not by a command
+__getattr__, __dir__ = lazy_names(__name__, {"reference_markdown": "cofe.cli._reference"}, __all__)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments:"):
-            known = list(option_strings(self))
+            known = list(option_strings(build_parser()))  # every command's, not only the one run
             hints = [
                 f"{word} -> did you mean {hint}?"
                 for word in message.split(":", 1)[1].split()
@@ -72,15 +42,32 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """``cofe``'s parser. With ``only`` (a command's name, or "" for none) the other commands
+    are listed by name and help line without importing their modules -- what ``cofe score``
+    needs to start -- and ``only``'s module adds its full parser; without it, every command's
+    full parser (the CLI reference, and a misspelt option's suggestions)."""
     parser = _Parser(
         prog="cofe", description="Find which stage of a RAG pipeline loses the information."
     )
     parser.add_argument("--version", action="version", version=f"cofe {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    wanted = {c.module for c in COMMANDS if only is None or c.name == only}
     for command in COMMANDS:
-        command.add_parser(sub)
+        if command.name in sub.choices:  # added with an earlier command of its module
+            continue
+        if command.module in wanted:
+            importlib.import_module(f"cofe.cli.{command.module}").add_parser(sub)
+        else:  # a name in the list and in `cofe --help`, its options unread
+            sub.add_parser(command.name, help=command.help)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str:
+    """The sub-command ``argv`` names, or "" (none, or not one of cofe's): ``cofe`` takes no
+    option with a value before it, so it is the first word that is not an option."""
+    first = next((word for word in argv if not word.startswith("-")), "")
+    return first if any(c.name == first for c in COMMANDS) else ""
 
 
 def _one_line_warning(
@@ -125,7 +112,31 @@ _BUG_HINT = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    command = _command_in(argv)
+    with _plugins_off(command in OWN_MODELS_ONLY):
+        return _main(command, argv)
+
+
+_NO_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"  # pydantic's one switch (plugin/_loader.py)
+
+
+@contextlib.contextmanager
+def _plugins_off(wanted: bool) -> Iterator[None]:
+    """pydantic's plugins off while a command of ``OWN_MODELS_ONLY`` runs, unless the user
+    set the switch (empty: every plugin on); as it was after, for a caller of ``main``."""
+    if not wanted or _NO_PLUGINS in os.environ:
+        yield
+        return
+    os.environ[_NO_PLUGINS] = "__all__"
+    try:
+        yield
+    finally:
+        os.environ.pop(_NO_PLUGINS, None)
+
+
+def _main(command: str, argv: Sequence[str]) -> int:
+    args = build_parser(only=command).parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
         code: int = args.run(args)  # the sub-command's ``run``, set by its parser

@@ -8,13 +8,14 @@ import json
 import sys
 from pathlib import Path
 
+from cofe.cli._commands import HELP
 from cofe.cli._run import make_cache
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "annotate",
-        help="generate a checked eval set from documents with an LLM",
+        help=HELP["annotate"],
         description=__doc__,
     )
     p.add_argument("docs", type=Path, help="folder (or file) of documents")
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.set_defaults(run=run_annotate)
 
-    r = sub.add_parser("review", help="export an eval set for people / import their decisions")
+    r = sub.add_parser("review", help=HELP["review"])
     rs = r.add_subparsers(dest="review_command", required=True)
     e = rs.add_parser("export", help="write a CSV to edit (and an HTML page to read)")
     e.add_argument("evalset", type=Path)

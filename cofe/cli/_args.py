@@ -4,7 +4,6 @@ the error names the flag (``argument --evalset: no such file: e.jsonl``)."""
 from __future__ import annotations
 
 import argparse
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -31,5 +30,7 @@ def suggestion(unknown: str, known: Iterable[str]) -> str | None:
     flat = unknown.split("=", 1)[0].replace("-", "")
     if flat in bare:
         return bare[flat]
+    import difflib  # only for a misspelt option: not at every start
+
     close = difflib.get_close_matches(flat, list(bare), n=1, cutoff=0.8)
     return bare[close[0]] if close else None

@@ -16,12 +16,13 @@ import argparse
 from pathlib import Path
 
 from cofe._errors import InputError
+from cofe.cli._commands import HELP
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "check",
-        help="the CI gate: fail (exit 1) when a stage's measure drops or misses a threshold",
+        help=HELP["check"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

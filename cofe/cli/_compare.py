@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cofe._errors import InputError, InputProblem
+from cofe.cli._commands import HELP
 
 if TYPE_CHECKING:
     from cofe.compare import Comparison
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "compare",
-        help="compare runs of one eval set: means with CIs, paired tests, verdict transitions",
+        help=HELP["compare"],
         description=__doc__,
     )
     p.add_argument(

@@ -6,13 +6,12 @@ import argparse
 from pathlib import Path
 
 from cofe._errors import InputError
+from cofe.cli._commands import HELP
 from cofe.cli._run import make_cache
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "demo", help="run the default pipeline on shipped data and compare", description=__doc__
-    )
+    p = sub.add_parser("demo", help=HELP["demo"], description=__doc__)
     p.add_argument(
         "--out", type=Path, default=Path("cofe-demo"), help="work folder (default ./cofe-demo)"
     )

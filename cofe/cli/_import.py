@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe._errors import InputError, InputProblem
+from cofe.cli._commands import HELP
 
 # cofe.importers.IMPORTERS' names, spelt here so that --help loads no importer
 # (tests/cli/test_fast_start.py checks they agree)
@@ -16,9 +17,7 @@ FORMATS = ("cofe-rag", "jsonl", "squad")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "import", help="import an eval set (cofe-rag, squad, jsonl)", description=__doc__
-    )
+    p = sub.add_parser("import", help=HELP["import"], description=__doc__)
     p.add_argument("format", choices=FORMATS)
     p.add_argument("file", type=Path)
     p.add_argument(

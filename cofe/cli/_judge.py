@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from cofe._distributed import connect, disconnect
 from cofe._errors import InputError
+from cofe.cli._commands import HELP
 from cofe.cli._run import make_cache
 from cofe.llm import JSON_MODES, LOCAL_MODEL_ID
 
@@ -94,7 +95,7 @@ def steps_default(args: argparse.Namespace) -> bool:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "judge",
-        help="label each answer's claims with an LLM judge",
+        help=HELP["judge"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

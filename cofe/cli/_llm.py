@@ -6,11 +6,11 @@ import argparse
 import subprocess
 import sys
 
+from cofe.cli._commands import HELP
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "llm", help="a local LLM for cofe judge and cofe annotate", description=__doc__
-    )
+    p = sub.add_parser("llm", help=HELP["llm"], description=__doc__)
     actions = p.add_subparsers(dest="llm_command", required=True)
     serve = actions.add_parser(
         "serve",

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from cofe._errors import InputError
 from cofe.cli._args import existing_path
+from cofe.cli._commands import HELP
 
 if TYPE_CHECKING:
     from cofe.monitor import MonitorStore
@@ -102,7 +103,7 @@ def _store_option(p: argparse.ArgumentParser) -> None:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "monitor",
-        help="monitor each stage of a live pipeline",
+        help=HELP["monitor"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -16,11 +16,13 @@ import json
 import sys
 from pathlib import Path
 
+from cofe.cli._commands import HELP
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "parse",
-        help="print a document's parsed text (to write keywords from)",
+        help=HELP["parse"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

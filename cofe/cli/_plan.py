@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cofe.cli._commands import HELP
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "plan",
-        help="sample-size planning: the questions and documents a drop needs, per measure",
+        help=HELP["plan"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

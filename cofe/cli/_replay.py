@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from cofe.cli._args import existing_path
+from cofe.cli._commands import HELP
 
 ORACLES = ("context", "pool", "no-noise", "chunking")
 
@@ -31,7 +32,7 @@ def _list(value: str) -> list[str]:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "replay",
-        help="replay failed samples with one stage replaced by an oracle: what a fix is worth",
+        help=HELP["replay"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -13,15 +13,14 @@ import argparse
 from pathlib import Path
 
 from cofe._errors import InputError, InputProblem
+from cofe.cli._commands import HELP
 from cofe.cli._compare import load, run_folder_of
 
 MAX_CASES = 300  # cofe.report.MAX_CASES (the CLI's default, spelt here: --help loads no pandas)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "report", help="write a self-contained HTML report of one or more runs", description=__doc__
-    )
+    p = sub.add_parser("report", help=HELP["report"], description=__doc__)
     p.add_argument(
         "runs",
         nargs="+",

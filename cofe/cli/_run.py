@@ -11,6 +11,7 @@ from typing import Any
 from cofe._cache import Cache, default_cache_dir
 from cofe._progress import progress_lines
 from cofe.cli._args import existing_path
+from cofe.cli._commands import HELP
 from cofe.cli._score import score_and_write
 
 
@@ -86,9 +87,7 @@ def make_cache(path: Path | None) -> Cache:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "run", help="run a pipeline over an eval set and score it", description=__doc__
-    )
+    p = sub.add_parser("run", help=HELP["run"], description=__doc__)
     p.add_argument(
         "--pipeline",
         default="default",

@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 
 from cofe._atomic import write_text_atomically
+from cofe.cli._commands import HELP
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "schema", help="print the JSON Schema of every run-log file", description=__doc__
-    )
+    p = sub.add_parser("schema", help=HELP["schema"], description=__doc__)
     p.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
     p.set_defaults(run=run)
 

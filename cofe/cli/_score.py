@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cofe.cli._args import existing_path
+from cofe.cli._commands import HELP
 
 if TYPE_CHECKING:
     from cofe.config import ScoreConfig
@@ -25,7 +26,7 @@ COARSE_SCOPES = ("document", "chunk", "off")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("score", help="score a recorded run stage by stage", description=__doc__)
+    p = sub.add_parser("score", help=HELP["score"], description=__doc__)
     p.add_argument(
         "run_dir", type=Path, help="run directory (manifest.json, chunks.jsonl, samples.jsonl, ...)"
     )

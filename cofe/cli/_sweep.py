@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from cofe._cache import Cache, default_cache_dir
 from cofe._errors import InputError, InputProblem
 from cofe.cli._args import existing_path
+from cofe.cli._commands import HELP
 
 if TYPE_CHECKING:
     from cofe.sweep import SweepResult
@@ -43,7 +44,7 @@ BUILT_IN = {  # PipelineConfig field -> the type of its values
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "sweep",
-        help="run a grid of configurations and compare them",
+        help=HELP["sweep"],
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

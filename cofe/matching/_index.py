@@ -18,7 +18,6 @@ from operator import itemgetter
 from typing import TypeVar
 
 import ahocorasick
-from rapidfuzz import fuzz, process
 
 from cofe._parallel import fork_imap
 
@@ -229,6 +228,8 @@ class UnitIndex:
     def _fuzzy(self, keyword: int) -> set[int]:
         units = self._fuzzy_units.get(keyword)
         if units is None:
+            from rapidfuzz import fuzz, process  # only --fuzzy needs it (~0.02 s to load)
+
             matches = process.extract(
                 self.index.keywords[keyword],
                 self.all_texts(),
@@ -292,4 +293,6 @@ def fuzzy_in(keyword: str, text: str, ratio: float | None, min_chars: int = 6) -
     """Approximate containment for a single text (used for answers)."""
     if not ratio or len(keyword.replace(" ", "")) < min_chars or not text:
         return False
+    from rapidfuzz import fuzz  # only --fuzzy needs it (~0.02 s to load)
+
     return fuzz.partial_ratio(keyword, text, score_cutoff=100.0 * (1.0 - ratio)) > 0

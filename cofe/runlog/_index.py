@@ -17,17 +17,16 @@ from array import array
 from dataclasses import dataclass, field
 from dataclasses import replace as replaced
 from itertools import pairwise
-from multiprocessing.sharedctypes import RawValue
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import ValidationError
-from tqdm import tqdm
 
 from cofe._errors import InputProblem
 from cofe._jsonl import parse_slowly
 from cofe._parallel import default_workers, fork_imap
+from cofe._progress import Bar, progress_bar
 from cofe.runlog._models import SampleRecord, Stage
 from cofe.runlog._outputs import (
     MORE_FIELDS,
@@ -122,7 +121,7 @@ class _RecordPart:
 _SAMPLE_ID = re.compile(rb'"sample_id"\s*:\s*"((?:[^"\\]|\\.){1,512})"')
 
 
-def _advance(bar: tqdm[Any], part: tuple[int, int]) -> None:
+def _advance(bar: Bar, part: tuple[int, int]) -> None:
     bar.update(part[1] - part[0])
 
 
@@ -237,7 +236,7 @@ class RecordIndex:
         cost); the parts are put together in file order, as one reading would."""
         name = str(path)
         size = path.stat().st_size if path.exists() else 0
-        bar = tqdm(
+        bar = progress_bar(
             total=size,
             desc="reading records",
             unit="B",
@@ -249,14 +248,20 @@ class RecordIndex:
         whole = _RecordPart(kept={} if keep_up_to else None)
         # the parts join as they come, so a run too large to hold is never held: once it
         # is known to be, the workers stop keeping records too
-        keeping = RawValue(ctypes.c_bool, True)  # shared memory on any platform
+        workers = default_workers(size, PARALLEL_BYTES)
+        if workers > 1:  # shared memory on any platform
+            from multiprocessing.sharedctypes import RawValue
+
+            keeping = RawValue(ctypes.c_bool, True)
+        else:  # one process (most runs): no multiprocessing to load for a flag
+            keeping = ctypes.c_bool(True)
         with bar:
             for (part_number, _), part in fork_imap(
                 _read_part,
                 (path, bounds, keep_up_to, keeping),
                 len(bounds),
                 slice_size=1,
-                workers=default_workers(size, PARALLEL_BYTES),
+                workers=workers,
             ):
                 whole.add(part, keep_up_to)
                 if whole.kept is None:

@@ -19,9 +19,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tqdm import tqdm
-
 from cofe._errors import InputProblem
+from cofe._progress import progress_bar
 from cofe.chain import STEP_SPECS
 from cofe.runlog._models import RankedChunk, SampleRecord, Stage, StageError
 from cofe.runlog._store import SAMPLES, RunLog, read_corpus, read_keyed
@@ -136,7 +135,9 @@ def stream_records(
     """``samples.jsonl`` read record by record (as ``read_run`` reads it: a resumed run's
     newest record of a sample counts), each kept as ``CompactRecord`` as soon as it is validated."""
     refs = Refs()
-    bar = tqdm(desc="reading records", unit=" records", disable=not progress, mininterval=0.5)
+    bar = progress_bar(
+        desc="reading records", unit=" records", disable=not progress, mininterval=0.5
+    )
 
     def keep(record: SampleRecord) -> CompactRecord:
         bar.update()

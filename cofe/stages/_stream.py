@@ -35,11 +35,10 @@ from dataclasses import replace as replaced
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tqdm import tqdm
-
 from cofe._errors import InputError, InputProblem
 from cofe._jsonl import read_jsonl
 from cofe._parallel import default_workers
+from cofe._progress import progress_bar
 from cofe.config import ScoreConfig
 from cofe.evalset import EvalSample, EvalSet, file_sha256
 from cofe.measures import ClaimLabels, Unscored
@@ -454,7 +453,7 @@ def _drive(
 
         report(head)
         eval_problems: list[InputProblem] = []
-        bar = tqdm(
+        bar = progress_bar(
             total=records.count,
             desc="scoring",
             unit="sample",
