@@ -114,7 +114,7 @@ def test_a_value_only_an_explaining_sentence_states_does_not_contradict_a_declin
         ),
     }
     points = [["Terry Nation"], ["25 minutes"]]
-    result = score_run(make_run(tmp_path / "run", answers, dict.fromkeys(answers, points)))
+    result = score_run(make_run(tmp_path / "run", answers, {key: points for key in answers}))
     verdicts = result.verdicts.set_index("sample_id")
     assert [d for d, _ in _decisions(result, "elsewhere")] == ["present", "declined"]
     assert verdicts.loc["elsewhere", "verdict"] == "refused"
@@ -186,7 +186,7 @@ def test_what_the_context_holds_instead_can_still_convey_a_point(tmp_path):
         ),
     }
     result = score_run(
-        make_run(tmp_path / "run", answers, dict.fromkeys(answers, [["Terry Nation"]]))
+        make_run(tmp_path / "run", answers, {key: [["Terry Nation"]] for key in answers})
     )
     verdicts = result.verdicts.set_index("sample_id")
     assert _decisions(result, "conveys") == [("present", "verbatim")]
