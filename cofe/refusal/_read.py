@@ -56,10 +56,6 @@ class Decline:
     # the decline is the answer's first sentence (after lead-ins): what follows it is read
     # against the points, as explanation unless it conveys or contradicts one
     opens: bool = False
-    # the sentences that explain by saying what the context holds instead ("It only covers
-    # 2018"): content that may convey a point, so where points exist they decide even a
-    # decline read as whole
-    holds: tuple[str, ...] = ()
 
     @property
     def reason(self) -> str:
@@ -251,7 +247,6 @@ def read_decline(answer: str) -> Decline | None:
         (*parts[:at], *others),
         concludes=all(explaining),
         opens=opens,
-        holds=tuple(s for s in (*parts[:at], *later) if _holds(s)),
     )
 
 
@@ -267,18 +262,6 @@ def _explains(sentence: str) -> bool:
     """A sentence that declines again, explains a decline, or is only a heading."""
     return bool(
         _HEADING.fullmatch(sentence) or _declines(sentence) or _first(Kind.EXPLAINS, sentence)
-    )
-
-
-def _holds(sentence: str) -> bool:
-    """An explaining sentence whose explanation is what the context holds instead, and
-    nothing that declines or explains otherwise."""
-    found = [rule for rule in of_kind(Kind.EXPLAINS) if rule.regex.search(sentence)]
-    return (
-        bool(found)
-        and all(rule.holds for rule in found)
-        and not _HEADING.fullmatch(sentence)
-        and not _declines(sentence)
     )
 
 

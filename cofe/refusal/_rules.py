@@ -41,9 +41,6 @@ class RefusalRule:
     # words one of which a text must hold for the rule to be tried (a decline rule's cheap
     # test, read for all rules at once by ``may_decline``)
     needs: tuple[str, ...] = ()
-    # (explains rules) the sentence says what the context holds instead ("It only covers
-    # 2018"): content, which may convey a point -- where points exist, they decide
-    holds: bool = False
 
 
 class RuleError(ValueError):
@@ -87,7 +84,6 @@ def parse_rules(data: dict[str, object]) -> tuple[RefusalRule, ...]:
                 reaches=tuple(table["reaches"]),
                 misses=tuple(table["misses"]),
                 needs=tuple(table.get("needs", ())),
-                holds=bool(table.get("holds", False)),
             )
         except (KeyError, ValueError, re.error) as error:
             raise RuleError(f"refusal rule {name!r}: {error}") from error

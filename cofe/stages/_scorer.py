@@ -127,15 +127,7 @@ class _SampleScorer:
             return None
         if decline is None:
             decline = read_decline(record.answer)
-        # a whole decline that says what the context holds instead is settled by the answer
-        # step against the points, when they are read conveyed-not-copied (``read_partly``)
-        settled_later = (
-            decline is not None
-            and bool(decline.holds)
-            and self.ctx.config.answer_match == "paraphrase"
-        )
-        whole = decline is not None and decline.extent is Extent.WHOLE and not settled_later
-        reason = decline.reason if whole and decline is not None else None
+        reason = decline.reason if decline and decline.extent is Extent.WHOLE else None
         if reason is None:
             claims = self.ctx.claims.get(sample.id)
             reason = claims.refusal() if isinstance(claims, ClaimLabels) else None

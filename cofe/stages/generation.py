@@ -118,19 +118,9 @@ def judge_answer(
     written = judge_text(ctx, cs, answer, normalized)  # the verbatim rule
     paraphrase = ctx.config.answer_match == "paraphrase"
     copied: bool | None = None  # the answer copies its context: decided on first need
-    # a whole refusal that also says what the context holds instead is read with the points
-    # as a partial one: the content it gives may convey a point
-    read_partly = (
-        paraphrase
-        and declines is not None
-        and (
-            declines.extent is Extent.PARTIAL
-            or (declines.extent is Extent.WHOLE and bool(declines.holds))
-        )
-    )
-    whole = declines is not None and declines.extent is Extent.WHOLE and not read_partly
+    whole = declines is not None and declines.extent is Extent.WHOLE
     # a partial decline: a figure the answer then states in no form was declined
-    declining = (declines is not None and declines.extent is Extent.PARTIAL) or read_partly
+    declining = declines is not None and declines.extent is Extent.PARTIAL
     decisions = []
     matcher: AnswerMatcher | None = None
     for point, absent in zip(cs.points, written.missing, strict=True):
@@ -151,7 +141,7 @@ def judge_answer(
                 decision = matcher.point(point.texts)
         decisions.append(decision)
     refusal = declines.reason if whole and declines is not None else None
-    if declines is not None and read_partly:
+    if declines is not None and declines.extent is Extent.PARTIAL and paraphrase:
         decisions, refusal = _partly_declined(
             decisions, declines, question, lambda: AnswerMatcher(undeclined(answer), question), cs
         )

@@ -169,27 +169,3 @@ def test_a_sample_whose_record_is_invalid_is_unscorable_for_that(tmp_path):
     assert row.verdict == "unscorable"
     assert f"line {at + 1}" in row.explanation and "invalid" in row.explanation
     assert "did not answer" not in row.explanation
-
-
-def test_what_the_context_holds_instead_can_still_convey_a_point(tmp_path):
-    # declines one thing, then says what the passages do show -- which is what was asked:
-    # the points decide, and a conveyed point is no refusal; the same shape conveying
-    # nothing asked is a refusal whole
-    answers = {
-        "conveys": (
-            "The context does not say how long the whole series ran. What the context does "
-            "show is that Terry Nation created them."
-        ),
-        "holds-other": (
-            "The context does not say who created them. What the context does show is the "
-            "budget of $155,756 per story."
-        ),
-    }
-    result = score_run(
-        make_run(tmp_path / "run", answers, {key: [["Terry Nation"]] for key in answers})
-    )
-    verdicts = result.verdicts.set_index("sample_id")
-    assert _decisions(result, "conveys") == [("present", "verbatim")]
-    assert not isinstance(verdicts.loc["conveys", "refusal"], str)
-    assert {d for d, _ in _decisions(result, "holds-other")} == {"declined"}
-    assert isinstance(verdicts.loc["holds-other", "refusal"], str)
