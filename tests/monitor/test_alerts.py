@@ -225,8 +225,7 @@ def test_rules_files_are_checked_and_named(tmp_path: Path):
     with pytest.raises(InputError, match=r"rules.toml:6: rule 1 \('x'\).cooldwn: unknown field"):
         load_rules(path)
     path.write_text(
-        '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
-        'measure = "lost@reranking"\ncooldown = "2h"\n'
+        '[[rule]]\nname = "x"\ntarget = "lost@reranking"\nmax_rise = 0.1\ncooldown = "2h"\n'
     )
     assert load_rules(path)[0].cooldown == 7200
     path.write_text("[[rule]\n")
