@@ -222,11 +222,24 @@ def simulate(
     return out
 
 
-def _evaluate(store: Any, rules: Any, w: int, out: Simulation, log: Callable[[str], None]) -> None:
-    """The rules at the end of window ``w``, as ``cofe monitor alerts`` would run them."""
+def _evaluate(
+    store: Any,
+    rules: Any,
+    w: int,
+    out: Simulation,
+    log: Callable[[str], None],
+    newest_only: bool = False,
+) -> None:
+    """The rules at the end of window ``w``, as ``cofe monitor alerts`` run from cron would
+    run them (testing the last 12 windows again), or -- ``newest_only`` -- as a long-running
+    evaluator would (window ``w`` alone). The alerts are the same: a window's test reads
+    nothing recorded after it ends and draws the same resamples, and a window alerted once
+    is not alerted again."""
     from cofe.monitor.analysis._alerts import evaluate_alerts
 
-    for alert in evaluate_alerts(store, rules, now_ns=T0 + (w + 1) * WINDOW_S * 10**9):
+    end = T0 + (w + 1) * WINDOW_S * 10**9
+    since = end - WINDOW_S * 10**9 if newest_only else None
+    for alert in evaluate_alerts(store, rules, now_ns=end, since_ns=since):
         out.alerts.append(
             {
                 "window": w,
@@ -247,7 +260,8 @@ def replay(
     log: Callable[[str], None] = lambda s: None,
 ) -> Simulation:
     """The rules (default: the default rules) evaluated again over the store of a kept run,
-    window by window at the times the run evaluated them, on a copy with no alert in it (a
+    window by window at the times the run evaluated them (each window once: see
+    ``_evaluate``), on a copy with no alert in it (a
     rule keeps quiet after its own alerts, so those of another evaluation must not count).
     What the rules read is bounded by each window's end, so later traces and rounds in the
     store change nothing."""
@@ -267,9 +281,11 @@ def replay(
         store = MonitorStore(copy, window_seconds=WINDOW_S, retain_seconds=0)
         try:
             store.db.execute("DELETE FROM alerts")
-            out.rounds = len(store.canaries.rounds(finished_by_ns=T0 + days * 86400 * 10**9))
+            end = T0 + days * 86400 * 10**9
+            out.rounds = len(store.canaries.rounds(finished_by_ns=end))
+            out.traffic = sum(t.is_query for t in store.traces.started_in(T0, end))
             for w in range(days * PER_DAY):
-                _evaluate(store, DEFAULT_RULES if rules is None else rules, w, out, log)
+                _evaluate(store, DEFAULT_RULES if rules is None else rules, w, out, log, True)
                 out.windows += 1
         finally:
             store.close()
