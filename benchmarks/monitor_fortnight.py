@@ -16,6 +16,11 @@ gives, per change, the first alert naming the right stage and its delay in windo
 the alerts on clean days (before day 5) -- false alarms. Seeds are fixed.
 
     python benchmarks/monitor_fortnight.py [--days 14] [--canaries 200] [--traffic 40]
+
+The traces and canary rounds do not depend on the rules, so a run kept with ``--workdir``
+can be evaluated again with other rules without answering a query (``--replay``: the
+rules at each window's end, as the run did, on a copy of its store with no alert in it);
+``--no-alerts`` builds such a store without evaluating any rule.
 """
 
 from __future__ import annotations
@@ -100,6 +105,26 @@ class Simulation:
     seconds: float = 0.0
 
 
+def remember_encodings() -> None:
+    """The simulation asks the same questions again and again (the traffic replays a few
+    hundred, the canaries are the same 200 every day), and MiniLM encoding them is most of
+    a run: each text's vector is computed once. The model is deterministic, so these are
+    the vectors it would compute again; the traces the monitor sees are the same."""
+    from cofe.pipeline._embed import shared_embedder
+
+    embedder = shared_embedder()
+    encode = embedder.encode
+    known: dict[tuple[str, ...], Any] = {}
+
+    def remembered(texts: list[str], *, progress: bool = False) -> Any:
+        key = tuple(texts)
+        if key not in known:
+            known[key] = encode(texts, progress=progress)
+        return known[key]
+
+    embedder.encode = remembered  # type: ignore[method-assign]
+
+
 def build_pipeline(chunk_size: int, cache: Any) -> Any:
     from cofe.pipeline import DefaultPipeline, PipelineConfig
 
@@ -127,12 +152,13 @@ def simulate(
     events: tuple[Event, ...] = EVENTS,
     demo: Any = None,
     log: Callable[[str], None] = lambda s: None,
+    alerts: bool = True,
 ) -> Simulation:
     from cofe._cache import Cache
     from cofe.demo._demo import DemoConfig, build_demo_inputs
     from cofe.evalset import read_evalset, write_evalset
     from cofe.monitor import MonitorStore, refresh_windows, run_canary, watch
-    from cofe.monitor.analysis._alerts import DEFAULT_RULES, evaluate_alerts
+    from cofe.monitor.analysis._alerts import DEFAULT_RULES
     from cofe.pipeline._parse import parse_documents
 
     started = time.perf_counter()
@@ -145,6 +171,7 @@ def simulate(
     canary_file = workdir / "canary.jsonl"
     write_evalset(canary_file, canary_set)
     cache = Cache(workdir / "cache")
+    remember_encodings()
     documents = parse_documents(docs, cache=cache).documents
     out = Simulation()
     clock = {"now": T0}
@@ -186,20 +213,82 @@ def simulate(
                 watched.answer(rng.choice(replay).query)
             out.traffic += traffic
             refresh_windows(store)
-            for alert in evaluate_alerts(store, DEFAULT_RULES, now_ns=start + WINDOW_S * 10**9):
-                out.alerts.append(
-                    {
-                        "window": w,
-                        "day": w // PER_DAY + 1,
-                        "stage": alert.stage,
-                        "rule": alert.rule,
-                        "message": alert.message,
-                    }
-                )
-                log(f"window {w}: ALERT {alert.line()}")
+            if alerts:
+                _evaluate(store, DEFAULT_RULES, w, out, log)
             out.windows += 1
     finally:
         store.close()
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+def _evaluate(
+    store: Any,
+    rules: Any,
+    w: int,
+    out: Simulation,
+    log: Callable[[str], None],
+    newest_only: bool = False,
+) -> None:
+    """The rules at the end of window ``w``, as ``cofe monitor alerts`` run from cron would
+    run them (testing the last 12 windows again), or -- ``newest_only`` -- as a long-running
+    evaluator would (window ``w`` alone). The alerts are the same: a window's test reads
+    nothing recorded after it ends and draws the same resamples, and a window alerted once
+    is not alerted again."""
+    from cofe.monitor.analysis._alerts import evaluate_alerts
+
+    end = T0 + (w + 1) * WINDOW_S * 10**9
+    since = end - WINDOW_S * 10**9 if newest_only else None
+    for alert in evaluate_alerts(store, rules, now_ns=end, since_ns=since):
+        out.alerts.append(
+            {
+                "window": w,
+                "day": w // PER_DAY + 1,
+                "stage": alert.stage,
+                "rule": alert.rule,
+                "message": alert.message,
+            }
+        )
+        log(f"window {w}: ALERT {alert.line()}")
+
+
+def replay(
+    workdir: Path,
+    *,
+    days: int = 14,
+    rules: Any = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> Simulation:
+    """The rules (default: the default rules) evaluated again over the store of a kept run,
+    window by window at the times the run evaluated them (each window once: see
+    ``_evaluate``), on a copy with no alert in it (a
+    rule keeps quiet after its own alerts, so those of another evaluation must not count).
+    What the rules read is bounded by each window's end, so later traces and rounds in the
+    store change nothing."""
+    import sqlite3
+    from contextlib import closing
+
+    from cofe.monitor import MonitorStore
+    from cofe.monitor.analysis._alerts import DEFAULT_RULES
+
+    started = time.perf_counter()
+    out = Simulation()
+    with tempfile.TemporaryDirectory(prefix="cofe-replay-") as tmp:
+        copy = Path(tmp) / "monitor.db"
+        kept, fresh = sqlite3.connect(workdir / "monitor.db"), sqlite3.connect(copy)
+        with closing(kept), closing(fresh):
+            kept.backup(fresh)  # SQLite's own copy: the run's write-ahead log included
+        store = MonitorStore(copy, window_seconds=WINDOW_S, retain_seconds=0)
+        try:
+            store.db.execute("DELETE FROM alerts")
+            end = T0 + days * 86400 * 10**9
+            out.rounds = len(store.canaries.rounds(finished_by_ns=end))
+            out.traffic = sum(t.is_query for t in store.traces.started_in(T0, end))
+            for w in range(days * PER_DAY):
+                _evaluate(store, DEFAULT_RULES if rules is None else rules, w, out, log, True)
+                out.windows += 1
+        finally:
+            store.close()
     out.seconds = time.perf_counter() - started
     return out
 
@@ -239,17 +328,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="evaluate the rules again over the store of a run kept in --workdir",
+    )
+    parser.add_argument(
+        "--no-alerts", action="store_true", help="simulate only (evaluate later with --replay)"
+    )
     args = parser.parse_args(argv)
+    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    if args.replay and args.workdir is None:
+        parser.error("--replay reads the store of a run kept with --workdir")
     with tempfile.TemporaryDirectory(prefix="cofe-fortnight-") as tmp:
         workdir = args.workdir or Path(tmp)
-        sim = simulate(
-            workdir,
-            days=args.days,
-            canaries=args.canaries,
-            traffic=args.traffic,
-            seed=args.seed,
-            log=lambda s: print(s, file=sys.stderr, flush=True),
-        )
+        if args.replay:
+            sim = replay(workdir, days=args.days, log=log)
+        else:
+            sim = simulate(
+                workdir,
+                days=args.days,
+                canaries=args.canaries,
+                traffic=args.traffic,
+                seed=args.seed,
+                log=log,
+                alerts=not args.no_alerts,
+            )
+    if args.no_alerts:
+        print(f"simulated {sim.windows} windows into {workdir} in {sim.seconds:.0f} s")
+        return 0
     rows, clean = detection(sim), false_alarms(sim)
     print(
         f"{sim.windows} windows of 6 h ({args.days} days), {sim.rounds} daily canary rounds "

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from cofe._errors import InputError, InputProblem
-from cofe.chain import STEP_STAGE, STEPS, Stage, Step
+from cofe.chain import STEP_SPECS, STEP_STAGE, Stage, Step
 from cofe.check._rules import COMMAND_LINE, DEFAULT_MAX_DROP, GateRule, Kind
 from cofe.rules import ANSWERED, close_matches, higher_is_better
 
@@ -240,7 +240,7 @@ def headline_rules(
     neither where one is expected (the answer), is a rule not compared, never left out."""
     ours, theirs = columns if columns is not None else _aligned_columns(run, baseline)
     out = Headlines([], {}, [])
-    for spec in STEPS:  # each step's declared headline measure
+    for spec in STEP_SPECS:  # each step's declared headline measure
         if spec.headline is None:
             continue
         step, column = spec.step.value, f"{spec.step.value}/{spec.headline}"

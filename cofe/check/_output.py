@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cofe.chain import STAGES
+from cofe.chain import STAGE_SPECS
 from cofe.check._gate import CheckReport, Outcome, Status
 from cofe.check._rules import Kind
 
-_PIPELINE = [spec.stage.value for spec in STAGES]
+_PIPELINE = [spec.stage.value for spec in STAGE_SPECS]
 _HEADER = (
     "verdict",
     "stage",

@@ -21,7 +21,7 @@ re-exports their public names.
 """
 
 from cofe.adapters import SpanDoc as Doc
-from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.adapters import TraceRecord
 from cofe.adapters import assemble_spans as assemble
 from cofe.monitor.analysis._alerting import AlertLoop
 from cofe.monitor.analysis._alerts import (

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.monitor_fortnight import EVENTS, Event, detection, false_alarms, simulate
+from benchmarks.monitor_fortnight import (
+    EVENTS,
+    Event,
+    detection,
+    false_alarms,
+    replay,
+    simulate,
+)
 from cofe.monitor import MonitorStore
 
 pytestmark = pytest.mark.slow
@@ -32,3 +39,6 @@ def test_each_break_is_alerted_for_its_stage_with_no_false_alarm(tmp_path: Path)
             "SELECT message, examples FROM alerts WHERE stage = 'reranking' AND origin = 'canary'"
         )
     assert "CI" in reranking[0][0] and "cut_by_rerank" in reranking[0][1]
+    # the rules evaluated again over the kept store, each window once, fire the same alerts
+    seen = [(a["window"], a["rule"], a["message"]) for a in sim.alerts]
+    assert [(a["window"], a["rule"], a["message"]) for a in replay(tmp_path, days=7).alerts] == seen

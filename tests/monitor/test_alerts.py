@@ -177,6 +177,47 @@ def test_traffic_top1_dropped_fires_for_the_reranker_with_example_traces(tmp_pat
     assert len(alert.examples) == 5 and all(e["Top1Dropped"] == 1.0 for e in alert.examples)
 
 
+def test_a_traffic_change_fires_only_when_its_whole_interval_clears_the_minimum_effect(
+    tmp_path: Path,
+):
+    """A window's value depends on which queries came: a change estimated just past
+    ``min_effect`` from 30 traces may be a smaller one. 20 % -> 60 % dropped is significant
+    and its estimate (+0.4) is past 0.3, but its 95 % interval reaches below 0.3: quiet; the
+    same traffic against a 0.2 minimum fires, and so does 20 % -> 100 % against 0.3."""
+    rule = AlertRule(
+        name="top1",
+        source="traffic",
+        stage="reranking",
+        measure="Top1Dropped",
+        min_samples=20,
+        alpha=0.001,
+        min_effect=0.3,
+        baseline=3,
+    )
+    pool = ["The tower was finished in 1889.", "Paris is a city.", "The Louvre.", "x y z"]
+    with MonitorStore(tmp_path / "m.db", window_seconds=3600) as store:
+        for w in range(5):
+            for i in range(30):
+                # healthy: one in five drops the first chunk; window 3: three in five; 4: all
+                drop = i % 5 == 0 or (w == 3 and i % 5 in (1, 2)) or w == 4
+                store.traces.ingest(
+                    rag_trace(
+                        trace=f"{w * 1000 + i + 1:032x}",
+                        pool=pool,
+                        context=pool[1:3] if drop else pool[:2],
+                        start=ALIGN / 1e9 + w * 3600 + i * 10,
+                    )
+                )
+        at = W0 + 4 * H + 1  # after window 3
+        assert evaluate_alerts(store, [rule], now_ns=at) == []
+        smaller = AlertRule(**{**rule.__dict__, "name": "top1 by a fifth", "min_effect": 0.2})
+        [alert] = evaluate_alerts(store, [smaller], now_ns=at)
+        assert alert.current == pytest.approx(0.6) and alert.ci_low is not None
+        assert 0.2 <= alert.ci_low < 0.3 < 0.4 == pytest.approx(alert.current - alert.baseline)
+        [alert] = evaluate_alerts(store, [rule], now_ns=W0 + 5 * H + 1)  # window 4: all dropped
+    assert alert.window_start_ns == W0 + 4 * H and alert.current == 1.0
+
+
 def test_a_threshold_rule_fires_when_crossed(tmp_path: Path):
     rule = AlertRule(
         name="slow",
@@ -225,8 +266,7 @@ def test_rules_files_are_checked_and_named(tmp_path: Path):
     with pytest.raises(InputError, match=r"rules.toml:6: rule 1 \('x'\).cooldwn: unknown field"):
         load_rules(path)
     path.write_text(
-        '[[rule]]\nname = "x"\nsource = "canary"\nstage = "reranking"\n'
-        'measure = "lost@reranking"\ncooldown = "2h"\n'
+        '[[rule]]\nname = "x"\ntarget = "lost@reranking"\nmax_rise = 0.1\ncooldown = "2h"\n'
     )
     assert load_rules(path)[0].cooldown == 7200
     path.write_text("[[rule]\n")

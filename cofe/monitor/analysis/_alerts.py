@@ -6,7 +6,8 @@ verdict shares ``VERDICT@STAGE`` -- e.g. ``cut_by_rerank@reranking`` --, ``lost@
 with the same samples in the baseline rounds) or of the **traffic** (a label-free signal
 per window, e.g. ``reranking`` / ``Top1Dropped``, tested on its per-trace values against
 the baseline windows). ``kind = "change"`` fires on a significant change in the bad
-``direction`` (p < alpha, at least ``min_effect``, ``min_samples`` on each side);
+``direction`` (p < alpha, at least ``min_effect`` -- for traffic, over the whole 95 % interval
+of the change --, ``min_samples`` on each side);
 ``kind = "threshold"`` fires when the window's value crosses ``above``/``below``. A
 ``cooldown`` keeps one change from paging twice; a window is never alerted twice by a rule.
 A traffic rule is tested on every complete window not yet evaluated, oldest first: those
@@ -90,6 +91,8 @@ class Alert:
 
 
 def _bad(rule: AlertRule, difference: float, baseline: float) -> bool:
+    """A canary change is at least ``min_effect`` the bad way (its estimate: the rounds are
+    paired on the same questions)."""
     if rule.relative:
         difference = difference / abs(baseline) if baseline else math.copysign(math.inf, difference)
     if rule.direction == "up":
@@ -97,6 +100,23 @@ def _bad(rule: AlertRule, difference: float, baseline: float) -> bool:
     if rule.direction == "down":
         return -difference >= rule.min_effect
     return abs(difference) >= rule.min_effect
+
+
+def _surely_bad(rule: AlertRule, low: float, high: float, baseline: float) -> bool:
+    """A traffic change is at least ``min_effect`` the bad way over its whole 95 % interval.
+
+    A window's value depends on which queries came as well as on the pipeline: its estimate
+    of a change carries that sampling noise, and an estimate just past ``min_effect`` is as
+    likely to be a smaller change (or none) that this window's queries exaggerated. Asking
+    the interval's near end to reach ``min_effect`` makes a rule say what it is written to
+    say -- a change of at least that much -- with 95 % confidence rather than 50 %."""
+    effect = rule.min_effect * abs(baseline) if rule.relative else rule.min_effect
+    rose, fell = low >= effect, high <= -effect
+    if rule.direction == "up":
+        return rose
+    if rule.direction == "down":
+        return fell
+    return rose or fell
 
 
 def _fmt(value: float | None) -> str:
@@ -291,7 +311,7 @@ def _evaluate_traffic(
     diff, low, high, p = unpaired_change(current, baseline, signal.statistic)
     stat = STATISTICS[signal.statistic]
     then, now = stat(baseline), stat(current)
-    if not (p < rule.alpha and _bad(rule, diff, then)):
+    if not (p < rule.alpha and _surely_bad(rule, low, high, then)):
         return None
     return _alert(
         rule,

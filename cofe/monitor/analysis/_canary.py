@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cofe._errors import ConfigurationError
-from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.adapters import TraceRecord
 from cofe.chain import STEP_STAGE
 from cofe.evalset import read_evalset
 from cofe.monitor.store import CANARY, MonitorStore

@@ -190,9 +190,9 @@ _NOT_GATED = (
 def judge_of(client: LLMClient, steps: bool) -> str:
     """The judge a trace's values and the controls' gate are stored under: the model, and
     ``+steps`` in the step mode (other calls, other labels: a judge of its own)."""
-    from cofe.judges import STEPS
+    from cofe.judges import STEPWISE_SUFFIX
 
-    return client.endpoint.model + (STEPS if steps else "")
+    return client.endpoint.model + (STEPWISE_SUFFIX if steps else "")
 
 
 def _cost(answer: str | None, steps: bool) -> int:

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cofe._errors import InputError
-from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.adapters import TraceRecord
 from cofe.refusal import Decline, Extent, read_decline
 from cofe.runlog import Stage
 
 ALL = "all"  # signals of whole traces, not of one stage
-STAGES = (
+SIGNAL_STAGES = (  # the stages signals watch, and whole traces
     ALL,
     Stage.CHUNKING.value,
     Stage.RETRIEVAL.value,

@@ -14,8 +14,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from cofe.adapters import SpanTraceRecord as TraceRecord
-from cofe.adapters import Trace, pipeline_shape
+from cofe.adapters import RecordDraft, TraceRecord, pipeline_shape
 from cofe.monitor.store import TRAFFIC, MonitorStore
 
 
@@ -35,10 +34,10 @@ class WatchedPipeline:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pipeline, name)
 
-    def answer(self, query: str, *, trace_id: str | None = None) -> Trace:
+    def answer(self, query: str, *, trace_id: str | None = None) -> RecordDraft:
         started = self.clock()
         began = time.perf_counter()
-        trace: Trace = self.pipeline.answer(query)
+        trace: RecordDraft = self.pipeline.answer(query)
         ended = started + int((time.perf_counter() - began) * 1e9)
         shape = pipeline_shape(self.pipeline, self.pipeline.describe())
         ident = trace_id or uuid.uuid4().hex

@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from cofe.adapters import Span
+from cofe.adapters import Span, TraceRecord
 from cofe.adapters import SpanDoc as Doc
-from cofe.adapters import SpanTraceRecord as TraceRecord
 from cofe.monitor.store._clean import REPAIRED, clean_text
 from cofe.runlog import Stage
 

@@ -35,7 +35,7 @@ def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     return step
 
 
-STEPS: dict[int, Callable[[Connection], None]] = {
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     0: _create(*t.VERSION_1),  # a new store
     1: _create(t.alerts),  # 2: alerts fired by ``cofe monitor alerts``
     2: _create(t.canary_scores),  # 3: every canary sample's measure values

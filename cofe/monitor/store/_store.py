@@ -35,7 +35,7 @@ from cofe.monitor.store._canaries import Canaries
 from cofe.monitor.store._engine import Engine, StoreError, shown_location
 from cofe.monitor.store._judgements import Judgements
 from cofe.monitor.store._migrations import (
-    STEPS,
+    MIGRATIONS,
     STORE_SCHEMA_VERSION,
     lock_schema,
     set_version,
@@ -116,7 +116,7 @@ class MonitorStore:
                             "monitoring store (give an empty database or a new "
                             "file)"
                         )
-                    STEPS[0](connection)
+                    MIGRATIONS[0](connection)
                     connection.execute(
                         t.meta.insert(),
                         [
@@ -134,9 +134,9 @@ class MonitorStore:
                 version = stored_version(connection)
                 if version >= STORE_SCHEMA_VERSION:
                     break
-                if version not in STEPS or version == 0:
+                if version not in MIGRATIONS or version == 0:
                     raise StoreError(f"{self.location}: no migration from store schema {version}")
-                STEPS[version](connection)
+                MIGRATIONS[version](connection)
                 version += 1
                 set_version(connection, version)
         self.schema_version = version

@@ -19,8 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from cofe.adapters import Span
-from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.adapters import Span, TraceRecord
 from cofe.adapters import assemble_spans as assemble
 from cofe.monitor.store import _codec
 from cofe.monitor.store import _tables as t

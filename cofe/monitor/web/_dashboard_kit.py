@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from cofe._errors import InputError
-from cofe.chain import STEPS
+from cofe.chain import STEP_SPECS
 from cofe.charts import STYLESHEET
 from cofe.monitor.store import (
     TRAFFIC,
@@ -39,7 +39,7 @@ STAGE_TITLES = {
     "generation": "Generation",
 }
 # the steps a canary round reports, in chain order (cofe.chain; chunk-intact is a waterfall row)
-STEP_ORDER = tuple(spec.step.value for spec in STEPS if spec.passes is not None)
+STEP_ORDER = tuple(spec.step.value for spec in STEP_SPECS if spec.passes is not None)
 VERDICTS = "verdicts"  # the canary step holding verdict shares (``cofe.monitor.analysis._canary``)
 JUDGED = {
     "Faithfulness": "judged share: the answer's claims supported by the context",

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from cofe.adapters import SpanTraceRecord as TraceRecord
+from cofe.adapters import TraceRecord
 from cofe.chain import PASSES
 from cofe.monitor.analysis._signals import find_signal
 from cofe.monitor.store import (
