@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from cofe.evalset import EvalSample
     from cofe.measures import ClaimLabels, Unscored
     from cofe.results import ScoreSummary
-    from cofe.runlog import Outputs, RunLog
+    from cofe.runlog import CompactRecord, RunLog
 
 # the values of cofe.matching.MatchMode and cofe.stages.CoarseScope, spelt here so that
 # `cofe score --help` loads neither (tests/cli/test_fast_start.py checks they agree)
@@ -113,7 +113,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def judge_labels(
-    run_dir: Path, log: RunLog, records: dict[str, Outputs], samples: list[EvalSample]
+    run_dir: Path, log: RunLog, records: dict[str, CompactRecord], samples: list[EvalSample]
 ) -> dict[str, ClaimLabels | Unscored]:
     """The judge's labels, handed to the scorer (``labels=``) by the commands that score: the
     judges (and their LLM client) load only when a judged run asks for them."""

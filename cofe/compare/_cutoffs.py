@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from cofe.chain import STEPS, Step
+from cofe.chain import STEP_SPECS, Step
 from cofe.results import ScoreResult
 
 MEASURE = "KeywordRecall"
@@ -33,7 +33,7 @@ def ranked_steps() -> dict[str, str]:
     """Each ranked step (the chain's) and its points-table rank column."""
     return {
         spec.step.value: spec.columns[0][0]
-        for spec in STEPS
+        for spec in STEP_SPECS
         if spec.reads == "ranked" and spec.columns
     }
 

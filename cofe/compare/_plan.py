@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cofe.chain import STEPS
+from cofe.chain import STEP_SPECS
 from cofe.compare._compare import _names, in_pipeline_order, measure_columns, value_tables
 from cofe.compare._cutoffs import align_cutoffs
 from cofe.compare._inference import (
@@ -79,7 +79,7 @@ def headline_columns(columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]
     """Each step's headline measure (its largest cutoff), and every ``KeywordRecall`` over
     the whole context -- the columns ``cofe check`` guards by default."""
     out = []
-    for spec in STEPS:
+    for spec in STEP_SPECS:
         if spec.headline is None:
             continue
         step = spec.step.value

@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from cofe._version import __version__
-from cofe.chain import PASSES
-from cofe.chain import STEPS as CHAIN_STEPS
+from cofe.chain import PASSES, STEP_SPECS
 from cofe.charts import STYLESHEET, grouped_bars, histogram, intervals, verdict_colour
 from cofe.compare import ALL, Comparison, in_pipeline_order
-from cofe.diagnose import STEPS
+from cofe.diagnose import WATERFALL_STEPS
 from cofe.evalset import EvalSample, keyword_alternatives, read_evalset
 from cofe.judges import Judgement, read_judgements
 from cofe.matching import (
@@ -41,7 +40,7 @@ from cofe.matching import (
 )
 from cofe.report._top import headline, pipelines, scoring_label
 from cofe.results import ScoreResult
-from cofe.runlog import Outputs, RunLog, read_compact
+from cofe.runlog import CompactRecord, RunLog, read_compact
 
 if TYPE_CHECKING:
     from pandas.core.groupby import DataFrameGroupBy
@@ -57,7 +56,7 @@ class RunForReport:
     name: str
     result: ScoreResult
     log: RunLog | None = None
-    records: dict[str, Outputs] | None = None
+    records: dict[str, CompactRecord] | None = None
     samples: dict[str, EvalSample] | None = None
     judgements: dict[str, Judgement] | None = None  # `cofe judge`'s labels, when judged
 
@@ -176,7 +175,7 @@ def _overview(runs: Sequence[RunForReport]) -> str:
 
 def _waterfall(runs: Sequence[RunForReport]) -> str:
     falls = {r.name: r.result.waterfall().set_index("step")["recall"] for r in runs}
-    steps = [s.value for s in STEPS if any(s.value in f.index for f in falls.values())]
+    steps = [s.value for s in WATERFALL_STEPS if any(s.value in f.index for f in falls.values())]
     series = {name: [f.get(step) for step in steps] for name, f in falls.items()}
     chart = grouped_bars(
         steps,
@@ -601,7 +600,7 @@ def _cases(runs: Sequence[RunForReport], cap: int) -> str:
 # by their step, so that a new stage reaches the report without an edit here.
 _DECLARED_POINT_COLUMNS: tuple[tuple[str, str, str], ...] = tuple(
     (name, kind, f"{spec.title} ({'rank' if kind == 'rank' else 'found'})")
-    for spec in CHAIN_STEPS
+    for spec in STEP_SPECS
     if spec.field not in (None, "pool", "context", "answer")
     for name, kind in spec.columns[:1]
 )
@@ -706,7 +705,7 @@ def _flag(value: object) -> str | None:
 
 
 def _context(
-    run: RunForReport, record: Outputs | None, keywords: list[str], mode: MatchMode
+    run: RunForReport, record: CompactRecord | None, keywords: list[str], mode: MatchMode
 ) -> str:
     if record is None or run.log is None:
         return ""

@@ -21,14 +21,14 @@ import numpy as np
 
 from cofe._errors import InputProblem
 from cofe._version import __version__
-from cofe.chain import STAGES
-from cofe.diagnose import STEPS, Verdict
+from cofe.chain import STAGE_SPECS
+from cofe.diagnose import WATERFALL_STEPS, Verdict
 from cofe.results._rows import Coded, Rows, ScoredRows, is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_STEP_ORDER = {step.value: i for i, step in enumerate(STEPS)}
+_STEP_ORDER = {step.value: i for i, step in enumerate(WATERFALL_STEPS)}
 _VERDICT_ORDER = [v.value for v in Verdict]
 _VERDICT_PLACE = {verdict: i for i, verdict in enumerate(_VERDICT_ORDER)}
 _PASSES = frozenset(v.value for v in Verdict if v.is_pass)
@@ -396,7 +396,7 @@ class ScoreSummary:
         rows = self.waterfall_rows(by_query_type)
         frame = pd.DataFrame([[row[c] for c in columns] for row in rows], columns=columns)
         frame["step"] = pd.Categorical(
-            frame["step"], categories=[s.value for s in STEPS], ordered=True
+            frame["step"], categories=[s.value for s in WATERFALL_STEPS], ordered=True
         )
         return frame
 
@@ -680,7 +680,7 @@ def answered_only(scores: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
     return scores[mask]
 
 
-_LOSS_STAGES = tuple(spec.stage.value for spec in STAGES)
+_LOSS_STAGES = tuple(spec.stage.value for spec in STAGE_SPECS)
 _DOC_TYPE_COLUMNS = ["doc_type", "samples", "pass", *_LOSS_STAGES, "split", "other"]
 _NO_TYPE = "(no type)"
 

@@ -25,7 +25,7 @@ from cofe.rules._language import (
 )
 from cofe.rules._target import (
     ANSWERED,
-    STEPS,
+    RULE_STEPS,
     Target,
     close_matches,
     higher_is_better,
@@ -39,7 +39,7 @@ from cofe.rules._target import (
 __all__ = [
     "ANSWERED",
     "DOC",
-    "STEPS",
+    "RULE_STEPS",
     "Bound",
     "Dialect",
     "Rule",

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cofe._errors import InputError
-from cofe.chain import STEPS as CHAIN_STEPS
+from cofe.chain import STEP_SPECS
 
 ANSWERED = "answered"  # cofe.compare.ANSWERED, spelled here so that parsing stays light
-STEPS = (*(spec.step.value for spec in CHAIN_STEPS if spec.passes is not None), ANSWERED)
+RULE_STEPS = (*(spec.step.value for spec in STEP_SPECS if spec.passes is not None), ANSWERED)
 LOST = "lost"  # VERDICT@STAGE's wildcard: any loss blamed on the stage
 
 Form = Literal["column", "share", "signal"]
@@ -77,7 +77,7 @@ def _measure_spellings() -> dict[str, list[str]]:
     """Per step: the measures that apply there (``Name@K`` for those needing a cutoff)."""
     from cofe.measures import Measure
 
-    out: dict[str, list[str]] = {step: [] for step in STEPS}
+    out: dict[str, list[str]] = {step: [] for step in RULE_STEPS}
     for name, cls in sorted(Measure.REGISTRY.items()):
         if not name:
             continue
@@ -103,9 +103,9 @@ def parse_column(text: str) -> str:
             f"{text!r} names no step: write it as a results column, step/Measure "
             f"(e.g. context/KeywordRecall@4){suggest('answer/' + text, every)}"
         )
-    if step not in STEPS:
+    if step not in RULE_STEPS:
         raise InputError(
-            f"unknown step {step!r} in {text!r} (steps: {', '.join(STEPS)}){suggest(text, every)}"
+            f"unknown step {step!r} in {text!r} (steps: {', '.join(RULE_STEPS)}){suggest(text, every)}"
         )
     try:
         measure = parse_measure(measure_text)
@@ -119,7 +119,7 @@ def parse_column(text: str) -> str:
     if step not in applies:
         raise InputError(
             f"{measure.NAME} is not measured at the {step} step (only at "
-            f"{', '.join(s for s in STEPS if s in applies)})"
+            f"{', '.join(s for s in RULE_STEPS if s in applies)})"
             f"{suggest(text, every)}"
         )
     return f"{step}/{measure.name}"
@@ -196,7 +196,7 @@ def parse_target(
             if re.sub(r"@.*$", "", text) in Measure.REGISTRY:  # a measure with no step
                 parse_column(text)  # says so, with the columns near it
             raise
-    if left in STEPS or signals is None:
+    if left in RULE_STEPS or signals is None:
         column = parse_column(text)
         step, _, measure = column.partition("/")
         return Target(column, "column", step, measure)
