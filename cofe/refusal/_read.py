@@ -121,7 +121,7 @@ def _parts(answer: str) -> list[tuple[str, bool, bool]]:
         for piece in _SENTENCE_END.split(line):
             sentence = piece.strip(_STRIP + _ITEM)
             if sentence:
-                out.append((sentence, item, piece.rstrip().endswith(":")))
+                out.append((sentence, item, _ends_colon(piece)))
     return out
 
 
@@ -197,16 +197,12 @@ def read_decline(answer: str) -> Decline | None:
         return None
     at, sentence, (rule, match, within, leads) = first
     later = parts[at + 1 :]
-    explaining, listed = [], []
-    introduced = False  # under a sentence that explains and introduces a list with a colon
-    for part, item, colon in laid_out[at + 1 :]:
-        explains = _explains(part)
-        # an item of a list the explanation introduces ("What the passages do contain:") is
-        # read as explanation -- no turn, and the answer still concludes by declining -- but
-        # stays among the other sentences: whether it conveys a point, the points decide
-        listed.append(item and introduced and not explains)
-        explaining.append(explains or listed[-1])
-        introduced = (explaining[-1] and colon) or (introduced and item)
+    own = [(_explains(part), item, colon) for part, item, colon in laid_out[at + 1 :]]
+    # an item of a list the explanation introduces ("What the passages do contain:") is read
+    # as explanation -- no turn, and the answer still concludes by declining -- but stays
+    # among the other sentences: whether it conveys a point, the points decide
+    listed = _introduced_items(own)
+    explaining = [explains or item for (explains, _, _), item in zip(own, listed, strict=True)]
     # after an answer, a decline of anything further ("The context does not provide any
     # other information") declines what goes beyond it: the answer stands
     # (not when all before it only explains: "只提到它是菊科植物。至于外观，资料中并没有进一步
@@ -265,26 +261,43 @@ def _explains(sentence: str) -> bool:
     )
 
 
+def _introduced_items(flags: list[tuple[bool, bool, bool]]) -> list[bool]:
+    """For sentences given as (explains, list item, ends with a colon): whether each is an
+    item of a list that an explaining sentence introduced with a colon ("What the passages
+    do contain:" and the items under it)."""
+    out, introduced = [], False
+    for explains, item, colon in flags:
+        out.append(item and introduced and not explains)
+        introduced = ((explains or out[-1]) and colon) or (introduced and item)
+    return out
+
+
+def _ends_colon(part: str) -> bool:
+    return part.rstrip(" *_").endswith((":", "："))
+
+
 def undeclined(answer: str) -> str:
     """The answer without its sentences that decline or explain a decline, as written (case
     kept): what it says besides declining, read to tell a point it declines from one it
     conveys ("The context does not say how long episodes ran" names the point it declines).
     The items of a list an explanation introduces ("What the passages do contain:") go with
     it: what the context holds instead is no answer to the point."""
-    kept = []
-    introduced = False
-    for line in unicodedata.normalize("NFKC", answer).splitlines():
-        item = _LIST_ITEM.match(line) is not None
-        for part in _SENTENCE_END.split(line):
-            folded = fold(_CITATION.sub(" ", part)).strip(_STRIP)
-            if not folded:
-                continue
-            explains = _explains(folded) or (item and introduced)
-            introduced = (explains and part.rstrip(" *_").endswith((":", "："))) or (
-                introduced and item
-            )
-            if not explains:
-                kept.append(part.strip())
+    parts = [
+        (part, _LIST_ITEM.match(line) is not None)
+        for line in unicodedata.normalize("NFKC", answer).splitlines()
+        for part in _SENTENCE_END.split(line)
+        if fold(_CITATION.sub(" ", part)).strip(_STRIP)
+    ]
+    flags = [
+        (_explains(fold(_CITATION.sub(" ", part)).strip(_STRIP)), item, _ends_colon(part))
+        for part, item in parts
+    ]
+    listed = _introduced_items(flags)
+    kept = [
+        part.strip()
+        for (part, _), (explains, _, _), item in zip(parts, flags, listed, strict=True)
+        if not (explains or item)
+    ]
     return ". ".join(kept)
 
 
