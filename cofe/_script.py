@@ -29,4 +29,11 @@ def simplified(text: str) -> str:
     """The text with its Chinese in simplified script (unchanged when it holds none)."""
     if text.isascii() or _CJK.search(text) is None:
         return text
+    return _converted(text)
+
+
+# the refusal reader folds an answer more than once (its quick test, its sentences) and the
+# matcher reads it again: one conversion each
+@lru_cache(maxsize=4096)
+def _converted(text: str) -> str:
     return _t2s()(text)

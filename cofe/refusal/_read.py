@@ -283,19 +283,16 @@ def undeclined(answer: str) -> str:
     The items of a list an explanation introduces ("What the passages do contain:") go with
     it: what the context holds instead is no answer to the point."""
     parts = [
-        (part, _LIST_ITEM.match(line) is not None)
+        (part, folded, _LIST_ITEM.match(line) is not None)
         for line in unicodedata.normalize("NFKC", answer).splitlines()
         for part in _SENTENCE_END.split(line)
-        if fold(_CITATION.sub(" ", part)).strip(_STRIP)
+        if (folded := fold(_CITATION.sub(" ", part)).strip(_STRIP))
     ]
-    flags = [
-        (_explains(fold(_CITATION.sub(" ", part)).strip(_STRIP)), item, _ends_colon(part))
-        for part, item in parts
-    ]
+    flags = [(_explains(folded), item, _ends_colon(part)) for part, folded, item in parts]
     listed = _introduced_items(flags)
     kept = [
         part.strip()
-        for (part, _), (explains, _, _), item in zip(parts, flags, listed, strict=True)
+        for (part, _, _), (explains, _, _), item in zip(parts, flags, listed, strict=True)
         if not (explains or item)
     ]
     return ". ".join(kept)
